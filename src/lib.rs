@@ -1,5 +1,7 @@
 //! onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
 
+pub mod model;
+
 pub mod proto {
     //! The ONNX wire schema, generated from `proto/onnx.proto`. Only the loader and writer touch it directly.
     #![allow(clippy::all, missing_docs)]

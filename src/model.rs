@@ -1,0 +1,86 @@
+//! Loading and saving models: the only place that turns files into `ModelProto` and back.
+//!
+//! The file is memory-mapped and decoded from a `Bytes` that owns the mapping, so every `bytes` field of the
+//! decoded model (tensor `raw_data` above all) is a view into the mapping: weights are never copied or even read.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use prost::Message;
+
+use crate::proto::ModelProto;
+
+/// Why a model could not be loaded or saved. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: is a directory, not an ONNX model file")]
+    IsDirectory { path: PathBuf },
+    #[error("{path}: empty file, not an ONNX model")]
+    Empty { path: PathBuf },
+    #[error("{path}: not a valid ONNX model: {reason}")]
+    Decode { path: PathBuf, reason: String },
+    #[error("{path}: the model has no graph")]
+    NoGraph { path: PathBuf },
+}
+
+/// A decoded model together with the bytes it was decoded from.
+pub struct Model {
+    path: PathBuf,
+    bytes: Bytes,
+    proto: ModelProto,
+}
+
+impl Model {
+    /// Memory-maps `path` and decodes it. Tensor data stays in the mapping.
+    pub fn open(path: impl AsRef<Path>) -> Result<Model, LoadError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |source| LoadError::Io { path: path.clone(), source };
+        let meta = std::fs::metadata(&path).map_err(io)?;
+        if meta.is_dir() {
+            return Err(LoadError::IsDirectory { path });
+        }
+        if meta.len() == 0 {
+            return Err(LoadError::Empty { path });
+        }
+        let file = File::open(&path).map_err(io)?;
+        // SAFETY: the mapping is read-only. Another process truncating the file while we run could fault us;
+        // that is the documented limit of memory-mapped I/O and the price of never copying weights.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Self::from_bytes(path, Bytes::from_owner(map))
+    }
+
+    /// Decodes a model from bytes already in memory; `path` only names it in messages.
+    pub fn from_bytes(path: impl Into<PathBuf>, bytes: Bytes) -> Result<Model, LoadError> {
+        let path = path.into();
+        if bytes.is_empty() {
+            return Err(LoadError::Empty { path });
+        }
+        let proto = ModelProto::decode(bytes.clone())
+            .map_err(|e| LoadError::Decode { path: path.clone(), reason: e.to_string() })?;
+        if proto.graph.is_none() {
+            return Err(LoadError::NoGraph { path });
+        }
+        Ok(Model { path, bytes, proto })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The bytes the model was decoded from (the memory map, for a model opened from a file).
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    pub fn proto(&self) -> &ModelProto {
+        &self.proto
+    }
+}
+
+/// Encodes a model to its wire form.
+pub fn encode(model: &ModelProto) -> Vec<u8> {
+    model.encode_to_vec()
+}
