@@ -7,3 +7,5 @@ pub mod proto {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
+pub mod broadcast;
+pub mod shape;

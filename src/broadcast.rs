@@ -1,0 +1,604 @@
+//! The broadcast rules of every system in the specification, as pure functions on shapes.
+//!
+//! Each rule answers with an [`Outcome`]: the result shape and one of three verdicts (holds, violated for a named
+//! input and axis, or holds only under conditions on symbols), plus "unknown" where dims are missing. A known size
+//! never silently wins over a symbol, and two different symbols are never taken to be equal.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::shape::{Dim, Shape};
+
+/// Which broadcasting system a site follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// numpy broadcasting of any number of inputs (ONNX `Add` … `Xor`, `Where`, variadic ops from opset 8).
+    Multidirectional,
+    /// One input broadcast towards a fixed target (Gemm's C, PRelu's slope).
+    Unidirectional,
+    /// The opset 1–6 `broadcast=1`/`axis` form: B is a contiguous run of A's dims starting at `axis`.
+    LegacyAxis,
+    /// `Expand`: numpy broadcasting of a tensor and a target shape; the result may exceed the target.
+    Bidirectional,
+    /// No implicit broadcast allowed: the shapes must be equal.
+    None,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Multidirectional => "multidirectional",
+            Rule::Unidirectional => "unidirectional",
+            Rule::LegacyAxis => "legacy-axis",
+            Rule::Bidirectional => "bidirectional",
+            Rule::None => "none",
+        }
+    }
+}
+
+/// What a rule concluded about a set of shapes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub output: Shape,
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Every input already has the output shape.
+    Same,
+    /// The rule holds and at least one input is broadcast.
+    Broadcast,
+    /// The rule is false for one input on one axis (constraint C1 of the SONNX spec).
+    Violation(Violation),
+    /// The rule holds exactly when every condition holds.
+    Conditional(Vec<Condition>),
+    /// Missing dims keep the rule from being decided.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Broadcast => "broadcast",
+            Verdict::Violation(_) => "violation",
+            Verdict::Conditional(_) => "conditional",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The input and axis for which a rule fails.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    /// Index of the offending input among the shapes given to the rule.
+    pub input: usize,
+    /// The offending axis in output coordinates (in A's coordinates for the legacy rule); `None` when the problem
+    /// is the rank itself.
+    pub axis: Option<usize>,
+    pub kind: ViolationKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViolationKind {
+    /// `found` on the offending input, where input `against` has `expected`; neither is 1 (or, for one-way rules,
+    /// the broadcast input's size is not 1).
+    Mismatch {
+        found: Dim,
+        expected: Dim,
+        against: usize,
+    },
+    /// A one-way input has more dims than its target.
+    RankTooLarge { rank: usize, target_rank: usize },
+    /// Equal shapes are required and the ranks differ.
+    RankDiffers { rank: usize, expected: usize },
+    /// The legacy `axis` is negative (other than the default -1) or B does not fit in A from it.
+    AxisOutOfRange {
+        axis: i64,
+        len: usize,
+        target_rank: usize,
+    },
+    /// Conditions on the same symbol, from different axes, that no value satisfies.
+    Unsatisfiable {
+        symbol: Arc<str>,
+        first: Vec<u64>,
+        second: Vec<u64>,
+    },
+}
+
+/// A condition on symbols under which a site holds, tied to the output axis it comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Condition {
+    pub axis: usize,
+    pub kind: ConditionKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConditionKind {
+    /// `dim` must take one of `options` (sorted, distinct): "N ∈ {1, 3}", or "N = 3" for one option.
+    OneOf { dim: Dim, options: Vec<Dim> },
+    /// Every pair of these dims is equal unless one of them is 1: "M, N equal or 1".
+    EqualOrOne { dims: Vec<Dim> },
+}
+
+impl fmt::Display for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ConditionKind::OneOf { dim, options } if options.len() == 1 => {
+                write!(f, "{dim} = {}", options[0])
+            }
+            ConditionKind::OneOf { dim, options } => {
+                let opts: Vec<String> = options.iter().map(Dim::to_string).collect();
+                write!(f, "{dim} ∈ {{{}}}", opts.join(", "))
+            }
+            ConditionKind::EqualOrOne { dims } => {
+                let names: Vec<String> = dims.iter().map(Dim::to_string).collect();
+                write!(f, "{} equal or 1", names.join(", "))
+            }
+        }
+    }
+}
+
+/// What one axis contributes while a rule is evaluated.
+enum AxisStatus {
+    Holds,
+    Unknown,
+    Conditions(Vec<ConditionKind>),
+}
+
+/// Collects per-axis results into a verdict; the first violation ends evaluation.
+#[derive(Default)]
+struct Tally {
+    unknown: bool,
+    conditions: Vec<Condition>,
+}
+
+impl Tally {
+    fn add(&mut self, axis: usize, status: AxisStatus) {
+        match status {
+            AxisStatus::Holds => {}
+            AxisStatus::Unknown => self.unknown = true,
+            AxisStatus::Conditions(kinds) => self
+                .conditions
+                .extend(kinds.into_iter().map(|kind| Condition { axis, kind })),
+        }
+    }
+
+    /// Conditional outranks unknown: the conditions known so far are worth stating even if some axis is open.
+    fn verdict(self, same: bool) -> Verdict {
+        if let Some(v) = contradiction(&self.conditions) {
+            return Verdict::Violation(v);
+        }
+        if !self.conditions.is_empty() {
+            Verdict::Conditional(self.conditions)
+        } else if self.unknown {
+            Verdict::Unknown
+        } else if same {
+            Verdict::Same
+        } else {
+            Verdict::Broadcast
+        }
+    }
+}
+
+/// Two axes that pin the same symbol to disjoint sets of sizes make the site unsatisfiable.
+fn contradiction(conditions: &[Condition]) -> Option<Violation> {
+    let mut seen: BTreeMap<&Arc<str>, (usize, Vec<u64>)> = BTreeMap::new();
+    for cond in conditions {
+        let ConditionKind::OneOf {
+            dim: Dim::Sym(name),
+            options,
+        } = &cond.kind
+        else {
+            continue;
+        };
+        let Some(sizes) = options.iter().map(Dim::known).collect::<Option<Vec<u64>>>() else {
+            continue;
+        };
+        match seen.get_mut(name) {
+            None => {
+                seen.insert(name, (cond.axis, sizes));
+            }
+            Some((_, allowed)) => {
+                let both: Vec<u64> = allowed
+                    .iter()
+                    .copied()
+                    .filter(|s| sizes.contains(s))
+                    .collect();
+                if both.is_empty() {
+                    return Some(Violation {
+                        input: 0,
+                        axis: Some(cond.axis),
+                        kind: ViolationKind::Unsatisfiable {
+                            symbol: name.clone(),
+                            first: allowed.clone(),
+                            second: sizes,
+                        },
+                    });
+                }
+                *allowed = both;
+            }
+        }
+    }
+    None
+}
+
+fn sorted_dims(mut dims: Vec<Dim>) -> Vec<Dim> {
+    dims.sort();
+    dims.dedup();
+    dims
+}
+
+/// The symbolic broadcast of several distinct non-1 symbolic dims.
+fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
+    let mut names: Vec<Arc<str>> = dims
+        .iter()
+        .flat_map(|d| d.symbols().iter().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.len() == 1 {
+        Dim::Sym(names.pop().expect("one name"))
+    } else {
+        Dim::Broadcast(names.into())
+    }
+}
+
+/// numpy (multidirectional) broadcasting of any number of shapes.
+pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
+    let Some(ranked) = inputs
+        .iter()
+        .map(|s| s.dims())
+        .collect::<Option<Vec<&[Dim]>>>()
+    else {
+        return Outcome {
+            output: Shape::unranked(),
+            verdict: Verdict::Unknown,
+        };
+    };
+    let rank = ranked.iter().map(|d| d.len()).max().unwrap_or(0);
+    let mut output = Vec::with_capacity(rank);
+    let mut tally = Tally::default();
+    for axis in 0..rank {
+        // Inputs with fewer dims are padded with 1s on the left, which never constrain an axis.
+        let column: Vec<(usize, &Dim)> = ranked
+            .iter()
+            .enumerate()
+            .filter_map(|(m, dims)| (axis + dims.len()).checked_sub(rank).map(|i| (m, &dims[i])))
+            .collect();
+        match merge_axis(&column) {
+            Ok((dim, status)) => {
+                output.push(dim);
+                tally.add(axis, status);
+            }
+            Err((input, found, against, expected)) => {
+                let kind = ViolationKind::Mismatch {
+                    found,
+                    expected,
+                    against,
+                };
+                let verdict = Verdict::Violation(Violation {
+                    input,
+                    axis: Some(axis),
+                    kind,
+                });
+                return Outcome {
+                    output: Shape::unranked(),
+                    verdict,
+                };
+            }
+        }
+    }
+    let output = Shape::ranked(output);
+    let same = inputs.iter().all(|s| s.provably_eq(&output));
+    Outcome {
+        verdict: tally.verdict(same),
+        output,
+    }
+}
+
+type Mismatch = (usize, Dim, usize, Dim);
+
+/// One output axis of numpy broadcasting: the resulting dim and what must hold for it.
+fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
+    let mut first_known: Option<(usize, u64)> = None;
+    for &(m, d) in column {
+        if let Dim::Known(k) = *d {
+            if k == 1 {
+                continue;
+            }
+            match first_known {
+                None => first_known = Some((m, k)),
+                Some((m0, k0)) if k0 != k => return Err((m, Dim::Known(k), m0, Dim::Known(k0))),
+                Some(_) => {}
+            }
+        }
+    }
+    let has_unknown = column.iter().any(|(_, d)| matches!(d, Dim::Unknown));
+    let mut symbolic: Vec<&Dim> = column
+        .iter()
+        .map(|&(_, d)| d)
+        .filter(|d| matches!(d, Dim::Sym(_) | Dim::Broadcast(_)))
+        .collect();
+    symbolic.sort();
+    symbolic.dedup();
+
+    if let Some((_, k)) = first_known {
+        // Every symbol here must be 1 or k; an unknown dim likewise, which nothing can promise.
+        let mut names: Vec<&Arc<str>> = symbolic.iter().flat_map(|d| d.symbols()).collect();
+        names.sort();
+        names.dedup();
+        let conditions: Vec<ConditionKind> = names
+            .into_iter()
+            .map(|n| ConditionKind::OneOf {
+                dim: Dim::Sym(n.clone()),
+                options: sorted_dims(vec![Dim::Known(1), Dim::Known(k)]),
+            })
+            .collect();
+        let status = if !conditions.is_empty() {
+            AxisStatus::Conditions(conditions)
+        } else if has_unknown {
+            AxisStatus::Unknown
+        } else {
+            AxisStatus::Holds
+        };
+        return Ok((Dim::Known(k), status));
+    }
+    if has_unknown {
+        let unknowns = column
+            .iter()
+            .filter(|(_, d)| matches!(d, Dim::Unknown))
+            .count();
+        let status = if unknowns == 1 && symbolic.is_empty() {
+            AxisStatus::Holds
+        } else {
+            AxisStatus::Unknown
+        };
+        return Ok((Dim::Unknown, status));
+    }
+    match symbolic.len() {
+        0 => Ok((Dim::Known(1), AxisStatus::Holds)),
+        1 => Ok((symbolic[0].clone(), AxisStatus::Holds)),
+        _ => {
+            let dims = symbolic.iter().map(|d| (*d).clone()).collect();
+            Ok((
+                symbolic_broadcast(&symbolic),
+                AxisStatus::Conditions(vec![ConditionKind::EqualOrOne { dims }]),
+            ))
+        }
+    }
+}
+
+/// One axis where input `b` is broadcast one way onto the target size `a`.
+fn one_way_axis(a: &Dim, b: &Dim) -> Result<AxisStatus, (Dim, Dim)> {
+    if b.is_one() || b.provably_eq(a) {
+        return Ok(AxisStatus::Holds);
+    }
+    Ok(match (a, b) {
+        (Dim::Known(_), Dim::Known(_)) => return Err((b.clone(), a.clone())),
+        (Dim::Unknown, _) | (_, Dim::Unknown) => AxisStatus::Unknown,
+        // The target is symbolic and b is a fixed size other than 1: the target must be exactly that size.
+        (_, Dim::Known(_)) => AxisStatus::Conditions(vec![ConditionKind::OneOf {
+            dim: a.clone(),
+            options: vec![b.clone()],
+        }]),
+        _ => AxisStatus::Conditions(vec![ConditionKind::OneOf {
+            dim: b.clone(),
+            options: sorted_dims(vec![Dim::Known(1), a.clone()]),
+        }]),
+    })
+}
+
+/// Unidirectional broadcasting of `b` (input index 1) towards the fixed shape `a` (input index 0).
+pub fn unidirectional(a: &Shape, b: &Shape) -> Outcome {
+    let (Some(ad), Some(bd)) = (a.dims(), b.dims()) else {
+        return Outcome {
+            output: a.clone(),
+            verdict: Verdict::Unknown,
+        };
+    };
+    if bd.len() > ad.len() {
+        let kind = ViolationKind::RankTooLarge {
+            rank: bd.len(),
+            target_rank: ad.len(),
+        };
+        return Outcome {
+            output: a.clone(),
+            verdict: Verdict::Violation(Violation {
+                input: 1,
+                axis: None,
+                kind,
+            }),
+        };
+    }
+    let offset = ad.len() - bd.len();
+    let mut tally = Tally::default();
+    for (j, bdim) in bd.iter().enumerate() {
+        let axis = offset + j;
+        match one_way_axis(&ad[axis], bdim) {
+            Ok(status) => tally.add(axis, status),
+            Err((found, expected)) => {
+                let kind = ViolationKind::Mismatch {
+                    found,
+                    expected,
+                    against: 0,
+                };
+                let verdict = Verdict::Violation(Violation {
+                    input: 1,
+                    axis: Some(axis),
+                    kind,
+                });
+                return Outcome {
+                    output: a.clone(),
+                    verdict,
+                };
+            }
+        }
+    }
+    Outcome {
+        verdict: tally.verdict(a.provably_eq(b)),
+        output: a.clone(),
+    }
+}
+
+/// The opset 1–6 `broadcast=1` form: B (input 1) is matched against A's dims from `axis` on (default: the
+/// suffix), B's trailing 1s are ignored, and B's 1s broadcast. The axis is reported in A's coordinates.
+pub fn legacy_axis(a: &Shape, b: &Shape, axis: Option<i64>) -> Outcome {
+    let (Some(ad), Some(bd)) = (a.dims(), b.dims()) else {
+        return Outcome {
+            output: a.clone(),
+            verdict: Verdict::Unknown,
+        };
+    };
+    let violation = |axis, kind| Outcome {
+        output: a.clone(),
+        verdict: Verdict::Violation(Violation {
+            input: 1,
+            axis,
+            kind,
+        }),
+    };
+    if bd.len() > ad.len() {
+        return violation(
+            None,
+            ViolationKind::RankTooLarge {
+                rank: bd.len(),
+                target_rank: ad.len(),
+            },
+        );
+    }
+    let trimmed = bd.len() - bd.iter().rev().take_while(|d| d.is_one()).count();
+    let start = match axis {
+        None | Some(-1) => (ad.len() - bd.len()) as i64,
+        Some(x) => x,
+    };
+    if start < 0 || start as usize + trimmed > ad.len() {
+        return violation(
+            None,
+            ViolationKind::AxisOutOfRange {
+                axis: start,
+                len: trimmed,
+                target_rank: ad.len(),
+            },
+        );
+    }
+    let start = start as usize;
+    let mut tally = Tally::default();
+    for (j, bdim) in bd[..trimmed].iter().enumerate() {
+        match one_way_axis(&ad[start + j], bdim) {
+            Ok(status) => tally.add(start + j, status),
+            Err((found, expected)) => {
+                return violation(
+                    Some(start + j),
+                    ViolationKind::Mismatch {
+                        found,
+                        expected,
+                        against: 0,
+                    },
+                )
+            }
+        }
+    }
+    Outcome {
+        verdict: tally.verdict(a.provably_eq(b)),
+        output: a.clone(),
+    }
+}
+
+/// No broadcasting: every shape must equal the first.
+pub fn equal_shapes(inputs: &[&Shape]) -> Outcome {
+    let Some(ranked) = inputs
+        .iter()
+        .map(|s| s.dims())
+        .collect::<Option<Vec<&[Dim]>>>()
+    else {
+        let output = inputs.first().map(|s| (*s).clone()).unwrap_or_default();
+        return Outcome {
+            output,
+            verdict: Verdict::Unknown,
+        };
+    };
+    let Some(first) = ranked.first() else {
+        return Outcome {
+            output: Shape::unranked(),
+            verdict: Verdict::Unknown,
+        };
+    };
+    if let Some(m) = ranked.iter().position(|d| d.len() != first.len()) {
+        let kind = ViolationKind::RankDiffers {
+            rank: ranked[m].len(),
+            expected: first.len(),
+        };
+        return Outcome {
+            output: inputs[0].clone(),
+            verdict: Verdict::Violation(Violation {
+                input: m,
+                axis: None,
+                kind,
+            }),
+        };
+    }
+    let mut tally = Tally::default();
+    let mut output = Vec::with_capacity(first.len());
+    for axis in 0..first.len() {
+        // The most specific dim of the column stands for it: a known size, else a symbol, else unknown.
+        let column: Vec<&Dim> = ranked.iter().map(|d| &d[axis]).collect();
+        let pick = column
+            .iter()
+            .position(|d| d.known().is_some())
+            .or_else(|| column.iter().position(|d| !matches!(d, Dim::Unknown)))
+            .unwrap_or(0);
+        let target = column[pick];
+        for (m, d) in column.iter().enumerate() {
+            if m == pick || d.provably_eq(target) {
+                continue;
+            }
+            match (target, *d) {
+                (Dim::Known(_), Dim::Known(_)) => {
+                    let kind = ViolationKind::Mismatch {
+                        found: (*d).clone(),
+                        expected: target.clone(),
+                        against: pick,
+                    };
+                    return Outcome {
+                        output: inputs[0].clone(),
+                        verdict: Verdict::Violation(Violation {
+                            input: m,
+                            axis: Some(axis),
+                            kind,
+                        }),
+                    };
+                }
+                (Dim::Unknown, _) | (_, Dim::Unknown) => tally.add(axis, AxisStatus::Unknown),
+                _ => tally.add(
+                    axis,
+                    AxisStatus::Conditions(vec![ConditionKind::OneOf {
+                        dim: (*d).clone(),
+                        options: vec![target.clone()],
+                    }]),
+                ),
+            }
+        }
+        output.push(target.clone());
+    }
+    let output = Shape::ranked(output);
+    let same = inputs.iter().all(|s| s.provably_eq(&output));
+    Outcome {
+        verdict: tally.verdict(same),
+        output,
+    }
+}
+
+/// `Expand`: numpy broadcasting of the data shape (input 0) and the target shape (input 1). The verdict is
+/// `Same` when the expansion changes nothing.
+pub fn bidirectional(data: &Shape, target: &Shape) -> Outcome {
+    let outcome = multidirectional(&[data, target]);
+    let verdict = match outcome.verdict {
+        Verdict::Same | Verdict::Broadcast if data.provably_eq(&outcome.output) => Verdict::Same,
+        Verdict::Same => Verdict::Broadcast,
+        other => other,
+    };
+    Outcome { verdict, ..outcome }
+}

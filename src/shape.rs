@@ -1,0 +1,169 @@
+//! Dimensions and shapes as the analysis sees them: known sizes, symbols, or unknown.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// One dimension of a tensor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dim {
+    /// A size known when the model is checked (0 included).
+    Known(u64),
+    /// A named size (`dim_param`), the same in every place it appears within one model.
+    Sym(Arc<str>),
+    /// The broadcast of two or more distinct symbols: equal to each of them that is not 1. Kept as its own value
+    /// because two different symbols are never equal without proof. The names are sorted and distinct.
+    Broadcast(Arc<[Arc<str>]>),
+    /// Nothing is known about this size.
+    Unknown,
+}
+
+impl Dim {
+    pub fn sym(name: &str) -> Dim {
+        Dim::Sym(Arc::from(name))
+    }
+
+    pub fn known(&self) -> Option<u64> {
+        match self {
+            Dim::Known(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn is_one(&self) -> bool {
+        matches!(self, Dim::Known(1))
+    }
+
+    /// The symbols this dim stands for (one for `Sym`, several for `Broadcast`, none otherwise).
+    pub fn symbols(&self) -> &[Arc<str>] {
+        match self {
+            Dim::Sym(s) => std::slice::from_ref(s),
+            Dim::Broadcast(names) => names,
+            _ => &[],
+        }
+    }
+
+    /// Two dims are provably equal: the same known size, or the same symbolic expression.
+    pub fn provably_eq(&self, other: &Dim) -> bool {
+        !matches!(self, Dim::Unknown) && self == other
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Known(n) => write!(f, "{n}"),
+            Dim::Sym(s) => f.write_str(s),
+            Dim::Broadcast(names) => write!(f, "broadcast({})", names.join(", ")),
+            Dim::Unknown => f.write_str("?"),
+        }
+    }
+}
+
+/// The shape of a tensor: `None` when even the rank is unknown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Shape(pub Option<Vec<Dim>>);
+
+impl Shape {
+    pub fn unranked() -> Shape {
+        Shape(None)
+    }
+
+    pub fn ranked(dims: Vec<Dim>) -> Shape {
+        Shape(Some(dims))
+    }
+
+    pub fn scalar() -> Shape {
+        Shape(Some(Vec::new()))
+    }
+
+    pub fn known(dims: &[u64]) -> Shape {
+        Shape(Some(dims.iter().map(|&d| Dim::Known(d)).collect()))
+    }
+
+    pub fn dims(&self) -> Option<&[Dim]> {
+        self.0.as_deref()
+    }
+
+    pub fn rank(&self) -> Option<usize> {
+        self.0.as_ref().map(Vec::len)
+    }
+
+    /// Every dim is known: the shape is static.
+    pub fn is_static(&self) -> bool {
+        self.dims()
+            .is_some_and(|d| d.iter().all(|d| d.known().is_some()))
+    }
+
+    /// The rank and every dim are known or symbolic (no unknown dim).
+    pub fn is_resolved(&self) -> bool {
+        self.dims()
+            .is_some_and(|d| d.iter().all(|d| !matches!(d, Dim::Unknown)))
+    }
+
+    /// Provably the same shape: same rank, every dim provably equal.
+    pub fn provably_eq(&self, other: &Shape) -> bool {
+        match (self.dims(), other.dims()) {
+            (Some(a), Some(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.provably_eq(y))
+            }
+            _ => false,
+        }
+    }
+
+    /// Number of elements when the shape is static.
+    pub fn element_count(&self) -> Option<u64> {
+        self.dims()?
+            .iter()
+            .try_fold(1u64, |acc, d| acc.checked_mul(d.known()?))
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.dims() {
+            None => f.write_str("[unknown rank]"),
+            Some(dims) => {
+                f.write_str("[")?;
+                for (i, d) in dims.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+impl From<Vec<Dim>> for Shape {
+    fn from(dims: Vec<Dim>) -> Shape {
+        Shape(Some(dims))
+    }
+}
+
+/// Builds a shape from a compact text form used in tests and docs: `"2,3,N,?"`, `""` for a scalar, `"*"` for an
+/// unknown rank.
+pub fn parse_shape(text: &str) -> Shape {
+    let text = text.trim();
+    if text == "*" {
+        return Shape::unranked();
+    }
+    if text.is_empty() {
+        return Shape::scalar();
+    }
+    Shape::ranked(
+        text.split(',')
+            .map(|t| {
+                let t = t.trim();
+                if t == "?" {
+                    Dim::Unknown
+                } else if let Ok(n) = t.parse() {
+                    Dim::Known(n)
+                } else {
+                    Dim::sym(t)
+                }
+            })
+            .collect(),
+    )
+}
