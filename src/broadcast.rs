@@ -85,27 +85,15 @@ pub struct Violation {
 pub enum ViolationKind {
     /// `found` on the offending input, where input `against` has `expected`; neither is 1 (or, for one-way rules,
     /// the broadcast input's size is not 1).
-    Mismatch {
-        found: Dim,
-        expected: Dim,
-        against: usize,
-    },
+    Mismatch { found: Dim, expected: Dim, against: usize },
     /// A one-way input has more dims than its target.
     RankTooLarge { rank: usize, target_rank: usize },
     /// Equal shapes are required and the ranks differ.
     RankDiffers { rank: usize, expected: usize },
     /// The legacy `axis` is negative (other than the default -1) or B does not fit in A from it.
-    AxisOutOfRange {
-        axis: i64,
-        len: usize,
-        target_rank: usize,
-    },
+    AxisOutOfRange { axis: i64, len: usize, target_rank: usize },
     /// Conditions on the same symbol, from different axes, that no value satisfies.
-    Unsatisfiable {
-        symbol: Arc<str>,
-        first: Vec<u64>,
-        second: Vec<u64>,
-    },
+    Unsatisfiable { symbol: Arc<str>, first: Vec<u64>, second: Vec<u64> },
 }
 
 /// A condition on symbols under which a site holds, tied to the output axis it comes from.
@@ -160,9 +148,9 @@ impl Tally {
         match status {
             AxisStatus::Holds => {}
             AxisStatus::Unknown => self.unknown = true,
-            AxisStatus::Conditions(kinds) => self
-                .conditions
-                .extend(kinds.into_iter().map(|kind| Condition { axis, kind })),
+            AxisStatus::Conditions(kinds) => {
+                self.conditions.extend(kinds.into_iter().map(|kind| Condition { axis, kind }))
+            }
         }
     }
 
@@ -187,11 +175,7 @@ impl Tally {
 fn contradiction(conditions: &[Condition]) -> Option<Violation> {
     let mut seen: BTreeMap<&Arc<str>, (usize, Vec<u64>)> = BTreeMap::new();
     for cond in conditions {
-        let ConditionKind::OneOf {
-            dim: Dim::Sym(name),
-            options,
-        } = &cond.kind
-        else {
+        let ConditionKind::OneOf { dim: Dim::Sym(name), options } = &cond.kind else {
             continue;
         };
         let Some(sizes) = options.iter().map(Dim::known).collect::<Option<Vec<u64>>>() else {
@@ -202,11 +186,7 @@ fn contradiction(conditions: &[Condition]) -> Option<Violation> {
                 seen.insert(name, (cond.axis, sizes));
             }
             Some((_, allowed)) => {
-                let both: Vec<u64> = allowed
-                    .iter()
-                    .copied()
-                    .filter(|s| sizes.contains(s))
-                    .collect();
+                let both: Vec<u64> = allowed.iter().copied().filter(|s| sizes.contains(s)).collect();
                 if both.is_empty() {
                     return Some(Violation {
                         input: 0,
@@ -233,10 +213,7 @@ fn sorted_dims(mut dims: Vec<Dim>) -> Vec<Dim> {
 
 /// The symbolic broadcast of several distinct non-1 symbolic dims.
 fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
-    let mut names: Vec<Arc<str>> = dims
-        .iter()
-        .flat_map(|d| d.symbols().iter().cloned())
-        .collect();
+    let mut names: Vec<Arc<str>> = dims.iter().flat_map(|d| d.symbols().iter().cloned()).collect();
     names.sort();
     names.dedup();
     if names.len() == 1 {
@@ -248,15 +225,8 @@ fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
 
 /// numpy (multidirectional) broadcasting of any number of shapes.
 pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
-    let Some(ranked) = inputs
-        .iter()
-        .map(|s| s.dims())
-        .collect::<Option<Vec<&[Dim]>>>()
-    else {
-        return Outcome {
-            output: Shape::unranked(),
-            verdict: Verdict::Unknown,
-        };
+    let Some(ranked) = inputs.iter().map(|s| s.dims()).collect::<Option<Vec<&[Dim]>>>() else {
+        return Outcome { output: Shape::unranked(), verdict: Verdict::Unknown };
     };
     let rank = ranked.iter().map(|d| d.len()).max().unwrap_or(0);
     let mut output = Vec::with_capacity(rank);
@@ -274,29 +244,15 @@ pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
                 tally.add(axis, status);
             }
             Err((input, found, against, expected)) => {
-                let kind = ViolationKind::Mismatch {
-                    found,
-                    expected,
-                    against,
-                };
-                let verdict = Verdict::Violation(Violation {
-                    input,
-                    axis: Some(axis),
-                    kind,
-                });
-                return Outcome {
-                    output: Shape::unranked(),
-                    verdict,
-                };
+                let kind = ViolationKind::Mismatch { found, expected, against };
+                let verdict = Verdict::Violation(Violation { input, axis: Some(axis), kind });
+                return Outcome { output: Shape::unranked(), verdict };
             }
         }
     }
     let output = Shape::ranked(output);
     let same = inputs.iter().all(|s| s.provably_eq(&output));
-    Outcome {
-        verdict: tally.verdict(same),
-        output,
-    }
+    Outcome { verdict: tally.verdict(same), output }
 }
 
 type Mismatch = (usize, Dim, usize, Dim);
@@ -317,11 +273,8 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
         }
     }
     let has_unknown = column.iter().any(|(_, d)| matches!(d, Dim::Unknown));
-    let mut symbolic: Vec<&Dim> = column
-        .iter()
-        .map(|&(_, d)| d)
-        .filter(|d| matches!(d, Dim::Sym(_) | Dim::Broadcast(_)))
-        .collect();
+    let mut symbolic: Vec<&Dim> =
+        column.iter().map(|&(_, d)| d).filter(|d| matches!(d, Dim::Sym(_) | Dim::Broadcast(_))).collect();
     symbolic.sort();
     symbolic.dedup();
 
@@ -347,15 +300,8 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
         return Ok((Dim::Known(k), status));
     }
     if has_unknown {
-        let unknowns = column
-            .iter()
-            .filter(|(_, d)| matches!(d, Dim::Unknown))
-            .count();
-        let status = if unknowns == 1 && symbolic.is_empty() {
-            AxisStatus::Holds
-        } else {
-            AxisStatus::Unknown
-        };
+        let unknowns = column.iter().filter(|(_, d)| matches!(d, Dim::Unknown)).count();
+        let status = if unknowns == 1 && symbolic.is_empty() { AxisStatus::Holds } else { AxisStatus::Unknown };
         return Ok((Dim::Unknown, status));
     }
     match symbolic.len() {
@@ -363,10 +309,7 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
         1 => Ok((symbolic[0].clone(), AxisStatus::Holds)),
         _ => {
             let dims = symbolic.iter().map(|d| (*d).clone()).collect();
-            Ok((
-                symbolic_broadcast(&symbolic),
-                AxisStatus::Conditions(vec![ConditionKind::EqualOrOne { dims }]),
-            ))
+            Ok((symbolic_broadcast(&symbolic), AxisStatus::Conditions(vec![ConditionKind::EqualOrOne { dims }])))
         }
     }
 }
@@ -380,10 +323,9 @@ fn one_way_axis(a: &Dim, b: &Dim) -> Result<AxisStatus, (Dim, Dim)> {
         (Dim::Known(_), Dim::Known(_)) => return Err((b.clone(), a.clone())),
         (Dim::Unknown, _) | (_, Dim::Unknown) => AxisStatus::Unknown,
         // The target is symbolic and b is a fixed size other than 1: the target must be exactly that size.
-        (_, Dim::Known(_)) => AxisStatus::Conditions(vec![ConditionKind::OneOf {
-            dim: a.clone(),
-            options: vec![b.clone()],
-        }]),
+        (_, Dim::Known(_)) => {
+            AxisStatus::Conditions(vec![ConditionKind::OneOf { dim: a.clone(), options: vec![b.clone()] }])
+        }
         _ => AxisStatus::Conditions(vec![ConditionKind::OneOf {
             dim: b.clone(),
             options: sorted_dims(vec![Dim::Known(1), a.clone()]),
@@ -394,24 +336,11 @@ fn one_way_axis(a: &Dim, b: &Dim) -> Result<AxisStatus, (Dim, Dim)> {
 /// Unidirectional broadcasting of `b` (input index 1) towards the fixed shape `a` (input index 0).
 pub fn unidirectional(a: &Shape, b: &Shape) -> Outcome {
     let (Some(ad), Some(bd)) = (a.dims(), b.dims()) else {
-        return Outcome {
-            output: a.clone(),
-            verdict: Verdict::Unknown,
-        };
+        return Outcome { output: a.clone(), verdict: Verdict::Unknown };
     };
     if bd.len() > ad.len() {
-        let kind = ViolationKind::RankTooLarge {
-            rank: bd.len(),
-            target_rank: ad.len(),
-        };
-        return Outcome {
-            output: a.clone(),
-            verdict: Verdict::Violation(Violation {
-                input: 1,
-                axis: None,
-                kind,
-            }),
-        };
+        let kind = ViolationKind::RankTooLarge { rank: bd.len(), target_rank: ad.len() };
+        return Outcome { output: a.clone(), verdict: Verdict::Violation(Violation { input: 1, axis: None, kind }) };
     }
     let offset = ad.len() - bd.len();
     let mut tally = Tally::default();
@@ -420,54 +349,25 @@ pub fn unidirectional(a: &Shape, b: &Shape) -> Outcome {
         match one_way_axis(&ad[axis], bdim) {
             Ok(status) => tally.add(axis, status),
             Err((found, expected)) => {
-                let kind = ViolationKind::Mismatch {
-                    found,
-                    expected,
-                    against: 0,
-                };
-                let verdict = Verdict::Violation(Violation {
-                    input: 1,
-                    axis: Some(axis),
-                    kind,
-                });
-                return Outcome {
-                    output: a.clone(),
-                    verdict,
-                };
+                let kind = ViolationKind::Mismatch { found, expected, against: 0 };
+                let verdict = Verdict::Violation(Violation { input: 1, axis: Some(axis), kind });
+                return Outcome { output: a.clone(), verdict };
             }
         }
     }
-    Outcome {
-        verdict: tally.verdict(a.provably_eq(b)),
-        output: a.clone(),
-    }
+    Outcome { verdict: tally.verdict(a.provably_eq(b)), output: a.clone() }
 }
 
 /// The opset 1–6 `broadcast=1` form: B (input 1) is matched against A's dims from `axis` on (default: the
 /// suffix), B's trailing 1s are ignored, and B's 1s broadcast. The axis is reported in A's coordinates.
 pub fn legacy_axis(a: &Shape, b: &Shape, axis: Option<i64>) -> Outcome {
     let (Some(ad), Some(bd)) = (a.dims(), b.dims()) else {
-        return Outcome {
-            output: a.clone(),
-            verdict: Verdict::Unknown,
-        };
+        return Outcome { output: a.clone(), verdict: Verdict::Unknown };
     };
-    let violation = |axis, kind| Outcome {
-        output: a.clone(),
-        verdict: Verdict::Violation(Violation {
-            input: 1,
-            axis,
-            kind,
-        }),
-    };
+    let violation =
+        |axis, kind| Outcome { output: a.clone(), verdict: Verdict::Violation(Violation { input: 1, axis, kind }) };
     if bd.len() > ad.len() {
-        return violation(
-            None,
-            ViolationKind::RankTooLarge {
-                rank: bd.len(),
-                target_rank: ad.len(),
-            },
-        );
+        return violation(None, ViolationKind::RankTooLarge { rank: bd.len(), target_rank: ad.len() });
     }
     let trimmed = bd.len() - bd.iter().rev().take_while(|d| d.is_one()).count();
     let start = match axis {
@@ -475,14 +375,7 @@ pub fn legacy_axis(a: &Shape, b: &Shape, axis: Option<i64>) -> Outcome {
         Some(x) => x,
     };
     if start < 0 || start as usize + trimmed > ad.len() {
-        return violation(
-            None,
-            ViolationKind::AxisOutOfRange {
-                axis: start,
-                len: trimmed,
-                target_rank: ad.len(),
-            },
-        );
+        return violation(None, ViolationKind::AxisOutOfRange { axis: start, len: trimmed, target_rank: ad.len() });
     }
     let start = start as usize;
     let mut tally = Tally::default();
@@ -490,54 +383,27 @@ pub fn legacy_axis(a: &Shape, b: &Shape, axis: Option<i64>) -> Outcome {
         match one_way_axis(&ad[start + j], bdim) {
             Ok(status) => tally.add(start + j, status),
             Err((found, expected)) => {
-                return violation(
-                    Some(start + j),
-                    ViolationKind::Mismatch {
-                        found,
-                        expected,
-                        against: 0,
-                    },
-                )
+                return violation(Some(start + j), ViolationKind::Mismatch { found, expected, against: 0 })
             }
         }
     }
-    Outcome {
-        verdict: tally.verdict(a.provably_eq(b)),
-        output: a.clone(),
-    }
+    Outcome { verdict: tally.verdict(a.provably_eq(b)), output: a.clone() }
 }
 
 /// No broadcasting: every shape must equal the first.
 pub fn equal_shapes(inputs: &[&Shape]) -> Outcome {
-    let Some(ranked) = inputs
-        .iter()
-        .map(|s| s.dims())
-        .collect::<Option<Vec<&[Dim]>>>()
-    else {
+    let Some(ranked) = inputs.iter().map(|s| s.dims()).collect::<Option<Vec<&[Dim]>>>() else {
         let output = inputs.first().map(|s| (*s).clone()).unwrap_or_default();
-        return Outcome {
-            output,
-            verdict: Verdict::Unknown,
-        };
+        return Outcome { output, verdict: Verdict::Unknown };
     };
     let Some(first) = ranked.first() else {
-        return Outcome {
-            output: Shape::unranked(),
-            verdict: Verdict::Unknown,
-        };
+        return Outcome { output: Shape::unranked(), verdict: Verdict::Unknown };
     };
     if let Some(m) = ranked.iter().position(|d| d.len() != first.len()) {
-        let kind = ViolationKind::RankDiffers {
-            rank: ranked[m].len(),
-            expected: first.len(),
-        };
+        let kind = ViolationKind::RankDiffers { rank: ranked[m].len(), expected: first.len() };
         return Outcome {
             output: inputs[0].clone(),
-            verdict: Verdict::Violation(Violation {
-                input: m,
-                axis: None,
-                kind,
-            }),
+            verdict: Verdict::Violation(Violation { input: m, axis: None, kind }),
         };
     }
     let mut tally = Tally::default();
@@ -557,18 +423,10 @@ pub fn equal_shapes(inputs: &[&Shape]) -> Outcome {
             }
             match (target, *d) {
                 (Dim::Known(_), Dim::Known(_)) => {
-                    let kind = ViolationKind::Mismatch {
-                        found: (*d).clone(),
-                        expected: target.clone(),
-                        against: pick,
-                    };
+                    let kind = ViolationKind::Mismatch { found: (*d).clone(), expected: target.clone(), against: pick };
                     return Outcome {
                         output: inputs[0].clone(),
-                        verdict: Verdict::Violation(Violation {
-                            input: m,
-                            axis: Some(axis),
-                            kind,
-                        }),
+                        verdict: Verdict::Violation(Violation { input: m, axis: Some(axis), kind }),
                     };
                 }
                 (Dim::Unknown, _) | (_, Dim::Unknown) => tally.add(axis, AxisStatus::Unknown),
@@ -585,10 +443,7 @@ pub fn equal_shapes(inputs: &[&Shape]) -> Outcome {
     }
     let output = Shape::ranked(output);
     let same = inputs.iter().all(|s| s.provably_eq(&output));
-    Outcome {
-        verdict: tally.verdict(same),
-        output,
-    }
+    Outcome { verdict: tally.verdict(same), output }
 }
 
 /// `Expand`: numpy broadcasting of the data shape (input 0) and the target shape (input 1). The verdict is

@@ -7,5 +7,13 @@ pub mod proto {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
+pub mod analysis;
+pub mod attr;
 pub mod broadcast;
+pub mod check;
+pub mod diagnostic;
+pub mod infer;
+pub mod ops;
+pub mod render;
 pub mod shape;
+pub mod tensor;

@@ -90,31 +90,25 @@ impl Shape {
 
     /// Every dim is known: the shape is static.
     pub fn is_static(&self) -> bool {
-        self.dims()
-            .is_some_and(|d| d.iter().all(|d| d.known().is_some()))
+        self.dims().is_some_and(|d| d.iter().all(|d| d.known().is_some()))
     }
 
     /// The rank and every dim are known or symbolic (no unknown dim).
     pub fn is_resolved(&self) -> bool {
-        self.dims()
-            .is_some_and(|d| d.iter().all(|d| !matches!(d, Dim::Unknown)))
+        self.dims().is_some_and(|d| d.iter().all(|d| !matches!(d, Dim::Unknown)))
     }
 
     /// Provably the same shape: same rank, every dim provably equal.
     pub fn provably_eq(&self, other: &Shape) -> bool {
         match (self.dims(), other.dims()) {
-            (Some(a), Some(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.provably_eq(y))
-            }
+            (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.provably_eq(y)),
             _ => false,
         }
     }
 
     /// Number of elements when the shape is static.
     pub fn element_count(&self) -> Option<u64> {
-        self.dims()?
-            .iter()
-            .try_fold(1u64, |acc, d| acc.checked_mul(d.known()?))
+        self.dims()?.iter().try_fold(1u64, |acc, d| acc.checked_mul(d.known()?))
     }
 }
 

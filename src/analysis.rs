@@ -1,0 +1,628 @@
+//! Walks every graph of a model (main graph, If/Loop/Scan bodies, model-local functions at each call site),
+//! infers value facts in topological order and evaluates every broadcasting site.
+//!
+//! The model is only read; the result is a side table of sites and notes that `check` and `expand` consume.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::attr::{Attrs, CallSite};
+use crate::broadcast::{self, Outcome, Rule, Verdict};
+use crate::diagnostic::Code;
+use crate::infer;
+use crate::ops::{self, BroadcastOp, SameType, SiteKind};
+use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
+use crate::shape::{Dim, Shape};
+use crate::tensor::{self, ValueFacts};
+
+/// The newest default-domain opset this tool knows; assumed when a model imports none.
+pub const LATEST_OPSET: i64 = 23;
+
+/// Ranks above this are treated as unknown rather than materialized.
+pub const MAX_RANK: u64 = 1024;
+
+/// Subgraph and function nesting deeper than this is refused rather than followed.
+pub const MAX_NESTING: usize = 64;
+
+/// One broadcasting node, evaluated.
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// The graph the site is reported in: "main", or "main/NODE/ATTR" for a subgraph.
+    pub graph: String,
+    /// The reported node's name, or `#INDEX (OP)` for an unnamed one. Inside a function: the calling node.
+    pub node: String,
+    /// Position of the node in its graph's node list (the calling node's, inside a function).
+    pub node_index: usize,
+    pub op: String,
+    pub rule: Rule,
+    /// Every present input of the node, in order.
+    pub inputs: Vec<SiteInput>,
+    /// The shape the rule broadcasts towards, when it is not an input: Gemm's (M, N), Expand's target value.
+    pub target: Option<Shape>,
+    pub output_shape: Shape,
+    pub verdict: Verdict,
+    /// Maps the rule's input positions to positions in `inputs` (`None`: the target, not an input).
+    pub rule_inputs: Vec<Option<usize>>,
+    pub type_mismatch: Option<TypeMismatch>,
+    /// The chain of model-local function calls the site sits in, outermost first.
+    pub functions: Vec<FunctionFrame>,
+    /// Default-domain opset the op was evaluated at.
+    pub opset: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct SiteInput {
+    pub name: String,
+    pub shape: Shape,
+    pub elem: Option<i32>,
+}
+
+/// Two inputs sharing a type variable with different element types (positions in `Site::inputs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeMismatch {
+    pub input: usize,
+    pub found: i32,
+    pub against: usize,
+    pub expected: i32,
+}
+
+#[derive(Clone, Debug)]
+pub struct FunctionFrame {
+    /// `domain.name` of the function.
+    pub function: String,
+    /// The node inside the function body (at the innermost frame: the broadcasting node itself).
+    pub node: String,
+}
+
+impl Site {
+    /// The offending input (position in `inputs`) of a violation.
+    pub fn offending_input(&self) -> Option<usize> {
+        match &self.verdict {
+            Verdict::Violation(v) if !matches!(v.kind, broadcast::ViolationKind::Unsatisfiable { .. }) => {
+                self.rule_inputs.get(v.input).copied().flatten()
+            }
+            Verdict::Violation(_) => None,
+            _ => self.type_mismatch.as_ref().map(|m| m.input),
+        }
+    }
+}
+
+/// A finding about the graph itself rather than a broadcasting site.
+#[derive(Clone, Debug)]
+pub struct Note {
+    pub code: Code,
+    pub graph: String,
+    pub node: Option<String>,
+    pub op: Option<String>,
+    pub message: String,
+}
+
+/// The facts inferred for the values of one graph body.
+#[derive(Clone, Debug)]
+pub struct GraphFacts {
+    pub path: String,
+    pub values: Vec<(String, ValueFacts)>,
+}
+
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub sites: Vec<Site>,
+    pub notes: Vec<Note>,
+    pub graphs: Vec<GraphFacts>,
+}
+
+/// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
+pub fn analyze(model: &ModelProto) -> Analysis {
+    let mut walker = Walker { functions: HashMap::new(), active: Vec::new(), out: Analysis::default() };
+    for f in &model.functions {
+        walker.functions.insert((f.domain(), f.name()), f);
+    }
+    let opset = match default_opset(&model.opset_import) {
+        Some(v) => v,
+        None if model.opset_import.is_empty() && model.ir_version() < 3 => 1,
+        None => {
+            walker.out.notes.push(Note {
+                code: Code::MissingOpset,
+                graph: "main".into(),
+                node: None,
+                op: None,
+                message: format!("no opset import for the default domain; opset {LATEST_OPSET} assumed"),
+            });
+            LATEST_OPSET
+        }
+    };
+    if let Some(graph) = &model.graph {
+        let env = Env { path: "main".into(), outer: &[], opset, call: None, depth: 0 };
+        walker.body(&env, Body::graph(graph));
+    }
+    walker.out
+}
+
+fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
+    imports.iter().find(|o| ops::is_default_domain(o.domain())).map(|o| o.version())
+}
+
+/// The values visible in one graph body.
+#[derive(Default)]
+struct Scope<'m> {
+    values: HashMap<&'m str, ValueFacts>,
+}
+
+/// A graph or function body, as far as the walk needs it.
+struct Body<'m> {
+    nodes: &'m [NodeProto],
+    /// Inputs with the facts they start with.
+    inputs: Vec<(&'m str, ValueFacts)>,
+    initializers: &'m [TensorProto],
+    declared: Vec<&'m ValueInfoProto>,
+    outputs: Vec<&'m str>,
+    /// Only graphs record their facts: a function body's facts depend on the call site.
+    record: bool,
+}
+
+impl<'m> Body<'m> {
+    fn graph(g: &'m GraphProto) -> Body<'m> {
+        Body {
+            nodes: &g.node,
+            inputs: g.input.iter().map(|vi| (vi.name(), ValueFacts::unknown())).collect(),
+            initializers: &g.initializer,
+            declared: g.input.iter().chain(&g.value_info).chain(&g.output).collect(),
+            outputs: g.output.iter().map(|vi| vi.name()).collect(),
+            record: true,
+        }
+    }
+}
+
+/// Where a walk is: graph path, enclosing scopes, opset, and the function call it is inside, if any.
+struct Env<'m, 'a> {
+    path: String,
+    outer: &'a [&'a Scope<'m>],
+    opset: i64,
+    call: Option<&'a CallContext<'m>>,
+    depth: usize,
+}
+
+/// The call of a model-local function: where its sites are reported and how its attributes resolve.
+struct CallContext<'m> {
+    attrs: CallSite<'m>,
+    graph: String,
+    node: String,
+    node_index: usize,
+    /// Frames of the enclosing calls, outermost first; the innermost frame's node is filled per site.
+    frames: Vec<String>,
+    inner_nodes: Vec<String>,
+}
+
+struct Walker<'m> {
+    functions: HashMap<(&'m str, &'m str), &'m FunctionProto>,
+    active: Vec<(&'m str, &'m str)>,
+    out: Analysis,
+}
+
+fn node_label(node: &NodeProto, index: usize) -> String {
+    if node.name().is_empty() {
+        format!("#{index} ({})", node.op_type())
+    } else {
+        node.name().to_string()
+    }
+}
+
+impl<'m> Walker<'m> {
+    fn note(&mut self, env: &Env<'m, '_>, code: Code, node: Option<(&NodeProto, usize)>, message: String) {
+        let (graph, node_name, op) = match (env.call, node) {
+            (Some(call), _) => {
+                (call.graph.clone(), Some(call.node.clone()), node.map(|(n, _)| n.op_type().to_string()))
+            }
+            (None, Some((n, i))) => (env.path.clone(), Some(node_label(n, i)), Some(n.op_type().to_string())),
+            (None, None) => (env.path.clone(), None, None),
+        };
+        self.out.notes.push(Note { code, graph, node: node_name, op, message });
+    }
+
+    /// Walks one body and returns the facts of its outputs.
+    fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
+        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::new();
+        for vi in &body.declared {
+            let mut negative = Vec::new();
+            let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative);
+            if !negative.is_empty() {
+                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
+                let msg = format!(
+                    "value '{}' declares a negative size on axis {}; read as unknown",
+                    vi.name(),
+                    axes.join(", ")
+                );
+                self.note(env, Code::NegativeDim, None, msg);
+            }
+            declared.entry(vi.name()).or_insert(facts);
+        }
+
+        let mut scope = Scope::default();
+        for (name, facts) in body.inputs {
+            let facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
+            scope.values.insert(name, facts);
+        }
+        for init in body.initializers {
+            let from_tensor = tensor::facts_from_tensor(init);
+            // An initializer that is also a graph input is a default the caller may override: a declared input
+            // shape wins, the initializer fills what is undeclared.
+            let facts = match scope.values.get(init.name()) {
+                Some(input) if input.shape.dims().is_some() => ValueFacts { value: None, ..input.clone() },
+                _ => from_tensor,
+            };
+            scope.values.insert(init.name(), facts);
+        }
+
+        let order = self.topological_order(env, body.nodes, &scope);
+        for index in order {
+            let node = &body.nodes[index];
+            self.node(env, &mut scope, &declared, index, node);
+        }
+
+        let outputs =
+            body.outputs.iter().map(|name| self.lookup(env, &scope, name).cloned().unwrap_or_default()).collect();
+        if body.record {
+            let mut values: Vec<(String, ValueFacts)> =
+                scope.values.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            values.sort_by(|a, b| a.0.cmp(&b.0));
+            self.out.graphs.push(GraphFacts { path: env.path.clone(), values });
+        }
+        outputs
+    }
+
+    fn lookup<'s>(&self, env: &'s Env<'m, '_>, scope: &'s Scope<'m>, name: &str) -> Option<&'s ValueFacts> {
+        scope.values.get(name).or_else(|| env.outer.iter().rev().find_map(|s| s.values.get(name)))
+    }
+
+    /// Nodes in an order where producers come first: the file's order when it is already topological (as ONNX
+    /// requires), else Kahn's order; nodes caught in a cycle come last, in file order, and are reported.
+    fn topological_order(&mut self, env: &Env<'m, '_>, nodes: &'m [NodeProto], scope: &Scope<'m>) -> Vec<usize> {
+        let mut producer: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
+        for (i, node) in nodes.iter().enumerate() {
+            for out in node.output.iter().filter(|o| !o.is_empty()) {
+                if producer.insert(out, i).is_some() || scope.values.contains_key(out.as_str()) {
+                    let msg = format!("value '{out}' is defined more than once");
+                    self.note(env, Code::DuplicateValue, Some((node, i)), msg);
+                }
+            }
+        }
+        let in_order = nodes
+            .iter()
+            .enumerate()
+            .all(|(i, node)| node.input.iter().all(|name| producer.get(name.as_str()).is_none_or(|&p| p < i)));
+        if in_order {
+            return (0..nodes.len()).collect();
+        }
+        let mut pending: Vec<usize> = vec![0; nodes.len()];
+        let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            let deps: HashSet<usize> = node.input.iter().filter_map(|n| producer.get(n.as_str()).copied()).collect();
+            pending[i] = deps.len();
+            for d in deps {
+                consumers[d].push(i);
+            }
+        }
+        let mut ready: VecDeque<usize> = (0..nodes.len()).filter(|&i| pending[i] == 0).collect();
+        let mut order = Vec::with_capacity(nodes.len());
+        while let Some(i) = ready.pop_front() {
+            order.push(i);
+            for &c in &consumers[i] {
+                pending[c] -= 1;
+                if pending[c] == 0 {
+                    ready.push_back(c);
+                }
+            }
+        }
+        if order.len() < nodes.len() {
+            let placed: HashSet<usize> = order.iter().copied().collect();
+            let stuck: Vec<usize> = (0..nodes.len()).filter(|i| !placed.contains(i)).collect();
+            let names: Vec<String> = stuck.iter().take(5).map(|&i| node_label(&nodes[i], i)).collect();
+            let msg = format!("{} nodes form a cycle, among them {}", stuck.len(), names.join(", "));
+            self.note(env, Code::GraphCycle, Some((&nodes[stuck[0]], stuck[0])), msg);
+            order.extend(stuck);
+        }
+        order
+    }
+
+    fn node(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &mut Scope<'m>,
+        declared: &HashMap<&'m str, ValueFacts>,
+        index: usize,
+        node: &'m NodeProto,
+    ) {
+        let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
+        let mut inputs: Vec<Option<ValueFacts>> = Vec::with_capacity(node.input.len());
+        for name in &node.input {
+            if name.is_empty() {
+                inputs.push(None);
+                continue;
+            }
+            let found = self.lookup(env, scope, name).cloned();
+            if found.is_none() {
+                let msg = format!("input '{name}' is not defined by any graph input, initializer or node");
+                self.note(env, Code::UndefinedValue, Some((node, index)), msg);
+            }
+            inputs.push(found);
+        }
+
+        if env.depth < MAX_NESTING {
+            let label = node_label(node, index);
+            for (attr, graph) in attrs.graphs() {
+                let chain: Vec<&Scope<'m>> = env.outer.iter().copied().chain(std::iter::once(&*scope)).collect();
+                let sub = Env {
+                    path: format!("{}/{}/{}", env.path, label, attr),
+                    outer: &chain,
+                    opset: env.opset,
+                    call: env.call,
+                    depth: env.depth + 1,
+                };
+                self.body(&sub, Body::graph(graph));
+            }
+        }
+
+        let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
+        let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
+            self.site(env, index, node, attrs, op, &refs)
+        } else if let Some(&f) = self.functions.get(&(node.domain(), node.op_type())) {
+            self.call(env, index, node, f, inputs)
+        } else {
+            infer::infer(node.op_type(), attrs, &refs, node.output.len())
+        };
+        for (name, facts) in node.output.iter().zip(outputs) {
+            if name.is_empty() {
+                continue;
+            }
+            let facts = match declared.get(name.as_str()) {
+                Some(d) => facts.filled_from(d),
+                None => facts,
+            };
+            scope.values.insert(name, facts);
+        }
+    }
+
+    /// Walks a model-local function's body with the facts of this call's inputs.
+    fn call(
+        &mut self,
+        env: &Env<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        f: &'m FunctionProto,
+        inputs: Vec<Option<ValueFacts>>,
+    ) -> Vec<ValueFacts> {
+        let key = (f.domain(), f.name());
+        let unknown = || vec![ValueFacts::unknown(); node.output.len()];
+        if self.active.contains(&key) || env.depth >= MAX_NESTING {
+            let msg = format!("function {}.{} calls itself; its body is not followed again", f.domain(), f.name());
+            self.note(env, Code::RecursiveFunction, Some((node, index)), msg);
+            return unknown();
+        }
+        let qualified =
+            if f.domain().is_empty() { f.name().to_string() } else { format!("{}.{}", f.domain(), f.name()) };
+        let context = match env.call {
+            Some(outer) => CallContext {
+                attrs: CallSite { attrs: &node.attribute, defaults: &f.attribute_proto },
+                graph: outer.graph.clone(),
+                node: outer.node.clone(),
+                node_index: outer.node_index,
+                frames: outer.frames.iter().cloned().chain([qualified]).collect(),
+                inner_nodes: outer.inner_nodes.iter().cloned().chain([node_label(node, index)]).collect(),
+            },
+            None => CallContext {
+                attrs: CallSite { attrs: &node.attribute, defaults: &f.attribute_proto },
+                graph: env.path.clone(),
+                node: node_label(node, index),
+                node_index: index,
+                frames: vec![qualified],
+                inner_nodes: Vec::new(),
+            },
+        };
+        let body = Body {
+            nodes: &f.node,
+            inputs: f
+                .input
+                .iter()
+                .zip(inputs.into_iter().chain(std::iter::repeat(None)))
+                .map(|(name, facts)| (name.as_str(), facts.unwrap_or_default()))
+                .collect(),
+            initializers: &[],
+            declared: f.value_info.iter().collect(),
+            outputs: f.output.iter().map(String::as_str).collect(),
+            record: false,
+        };
+        let opset = default_opset(&f.opset_import).unwrap_or(env.opset);
+        let inner = Env {
+            path: format!("{}/{}", env.path, node_label(node, index)),
+            outer: &[],
+            opset,
+            call: Some(&context),
+            depth: env.depth + 1,
+        };
+        self.active.push(key);
+        let outputs = self.body(&inner, body);
+        self.active.pop();
+        let mut outputs = outputs;
+        outputs.resize_with(node.output.len(), ValueFacts::unknown);
+        outputs
+    }
+
+    /// Evaluates one broadcasting node and returns the facts of its outputs.
+    fn site(
+        &mut self,
+        env: &Env<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        attrs: Attrs<'m>,
+        op: BroadcastOp,
+        inputs: &[Option<&ValueFacts>],
+    ) -> Vec<ValueFacts> {
+        let unranked = Shape::unranked();
+        // Positions in the node's input list of the inputs that are present.
+        let present: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+        let shape_at = |pos: usize| inputs.get(pos).copied().flatten().map_or(&unranked, |f| &f.shape);
+        let site_pos = |pos: usize| present.iter().position(|&p| p == pos);
+        let all_present: Vec<Option<usize>> = (0..present.len()).map(Some).collect();
+
+        let (rule, outcome, rule_inputs, target) = match op.kind {
+            SiteKind::Multi => {
+                let shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
+                (Rule::Multidirectional, broadcast::multidirectional(&shapes), all_present, None)
+            }
+            SiteKind::EqualShapes => {
+                let shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
+                (Rule::None, broadcast::equal_shapes(&shapes), all_present, None)
+            }
+            SiteKind::LegacyBinary => {
+                let (a, b) = (shape_at(0), shape_at(1));
+                let map = vec![site_pos(0), site_pos(1)];
+                if attrs.int("broadcast") == Some(1) {
+                    (Rule::LegacyAxis, broadcast::legacy_axis(a, b, attrs.int("axis")), map, None)
+                } else {
+                    (Rule::None, broadcast::equal_shapes(&[a, b]), map, None)
+                }
+            }
+            SiteKind::Gemm { legacy } => {
+                let target = gemm_target(shape_at(0), shape_at(1), attrs);
+                let map = vec![None, site_pos(2)];
+                let outcome = match node.input.get(2).filter(|c| !c.is_empty()) {
+                    None => Outcome { output: target.clone(), verdict: Verdict::Same },
+                    Some(_) if legacy && attrs.int("broadcast") != Some(1) => {
+                        broadcast::equal_shapes(&[&target, shape_at(2)])
+                    }
+                    Some(_) => broadcast::unidirectional(&target, shape_at(2)),
+                };
+                let rule = if legacy && attrs.int("broadcast") != Some(1) { Rule::None } else { Rule::Unidirectional };
+                (rule, Outcome { output: target.clone(), ..outcome }, map, Some(target))
+            }
+            SiteKind::PRelu { legacy } => {
+                let (x, slope) = (shape_at(0), shape_at(1));
+                let map = vec![site_pos(0), site_pos(1)];
+                let outcome = match legacy_prelu(x, slope) {
+                    Some(outcome) if legacy => outcome,
+                    _ => broadcast::unidirectional(x, slope),
+                };
+                (Rule::Unidirectional, outcome, map, None)
+            }
+            SiteKind::Expand => {
+                let target = expand_target(inputs.get(1).copied().flatten());
+                let outcome = broadcast::bidirectional(shape_at(0), &target);
+                (Rule::Bidirectional, outcome, vec![site_pos(0), site_pos(1)], Some(target))
+            }
+        };
+
+        let site_inputs: Vec<SiteInput> = present
+            .iter()
+            .map(|&p| {
+                let facts = inputs.get(p).copied().flatten();
+                SiteInput {
+                    name: node.input[p].clone(),
+                    shape: facts.map_or_else(Shape::unranked, |f| f.shape.clone()),
+                    elem: facts.and_then(|f| f.elem),
+                }
+            })
+            .collect();
+        let type_mismatch = type_mismatch(op.same_type, &present, &site_inputs);
+        let elem = if op.bool_output {
+            Some(tensor::BOOL)
+        } else {
+            let typed = match op.same_type {
+                SameType::Inputs(group) => group.first().copied().unwrap_or(0),
+                _ => 0,
+            };
+            site_pos(typed).and_then(|i| site_inputs[i].elem)
+        };
+        let output_shape = outcome.output.clone();
+
+        let (graph, node_name, node_index, functions) = match env.call {
+            None => (env.path.clone(), node_label(node, index), index, Vec::new()),
+            Some(call) => {
+                let inner: Vec<String> = call.inner_nodes.iter().cloned().chain([node_label(node, index)]).collect();
+                let frames = call
+                    .frames
+                    .iter()
+                    .zip(inner)
+                    .map(|(function, node)| FunctionFrame { function: function.clone(), node })
+                    .collect();
+                (call.graph.clone(), call.node.clone(), call.node_index, frames)
+            }
+        };
+        self.out.sites.push(Site {
+            graph,
+            node: node_name,
+            node_index,
+            op: node.op_type().to_string(),
+            rule,
+            inputs: site_inputs,
+            target,
+            output_shape: output_shape.clone(),
+            verdict: outcome.verdict,
+            rule_inputs,
+            type_mismatch,
+            functions,
+            opset: env.opset,
+        });
+        let mut outputs = vec![ValueFacts { elem, shape: output_shape, value: None }];
+        outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
+        outputs
+    }
+}
+
+/// (M, N) of a Gemm from A and B after transA/transB; unknown dims where A or B is not known to be 2-D.
+fn gemm_target(a: &Shape, b: &Shape, attrs: Attrs<'_>) -> Shape {
+    let pick = |s: &Shape, i: usize| match s.dims() {
+        Some(d) if d.len() == 2 => d[i].clone(),
+        _ => Dim::Unknown,
+    };
+    let m = pick(a, usize::from(attrs.int("transA").unwrap_or(0) != 0));
+    let n = pick(b, usize::from(attrs.int("transB").unwrap_or(0) == 0));
+    Shape::ranked(vec![m, n])
+}
+
+/// PRelu before opset 7: a slope of one element is shared by every channel, and a 1-D slope of C elements
+/// applies per channel (axis 1). Other slopes are judged by unidirectional broadcasting.
+fn legacy_prelu(x: &Shape, slope: &Shape) -> Option<Outcome> {
+    if slope.element_count() == Some(1) {
+        let verdict = if x.provably_eq(slope) { Verdict::Same } else { Verdict::Broadcast };
+        return Some(Outcome { output: x.clone(), verdict });
+    }
+    match (x.dims(), slope.dims()) {
+        (Some(xd), Some([c])) if xd.len() >= 2 && xd[1].provably_eq(c) => {
+            Some(Outcome { output: x.clone(), verdict: Verdict::Broadcast })
+        }
+        _ => None,
+    }
+}
+
+/// The shape an `Expand` targets, from the value of its shape input.
+fn expand_target(shape_input: Option<&ValueFacts>) -> Shape {
+    let Some(facts) = shape_input else { return Shape::unranked() };
+    if let Some(values) = &facts.value {
+        return Shape::ranked(values.clone());
+    }
+    match facts.shape.dims() {
+        // A rank beyond any real tensor's is not worth spelling out dim by dim.
+        Some([Dim::Known(n)]) if *n <= MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
+        _ => Shape::unranked(),
+    }
+}
+
+/// The first input of a type group whose element type differs from the group's first known type.
+fn type_mismatch(same: SameType, present: &[usize], inputs: &[SiteInput]) -> Option<TypeMismatch> {
+    let members: Vec<usize> = match same {
+        SameType::Nothing => return None,
+        SameType::All => (0..inputs.len()).collect(),
+        SameType::Inputs(group) => group.iter().filter_map(|p| present.iter().position(|q| q == p)).collect(),
+    };
+    let mut first: Option<(usize, i32)> = None;
+    for i in members {
+        let Some(elem) = inputs[i].elem else { continue };
+        match first {
+            None => first = Some((i, elem)),
+            Some((against, expected)) if expected != elem => {
+                return Some(TypeMismatch { input: i, found: elem, against, expected })
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}

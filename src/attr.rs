@@ -1,0 +1,61 @@
+//! Typed attribute getters: the one place that reads `AttributeProto` values.
+//!
+//! Inside a model-local function an attribute may refer to an attribute of the calling node (`ref_attr_name`);
+//! `Attrs` resolves such references against the call site, falling back to the function's declared defaults.
+
+use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
+
+#[derive(Clone, Copy, Default)]
+pub struct CallSite<'m> {
+    /// The calling node's attributes.
+    pub attrs: &'m [AttributeProto],
+    /// The function's default attribute values.
+    pub defaults: &'m [AttributeProto],
+}
+
+#[derive(Clone, Copy)]
+pub struct Attrs<'m> {
+    node: &'m NodeProto,
+    call: Option<CallSite<'m>>,
+}
+
+impl<'m> Attrs<'m> {
+    pub fn new(node: &'m NodeProto, call: Option<CallSite<'m>>) -> Self {
+        Attrs { node, call }
+    }
+
+    /// The attribute named `name`, with a function's `ref_attr_name` followed to the call site.
+    pub fn get(&self, name: &str) -> Option<&'m AttributeProto> {
+        let attr = self.node.attribute.iter().find(|a| a.name() == name)?;
+        match (&attr.ref_attr_name, self.call) {
+            (Some(target), Some(call)) => call.attrs.iter().chain(call.defaults).find(|a| a.name() == target.as_str()),
+            (Some(_), None) => None,
+            (None, _) => Some(attr),
+        }
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.get(name).and_then(|a| a.i)
+    }
+
+    pub fn ints(&self, name: &str) -> Option<&'m [i64]> {
+        self.get(name).map(|a| a.ints.as_slice())
+    }
+
+    pub fn float(&self, name: &str) -> Option<f32> {
+        self.get(name).and_then(|a| a.f)
+    }
+
+    pub fn tensor(&self, name: &str) -> Option<&'m TensorProto> {
+        self.get(name).and_then(|a| a.t.as_ref())
+    }
+
+    pub fn string(&self, name: &str) -> Option<&'m [u8]> {
+        self.get(name).and_then(|a| a.s.as_deref())
+    }
+
+    /// Every graph-valued attribute (`g` and `graphs`), named, in attribute order.
+    pub fn graphs(&self) -> impl Iterator<Item = (&'m str, &'m GraphProto)> {
+        self.node.attribute.iter().flat_map(|a| a.g.iter().chain(&a.graphs).map(move |g| (a.name(), g)))
+    }
+}

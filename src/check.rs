@@ -1,0 +1,261 @@
+//! `check`: turns an analysis into findings and a summary. Text and JSON renderings both come from `Report`.
+
+use crate::analysis::{Analysis, Site};
+use crate::broadcast::{Rule, Verdict, ViolationKind};
+use crate::diagnostic::{Code, Severity};
+use crate::shape::Shape;
+use crate::tensor::elem_type_name;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckOptions {
+    /// Every implicit broadcast and every conditional site is an error (the SONNX profile's "none" rule).
+    pub strict: bool,
+}
+
+/// One site as reported: the analysis record plus its finding, if any.
+#[derive(Clone, Debug)]
+pub struct SiteReport {
+    pub site: Site,
+    pub code: Option<Code>,
+    pub message: String,
+    pub conditions: Vec<String>,
+    pub axis: Option<usize>,
+    pub offending_input: Option<String>,
+}
+
+/// A line of output: something wrong or worth knowing, at a node.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    pub graph: String,
+    pub node: Option<String>,
+    pub op: Option<String>,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub sites: usize,
+    pub same: usize,
+    pub broadcast: usize,
+    pub violations: usize,
+    pub conditional: usize,
+    pub unknown: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub sites: Vec<SiteReport>,
+    pub findings: Vec<Finding>,
+    pub summary: Summary,
+}
+
+impl Report {
+    /// The run fails when any finding is an error.
+    pub fn failed(&self) -> bool {
+        self.summary.errors > 0
+    }
+}
+
+/// Builds the report of an analysed model.
+pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
+    let mut summary = Summary::default();
+    let mut findings = Vec::new();
+    for note in &analysis.notes {
+        findings.push(Finding {
+            code: note.code,
+            severity: note.code.default_severity(),
+            graph: note.graph.clone(),
+            node: note.node.clone(),
+            op: note.op.clone(),
+            message: note.message.clone(),
+        });
+    }
+    let mut sites = Vec::with_capacity(analysis.sites.len());
+    for site in &analysis.sites {
+        let report = describe(site, options);
+        summary.sites += 1;
+        match report_verdict(&report) {
+            "same" => summary.same += 1,
+            "broadcast" => summary.broadcast += 1,
+            "violation" => summary.violations += 1,
+            "conditional" => summary.conditional += 1,
+            _ => summary.unknown += 1,
+        }
+        if let Some(code) = report.code {
+            let severity = match code {
+                Code::ConditionalBroadcast if options.strict => Severity::Error,
+                other => other.default_severity(),
+            };
+            findings.push(Finding {
+                code,
+                severity,
+                graph: site.graph.clone(),
+                node: Some(site.node.clone()),
+                op: Some(site.op.clone()),
+                message: report.message.clone(),
+            });
+        }
+        sites.push(report);
+    }
+    summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+    Report { sites, findings, summary }
+}
+
+/// The verdict as reported: a type mismatch makes an otherwise sound site a violation.
+pub fn report_verdict(report: &SiteReport) -> &'static str {
+    if report.site.type_mismatch.is_some() {
+        "violation"
+    } else {
+        report.site.verdict.as_str()
+    }
+}
+
+fn list_inputs(site: &Site) -> String {
+    let parts: Vec<String> = site.inputs.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
+    match parts.len() {
+        0 => "no inputs".into(),
+        1 => parts[0].clone(),
+        n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
+    }
+}
+
+/// How the target of a one-way rule is named in messages.
+fn target_label(site: &Site) -> String {
+    match (site.op.as_str(), &site.target) {
+        ("Gemm", Some(t)) => format!("(M, N) {t}"),
+        (_, Some(t)) => format!("the target shape {t}"),
+        (_, None) => site.inputs.first().map_or_else(|| "the target".into(), |i| format!("{} {}", i.name, i.shape)),
+    }
+}
+
+fn rule_input_name(site: &Site, rule_input: usize) -> String {
+    match site.rule_inputs.get(rule_input).copied().flatten() {
+        Some(i) => site.inputs[i].name.clone(),
+        None if site.op == "Gemm" => "(M, N)".into(),
+        None => "the target".into(),
+    }
+}
+
+fn describe(site: &Site, options: CheckOptions) -> SiteReport {
+    let prefix: String =
+        site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
+    let inputs = list_inputs(site);
+    let mut axis = None;
+    let mut conditions = Vec::new();
+    let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
+    let (code, body) = match &site.verdict {
+        Verdict::Violation(v) => {
+            axis = v.axis;
+            (Some(Code::BroadcastViolation), violation_message(site, v.input, &v.kind, v.axis))
+        }
+        _ if site.type_mismatch.is_some() => {
+            let m = site.type_mismatch.as_ref().expect("checked");
+            let message = format!(
+                "{} is {} where {} is {}: {} requires one element type for them",
+                site.inputs[m.input].name,
+                elem_type_name(m.found),
+                site.inputs[m.against].name,
+                elem_type_name(m.expected),
+                site.op
+            );
+            (Some(Code::TypeMismatch), message)
+        }
+        Verdict::Conditional(conds) => {
+            conditions = conds.iter().map(ToString::to_string).collect();
+            let message =
+                format!("holds only if {}: {inputs} broadcast to {}", conditions.join(" and "), site.output_shape);
+            (Some(Code::ConditionalBroadcast), message)
+        }
+        Verdict::Broadcast if options.strict && site.rule != Rule::Bidirectional => {
+            let message = format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape);
+            (Some(Code::ImplicitBroadcast), message)
+        }
+        Verdict::Broadcast => (None, format!("{inputs} broadcast to {}", site.output_shape)),
+        Verdict::Same => (None, format!("{inputs}: no broadcast, output {}", site.output_shape)),
+        Verdict::Unknown => (None, format!("undecided, input shapes not fully known: {inputs}")),
+    };
+    SiteReport { site: site.clone(), code, message: prefix + &body, conditions, axis, offending_input }
+}
+
+/// The inputs whose shape differs from the output's: the ones being broadcast.
+fn broadcast_inputs(site: &Site) -> String {
+    let names: Vec<String> = site
+        .rule_inputs
+        .iter()
+        .flatten()
+        .map(|&i| &site.inputs[i])
+        .filter(|i| !i.shape.provably_eq(&site.output_shape))
+        .map(|i| format!("{} {}", i.name, i.shape))
+        .collect();
+    if names.is_empty() {
+        list_inputs(site)
+    } else {
+        names.join(" and ")
+    }
+}
+
+fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Option<usize>) -> String {
+    let offender = || {
+        site.rule_inputs
+            .get(input)
+            .copied()
+            .flatten()
+            .map(|i| (site.inputs[i].name.clone(), site.inputs[i].shape.clone()))
+            .unwrap_or_else(|| ("?".into(), Shape::unranked()))
+    };
+    let lead = match site.rule {
+        Rule::Multidirectional => format!("{} do not broadcast", list_inputs(site)),
+        Rule::Unidirectional => {
+            let (name, shape) = offender();
+            format!("{name} {shape} does not broadcast to {}", target_label(site))
+        }
+        Rule::LegacyAxis => {
+            let (name, shape) = offender();
+            format!("{name} {shape} does not fit {} (broadcast=1)", target_label(site))
+        }
+        Rule::Bidirectional => format!("{} do not broadcast with {}", list_inputs(site), target_label(site)),
+        Rule::None => format!("{} at opset {} requires equal shapes: {}", site.op, site.opset, list_inputs(site)),
+    };
+    let detail = match kind {
+        ViolationKind::Mismatch { found, expected, against } => {
+            let (name, shape) = offender();
+            let local =
+                match (axis, shape.rank(), site.output_shape.rank().or(site.target.as_ref().and_then(Shape::rank))) {
+                    (Some(a), Some(r), Some(out)) if r < out && a + r >= out => format!(" (its axis {})", a + r - out),
+                    _ => String::new(),
+                };
+            let where_ = if site.rule == Rule::LegacyAxis {
+                format!("axis {} of the target", axis.unwrap_or(0))
+            } else {
+                format!("axis {}", axis.unwrap_or(0))
+            };
+            format!("on {where_}, {name} has {found}{local} where {} has {expected}", rule_input_name(site, *against))
+        }
+        ViolationKind::RankTooLarge { rank, target_rank } => {
+            let (name, _) = offender();
+            format!("{name} has rank {rank}, more than the target's {target_rank}; a one-way broadcast never adds dims to its target")
+        }
+        ViolationKind::RankDiffers { rank, expected } => {
+            let (name, _) = offender();
+            format!("{name} has rank {rank} where {} has rank {expected}", rule_input_name(site, 0))
+        }
+        ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
+            format!("{len} dims from axis {axis} do not fit in a target of rank {target_rank}")
+        }
+        ViolationKind::Unsatisfiable { symbol, first, second } => {
+            let set = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+            format!(
+                "no value of {symbol} fits every axis: one needs {symbol} ∈ {{{}}}, axis {} needs {symbol} ∈ {{{}}}",
+                set(first),
+                axis.unwrap_or(0),
+                set(second)
+            )
+        }
+    };
+    format!("{lead}: {detail}")
+}

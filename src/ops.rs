@@ -1,0 +1,170 @@
+//! The op table: which ops broadcast, by which rule, over which inputs, and which inputs share an element type,
+//! for each opset. Shape inference for the ops that do not broadcast lives in `infer`.
+
+/// How a broadcasting op relates its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiteKind {
+    /// numpy broadcasting over every present input (`Where`: condition included).
+    Multi,
+    /// Variadic ops before opset 8: every input must have the same shape.
+    EqualShapes,
+    /// Binary ops before opset 7: `broadcast=1` (with optional `axis`) allows B onto A, else shapes are equal.
+    LegacyBinary,
+    /// Gemm's C towards (M, N); before opset 7 only with `broadcast=1`.
+    Gemm { legacy: bool },
+    /// PRelu's slope towards X; before opset 7 by the old per-channel definition.
+    PRelu { legacy: bool },
+    /// `Expand`: the data input against the target shape held by input 1.
+    Expand,
+}
+
+/// Which inputs must share one element type (one type variable `T` in the op's schema).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SameType {
+    /// Every input.
+    All,
+    /// The listed input positions.
+    Inputs(&'static [usize]),
+    /// No two inputs share a type variable.
+    Nothing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BroadcastOp {
+    pub kind: SiteKind,
+    pub same_type: SameType,
+    /// The output is boolean (comparisons) rather than the inputs' type.
+    pub bool_output: bool,
+}
+
+struct Entry {
+    op: &'static str,
+    /// First opset version (inclusive) this entry applies to.
+    since: i64,
+    kind: SiteKind,
+    same_type: SameType,
+}
+
+const fn e(op: &'static str, since: i64, kind: SiteKind, same_type: SameType) -> Entry {
+    Entry { op, since, kind, same_type }
+}
+
+use SameType::{All, Inputs, Nothing};
+use SiteKind::{EqualShapes, Expand, LegacyBinary, Multi};
+
+/// Entries for one op are listed in increasing `since`; the last one not after the model's opset applies.
+static TABLE: &[Entry] = &[
+    e("Add", 1, LegacyBinary, All),
+    e("Add", 7, Multi, All),
+    e("Sub", 1, LegacyBinary, All),
+    e("Sub", 7, Multi, All),
+    e("Mul", 1, LegacyBinary, All),
+    e("Mul", 7, Multi, All),
+    e("Div", 1, LegacyBinary, All),
+    e("Div", 7, Multi, All),
+    e("Pow", 1, LegacyBinary, All),
+    e("Pow", 7, Multi, All),
+    // From opset 12 the exponent has its own type variable T1.
+    e("Pow", 12, Multi, Nothing),
+    e("Mod", 10, Multi, All),
+    e("BitShift", 11, Multi, All),
+    e("And", 1, LegacyBinary, All),
+    e("And", 7, Multi, All),
+    e("Or", 1, LegacyBinary, All),
+    e("Or", 7, Multi, All),
+    e("Xor", 1, LegacyBinary, All),
+    e("Xor", 7, Multi, All),
+    e("Equal", 1, LegacyBinary, All),
+    e("Equal", 7, Multi, All),
+    e("Greater", 1, LegacyBinary, All),
+    e("Greater", 7, Multi, All),
+    e("Less", 1, LegacyBinary, All),
+    e("Less", 7, Multi, All),
+    e("GreaterOrEqual", 12, Multi, All),
+    e("LessOrEqual", 12, Multi, All),
+    e("BitwiseAnd", 18, Multi, All),
+    e("BitwiseOr", 18, Multi, All),
+    e("BitwiseXor", 18, Multi, All),
+    e("Where", 9, Multi, Inputs(&[1, 2])),
+    e("Max", 1, EqualShapes, All),
+    e("Max", 8, Multi, All),
+    e("Min", 1, EqualShapes, All),
+    e("Min", 8, Multi, All),
+    e("Mean", 1, EqualShapes, All),
+    e("Mean", 8, Multi, All),
+    e("Sum", 1, EqualShapes, All),
+    e("Sum", 8, Multi, All),
+    e("Gemm", 1, SiteKind::Gemm { legacy: true }, All),
+    e("Gemm", 7, SiteKind::Gemm { legacy: false }, All),
+    e("PRelu", 1, SiteKind::PRelu { legacy: true }, All),
+    e("PRelu", 7, SiteKind::PRelu { legacy: false }, All),
+    e("Expand", 8, Expand, Nothing),
+];
+
+const COMPARISONS: &[&str] = &["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"];
+
+/// True for the ONNX default domain, however it is spelled.
+pub fn is_default_domain(domain: &str) -> bool {
+    domain.is_empty() || domain == "ai.onnx"
+}
+
+/// The broadcasting behaviour of `op` in `domain` at default-domain opset `opset`, or `None` for an op that does
+/// not broadcast. An opset older than the op's first version takes its first definition.
+pub fn broadcast_op(domain: &str, op: &str, opset: i64) -> Option<BroadcastOp> {
+    if !is_default_domain(domain) {
+        return None;
+    }
+    let mut versions = TABLE.iter().filter(|entry| entry.op == op).peekable();
+    let first = *versions.peek()?;
+    let entry = versions.filter(|entry| entry.since <= opset).last().unwrap_or(first);
+    Some(BroadcastOp { kind: entry.kind, same_type: entry.same_type, bool_output: COMPARISONS.contains(&op) })
+}
+
+/// Every op name the table knows, for documentation and tests.
+pub fn broadcasting_ops() -> impl Iterator<Item = &'static str> {
+    let mut names: Vec<&'static str> = TABLE.iter().map(|entry| entry.op).collect();
+    names.dedup();
+    names.into_iter()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variadic_ops_broadcast_only_from_opset_8() {
+        for op in ["Sum", "Max", "Min", "Mean"] {
+            assert_eq!(broadcast_op("", op, 6).unwrap().kind, EqualShapes, "{op} at 6");
+            assert_eq!(broadcast_op("", op, 7).unwrap().kind, EqualShapes, "{op} at 7");
+            assert_eq!(broadcast_op("", op, 8).unwrap().kind, Multi, "{op} at 8");
+        }
+    }
+
+    #[test]
+    fn binary_ops_use_the_legacy_form_before_opset_7() {
+        assert_eq!(broadcast_op("", "Add", 6).unwrap().kind, LegacyBinary);
+        assert_eq!(broadcast_op("ai.onnx", "Add", 7).unwrap().kind, Multi);
+        assert_eq!(broadcast_op("", "Gemm", 6).unwrap().kind, SiteKind::Gemm { legacy: true });
+        assert_eq!(broadcast_op("", "Gemm", 11).unwrap().kind, SiteKind::Gemm { legacy: false });
+    }
+
+    #[test]
+    fn pow_exponent_has_its_own_type_from_opset_12() {
+        assert_eq!(broadcast_op("", "Pow", 11).unwrap().same_type, All);
+        assert_eq!(broadcast_op("", "Pow", 12).unwrap().same_type, Nothing);
+    }
+
+    #[test]
+    fn where_condition_broadcasts_but_has_its_own_type() {
+        let op = broadcast_op("", "Where", 16).unwrap();
+        assert_eq!(op.kind, Multi);
+        assert_eq!(op.same_type, Inputs(&[1, 2]));
+    }
+
+    #[test]
+    fn other_domains_and_ops_are_not_sites() {
+        assert!(broadcast_op("com.microsoft", "Add", 1).is_none());
+        assert!(broadcast_op("", "Relu", 13).is_none());
+        assert!(broadcast_op("", "Equal", 11).unwrap().bool_output);
+    }
+}

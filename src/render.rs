@@ -1,0 +1,164 @@
+//! Renderings of a check report: one text line per finding plus a summary, or one JSON object per model.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::check::{report_verdict, Finding, Report, SiteReport};
+use crate::shape::{Dim, Shape};
+
+/// A shape as JSON: null for an unknown rank, else a list of integers, symbol strings and nulls (unknown dims).
+pub fn shape_json(shape: &Shape) -> Value {
+    match shape.dims() {
+        None => Value::Null,
+        Some(dims) => Value::Array(
+            dims.iter()
+                .map(|d| match d {
+                    Dim::Known(n) => Value::from(*n),
+                    Dim::Unknown => Value::Null,
+                    other => Value::from(other.to_string()),
+                })
+                .collect(),
+        ),
+    }
+}
+
+#[derive(Serialize)]
+struct JsonInput<'a> {
+    name: &'a str,
+    shape: Value,
+}
+
+#[derive(Serialize)]
+struct JsonFunction<'a> {
+    function: &'a str,
+    node: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSite<'a> {
+    graph: &'a str,
+    node: &'a str,
+    op: &'a str,
+    rule: &'static str,
+    inputs: Vec<JsonInput<'a>>,
+    output_shape: Value,
+    verdict: &'static str,
+    message: &'a str,
+    code: Option<&'static str>,
+    axis: Option<usize>,
+    offending_input: Option<&'a str>,
+    conditions: &'a [String],
+    functions: Vec<JsonFunction<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    code: &'static str,
+    severity: &'static str,
+    graph: &'a str,
+    node: Option<&'a str>,
+    op: Option<&'a str>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    sites: usize,
+    same: usize,
+    broadcast: usize,
+    violations: usize,
+    conditional: usize,
+    unknown: usize,
+    errors: usize,
+    warnings: usize,
+}
+
+#[derive(Serialize)]
+struct JsonModel<'a> {
+    model: &'a str,
+    sites: Vec<JsonSite<'a>>,
+    findings: Vec<JsonFinding<'a>>,
+    summary: JsonSummary,
+}
+
+fn json_site(r: &SiteReport) -> JsonSite<'_> {
+    let s = &r.site;
+    JsonSite {
+        graph: &s.graph,
+        node: &s.node,
+        op: &s.op,
+        rule: s.rule.as_str(),
+        inputs: s.inputs.iter().map(|i| JsonInput { name: &i.name, shape: shape_json(&i.shape) }).collect(),
+        output_shape: shape_json(&s.output_shape),
+        verdict: report_verdict(r),
+        message: &r.message,
+        code: r.code.map(|c| c.as_str()),
+        axis: r.axis,
+        offending_input: r.offending_input.as_deref(),
+        conditions: &r.conditions,
+        functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
+    }
+}
+
+fn json_finding(f: &Finding) -> JsonFinding<'_> {
+    JsonFinding {
+        code: f.code.as_str(),
+        severity: f.severity.as_str(),
+        graph: &f.graph,
+        node: f.node.as_deref(),
+        op: f.op.as_deref(),
+        message: &f.message,
+    }
+}
+
+/// The JSON object of one model's report.
+pub fn report_json(path: &str, report: &Report) -> Value {
+    let s = report.summary;
+    let model = JsonModel {
+        model: path,
+        sites: report.sites.iter().map(json_site).collect(),
+        findings: report.findings.iter().map(json_finding).collect(),
+        summary: JsonSummary {
+            sites: s.sites,
+            same: s.same,
+            broadcast: s.broadcast,
+            violations: s.violations,
+            conditional: s.conditional,
+            unknown: s.unknown,
+            errors: s.errors,
+            warnings: s.warnings,
+        },
+    };
+    serde_json::to_value(model).expect("report serializes")
+}
+
+/// The JSON object for a model that could not be checked.
+pub fn error_json(path: &str, message: &str) -> Value {
+    serde_json::json!({ "model": path, "error": message })
+}
+
+/// One line per finding, `PATH: SEVERITY[CODE] GRAPH/NODE (OP): message`, then the summary line.
+pub fn write_text(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
+    for f in &report.findings {
+        let location = match (&f.node, &f.op) {
+            (Some(node), Some(op)) => format!("{}/{} ({})", f.graph, node, op),
+            (Some(node), None) => format!("{}/{}", f.graph, node),
+            _ => f.graph.clone(),
+        };
+        writeln!(out, "{path}: {}[{}] {location}: {}", f.severity.as_str(), f.code, f.message)?;
+    }
+    let s = report.summary;
+    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
+    writeln!(
+        out,
+        "{path}: {}: {} same, {} broadcast, {}, {} conditional, {} unknown",
+        plural(s.sites, "site"),
+        s.same,
+        s.broadcast,
+        plural(s.violations, "violation"),
+        s.conditional,
+        s.unknown
+    )
+}

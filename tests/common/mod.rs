@@ -1,0 +1,117 @@
+//! Helpers shared by the integration tests that need the ONNX backend test data and the reference Python
+//! environment. Both come from `scripts/testdata.sh`, which installs them on first use. Nothing here skips:
+//! if the data cannot be fetched, the calling test panics with the script's own message.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The folders of the backend test data whose models the tests run over.
+pub const BACKEND_FOLDERS: [&str; 4] = ["node", "simple", "pytorch-converted", "pytorch-operator"];
+
+/// Root of the repository (the crate directory).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `onnx/backend/test/data` directory of the pinned `onnx` wheel, installing it on first call.
+/// Runs `scripts/testdata.sh` at most once per process; panics with its stderr if it fails.
+pub fn backend_data_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let script = repo_root().join("scripts").join("testdata.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            panic!(
+                "{} failed ({}); the ONNX backend test data could not be fetched, so this test cannot run.\n\
+                 --- stderr ---\n{stderr}",
+                script.display(),
+                out.status
+            );
+        }
+        let stdout = String::from_utf8(out.stdout).expect("scripts/testdata.sh printed non-UTF-8 output");
+        let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(
+            lines.len() == 1,
+            "scripts/testdata.sh must print exactly one line (the data directory), got {lines:?}\n--- stderr ---\n{stderr}"
+        );
+        let dir = PathBuf::from(lines[0].trim());
+        assert!(dir.is_absolute() && dir.join("node").is_dir(), "scripts/testdata.sh printed {}, which is not the backend test data", dir.display());
+        dir
+    })
+    .clone()
+}
+
+/// The venv directory `scripts/testdata.sh` manages.
+pub fn venv_dir() -> PathBuf {
+    let cache = match std::env::var_os("ONNX_BCAST_CACHE") {
+        Some(c) if !c.is_empty() => {
+            let c = PathBuf::from(c);
+            if c.is_absolute() {
+                c
+            } else {
+                repo_root().join(c)
+            }
+        }
+        _ => repo_root().join(".cache"),
+    };
+    cache.join("venv")
+}
+
+/// The venv's Python (with the pinned onnx, onnxruntime and numpy), installing it on first call.
+pub fn venv_python() -> PathBuf {
+    backend_data_dir(); // makes sure the venv exists and is complete
+                        // The data directory is <venv>/lib/pythonX.Y/site-packages/onnx/backend/test/data; prefer deriving the
+                        // venv from it so a relative ONNX_BCAST_CACHE resolved by the script agrees with ours.
+    let data = backend_data_dir();
+    let from_data = data.ancestors().nth(7).map(|v| v.join("bin").join("python"));
+    let python = match from_data {
+        Some(p) if p.exists() => p,
+        _ => venv_dir().join("bin").join("python"),
+    };
+    assert!(python.exists(), "venv python {} does not exist", python.display());
+    python
+}
+
+/// Every `model.onnx` under the node/, simple/, pytorch-converted/ and pytorch-operator/ folders of `dir`,
+/// sorted. Panics if a folder is missing or the whole set is implausibly small.
+pub fn backend_models(dir: &Path) -> Vec<PathBuf> {
+    let mut models = Vec::new();
+    for folder in BACKEND_FOLDERS {
+        let root = dir.join(folder);
+        assert!(root.is_dir(), "backend test data folder {} is missing", root.display());
+        collect_models(&root, &mut models);
+    }
+    models.sort();
+    assert!(models.len() > 1000, "only {} backend models found under {}", models.len(), dir.display());
+    models
+}
+
+fn collect_models(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+        let path = entry.path();
+        let ty = entry.file_type().unwrap_or_else(|e| panic!("cannot stat {}: {e}", path.display()));
+        if ty.is_dir() {
+            collect_models(&path, out);
+        } else if entry.file_name() == "model.onnx" {
+            out.push(path);
+        }
+    }
+}
+
+/// The backend folder (`node`, `simple`, ...) a model path lies in, relative to the data directory.
+pub fn backend_folder(data_dir: &Path, model: &Path) -> String {
+    model
+        .strip_prefix(data_dir)
+        .ok()
+        .and_then(|rel| rel.components().next())
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_else(|| "?".to_string())
+}
