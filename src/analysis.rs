@@ -112,21 +112,17 @@ pub struct Analysis {
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
-    let mut walker = Walker { functions: HashMap::new(), active: Vec::new(), out: Analysis::default() };
+    let mut walker =
+        Walker { functions: HashMap::new(), active: Vec::new(), out: Analysis::default(), opset_missing: false };
     for f in &model.functions {
         walker.functions.insert((f.domain(), f.name()), f);
     }
     let opset = match default_opset(&model.opset_import) {
         Some(v) => v,
         None if model.opset_import.is_empty() && model.ir_version() < 3 => 1,
+        // A model may use only other domains (ai.onnx.ml, say); the first default-domain node reports the gap.
         None => {
-            walker.out.notes.push(Note {
-                code: Code::MissingOpset,
-                graph: "main".into(),
-                node: None,
-                op: None,
-                message: format!("no opset import for the default domain; opset {LATEST_OPSET} assumed"),
-            });
+            walker.opset_missing = true;
             LATEST_OPSET
         }
     };
@@ -196,6 +192,8 @@ struct Walker<'m> {
     functions: HashMap<(&'m str, &'m str), &'m FunctionProto>,
     active: Vec<(&'m str, &'m str)>,
     out: Analysis,
+    /// The model imports no default-domain opset and no default-domain node has been met yet.
+    opset_missing: bool,
 }
 
 fn node_label(node: &NodeProto, index: usize) -> String {
@@ -332,6 +330,11 @@ impl<'m> Walker<'m> {
         node: &'m NodeProto,
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
+        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
+            self.opset_missing = false;
+            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
+            self.note(env, Code::MissingOpset, Some((node, index)), msg);
+        }
         let mut inputs: Vec<Option<ValueFacts>> = Vec::with_capacity(node.input.len());
         for name in &node.input {
             if name.is_empty() {
