@@ -374,12 +374,24 @@ pub fn legacy_axis(a: &Shape, b: &Shape, axis: Option<i64>) -> Outcome {
         None | Some(-1) => (ad.len() - bd.len()) as i64,
         Some(x) => x,
     };
-    if start < 0 || start as usize + trimmed > ad.len() {
+    // B's dims that run past A's end fit only by being trailing 1s: a known size there is out of range, while a
+    // symbol there holds exactly when it is 1 (an unknown dim leaves the site undecided).
+    let fit = if start < 0 { 0 } else { trimmed.min(ad.len().saturating_sub(start as usize)) };
+    let overflow = &bd[fit..trimmed];
+    if start < 0 || start as usize > ad.len() || overflow.iter().any(|d| d.known().is_some_and(|k| k != 1)) {
         return violation(None, ViolationKind::AxisOutOfRange { axis: start, len: trimmed, target_rank: ad.len() });
     }
     let start = start as usize;
     let mut tally = Tally::default();
-    for (j, bdim) in bd[..trimmed].iter().enumerate() {
+    for d in overflow.iter().filter(|d| !d.is_one()) {
+        let status = match d {
+            Dim::Unknown => AxisStatus::Unknown,
+            _ => AxisStatus::Conditions(vec![ConditionKind::OneOf { dim: d.clone(), options: vec![Dim::Known(1)] }]),
+        };
+        // Past A's end there is no axis of its own: the condition is tied to A's last axis.
+        tally.add(ad.len() - 1, status);
+    }
+    for (j, bdim) in bd[..fit].iter().enumerate() {
         match one_way_axis(&ad[start + j], bdim) {
             Ok(status) => tally.add(start + j, status),
             Err((found, expected)) => {

@@ -52,6 +52,9 @@ enum Status {
 }
 
 fn main() -> ExitCode {
+    // A panic is a bug in onnx-bcast, never the user's fault: it is caught per model and reported as an internal
+    // error naming the model, so the default hook's backtrace noise is silenced.
+    std::panic::set_hook(Box::new(|_| {}));
     let cli = Cli::parse();
     match run(cli) {
         Ok(status) => ExitCode::from(status as u8),
@@ -85,7 +88,15 @@ fn check_models(paths: &[PathBuf], format: Format, options: CheckOptions) -> io:
                 worst = worst.max(Status::Failed);
             }
             Ok(model) => {
-                let report = check(&analyze(model.proto()), options);
+                let checked = std::panic::catch_unwind(|| check(&analyze(model.proto()), options));
+                let report = match checked {
+                    Ok(report) => report,
+                    Err(panic) => {
+                        eprintln!("onnx-bcast: internal error: {shown}: {}", panic_message(&panic));
+                        worst = worst.max(Status::Failed);
+                        continue;
+                    }
+                };
                 match format {
                     Format::Text => render::write_text(&mut out, &shown, &report)?,
                     Format::Json => writeln!(out, "{}", render::report_json(&shown, &report))?,
@@ -98,4 +109,12 @@ fn check_models(paths: &[PathBuf], format: Format, options: CheckOptions) -> io:
     }
     out.flush()?;
     Ok(worst)
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unexpected failure".into())
 }

@@ -645,6 +645,21 @@ fn openvino_pdpd_rule5_trailing_ones_ignored() {
     assert_mismatch(&legacy("2,3,4,5", "1,4", Some(2)), 1, 3, 4, 5, 0);
 }
 
+/// Rule 5 with a symbol: a trailing symbol of B that runs past A's end fits only if it is a trailing 1, so the
+/// site holds exactly when the symbol is 1 (not a violation: with N = 1 the rule holds).
+#[test]
+fn openvino_pdpd_rule5_trailing_symbol_past_end_must_be_one() {
+    let o = legacy("2,3", "3,N", Some(1));
+    assert_eq!(o.output, s("2,3"));
+    assert_eq!(conditions(&o), vec![(1, "N = 1".to_string())]);
+    // A known size other than 1 there is out of range, and an unknown dim leaves it undecided.
+    let o = legacy("2,3", "3,4", Some(1));
+    assert!(matches!(assert_violation(&o, 1, None), ViolationKind::AxisOutOfRange { axis: 1, len: 2, target_rank: 2 }));
+    assert_eq!(legacy("2,3", "3,?", Some(1)).verdict, Verdict::Unknown);
+    // Inside A the symbol is compared as usual.
+    assert_eq!(conditions(&legacy("2,3", "N,M", Some(0))), vec![(0, "N ∈ {1, 2}".to_string()), (1, "M ∈ {1, 3}".to_string())]);
+}
+
 /// "only B to A broadcast is supported for PDPD": A's 1 is never broadcast towards B.
 #[test]
 fn openvino_pdpd_only_b_to_a() {
