@@ -23,9 +23,28 @@ pub const MAX_RANK: u64 = 1024;
 /// Subgraph and function nesting deeper than this is refused rather than followed.
 pub const MAX_NESTING: usize = 64;
 
+/// One step from a model down to a graph body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GraphStep {
+    /// The body of the model-local function at this position of `ModelProto.functions`.
+    Function(usize),
+    /// A graph held by a node's attribute: node position, attribute position, position of the graph within the
+    /// attribute (`g` is 0, `graphs[k]` is k, or k + 1 when both are set).
+    Subgraph { node: usize, attribute: usize, graph: usize },
+}
+
+/// Where a node sits in the model's structure; an empty path is the main graph.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeLoc {
+    pub graph: Vec<GraphStep>,
+    pub node: usize,
+}
+
 /// One broadcasting node, evaluated.
 #[derive(Clone, Debug)]
 pub struct Site {
+    /// The broadcasting node itself (inside a function body: in the body, not at the call).
+    pub loc: NodeLoc,
     /// The graph the site is reported in: "main", or "main/NODE/ATTR" for a subgraph.
     pub graph: String,
     /// The reported node's name, or `#INDEX (OP)` for an unnamed one. Inside a function: the calling node.
@@ -114,8 +133,8 @@ pub struct Analysis {
 pub fn analyze(model: &ModelProto) -> Analysis {
     let mut walker =
         Walker { functions: HashMap::new(), active: Vec::new(), out: Analysis::default(), opset_missing: false };
-    for f in &model.functions {
-        walker.functions.insert((f.domain(), f.name()), f);
+    for (i, f) in model.functions.iter().enumerate() {
+        walker.functions.insert((f.domain(), f.name()), (i, f));
     }
     let opset = match default_opset(&model.opset_import) {
         Some(v) => v,
@@ -127,7 +146,7 @@ pub fn analyze(model: &ModelProto) -> Analysis {
         }
     };
     if let Some(graph) = &model.graph {
-        let env = Env { path: "main".into(), outer: &[], opset, call: None, depth: 0 };
+        let env = Env { path: "main".into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
         walker.body(&env, Body::graph(graph));
     }
     walker.out
@@ -171,6 +190,7 @@ impl<'m> Body<'m> {
 /// Where a walk is: graph path, enclosing scopes, opset, and the function call it is inside, if any.
 struct Env<'m, 'a> {
     path: String,
+    loc: Vec<GraphStep>,
     outer: &'a [&'a Scope<'m>],
     opset: i64,
     call: Option<&'a CallContext<'m>>,
@@ -189,7 +209,7 @@ struct CallContext<'m> {
 }
 
 struct Walker<'m> {
-    functions: HashMap<(&'m str, &'m str), &'m FunctionProto>,
+    functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     active: Vec<(&'m str, &'m str)>,
     out: Analysis,
     /// The model imports no default-domain opset and no default-domain node has been met yet.
@@ -351,10 +371,12 @@ impl<'m> Walker<'m> {
 
         if env.depth < MAX_NESTING {
             let label = node_label(node, index);
-            for (attr, graph) in attrs.graphs() {
+            for (attribute, attr, k, graph) in attrs.graphs() {
                 let chain: Vec<&Scope<'m>> = env.outer.iter().copied().chain(std::iter::once(&*scope)).collect();
+                let step = GraphStep::Subgraph { node: index, attribute, graph: k };
                 let sub = Env {
                     path: format!("{}/{}/{}", env.path, label, attr),
+                    loc: env.loc.iter().cloned().chain([step]).collect(),
                     outer: &chain,
                     opset: env.opset,
                     call: env.call,
@@ -367,8 +389,8 @@ impl<'m> Walker<'m> {
         let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
         let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             self.site(env, index, node, attrs, op, &refs)
-        } else if let Some(&f) = self.functions.get(&(node.domain(), node.op_type())) {
-            self.call(env, index, node, f, inputs)
+        } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
+            self.call(env, index, node, k, f, inputs)
         } else {
             infer::infer(node.op_type(), attrs, &refs, node.output.len())
         };
@@ -390,6 +412,7 @@ impl<'m> Walker<'m> {
         env: &Env<'m, '_>,
         index: usize,
         node: &'m NodeProto,
+        function_index: usize,
         f: &'m FunctionProto,
         inputs: Vec<Option<ValueFacts>>,
     ) -> Vec<ValueFacts> {
@@ -436,6 +459,7 @@ impl<'m> Walker<'m> {
         let opset = default_opset(&f.opset_import).unwrap_or(env.opset);
         let inner = Env {
             path: format!("{}/{}", env.path, node_label(node, index)),
+            loc: vec![GraphStep::Function(function_index)],
             outer: &[],
             opset,
             call: Some(&context),
@@ -550,6 +574,7 @@ impl<'m> Walker<'m> {
             }
         };
         self.out.sites.push(Site {
+            loc: NodeLoc { graph: env.loc.clone(), node: index },
             graph,
             node: node_name,
             node_index,

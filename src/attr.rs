@@ -54,8 +54,13 @@ impl<'m> Attrs<'m> {
         self.get(name).and_then(|a| a.s.as_deref())
     }
 
-    /// Every graph-valued attribute (`g` and `graphs`), named, in attribute order.
-    pub fn graphs(&self) -> impl Iterator<Item = (&'m str, &'m GraphProto)> {
-        self.node.attribute.iter().flat_map(|a| a.g.iter().chain(&a.graphs).map(move |g| (a.name(), g)))
+    /// Every graph-valued attribute value in attribute order: the attribute's position and name, the graph's
+    /// position within the attribute (`g` first, then each of `graphs`), and the graph.
+    pub fn graphs(&self) -> impl Iterator<Item = (usize, &'m str, usize, &'m GraphProto)> {
+        self.node
+            .attribute
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| a.g.iter().chain(&a.graphs).enumerate().map(move |(k, g)| (i, a.name(), k, g)))
     }
 }

@@ -87,7 +87,9 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
         }
         if let Some(code) = report.code {
             let severity = match code {
-                Code::ConditionalBroadcast if options.strict => Severity::Error,
+                // An explicit Expand that holds only for some sizes is still explicit: strict mode fails implicit
+                // broadcasts, and the condition stays a warning.
+                Code::ConditionalBroadcast if options.strict && site.rule != Rule::Bidirectional => Severity::Error,
                 other => other.default_severity(),
             };
             findings.push(Finding {
@@ -116,6 +118,9 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
 }
 
 fn list_inputs(site: &Site) -> String {
+    if let (Rule::Bidirectional, Some(data), Some(target)) = (site.rule, site.inputs.first(), &site.target) {
+        return format!("{} {} and the target shape {target}", data.name, data.shape);
+    }
     let parts: Vec<String> = site.inputs.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
     match parts.len() {
         0 => "no inputs".into(),
@@ -218,7 +223,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
             let (name, shape) = offender();
             format!("{name} {shape} does not fit {} (broadcast=1)", target_label(site))
         }
-        Rule::Bidirectional => format!("{} do not broadcast with {}", list_inputs(site), target_label(site)),
+        Rule::Bidirectional => format!("{} do not broadcast", list_inputs(site)),
         Rule::None => format!("{} at opset {} requires equal shapes: {}", site.op, site.opset, list_inputs(site)),
     };
     let detail = match kind {

@@ -1,14 +1,15 @@
 //! The `onnx-bcast` command line.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use onnx_bcast::analysis::analyze;
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::model::Model;
+use onnx_bcast::expand::{expand_model, ExpandOptions};
+use onnx_bcast::model::{write_atomically, Model};
 use onnx_bcast::render;
 
 #[derive(Parser)]
@@ -34,6 +35,29 @@ enum Command {
         /// Also fail on every implicit broadcast and every conditional site (the SONNX profile's rule).
         #[arg(long)]
         strict: bool,
+    },
+    /// Rewrite every implicit broadcast into explicit ops (Expand; Reshape and Tile below opset 8).
+    ///
+    /// Exit status: 0 when every broadcast was made explicit, 1 when some site was left as it was (a violation, or
+    /// no faithful rewrite at the model's opset) or --verify found a difference, 2 when nothing could be written.
+    Expand {
+        /// The model to rewrite.
+        input: PathBuf,
+        /// Where to write the rewritten model (may be INPUT). Written atomically: a failure leaves it untouched.
+        output: PathBuf,
+        /// Write constant inputs (initializers, Constant nodes) out at their broadcast shape instead of adding an
+        /// Expand, for toolchains that reject Expand.
+        #[arg(long)]
+        materialize_constants: bool,
+        /// The largest constant, in bytes, that --materialize-constants writes out.
+        #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+        max_materialize_bytes: u64,
+        /// Output format of the summary.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Print the plan and write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -70,6 +94,61 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> io::Result<Status> {
     match cli.command {
         Command::Check { models, format, strict } => check_models(&models, format, CheckOptions { strict }),
+        Command::Expand { input, output, materialize_constants, max_materialize_bytes, format, dry_run } => {
+            let options = ExpandOptions { materialize_constants, max_materialize_bytes };
+            expand(&input, &output, options, format, dry_run)
+        }
+    }
+}
+
+fn expand(input: &Path, output: &Path, options: ExpandOptions, format: Format, dry_run: bool) -> io::Result<Status> {
+    let shown = input.display().to_string();
+    let model = match Model::open(input) {
+        Ok(model) => model,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    let planned = std::panic::catch_unwind(|| expand_model(&model, options));
+    let (plan, pieces) = match planned {
+        Ok(Ok(done)) => done,
+        Ok(Err(e)) => {
+            eprintln!("onnx-bcast: error: {shown}: {e}");
+            return Ok(Status::Failed);
+        }
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {}", panic_message(&panic));
+            return Ok(Status::Failed);
+        }
+    };
+    let written = if dry_run {
+        None
+    } else {
+        // An unchanged model written over itself needs no write at all.
+        let unchanged_in_place = plan.edit.is_empty() && same_file(input, output);
+        if !unchanged_in_place {
+            if let Err(e) = write_atomically(output, |w| pieces.write_to(model.bytes(), w)) {
+                eprintln!("onnx-bcast: error: {}: cannot write: {e}", output.display());
+                return Ok(Status::Failed);
+            }
+        }
+        Some(output.display().to_string())
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Text => render::write_expand_text(&mut out, &shown, written.as_deref(), &plan.summary, dry_run)?,
+        Format::Json => writeln!(out, "{}", render::expand_json(&shown, written.as_deref(), &plan.summary))?,
+    }
+    out.flush()?;
+    Ok(if plan.summary.left.is_empty() { Status::Clean } else { Status::Findings })
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 

@@ -84,3 +84,34 @@ impl Model {
 pub fn encode(model: &ModelProto) -> Vec<u8> {
     model.encode_to_vec()
 }
+
+/// Writes a file through a temporary file in the same folder, renamed into place once complete: a failure
+/// leaves no file behind and whatever was at `path` untouched (`path` may be the model being read).
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".onnx-bcast-").suffix(".tmp").tempfile_in(dir)?;
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        write(&mut out)?;
+        std::io::Write::flush(&mut out)?;
+    }
+    // A temporary file is private to its owner; the model gets the permissions of the file it replaces, or the
+    // usual ones for a new file.
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::Permissions::from_mode(0o644)
+        }
+    };
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -162,3 +162,59 @@ pub fn write_text(out: &mut impl Write, path: &str, report: &Report) -> io::Resu
         s.unknown
     )
 }
+
+/// The JSON object of an expand run.
+pub fn expand_json(input: &str, output: Option<&str>, summary: &crate::expand::ExpandSummary) -> Value {
+    serde_json::json!({
+        "input": input,
+        "output": output,
+        "written": output.is_some(),
+        "sites": summary.sites,
+        "made_explicit": summary.made_explicit,
+        "expands_inserted": summary.expands_inserted,
+        "expands_shared": summary.expands_shared,
+        "materialized": summary.materialized,
+        "nodes_added": summary.nodes_added,
+        "actions": summary.actions.iter().map(|a| serde_json::json!({
+            "graph": a.graph, "node": a.node, "op": a.op, "steps": a.steps,
+        })).collect::<Vec<_>>(),
+        "left": summary.left.iter().map(|l| serde_json::json!({
+            "graph": l.graph, "node": l.node, "op": l.op, "reason": l.reason,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The text summary of an expand run; with `plan`, every action too (for `--dry-run`).
+pub fn write_expand_text(
+    out: &mut impl Write,
+    input: &str,
+    output: Option<&str>,
+    summary: &crate::expand::ExpandSummary,
+    plan: bool,
+) -> io::Result<()> {
+    if plan {
+        for a in &summary.actions {
+            for step in &a.steps {
+                writeln!(out, "{input}: {}/{} ({}): {step}", a.graph, a.node, a.op)?;
+            }
+        }
+    }
+    for l in &summary.left {
+        writeln!(out, "{input}: left implicit {}/{} ({}): {}", l.graph, l.node, l.op, l.reason)?;
+    }
+    let target = match output {
+        Some(o) => format!("wrote {o}"),
+        None => "dry run, nothing written".to_string(),
+    };
+    writeln!(
+        out,
+        "{input}: {} of {} sites made explicit, {} Expand inserted ({} shared), {} constants materialized, {} nodes added, {} left; {target}",
+        summary.made_explicit,
+        summary.sites,
+        summary.expands_inserted,
+        summary.expands_shared,
+        summary.materialized,
+        summary.nodes_added,
+        summary.left.len(),
+    )
+}

@@ -1,0 +1,181 @@
+//! Writing a constant out at its broadcast shape, for toolchains that reject `Expand`.
+
+use crate::proto::{tensor_proto::DataLocation, TensorProto};
+
+/// Where each element's data lives in a tensor held in the file.
+enum Data<'t> {
+    /// Fixed-size elements in `raw_data`.
+    Raw(&'t [u8], usize),
+    Floats(&'t [f32], usize),
+    Int32s(&'t [i32]),
+    Int64s(&'t [i64]),
+    Doubles(&'t [f64], usize),
+    Uint64s(&'t [u64]),
+    Strings(&'t [bytes::Bytes]),
+}
+
+/// Bytes per element in `raw_data`; `None` for strings and sub-byte types.
+fn raw_size(data_type: i32) -> Option<usize> {
+    Some(match data_type {
+        2 | 3 | 9 | 17..=20 | 24 => 1,
+        4 | 5 | 10 | 16 => 2,
+        1 | 6 | 12 => 4,
+        7 | 11 | 13 | 14 => 8,
+        15 => 16,
+        _ => return None,
+    })
+}
+
+fn data(t: &TensorProto) -> Option<Data<'_>> {
+    let dt = t.data_type?;
+    if let Some(raw) = t.raw_data.as_deref() {
+        return Some(Data::Raw(raw, raw_size(dt)?));
+    }
+    Some(match dt {
+        1 => Data::Floats(&t.float_data, 1),
+        14 => Data::Floats(&t.float_data, 2),
+        2 | 3 | 4 | 5 | 6 | 9 | 10 | 16 | 17..=20 | 24 => Data::Int32s(&t.int32_data),
+        7 => Data::Int64s(&t.int64_data),
+        8 => Data::Strings(&t.string_data),
+        11 => Data::Doubles(&t.double_data, 1),
+        15 => Data::Doubles(&t.double_data, 2),
+        12 | 13 => Data::Uint64s(&t.uint64_data),
+        _ => return None,
+    })
+}
+
+/// For each element of the output (row-major), the index of its source element. `source` dims are aligned to
+/// the output numpy-style (right-aligned), and are 1 or equal to the output's on every axis.
+pub fn broadcast_index(source: &[u64], out: &[u64]) -> Option<Vec<usize>> {
+    if source.len() > out.len() {
+        return None;
+    }
+    let mut padded = vec![1u64; out.len() - source.len()];
+    padded.extend_from_slice(source);
+    if padded.iter().zip(out).any(|(&s, &o)| s != 1 && s != o) {
+        return None;
+    }
+    let count = out.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
+    // Stride of each source axis, 0 where it is broadcast.
+    let mut strides = vec![0usize; out.len()];
+    let mut stride = 1usize;
+    for axis in (0..out.len()).rev() {
+        if padded[axis] != 1 {
+            strides[axis] = stride;
+        }
+        stride = stride.checked_mul(padded[axis] as usize)?;
+    }
+    let mut index = Vec::with_capacity(count);
+    let mut counter = vec![0u64; out.len()];
+    for _ in 0..count {
+        index.push(counter.iter().zip(&strides).map(|(&c, &s)| c as usize * s).sum());
+        for axis in (0..out.len()).rev() {
+            counter[axis] += 1;
+            if counter[axis] < out[axis] {
+                break;
+            }
+            counter[axis] = 0;
+        }
+    }
+    Some(index)
+}
+
+/// `source` broadcast to `out` (after viewing it with `mapped` dims, when given), or `None` when it is stored
+/// outside the file, of a type whose elements are not addressable, or larger than `max_bytes`.
+pub fn broadcast_tensor(
+    source: &TensorProto,
+    mapped: Option<&[u64]>,
+    out: &[u64],
+    max_bytes: u64,
+) -> Option<TensorProto> {
+    if source.data_location == Some(DataLocation::External as i32) || source.segment.is_some() {
+        return None;
+    }
+    let dims: Vec<u64> = match mapped {
+        Some(m) => m.to_vec(),
+        None => source.dims.iter().map(|&d| u64::try_from(d).ok()).collect::<Option<_>>()?,
+    };
+    let source_count: u64 = source.dims.iter().map(|&d| d.max(0) as u64).product();
+    if dims.iter().product::<u64>() != source_count {
+        return None;
+    }
+    let out_count: u64 = out.iter().product();
+    let data = data(source)?;
+    let element_bytes = match &data {
+        Data::Raw(_, n) => *n as u64,
+        Data::Strings(s) => s.iter().map(|b| b.len() as u64).max().unwrap_or(0).max(1),
+        _ => raw_size(source.data_type?).unwrap_or(8) as u64,
+    };
+    if out_count.checked_mul(element_bytes)? > max_bytes {
+        return None;
+    }
+    let index = broadcast_index(&dims, out)?;
+    let mut t = TensorProto {
+        dims: out.iter().map(|&d| d as i64).collect(),
+        data_type: source.data_type,
+        ..Default::default()
+    };
+    let take = |n: usize, len: usize| -> Option<()> { (index.iter().all(|&i| (i + 1) * n <= len)).then_some(()) };
+    match data {
+        Data::Raw(raw, n) => {
+            take(n, raw.len())?;
+            let bytes: Vec<u8> = index.iter().flat_map(|&i| &raw[i * n..(i + 1) * n]).copied().collect();
+            t.raw_data = Some(bytes.into());
+        }
+        Data::Floats(v, n) => {
+            take(n, v.len())?;
+            t.float_data = index.iter().flat_map(|&i| &v[i * n..(i + 1) * n]).copied().collect();
+        }
+        Data::Doubles(v, n) => {
+            take(n, v.len())?;
+            t.double_data = index.iter().flat_map(|&i| &v[i * n..(i + 1) * n]).copied().collect();
+        }
+        Data::Int32s(v) => {
+            take(1, v.len())?;
+            t.int32_data = index.iter().map(|&i| v[i]).collect();
+        }
+        Data::Int64s(v) => {
+            take(1, v.len())?;
+            t.int64_data = index.iter().map(|&i| v[i]).collect();
+        }
+        Data::Uint64s(v) => {
+            take(1, v.len())?;
+            t.uint64_data = index.iter().map(|&i| v[i]).collect();
+        }
+        Data::Strings(v) => {
+            take(1, v.len())?;
+            t.string_data = index.iter().map(|&i| v[i].clone()).collect();
+        }
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numpy_index_repeats_broadcast_axes() {
+        assert_eq!(broadcast_index(&[3], &[2, 3]).unwrap(), vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!(broadcast_index(&[2, 1], &[2, 3]).unwrap(), vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(broadcast_index(&[], &[2]).unwrap(), vec![0, 0]);
+        assert_eq!(broadcast_index(&[1, 3], &[0, 3]).unwrap(), Vec::<usize>::new());
+        assert!(broadcast_index(&[2], &[3]).is_none());
+    }
+
+    #[test]
+    fn raw_float_tensor_is_written_expanded() {
+        let source = TensorProto {
+            dims: vec![2, 1],
+            data_type: Some(1),
+            raw_data: Some([1f32, 2.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>().into()),
+            ..Default::default()
+        };
+        let t = broadcast_tensor(&source, None, &[2, 2], 1 << 20).unwrap();
+        let raw = t.raw_data.unwrap();
+        let values: Vec<f32> = raw.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(values, vec![1.0, 1.0, 2.0, 2.0]);
+        assert_eq!(t.dims, vec![2, 2]);
+        assert!(broadcast_tensor(&source, None, &[2, 2], 15).is_none(), "over the byte limit");
+    }
+}

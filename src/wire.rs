@@ -1,0 +1,388 @@
+//! Writing an edited model at the wire level.
+//!
+//! An edit names what changes (nodes inserted or edited, values added) in which graph. Applying it walks the
+//! original bytes field by field: untouched fields are copied as byte ranges of the input, so unknown fields and
+//! tensor data survive exactly and are streamed straight from the memory map; only the messages on the path to
+//! an edit are rebuilt, with their lengths recomputed. An empty edit reproduces the input byte for byte.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
+use std::ops::Range;
+
+use prost::encoding::{decode_varint, encode_varint, WireType};
+use prost::Message;
+
+use crate::analysis::GraphStep;
+
+/// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
+#[derive(Clone, Debug, Default)]
+pub struct GraphEdit {
+    /// New nodes to place right before the node at this position.
+    pub insert_before: BTreeMap<usize, Vec<crate::proto::NodeProto>>,
+    pub node_edits: BTreeMap<usize, NodeEdit>,
+    /// New initializers (graphs only; function bodies get Constant nodes instead).
+    pub initializers: Vec<crate::proto::TensorProto>,
+    pub value_info: Vec<crate::proto::ValueInfoProto>,
+}
+
+impl GraphEdit {
+    pub fn is_empty(&self) -> bool {
+        self.insert_before.is_empty()
+            && self.node_edits.is_empty()
+            && self.initializers.is_empty()
+            && self.value_info.is_empty()
+    }
+}
+
+/// A change to an existing node: new input names and attributes to drop. Everything else is kept as written.
+#[derive(Clone, Debug, Default)]
+pub struct NodeEdit {
+    pub inputs: Option<Vec<String>>,
+    pub drop_attributes: Vec<String>,
+}
+
+/// Edits for a whole model, keyed by the graph they apply to.
+#[derive(Clone, Debug, Default)]
+pub struct ModelEdit {
+    pub graphs: BTreeMap<Vec<GraphStep>, GraphEdit>,
+}
+
+impl ModelEdit {
+    pub fn is_empty(&self) -> bool {
+        self.graphs.values().all(GraphEdit::is_empty)
+    }
+
+    pub fn graph_mut(&mut self, loc: &[GraphStep]) -> &mut GraphEdit {
+        self.graphs.entry(loc.to_vec()).or_default()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("malformed protobuf at byte {offset}: {reason}")]
+pub struct WireError {
+    pub offset: usize,
+    pub reason: &'static str,
+}
+
+/// Output as a sequence of input byte ranges and new bytes.
+#[derive(Debug, Default)]
+pub struct Pieces {
+    items: Vec<Piece>,
+    len: u64,
+}
+
+#[derive(Debug)]
+enum Piece {
+    Copy(Range<usize>),
+    Owned(Vec<u8>),
+}
+
+impl Pieces {
+    fn copy(&mut self, range: Range<usize>) {
+        self.len += range.len() as u64;
+        if let Some(Piece::Copy(last)) = self.items.last_mut() {
+            if last.end == range.start {
+                last.end = range.end;
+                return;
+            }
+        }
+        self.items.push(Piece::Copy(range));
+    }
+
+    fn owned(&mut self, bytes: Vec<u8>) {
+        self.len += bytes.len() as u64;
+        self.items.push(Piece::Owned(bytes));
+    }
+
+    fn append(&mut self, other: Pieces) {
+        for item in other.items {
+            match item {
+                Piece::Copy(r) => self.copy(r),
+                Piece::Owned(b) => self.owned(b),
+            }
+        }
+    }
+
+    /// A length-delimited field whose payload is `payload`.
+    fn field(&mut self, tag: u32, payload: Pieces) {
+        let mut head = Vec::with_capacity(12);
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut head);
+        encode_varint(payload.len, &mut head);
+        self.owned(head);
+        self.append(payload);
+    }
+
+    fn message(&mut self, tag: u32, message: &impl Message) {
+        let mut bytes = Vec::with_capacity(message.encoded_len() + 12);
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut bytes);
+        message.encode_length_delimited(&mut bytes).expect("a Vec grows as needed");
+        self.owned(bytes);
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes the output, taking copied ranges from `source`.
+    pub fn write_to(&self, source: &[u8], out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        for item in &self.items {
+            match item {
+                Piece::Copy(r) => out.write_all(&source[r.clone()])?,
+                Piece::Owned(b) => out.write_all(b)?,
+            }
+        }
+        Ok(())
+    }
+
+    pub fn to_vec(&self, source: &[u8]) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.len as usize);
+        self.write_to(source, &mut v).expect("writing to a Vec cannot fail");
+        v
+    }
+}
+
+/// One field of a message: its number, the whole field's range and, for length-delimited fields, the payload's.
+struct Field {
+    number: u32,
+    range: Range<usize>,
+    payload: Range<usize>,
+}
+
+/// The fields of the message held in `source[range]`, in order.
+fn fields(source: &[u8], range: Range<usize>) -> Result<Vec<Field>, WireError> {
+    let mut out = Vec::new();
+    let mut pos = range.start;
+    let err = |offset, reason| WireError { offset, reason };
+    while pos < range.end {
+        let start = pos;
+        let mut rest = &source[pos..range.end];
+        let before = rest.len();
+        let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
+        let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;
+        let wire = key & 7;
+        let mut payload = 0..0;
+        match wire {
+            0 => {
+                decode_varint(&mut rest).map_err(|_| err(start, "bad varint"))?;
+            }
+            1 | 5 => {
+                let n = if wire == 1 { 8 } else { 4 };
+                if rest.len() < n {
+                    return Err(err(start, "truncated fixed-size field"));
+                }
+                rest = &rest[n..];
+            }
+            2 => {
+                let len = decode_varint(&mut rest).map_err(|_| err(start, "bad length"))?;
+                let len = usize::try_from(len).map_err(|_| err(start, "length out of range"))?;
+                if rest.len() < len {
+                    return Err(err(start, "length beyond the message"));
+                }
+                let p = pos + (before - rest.len());
+                payload = p..p + len;
+                rest = &rest[len..];
+            }
+            _ => return Err(err(start, "unsupported wire type")),
+        }
+        pos += before - rest.len();
+        out.push(Field { number, range: start..pos, payload });
+    }
+    Ok(out)
+}
+
+/// Field numbers of the containers the writer edits.
+struct BodyFields {
+    node: u32,
+    initializer: Option<u32>,
+    value_info: u32,
+}
+
+const GRAPH: BodyFields = BodyFields { node: 1, initializer: Some(5), value_info: 13 };
+const FUNCTION: BodyFields = BodyFields { node: 7, initializer: None, value_info: 12 };
+const MODEL_GRAPH: u32 = 7;
+const MODEL_FUNCTIONS: u32 = 25;
+const NODE_INPUT: u32 = 1;
+const NODE_ATTRIBUTE: u32 = 5;
+const ATTRIBUTE_NAME: u32 = 1;
+const ATTRIBUTE_G: u32 = 6;
+const ATTRIBUTE_GRAPHS: u32 = 11;
+
+/// Applies `edit` to the model encoded in `source`.
+pub fn apply(source: &[u8], edit: &ModelEdit) -> Result<Pieces, WireError> {
+    let mut out = Pieces::default();
+    if edit.is_empty() {
+        out.copy(0..source.len());
+        return Ok(out);
+    }
+    let mut function_index = 0;
+    for f in fields(source, 0..source.len())? {
+        let loc = match f.number {
+            MODEL_GRAPH => Some((Vec::new(), &GRAPH)),
+            MODEL_FUNCTIONS => {
+                function_index += 1;
+                Some((vec![GraphStep::Function(function_index - 1)], &FUNCTION))
+            }
+            _ => None,
+        };
+        match loc {
+            Some((loc, kind)) if touches(edit, &loc) => {
+                out.field(f.number, body(source, f.payload, edit, loc, kind)?);
+            }
+            _ => out.copy(f.range),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether any edit applies at `loc` or below it.
+fn touches(edit: &ModelEdit, loc: &[GraphStep]) -> bool {
+    edit.graphs.iter().any(|(k, e)| k.starts_with(loc) && !e.is_empty())
+}
+
+fn body(
+    source: &[u8],
+    range: Range<usize>,
+    edit: &ModelEdit,
+    loc: Vec<GraphStep>,
+    kind: &BodyFields,
+) -> Result<Pieces, WireError> {
+    let empty = GraphEdit::default();
+    let here = edit.graphs.get(&loc).unwrap_or(&empty);
+    let mut out = Pieces::default();
+    // New initializers and value_info go after the existing fields of their number, before the first field
+    // numbered higher: the order a protobuf encoder would have used.
+    let mut pending: Vec<(u32, Pieces)> = Vec::new();
+    if let Some(tag) = kind.initializer {
+        let mut p = Pieces::default();
+        here.initializers.iter().for_each(|t| p.message(tag, t));
+        pending.push((tag, p));
+    }
+    let mut p = Pieces::default();
+    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
+    pending.push((kind.value_info, p));
+    pending.sort_by_key(|(tag, _)| *tag);
+
+    let mut node_index = 0;
+    for f in fields(source, range)? {
+        while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
+            out.append(pending.remove(0).1);
+        }
+        if f.number != kind.node {
+            out.copy(f.range);
+            continue;
+        }
+        if let Some(new_nodes) = here.insert_before.get(&node_index) {
+            new_nodes.iter().for_each(|n| out.message(kind.node, n));
+        }
+        let node_edit = here.node_edits.get(&node_index);
+        let below = |attribute: usize, graph: usize| {
+            let mut l = loc.clone();
+            l.push(GraphStep::Subgraph { node: node_index, attribute, graph });
+            l
+        };
+        let has_sub = edit.graphs.iter().any(|(k, e)| {
+            !e.is_empty()
+                && k.len() > loc.len()
+                && k.starts_with(&loc)
+                && matches!(k[loc.len()], GraphStep::Subgraph { node, .. } if node == node_index)
+        });
+        if node_edit.is_some() || has_sub {
+            out.field(kind.node, node(source, f.payload, node_edit, edit, &below)?);
+        } else {
+            out.copy(f.range);
+        }
+        node_index += 1;
+    }
+    for (_, p) in pending {
+        out.append(p);
+    }
+    Ok(out)
+}
+
+fn string_field(tag: u32, s: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(s.len() + 6);
+    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut v);
+    encode_varint(s.len() as u64, &mut v);
+    v.extend_from_slice(s.as_bytes());
+    v
+}
+
+fn node(
+    source: &[u8],
+    range: Range<usize>,
+    edit: Option<&NodeEdit>,
+    model: &ModelEdit,
+    below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
+) -> Result<Pieces, WireError> {
+    let mut out = Pieces::default();
+    let mut inputs_written = false;
+    let mut attribute = 0;
+    let write_inputs = |out: &mut Pieces, inputs: &[String]| {
+        for name in inputs {
+            out.owned(string_field(NODE_INPUT, name));
+        }
+    };
+    for f in fields(source, range)? {
+        match (f.number, edit.and_then(|e| e.inputs.as_deref())) {
+            (NODE_INPUT, Some(inputs)) => {
+                if !inputs_written {
+                    write_inputs(&mut out, inputs);
+                    inputs_written = true;
+                }
+                continue;
+            }
+            (n, Some(inputs)) if n > NODE_INPUT && !inputs_written => {
+                write_inputs(&mut out, inputs);
+                inputs_written = true;
+            }
+            _ => {}
+        }
+        if f.number != NODE_ATTRIBUTE {
+            out.copy(f.range);
+            continue;
+        }
+        let this = attribute;
+        attribute += 1;
+        let attr_fields = fields(source, f.payload.clone())?;
+        let name = attr_fields
+            .iter()
+            .find(|a| a.number == ATTRIBUTE_NAME)
+            .map(|a| &source[a.payload.clone()])
+            .unwrap_or_default();
+        if edit.is_some_and(|e| e.drop_attributes.iter().any(|d| d.as_bytes() == name)) {
+            continue;
+        }
+        let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
+        let mut graph_index = 0;
+        let mut rebuilt = Pieces::default();
+        let mut changed = false;
+        for a in attr_fields {
+            if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
+                let k = graph_index;
+                graph_index += 1;
+                if edited_graph(k) {
+                    rebuilt.field(a.number, body(source, a.payload, model, below(this, k), &GRAPH)?);
+                    changed = true;
+                    continue;
+                }
+            }
+            rebuilt.copy(a.range);
+        }
+        if changed {
+            out.field(NODE_ATTRIBUTE, rebuilt);
+        } else {
+            out.copy(f.range);
+        }
+    }
+    if let (Some(inputs), false) = (edit.and_then(|e| e.inputs.as_deref()), inputs_written) {
+        write_inputs(&mut out, inputs);
+    }
+    Ok(out)
+}
+
+/// Lookup of subgraph edits by location, for callers that build edits incrementally.
+pub type EditIndex = HashMap<Vec<GraphStep>, GraphEdit>;
