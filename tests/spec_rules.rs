@@ -657,7 +657,10 @@ fn openvino_pdpd_rule5_trailing_symbol_past_end_must_be_one() {
     assert!(matches!(assert_violation(&o, 1, None), ViolationKind::AxisOutOfRange { axis: 1, len: 2, target_rank: 2 }));
     assert_eq!(legacy("2,3", "3,?", Some(1)).verdict, Verdict::Unknown);
     // Inside A the symbol is compared as usual.
-    assert_eq!(conditions(&legacy("2,3", "N,M", Some(0))), vec![(0, "N ∈ {1, 2}".to_string()), (1, "M ∈ {1, 3}".to_string())]);
+    assert_eq!(
+        conditions(&legacy("2,3", "N,M", Some(0))),
+        vec![(0, "N ∈ {1, 2}".to_string()), (1, "M ∈ {1, 3}".to_string())]
+    );
 }
 
 /// "only B to A broadcast is supported for PDPD": A's 1 is never broadcast towards B.
