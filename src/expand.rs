@@ -545,10 +545,11 @@ impl<'m> Planner<'m> {
     }
 
     /// A constant: an initializer in the main graph, a Constant node elsewhere (function bodies have no
-    /// initializers, and a subgraph's own constants keep it self-contained).
+    /// initializers, and a subgraph's own constants keep it self-contained) and before IR version 4, where every
+    /// initializer must also be a graph input.
     fn constant(&mut self, at: &At<'_>, mut tensor: TensorProto) -> String {
         let name = tensor.name().to_string();
-        if at.in_main_graph() {
+        if at.in_main_graph() && self.model.ir_version() >= 4 {
             self.edit.graph_mut(at.graph).initializers.push(tensor);
         } else {
             let vi = value_info(
