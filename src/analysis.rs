@@ -131,8 +131,13 @@ pub struct Analysis {
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
-    let mut walker =
-        Walker { functions: HashMap::new(), active: Vec::new(), out: Analysis::default(), opset_missing: false };
+    let mut walker = Walker {
+        functions: HashMap::new(),
+        active: Vec::new(),
+        out: Analysis::default(),
+        opset_missing: false,
+        fresh: 0,
+    };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
     }
@@ -214,6 +219,15 @@ struct Walker<'m> {
     out: Analysis,
     /// The model imports no default-domain opset and no default-domain node has been met yet.
     opset_missing: bool,
+    /// Fresh symbols made so far.
+    fresh: usize,
+}
+
+/// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
+/// keeps every one distinct, so no two are ever taken to be equal.
+fn fresh_symbol(counter: &mut usize) -> Dim {
+    *counter += 1;
+    Dim::sym(&format!("?{counter}"))
 }
 
 fn node_label(node: &NodeProto, index: usize) -> String {
@@ -256,7 +270,13 @@ impl<'m> Walker<'m> {
 
         let mut scope = Scope::default();
         for (name, facts) in body.inputs {
-            let facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
+            let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
+            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
+            if let Some(dims) = &mut facts.shape.0 {
+                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
+                    *d = fresh_symbol(&mut self.fresh);
+                }
+            }
             scope.values.insert(name, facts);
         }
         for init in body.initializers {
@@ -264,7 +284,7 @@ impl<'m> Walker<'m> {
             // An initializer that is also a graph input is a default the caller may override: a declared input
             // shape wins, the initializer fills what is undeclared.
             let facts = match scope.values.get(init.name()) {
-                Some(input) if input.shape.dims().is_some() => ValueFacts { value: None, ..input.clone() },
+                Some(input) if input.shape.dims().is_some() => ValueFacts::tensor(input.elem, input.shape.clone()),
                 _ => from_tensor,
             };
             scope.values.insert(init.name(), facts);
@@ -369,6 +389,7 @@ impl<'m> Walker<'m> {
             inputs.push(found);
         }
 
+        let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
         if env.depth < MAX_NESTING {
             let label = node_label(node, index);
             for (attribute, attr, k, graph) in attrs.graphs() {
@@ -382,7 +403,8 @@ impl<'m> Walker<'m> {
                     call: env.call,
                     depth: env.depth + 1,
                 };
-                self.body(&sub, Body::graph(graph));
+                let outputs = self.body(&sub, Body::graph(graph));
+                subgraphs.push((attr, outputs));
             }
         }
 
@@ -392,7 +414,21 @@ impl<'m> Walker<'m> {
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, index, node, k, f, inputs)
         } else {
-            infer::infer(node.op_type(), attrs, &refs, node.output.len())
+            let mut fresh = || fresh_symbol(&mut self.fresh);
+            let mut ctx = infer::Ctx {
+                op: node.op_type(),
+                opset: env.opset,
+                attrs,
+                inputs: &refs,
+                outputs: node.output.len(),
+                subgraphs: &subgraphs,
+                fresh: &mut fresh,
+            };
+            if ops::is_default_domain(node.domain()) {
+                infer::infer(&mut ctx)
+            } else {
+                vec![ValueFacts::unknown(); node.output.len()]
+            }
         };
         for (name, facts) in node.output.iter().zip(outputs) {
             if name.is_empty() {
@@ -589,7 +625,8 @@ impl<'m> Walker<'m> {
             functions,
             opset: env.opset,
         });
-        let mut outputs = vec![ValueFacts { elem, shape: output_shape, value: None }];
+        let value = infer::values::broadcast_value(node.op_type(), inputs, &output_shape);
+        let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
         outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
         outputs
     }
@@ -625,7 +662,7 @@ fn legacy_prelu(x: &Shape, slope: &Shape) -> Option<Outcome> {
 fn expand_target(shape_input: Option<&ValueFacts>) -> Shape {
     let Some(facts) = shape_input else { return Shape::unranked() };
     if let Some(values) = &facts.value {
-        return Shape::ranked(values.clone());
+        return Shape::ranked(values.iter().map(tensor::value_dim).collect());
     }
     match facts.shape.dims() {
         // A rank beyond any real tensor's is not worth spelling out dim by dim.

@@ -173,9 +173,9 @@ impl Tally {
 
 /// Two axes that pin the same symbol to disjoint sets of sizes make the site unsatisfiable.
 fn contradiction(conditions: &[Condition]) -> Option<Violation> {
-    let mut seen: BTreeMap<&Arc<str>, (usize, Vec<u64>)> = BTreeMap::new();
+    let mut seen: BTreeMap<&Dim, (usize, Vec<u64>)> = BTreeMap::new();
     for cond in conditions {
-        let ConditionKind::OneOf { dim: Dim::Sym(name), options } = &cond.kind else {
+        let ConditionKind::OneOf { dim: name, options } = &cond.kind else {
             continue;
         };
         let Some(sizes) = options.iter().map(Dim::known).collect::<Option<Vec<u64>>>() else {
@@ -192,7 +192,7 @@ fn contradiction(conditions: &[Condition]) -> Option<Violation> {
                         input: 0,
                         axis: Some(cond.axis),
                         kind: ViolationKind::Unsatisfiable {
-                            symbol: name.clone(),
+                            symbol: Arc::from(name.to_string()),
                             first: allowed.clone(),
                             second: sizes,
                         },
@@ -213,7 +213,7 @@ fn sorted_dims(mut dims: Vec<Dim>) -> Vec<Dim> {
 
 /// The symbolic broadcast of several distinct non-1 symbolic dims.
 fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
-    let mut names: Vec<Arc<str>> = dims.iter().flat_map(|d| d.symbols().iter().cloned()).collect();
+    let mut names: Vec<Arc<str>> = dims.iter().flat_map(|d| d.broadcast_names()).collect();
     names.sort();
     names.dedup();
     if names.len() == 1 {
@@ -273,22 +273,25 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
         }
     }
     let has_unknown = column.iter().any(|(_, d)| matches!(d, Dim::Unknown));
-    let mut symbolic: Vec<&Dim> =
-        column.iter().map(|&(_, d)| d).filter(|d| matches!(d, Dim::Sym(_) | Dim::Broadcast(_))).collect();
+    let mut symbolic: Vec<&Dim> = column.iter().map(|&(_, d)| d).filter(|d| d.is_symbolic()).collect();
     symbolic.sort();
     symbolic.dedup();
 
     if let Some((_, k)) = first_known {
         // Every symbol here must be 1 or k; an unknown dim likewise, which nothing can promise.
-        let mut names: Vec<&Arc<str>> = symbolic.iter().flat_map(|d| d.symbols()).collect();
-        names.sort();
-        names.dedup();
-        let conditions: Vec<ConditionKind> = names
-            .into_iter()
-            .map(|n| ConditionKind::OneOf {
-                dim: Dim::Sym(n.clone()),
-                options: sorted_dims(vec![Dim::Known(1), Dim::Known(k)]),
+        // A symbolic broadcast is 1 or k exactly when each of its parts is.
+        let mut constrained: Vec<Dim> = symbolic
+            .iter()
+            .flat_map(|d| match d {
+                Dim::Broadcast(names) => names.iter().map(|n| Dim::Sym(n.clone())).collect(),
+                other => vec![(*other).clone()],
             })
+            .collect();
+        constrained.sort();
+        constrained.dedup();
+        let conditions: Vec<ConditionKind> = constrained
+            .into_iter()
+            .map(|dim| ConditionKind::OneOf { dim, options: sorted_dims(vec![Dim::Known(1), Dim::Known(k)]) })
             .collect();
         let status = if !conditions.is_empty() {
             AxisStatus::Conditions(conditions)

@@ -18,5 +18,6 @@ pub mod materialize;
 pub mod ops;
 pub mod render;
 pub mod shape;
+pub mod sym;
 pub mod tensor;
 pub mod wire;

@@ -3,13 +3,18 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::sym::Poly;
+
 /// One dimension of a tensor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dim {
     /// A size known when the model is checked (0 included).
     Known(u64),
-    /// A named size (`dim_param`), the same in every place it appears within one model.
+    /// A named size (`dim_param`, or a fresh symbol for a size nothing names), the same in every place it appears
+    /// within one model.
     Sym(Arc<str>),
+    /// Any other symbolic size, as a polynomial in normal form (`3*N`, `L + 1`, `floor((H) / 2) + 1`).
+    Expr(Arc<Poly>),
     /// The broadcast of two or more distinct symbols: equal to each of them that is not 1. Kept as its own value
     /// because two different symbols are never equal without proof. The names are sorted and distinct.
     Broadcast(Arc<[Arc<str>]>),
@@ -33,12 +38,40 @@ impl Dim {
         matches!(self, Dim::Known(1))
     }
 
-    /// The symbols this dim stands for (one for `Sym`, several for `Broadcast`, none otherwise).
-    pub fn symbols(&self) -> &[Arc<str>] {
+    /// The names this dim contributes to a symbolic broadcast: its symbol, its expression's text, or the names of
+    /// the broadcast it already is.
+    pub fn broadcast_names(&self) -> Vec<Arc<str>> {
         match self {
-            Dim::Sym(s) => std::slice::from_ref(s),
-            Dim::Broadcast(names) => names,
-            _ => &[],
+            Dim::Sym(s) => vec![s.clone()],
+            Dim::Expr(p) => vec![Arc::from(p.to_string())],
+            Dim::Broadcast(names) => names.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Symbolic: a symbol, an expression or a symbolic broadcast.
+    pub fn is_symbolic(&self) -> bool {
+        matches!(self, Dim::Sym(_) | Dim::Expr(_) | Dim::Broadcast(_))
+    }
+
+    /// The dim in normal form: a known size, a lone symbol, or an expression. A negative constant is no size.
+    pub fn from_poly(p: Poly) -> Dim {
+        if let Some(c) = p.as_constant() {
+            return u64::try_from(c).map_or(Dim::Unknown, Dim::Known);
+        }
+        if let Some(a) = p.as_atom() {
+            return Dim::Sym(a.clone());
+        }
+        Dim::Expr(Arc::new(p))
+    }
+
+    /// The dim as a polynomial, for arithmetic; `None` for unknown dims and symbolic broadcasts.
+    pub fn to_poly(&self) -> Option<Poly> {
+        match self {
+            Dim::Known(n) => i64::try_from(*n).ok().map(Poly::constant),
+            Dim::Sym(s) => Some(Poly::atom_arc(s.clone())),
+            Dim::Expr(p) => Some((**p).clone()),
+            _ => None,
         }
     }
 
@@ -53,6 +86,7 @@ impl fmt::Display for Dim {
         match self {
             Dim::Known(n) => write!(f, "{n}"),
             Dim::Sym(s) => f.write_str(s),
+            Dim::Expr(p) => write!(f, "{p}"),
             Dim::Broadcast(names) => write!(f, "broadcast({})", names.join(", ")),
             Dim::Unknown => f.write_str("?"),
         }

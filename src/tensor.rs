@@ -2,6 +2,7 @@
 
 use crate::proto::{tensor_proto::DataLocation, TensorProto, TensorShapeProto, TypeProto};
 use crate::shape::{Dim, Shape};
+use crate::sym::Poly;
 
 /// The most elements of an integer tensor whose values shape inference reads (shape vectors, axes).
 pub const MAX_VALUE_ELEMENTS: usize = 64;
@@ -44,16 +45,27 @@ pub fn elem_type_name(elem: i32) -> String {
     name.to_string()
 }
 
-/// What is known about one value: its element type, its shape, and for small integer tensors their contents
-/// (as dims, so that symbolic sizes can flow through shape computations later).
+/// One element of a small integer tensor: its exact value (a constant or a symbolic expression), or unknown.
+pub type IntValue = Option<Poly>;
+
+/// What is known about one value: its element type, its shape, and for small tensors their contents (integer
+/// contents as polynomials, so that symbolic sizes flow through shape computations).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValueFacts {
     pub elem: Option<i32>,
     pub shape: Shape,
-    pub value: Option<Vec<Dim>>,
+    /// The contents of a small integer or boolean tensor, row-major.
+    pub value: Option<Vec<IntValue>>,
+    /// The contents of a small floating-point tensor (Resize scales, say).
+    pub floats: Option<Vec<f64>>,
 }
 
 impl ValueFacts {
+    /// A tensor of known element type and shape, contents unknown.
+    pub fn tensor(elem: Option<i32>, shape: Shape) -> ValueFacts {
+        ValueFacts { elem, shape, value: None, floats: None }
+    }
+
     pub fn unknown() -> ValueFacts {
         ValueFacts::default()
     }
@@ -110,24 +122,25 @@ pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>) -
     } else {
         return ValueFacts::unknown();
     };
-    ValueFacts { elem: elem.filter(|&e| e != 0), shape: shape_from_proto(shape, negative_axes), value: None }
+    ValueFacts::tensor(elem.filter(|&e| e != 0), shape_from_proto(shape, negative_axes))
 }
 
 /// Facts from a tensor (initializer or Constant). Only small integer tensors stored in the file are read.
 pub fn facts_from_tensor(t: &TensorProto) -> ValueFacts {
     let shape =
         Shape::ranked(t.dims.iter().map(|&d| if d >= 0 { Dim::Known(d as u64) } else { Dim::Unknown }).collect());
-    let value = int_values(t).map(|v| v.into_iter().map(int_dim).collect());
-    ValueFacts { elem: t.data_type.filter(|&e| e != 0), shape, value }
+    let value = int_values(t).map(|v| v.into_iter().map(|x| Some(Poly::constant(x))).collect());
+    ValueFacts { elem: t.data_type.filter(|&e| e != 0), shape, value, floats: float_values(t) }
 }
 
-/// A shape-vector entry as a dim; negative entries (Reshape's -1, say) are not sizes.
-pub fn int_dim(v: i64) -> Dim {
-    if v >= 0 {
-        Dim::Known(v as u64)
-    } else {
-        Dim::Unknown
-    }
+/// A shape-vector entry as a dim; unknown and negative entries (Reshape's -1, say) are not sizes.
+pub fn value_dim(v: &IntValue) -> Dim {
+    v.clone().map_or(Dim::Unknown, Dim::from_poly)
+}
+
+/// A dim as a shape-vector entry.
+pub fn dim_value(d: &Dim) -> IntValue {
+    d.to_poly()
 }
 
 /// The contents of a small int32/int64 tensor held in the file.
@@ -140,12 +153,37 @@ pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
         return None;
     }
     let values: Vec<i64> = match (t.data_type?, t.raw_data.as_ref()) {
+        (BOOL | 2 | 3, Some(raw)) => {
+            raw.iter().map(|&b| if t.data_type == Some(3) { b as i8 as i64 } else { b as i64 }).collect()
+        }
+        (BOOL | 2 | 3 | 4 | 5, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
         (INT64, Some(raw)) => raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
         (INT32, Some(raw)) => {
             raw.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes")) as i64).collect()
         }
         (INT64, None) => t.int64_data.clone(),
         (INT32, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
+        _ => return None,
+    };
+    (values.len() == count).then_some(values)
+}
+
+/// The contents of a small float/double tensor held in the file.
+pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
+    if t.data_location == Some(DataLocation::External as i32) {
+        return None;
+    }
+    let count = t.dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
+    if count > MAX_VALUE_ELEMENTS {
+        return None;
+    }
+    let values: Vec<f64> = match (t.data_type?, t.raw_data.as_ref()) {
+        (1, Some(raw)) => {
+            raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")) as f64).collect()
+        }
+        (11, Some(raw)) => raw.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+        (1, None) => t.float_data.iter().map(|&v| v as f64).collect(),
+        (11, None) => t.double_data.clone(),
         _ => return None,
     };
     (values.len() == count).then_some(values)

@@ -384,7 +384,6 @@ fn node(
     Ok(out)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,7 +400,8 @@ mod tests {
 
     /// A model whose graph carries a field this schema does not know (number 99), as a newer exporter might write.
     fn model_with_unknown_field() -> Vec<u8> {
-        let graph = GraphProto { node: vec![node("Add", &["a", "b"], "c")], name: Some("g".into()), ..Default::default() };
+        let graph =
+            GraphProto { node: vec![node("Add", &["a", "b"], "c")], name: Some("g".into()), ..Default::default() };
         let mut graph_bytes = graph.encode_to_vec();
         encode_varint(99 << 3, &mut graph_bytes); // field 99, varint
         encode_varint(42, &mut graph_bytes);
@@ -439,14 +439,14 @@ mod tests {
     #[test]
     fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
         let inner = GraphProto { node: vec![node("Add", &["x", "y"], "z")], ..Default::default() };
-        let branch = AttributeProto { name: Some("then_branch".into()), g: Some(inner), r#type: Some(5), ..Default::default() };
-        let legacy = AttributeProto { name: Some("broadcast".into()), i: Some(1), r#type: Some(2), ..Default::default() };
+        let branch =
+            AttributeProto { name: Some("then_branch".into()), g: Some(inner), r#type: Some(5), ..Default::default() };
+        let legacy =
+            AttributeProto { name: Some("broadcast".into()), i: Some(1), r#type: Some(2), ..Default::default() };
         let mut outer = node("If", &["cond"], "out");
         outer.attribute = vec![legacy, branch];
-        let model = ModelProto {
-            graph: Some(GraphProto { node: vec![outer], ..Default::default() }),
-            ..Default::default()
-        };
+        let model =
+            ModelProto { graph: Some(GraphProto { node: vec![outer], ..Default::default() }), ..Default::default() };
         let source = model.encode_to_vec();
         let mut edit = ModelEdit::default();
         edit.graph_mut(&[]).node_edits.insert(0, NodeEdit { inputs: None, drop_attributes: vec!["broadcast".into()] });

@@ -1,0 +1,129 @@
+//! Ops whose outputs have the shape of their first input: activations, unary math, casts, and Constant.
+
+use super::Ctx;
+use crate::shape::Shape;
+use crate::sym::Poly;
+use crate::tensor::{self, ValueFacts, BOOL, INT64};
+
+/// Ops whose single output has the shape and type of their first input.
+const SHAPE_PRESERVING: &[&str] = &[
+    "Abs",
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "Ceil",
+    "Celu",
+    "Cos",
+    "Cosh",
+    "Elu",
+    "Erf",
+    "Exp",
+    "Floor",
+    "Gelu",
+    "HardSigmoid",
+    "HardSwish",
+    "Hardmax",
+    "LeakyRelu",
+    "Log",
+    "LogSoftmax",
+    "LpNormalization",
+    "LRN",
+    "MeanVarianceNormalization",
+    "Mish",
+    "Neg",
+    "Not",
+    "Reciprocal",
+    "Relu",
+    "Round",
+    "Selu",
+    "Shrink",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Softmax",
+    "Softplus",
+    "Softsign",
+    "Sqrt",
+    "Tan",
+    "Tanh",
+    "ThresholdedRelu",
+    "Clip",
+    "BitwiseNot",
+    "Swish",
+    "CumSum",
+    "Trilu",
+    "ReverseSequence",
+    "Binarizer",
+    "Normalizer",
+    "Scaler",
+];
+
+/// Ops whose single output has the shape of their first input and is boolean.
+const SHAPE_PRESERVING_BOOL: &[&str] = &["IsNaN", "IsInf"];
+
+pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    let op = ctx.op;
+    let first = ctx.input(0).cloned().unwrap_or_default();
+    let same_shape = |elem| ValueFacts::tensor(elem, first.shape.clone());
+    Some(match op {
+        "Identity" => vec![first.clone()],
+        "Neg" => vec![ValueFacts { value: negate(first.value.as_deref()), ..same_shape(first.elem) }],
+        _ if SHAPE_PRESERVING.contains(&op) => vec![same_shape(first.elem)],
+        _ if SHAPE_PRESERVING_BOOL.contains(&op) => vec![same_shape(Some(BOOL))],
+        // Casting integer contents keeps them when the target is an integer type too.
+        "Cast" => {
+            let to = ctx.attrs.int("to").and_then(|t| i32::try_from(t).ok());
+            let keeps = matches!(to, Some(INT64 | tensor::INT32));
+            vec![ValueFacts { value: first.value.clone().filter(|_| keeps), ..same_shape(to) }]
+        }
+        "CastLike" => vec![same_shape(ctx.elem(1))],
+        "Dropout" => vec![same_shape(first.elem), same_shape(Some(BOOL))],
+        "Constant" => vec![constant(ctx)],
+        _ => return None,
+    })
+}
+
+fn negate(value: Option<&[tensor::IntValue]>) -> Option<Vec<tensor::IntValue>> {
+    let minus_one = Poly::constant(-1);
+    Some(value?.iter().map(|v| v.as_ref().and_then(|p| p.mul(&minus_one))).collect())
+}
+
+/// The value of a `Constant` node, from whichever `value*` attribute it carries.
+fn constant(ctx: &Ctx<'_, '_>) -> ValueFacts {
+    let attrs = ctx.attrs;
+    if let Some(t) = attrs.tensor("value") {
+        return tensor::facts_from_tensor(t);
+    }
+    let ints = |v: &[i64]| {
+        (v.len() <= tensor::MAX_VALUE_ELEMENTS).then(|| v.iter().map(|&x| Some(Poly::constant(x))).collect())
+    };
+    let floats = |v: &[f32]| (v.len() <= tensor::MAX_VALUE_ELEMENTS).then(|| v.iter().map(|&x| x as f64).collect());
+    let of = |elem, shape| ValueFacts::tensor(Some(elem), shape);
+    if let Some(a) = attrs.get("value_float") {
+        return ValueFacts { floats: a.f.map(|f| vec![f as f64]), ..of(1, Shape::scalar()) };
+    }
+    if let Some(a) = attrs.get("value_floats") {
+        return ValueFacts { floats: floats(&a.floats), ..of(1, Shape::known(&[a.floats.len() as u64])) };
+    }
+    if let Some(a) = attrs.get("value_int") {
+        return ValueFacts { value: a.i.map(|i| vec![Some(Poly::constant(i))]), ..of(INT64, Shape::scalar()) };
+    }
+    if let Some(a) = attrs.get("value_ints") {
+        return ValueFacts { value: ints(&a.ints), ..of(INT64, Shape::known(&[a.ints.len() as u64])) };
+    }
+    if attrs.get("value_string").is_some() {
+        return of(8, Shape::scalar());
+    }
+    if let Some(a) = attrs.get("value_strings") {
+        return of(8, Shape::known(&[a.strings.len() as u64]));
+    }
+    if let Some(s) = attrs.get("sparse_value").and_then(|a| a.sparse_tensor.as_ref()) {
+        let shape = Shape::ranked(s.dims.iter().map(|&d| tensor::value_dim(&Some(Poly::constant(d)))).collect());
+        return ValueFacts::tensor(s.values.as_ref().and_then(|v| v.data_type), shape);
+    }
+    ValueFacts::unknown()
+}

@@ -1,0 +1,122 @@
+//! Shape inference for ops that do not broadcast: a per-op table, opset-aware, split by op family.
+//!
+//! Each family module answers for the ops it knows and returns `None` for the rest; an op no module knows gets
+//! outputs of unknown type and shape, never an error. Broadcasting ops get their output shapes from the broadcast
+//! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
+
+pub mod elementwise;
+pub mod layout;
+pub mod nn;
+pub mod reduce;
+pub mod values;
+
+use crate::attr::Attrs;
+use crate::shape::{Dim, Shape};
+use crate::tensor::{IntValue, ValueFacts};
+
+/// Everything an op's rule may look at.
+pub struct Ctx<'a, 'm> {
+    pub op: &'a str,
+    /// Default-domain opset the node is evaluated at.
+    pub opset: i64,
+    pub attrs: Attrs<'m>,
+    /// Facts of each input position (`None`: absent optional input, or nothing known).
+    pub inputs: &'a [Option<&'a ValueFacts>],
+    /// Number of outputs the node declares.
+    pub outputs: usize,
+    /// Output facts of each graph attribute (If branches, Loop/Scan bodies), by attribute name.
+    pub subgraphs: &'a [(&'m str, Vec<ValueFacts>)],
+    /// Makes a symbol that names no other size: for data-dependent sizes and sizes nothing determines.
+    pub fresh: &'a mut dyn FnMut() -> Dim,
+}
+
+impl<'a, 'm> Ctx<'a, 'm> {
+    pub fn input(&self, i: usize) -> Option<&'a ValueFacts> {
+        self.inputs.get(i).copied().flatten()
+    }
+
+    /// Whether input `i` is given (present, even if nothing is known of it).
+    pub fn has_input(&self, i: usize) -> bool {
+        self.inputs.get(i).is_some_and(Option::is_some)
+    }
+
+    pub fn shape(&self, i: usize) -> Shape {
+        self.input(i).map_or_else(Shape::unranked, |f| f.shape.clone())
+    }
+
+    pub fn dims(&self, i: usize) -> Option<&'a [Dim]> {
+        self.input(i).and_then(|f| f.shape.dims())
+    }
+
+    pub fn rank(&self, i: usize) -> Option<usize> {
+        self.dims(i).map(<[Dim]>::len)
+    }
+
+    pub fn elem(&self, i: usize) -> Option<i32> {
+        self.input(i).and_then(|f| f.elem)
+    }
+
+    /// The contents of input `i`, when it is a small integer tensor.
+    pub fn value(&self, i: usize) -> Option<&'a [IntValue]> {
+        self.input(i).and_then(|f| f.value.as_deref())
+    }
+
+    /// The contents of input `i` when every element is a known constant.
+    pub fn ints(&self, i: usize) -> Option<Vec<i64>> {
+        self.value(i)?.iter().map(|v| v.as_ref()?.as_constant()).collect()
+    }
+
+    pub fn floats(&self, i: usize) -> Option<&'a [f64]> {
+        self.input(i).and_then(|f| f.floats.as_deref())
+    }
+
+    pub fn fresh(&mut self) -> Dim {
+        (self.fresh)()
+    }
+
+    /// The outputs of the graph attribute `name`.
+    pub fn subgraph(&self, name: &str) -> Option<&'a [ValueFacts]> {
+        self.subgraphs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_slice())
+    }
+
+    /// Integer attribute with a default.
+    pub fn int(&self, name: &str, default: i64) -> i64 {
+        self.attrs.int(name).unwrap_or(default)
+    }
+
+    /// Axes from an attribute (before the opset that moved them to an input) or from input `input`.
+    pub fn axes(&self, name: &str, input: usize) -> Option<Vec<i64>> {
+        match self.attrs.ints(name) {
+            Some(a) => Some(a.to_vec()),
+            None if self.has_input(input) => self.ints(input),
+            None => None,
+        }
+    }
+}
+
+/// An axis in `0..rank` from a possibly negative one.
+pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = i64::try_from(rank).ok()?;
+    let a = if axis < 0 { axis + r } else { axis };
+    (0..r).contains(&a).then_some(a as usize)
+}
+
+/// An axis in `0..=rank` (an insertion point) from a possibly negative one.
+pub fn normalize_insert_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = i64::try_from(rank).ok()?;
+    let a = if axis < 0 { axis + r + 1 } else { axis };
+    (0..=r).contains(&a).then_some(a as usize)
+}
+
+/// Infers the outputs of a non-broadcasting node.
+pub fn infer(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
+    let mut result = elementwise::infer(ctx)
+        .or_else(|| values::infer(ctx))
+        .or_else(|| layout::infer(ctx))
+        .or_else(|| nn::infer(ctx))
+        .or_else(|| reduce::infer(ctx))
+        .unwrap_or_default();
+    result.resize_with(ctx.outputs, ValueFacts::unknown);
+    result.truncate(ctx.outputs);
+    result
+}
