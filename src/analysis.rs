@@ -127,6 +127,9 @@ pub struct Analysis {
     pub sites: Vec<Site>,
     pub notes: Vec<Note>,
     pub graphs: Vec<GraphFacts>,
+    /// Ops that no inference rule knows (`domain.op` outside the default domain), with how many nodes each: their
+    /// outputs are unknown, and so is what depends on them.
+    pub opaque: std::collections::BTreeMap<String, usize>,
 }
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
@@ -280,6 +283,10 @@ impl<'m> Walker<'m> {
             scope.values.insert(name, facts);
         }
         for init in body.initializers {
+            if let Some(why) = tensor::data_mismatch(init) {
+                let msg = format!("initializer '{}' {why}", init.name());
+                self.note(env, Code::TensorDataMismatch, None, msg);
+            }
             let from_tensor = tensor::facts_from_tensor(init);
             // An initializer that is also a graph input is a default the caller may override: a declared input
             // shape wins, the initializer fills what is undeclared.
@@ -291,9 +298,12 @@ impl<'m> Walker<'m> {
         }
 
         let order = self.topological_order(env, body.nodes, &scope);
+        // Values some node of this body produces, even one stuck in a cycle: reading them is not reading nothing.
+        let produced: HashSet<&'m str> =
+            body.nodes.iter().flat_map(|n| n.output.iter().map(String::as_str)).filter(|o| !o.is_empty()).collect();
         for index in order {
             let node = &body.nodes[index];
-            self.node(env, &mut scope, &declared, index, node);
+            self.node(env, &mut scope, &declared, &produced, index, node);
         }
 
         let outputs =
@@ -354,7 +364,10 @@ impl<'m> Walker<'m> {
             let placed: HashSet<usize> = order.iter().copied().collect();
             let stuck: Vec<usize> = (0..nodes.len()).filter(|i| !placed.contains(i)).collect();
             let names: Vec<String> = stuck.iter().take(5).map(|&i| node_label(&nodes[i], i)).collect();
-            let msg = format!("{} nodes form a cycle, among them {}", stuck.len(), names.join(", "));
+            let msg = match stuck.len() {
+                1 => format!("node {} depends on its own output", names[0]),
+                n => format!("{n} nodes form a cycle, among them {}", names.join(", ")),
+            };
             self.note(env, Code::GraphCycle, Some((&nodes[stuck[0]], stuck[0])), msg);
             order.extend(stuck);
         }
@@ -366,6 +379,7 @@ impl<'m> Walker<'m> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &HashMap<&'m str, ValueFacts>,
+        produced: &HashSet<&'m str>,
         index: usize,
         node: &'m NodeProto,
     ) {
@@ -382,7 +396,7 @@ impl<'m> Walker<'m> {
                 continue;
             }
             let found = self.lookup(env, scope, name).cloned();
-            if found.is_none() {
+            if found.is_none() && !produced.contains(name.as_str()) {
                 let msg = format!("input '{name}' is not defined by any graph input, initializer or node");
                 self.note(env, Code::UndefinedValue, Some((node, index)), msg);
             }
@@ -390,6 +404,10 @@ impl<'m> Walker<'m> {
         }
 
         let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
+        if env.depth >= MAX_NESTING && attrs.graphs().next().is_some() {
+            let msg = format!("subgraphs nest deeper than {MAX_NESTING} levels; the deeper ones are not checked");
+            self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
+        }
         if env.depth < MAX_NESTING {
             let label = node_label(node, index);
             for (attribute, attr, k, graph) in attrs.graphs() {
@@ -424,18 +442,29 @@ impl<'m> Walker<'m> {
                 subgraphs: &subgraphs,
                 fresh: &mut fresh,
             };
-            if ops::is_default_domain(node.domain()) {
-                infer::infer(&mut ctx)
-            } else {
+            let inferred = if ops::is_default_domain(node.domain()) { infer::infer(&mut ctx) } else { None };
+            inferred.unwrap_or_else(|| {
+                let op = if node.domain().is_empty() {
+                    node.op_type().to_string()
+                } else {
+                    format!("{}.{}", node.domain(), node.op_type())
+                };
+                *self.out.opaque.entry(op).or_default() += 1;
                 vec![ValueFacts::unknown(); node.output.len()]
-            }
+            })
         };
         for (name, facts) in node.output.iter().zip(outputs) {
             if name.is_empty() {
                 continue;
             }
             let facts = match declared.get(name.as_str()) {
-                Some(d) => facts.filled_from(d),
+                Some(d) => {
+                    if let Some(why) = tensor::contradiction(&facts, d) {
+                        let msg = format!("value '{name}' is declared with other facts than inference finds: {why}");
+                        self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
+                    }
+                    facts.filled_from(d)
+                }
                 None => facts,
             };
             scope.values.insert(name, facts);
@@ -454,9 +483,18 @@ impl<'m> Walker<'m> {
     ) -> Vec<ValueFacts> {
         let key = (f.domain(), f.name());
         let unknown = || vec![ValueFacts::unknown(); node.output.len()];
-        if self.active.contains(&key) || env.depth >= MAX_NESTING {
+        if self.active.contains(&key) {
             let msg = format!("function {}.{} calls itself; its body is not followed again", f.domain(), f.name());
             self.note(env, Code::RecursiveFunction, Some((node, index)), msg);
+            return unknown();
+        }
+        if env.depth >= MAX_NESTING {
+            let msg = format!(
+                "function calls and subgraphs nest deeper than {MAX_NESTING} levels; the body of {}.{} is not checked here",
+                f.domain(),
+                f.name()
+            );
+            self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
             return unknown();
         }
         let qualified =

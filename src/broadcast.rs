@@ -123,7 +123,10 @@ impl fmt::Display for Condition {
             }
             ConditionKind::EqualOrOne { dims } => {
                 let names: Vec<String> = dims.iter().map(Dim::to_string).collect();
-                write!(f, "{} equal or 1", names.join(", "))
+                match names.as_slice() {
+                    [a, b] => write!(f, "{a} = {b} or one of them is 1"),
+                    _ => write!(f, "{} are equal wherever they are not 1", names.join(", ")),
+                }
             }
         }
     }

@@ -67,6 +67,12 @@ codes! {
         "Nodes depend on each other in a cycle, so the graph cannot run.";
     RecursiveFunction = "recursive-function", Error,
         "A model-local function calls itself, directly or through others.";
+    DeclaredShapeMismatch = "declared-shape-mismatch", Warning,
+        "A value_info or graph output declares an element type, rank or size that contradicts what shape inference finds from the ops; the inferred facts are used.";
+    TensorDataMismatch = "tensor-data-mismatch", Error,
+        "A tensor's stored data does not have the size its dims and element type call for.";
+    NestingTooDeep = "nesting-too-deep", Error,
+        "Subgraphs or model-local function calls nest deeper than onnx-bcast follows (64 levels); the deeper bodies are not checked.";
     MissingOpset = "missing-opset", Error,
         "The model imports no version of the default ONNX domain, so its ops' definitions are unknown; the latest is assumed.";
 }

@@ -83,6 +83,7 @@ pub fn plan(model: &ModelProto, analysis: &Analysis, options: ExpandOptions) -> 
         edit: ModelEdit::default(),
         names: Names::of(model),
         cache: HashMap::new(),
+        producers: HashMap::new(),
         summary: ExpandSummary { sites: groups.len(), ..Default::default() },
     };
     for (loc, sites) in groups {
@@ -191,7 +192,12 @@ struct Planner<'m> {
     edit: ModelEdit,
     names: Names,
     cache: HashMap<(Vec<GraphStep>, Made), String>,
+    producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
     summary: ExpandSummary,
+}
+
+fn ops_default(n: &NodeProto) -> bool {
+    crate::ops::is_default_domain(n.domain())
 }
 
 /// The graph being edited and the node new nodes go before.
@@ -260,6 +266,17 @@ impl<'m> Planner<'m> {
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Same)) {
             return;
         }
+        if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
+            return;
+        }
+        if !loc.graph.is_empty() && first.opset < 9 {
+            let reason = format!(
+                "no faithful rewrite inside a subgraph or function at opset {}: Constant holds int64 shapes only from opset 9",
+                first.opset
+            );
+            self.leave(first, reason);
+            return;
+        }
         // A function body is shared by its calls: a constant target is only right if every call agrees on it.
         let agreed = sites.iter().all(|s| s.output_shape == first.output_shape && same_inputs(s, first));
         let node = self.node_proto(loc);
@@ -316,6 +333,43 @@ impl<'m> Planner<'m> {
 
     fn node_proto(&self, loc: &NodeLoc) -> &'m NodeProto {
         &self.nodes_at(&loc.graph)[loc.node]
+    }
+
+    /// The node producing each value of the graph at `graph`, by position.
+    fn producers(&mut self, graph: &[GraphStep]) -> &HashMap<&'m str, usize> {
+        let nodes = self.nodes_at(graph);
+        self.producers.entry(graph.to_vec()).or_insert_with(|| {
+            nodes.iter().enumerate().flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i))).collect()
+        })
+    }
+
+    /// Whether a site whose shapes are undecided already has the form `expand` gives it: an anchor input and
+    /// every other input `Expand(_, Shape(anchor))` (numpy rules), or its broadcast input an `Expand` to a shape
+    /// computed from the other inputs (one-way rules). Without this, a second `expand` would wrap the explicit
+    /// broadcasts of the first again.
+    fn already_explicit(&mut self, loc: &NodeLoc, site: &Site) -> bool {
+        let nodes = self.nodes_at(&loc.graph);
+        let producers = self.producers(&loc.graph).clone();
+        let made_by = |value: &str, op: &str| -> Option<&'m NodeProto> {
+            producers.get(value).map(|&i| &nodes[i]).filter(|n| n.op_type() == op && ops_default(n))
+        };
+        let names: Vec<&str> = site.rule_inputs.iter().flatten().map(|&i| site.inputs[i].name.as_str()).collect();
+        match site.rule {
+            Rule::Multidirectional => names.iter().any(|anchor| {
+                names.iter().filter(|v| *v != anchor).all(|v| {
+                    made_by(v, "Expand")
+                        .and_then(|e| e.input.get(1))
+                        .and_then(|t| made_by(t, "Shape"))
+                        .is_some_and(|s| s.input.first().map(String::as_str) == Some(anchor) && s.attribute.is_empty())
+                })
+            }),
+            Rule::Unidirectional => site.rule_inputs.get(1).copied().flatten().is_some_and(|b| {
+                made_by(&site.inputs[b].name, "Expand")
+                    .and_then(|e| e.input.get(1))
+                    .is_some_and(|t| made_by(t, "Shape").is_some() || made_by(t, "Concat").is_some())
+            }),
+            _ => false,
+        }
     }
 
     /// The inputs of a site that do not already have the shape they are broadcast to.
@@ -544,19 +598,20 @@ impl<'m> Planner<'m> {
         }
     }
 
-    /// A constant: an initializer in the main graph, a Constant node elsewhere (function bodies have no
-    /// initializers, and a subgraph's own constants keep it self-contained) and before IR version 4, where every
-    /// initializer must also be a graph input.
+    /// A constant: an initializer in the main graph (before IR version 4 also declared as a graph input, as that
+    /// IR requires), a Constant node in subgraphs and function bodies (functions have no initializers, and a
+    /// subgraph's own constants keep it self-contained).
     fn constant(&mut self, at: &At<'_>, mut tensor: TensorProto) -> String {
         let name = tensor.name().to_string();
-        if at.in_main_graph() && self.model.ir_version() >= 4 {
-            self.edit.graph_mut(at.graph).initializers.push(tensor);
+        let dims: Vec<u64> = tensor.dims.iter().map(|&d| d as u64).collect();
+        let vi = value_info(&name, tensor.data_type(), &Shape::known(&dims));
+        if at.in_main_graph() {
+            let edit = self.edit.graph_mut(at.graph);
+            edit.initializers.push(tensor);
+            if self.model.ir_version() < 4 {
+                edit.inputs.push(vi);
+            }
         } else {
-            let vi = value_info(
-                &name,
-                tensor.data_type(),
-                &Shape::known(&tensor.dims.iter().map(|&d| d as u64).collect::<Vec<_>>()),
-            );
             tensor.name = None;
             let attr = AttributeProto {
                 name: Some("value".into()),

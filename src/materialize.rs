@@ -15,7 +15,7 @@ enum Data<'t> {
 }
 
 /// Bytes per element in `raw_data`; `None` for strings and sub-byte types.
-fn raw_size(data_type: i32) -> Option<usize> {
+pub fn raw_size(data_type: i32) -> Option<usize> {
     Some(match data_type {
         2 | 3 | 9 | 17..=20 | 24 => 1,
         4 | 5 | 10 | 16 => 2,

@@ -59,7 +59,7 @@ impl Model {
             return Err(LoadError::Empty { path });
         }
         let proto = ModelProto::decode(bytes.clone())
-            .map_err(|e| LoadError::Decode { path: path.clone(), reason: e.to_string() })?;
+            .map_err(|e| LoadError::Decode { path: path.clone(), reason: decode_reason(&e.to_string()) })?;
         if proto.graph.is_none() {
             return Err(LoadError::NoGraph { path });
         }
@@ -78,6 +78,44 @@ impl Model {
     pub fn proto(&self) -> &ModelProto {
         &self.proto
     }
+}
+
+/// A decoder error in words a user can act on, with the outermost few steps of where it happened.
+///
+/// prost words it as `failed to decode Protobuf message: Inner.field: ... : Outer.field: description`, innermost
+/// step first, with one step per nesting level, which is thousands of characters for a depth bomb.
+fn decode_reason(raw: &str) -> String {
+    let body = raw.strip_prefix("failed to decode Protobuf message: ").unwrap_or(raw);
+    // Path steps look like `Message.field`; what follows them is the description, which may hold ": " itself.
+    let all: Vec<&str> = body.split(": ").collect();
+    let is_step = |p: &str| {
+        p.split_once('.').is_some_and(|(m, f)| {
+            !m.is_empty()
+                && !f.is_empty()
+                && m.chars().all(|c| c.is_ascii_alphanumeric())
+                && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let steps = all.iter().take_while(|p| is_step(p)).count();
+    let mut parts: Vec<&str> = all[..steps].to_vec();
+    let joined = all[steps..].join(": ");
+    let description = joined.as_str();
+    let what = match description {
+        "buffer underflow" => "the file ends in the middle of a field (truncated?)".to_string(),
+        "recursion limit reached" => "messages nest deeper than the decoder allows (100 levels)".to_string(),
+        d if d.starts_with("invalid key value") || d.starts_with("invalid wire type") => {
+            format!("bytes that are not a protobuf field ({d}); is this an ONNX model?")
+        }
+        "invalid string value: data is not UTF-8 encoded" => "a string field is not valid UTF-8".to_string(),
+        d => d.to_string(),
+    };
+    if parts.is_empty() {
+        return what;
+    }
+    parts.reverse();
+    let shown: Vec<&str> = parts.iter().take(4).copied().collect();
+    let more = if parts.len() > 4 { format!(" > … ({} levels in all)", parts.len()) } else { String::new() };
+    format!("{what}, at {}{more}", shown.join(" > "))
 }
 
 /// Encodes a model to its wire form.

@@ -49,6 +49,11 @@ impl Dim {
         }
     }
 
+    /// A symbol made by inference for a size nothing names (`?1`, `?2`, ...).
+    pub fn is_fresh(&self) -> bool {
+        matches!(self, Dim::Sym(s) if s.starts_with('?'))
+    }
+
     /// Symbolic: a symbol, an expression or a symbolic broadcast.
     pub fn is_symbolic(&self) -> bool {
         matches!(self, Dim::Sym(_) | Dim::Expr(_) | Dim::Broadcast(_))

@@ -78,7 +78,8 @@ impl ValueFacts {
             (None, Some(_)) => self.shape = declared.shape.clone(),
             (Some(mine), Some(theirs)) if mine.len() == theirs.len() => {
                 for (m, t) in mine.iter_mut().zip(theirs) {
-                    if matches!(m, Dim::Unknown) {
+                    // A fresh symbol says only "some size": a declaration says more.
+                    if matches!(m, Dim::Unknown) || (m.is_fresh() && !matches!(t, Dim::Unknown)) {
                         *m = t.clone();
                     }
                 }
@@ -87,6 +88,27 @@ impl ValueFacts {
         }
         self
     }
+}
+
+/// How a declaration contradicts inferred facts: a different element type, rank, or known size.
+pub fn contradiction(inferred: &ValueFacts, declared: &ValueFacts) -> Option<String> {
+    if let (Some(i), Some(d)) = (inferred.elem, declared.elem) {
+        if i != d {
+            return Some(format!("declared {}, inferred {}", elem_type_name(d), elem_type_name(i)));
+        }
+    }
+    let (Some(i), Some(d)) = (inferred.shape.dims(), declared.shape.dims()) else { return None };
+    if i.len() != d.len() {
+        return Some(format!(
+            "declared rank {} {}, inferred rank {} {}",
+            d.len(),
+            declared.shape,
+            i.len(),
+            inferred.shape
+        ));
+    }
+    let axis = i.iter().zip(d).position(|(a, b)| matches!((a, b), (Dim::Known(x), Dim::Known(y)) if x != y))?;
+    Some(format!("declared {}, inferred {} (axis {axis})", declared.shape, inferred.shape))
 }
 
 /// A shape declaration, with the axes whose dim_value is negative (read as unknown).
@@ -187,4 +209,37 @@ pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
         _ => return None,
     };
     (values.len() == count).then_some(values)
+}
+
+/// How a tensor's stored data disagrees with its dims and type, if it does (data kept outside the file is not
+/// looked at here).
+pub fn data_mismatch(t: &TensorProto) -> Option<String> {
+    if t.data_location == Some(DataLocation::External as i32) {
+        return None;
+    }
+    let count = t.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?));
+    let Some(count) = count else {
+        return Some(format!("has dims {:?}, whose element count is negative or overflows", t.dims));
+    };
+    let dt = t.data_type?;
+    let (found, unit) = if let Some(raw) = &t.raw_data {
+        let size = crate::materialize::raw_size(dt)? as u64;
+        (raw.len() as u64, size)
+    } else {
+        let n = match dt {
+            1 | 14 => t.float_data.len() as u64 / if dt == 14 { 2 } else { 1 },
+            11 | 15 => t.double_data.len() as u64 / if dt == 15 { 2 } else { 1 },
+            7 => t.int64_data.len() as u64,
+            12 | 13 => t.uint64_data.len() as u64,
+            8 => t.string_data.len() as u64,
+            2..=6 | 9 | 10 | 16..=20 | 24 => t.int32_data.len() as u64,
+            _ => return None,
+        };
+        (n, 1)
+    };
+    let needed = count.checked_mul(unit)?;
+    (found != needed).then(|| {
+        let what = if unit == 1 { "elements" } else { "bytes" };
+        format!("holds {found} {what} of {} data where dims {:?} need {needed}", elem_type_name(dt), t.dims)
+    })
 }

@@ -22,6 +22,8 @@ pub struct GraphEdit {
     pub node_edits: BTreeMap<usize, NodeEdit>,
     /// New initializers (graphs only; function bodies get Constant nodes instead).
     pub initializers: Vec<crate::proto::TensorProto>,
+    /// New graph inputs: before IR version 4 every initializer must also be one.
+    pub inputs: Vec<crate::proto::ValueInfoProto>,
     pub value_info: Vec<crate::proto::ValueInfoProto>,
 }
 
@@ -30,6 +32,7 @@ impl GraphEdit {
         self.insert_before.is_empty()
             && self.node_edits.is_empty()
             && self.initializers.is_empty()
+            && self.inputs.is_empty()
             && self.value_info.is_empty()
     }
 }
@@ -198,11 +201,12 @@ fn fields(source: &[u8], range: Range<usize>) -> Result<Vec<Field>, WireError> {
 struct BodyFields {
     node: u32,
     initializer: Option<u32>,
+    input: Option<u32>,
     value_info: u32,
 }
 
-const GRAPH: BodyFields = BodyFields { node: 1, initializer: Some(5), value_info: 13 };
-const FUNCTION: BodyFields = BodyFields { node: 7, initializer: None, value_info: 12 };
+const GRAPH: BodyFields = BodyFields { node: 1, initializer: Some(5), input: Some(11), value_info: 13 };
+const FUNCTION: BodyFields = BodyFields { node: 7, initializer: None, input: None, value_info: 12 };
 const MODEL_GRAPH: u32 = 7;
 const MODEL_FUNCTIONS: u32 = 25;
 const NODE_INPUT: u32 = 1;
@@ -259,6 +263,11 @@ fn body(
     if let Some(tag) = kind.initializer {
         let mut p = Pieces::default();
         here.initializers.iter().for_each(|t| p.message(tag, t));
+        pending.push((tag, p));
+    }
+    if let Some(tag) = kind.input {
+        let mut p = Pieces::default();
+        here.inputs.iter().for_each(|v| p.message(tag, v));
         pending.push((tag, p));
     }
     let mut p = Pieces::default();

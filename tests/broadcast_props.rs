@@ -252,6 +252,8 @@ fn eval(d: &Dim, b: &Binding) -> Option<u64> {
         Dim::Sym(n) => Some(b.syms[&**n]),
         // The broadcast of several symbols: the one size among them other than 1, or 1.
         Dim::Broadcast(names) => Some(names.iter().map(|n| b.syms[&**n]).find(|&v| v != 1).unwrap_or(1)),
+        // The generated shapes hold plain symbols only; no expression reaches an outcome.
+        Dim::Expr(_) => None,
         Dim::Unknown => None,
     }
 }

@@ -108,15 +108,14 @@ pub fn normalize_insert_axis(axis: i64, rank: usize) -> Option<usize> {
     (0..=r).contains(&a).then_some(a as usize)
 }
 
-/// Infers the outputs of a non-broadcasting node.
-pub fn infer(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
+/// Infers the outputs of a non-broadcasting node; `None` when no rule knows the op.
+pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result = elementwise::infer(ctx)
         .or_else(|| values::infer(ctx))
         .or_else(|| layout::infer(ctx))
         .or_else(|| nn::infer(ctx))
-        .or_else(|| reduce::infer(ctx))
-        .unwrap_or_default();
+        .or_else(|| reduce::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
-    result
+    Some(result)
 }
