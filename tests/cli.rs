@@ -1,0 +1,291 @@
+//! Snapshot tests of `onnx-bcast check`'s command line: what a user sees, byte for byte.
+//!
+//! The binary runs from the crate root with paths relative to it, so the snapshots (tests/snapshots/cli__*.snap)
+//! are the same on every machine. Each text snapshot holds the command, its exit code, stdout and stderr; each
+//! JSON snapshot holds the exit code and the parsed stdout objects. To review a change of output:
+//! `INSTA_UPDATE=always cargo test --test cli` (or `cargo insta review`), then read the diff.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Run {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
+        .args(args)
+        .current_dir(root())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
+    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
+    let code = out.status.code().unwrap_or_else(|| panic!("onnx-bcast {args:?} was killed by a signal\n{stderr}"));
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("internal error"),
+        "onnx-bcast {args:?} panicked:\n{stderr}"
+    );
+    Run { code, stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"), stderr }
+}
+
+/// A text run as one snapshot: the command, its exit code, then stdout and stderr.
+fn transcript(args: &[&str]) -> (Run, String) {
+    let r = run(args);
+    let text = format!(
+        "$ onnx-bcast {}\nexit: {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        args.join(" "),
+        r.code,
+        r.stdout,
+        r.stderr
+    );
+    (r, text)
+}
+
+/// A JSON run as one value: exit code, each stdout line parsed, stderr lines.
+fn json_transcript(args: &[&str]) -> (Run, Value) {
+    let r = run(args);
+    let stdout: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l}")))
+        .collect();
+    let value =
+        json!({ "args": args, "exit": r.code, "stdout": stdout, "stderr": r.stderr.lines().collect::<Vec<_>>() });
+    (r, value)
+}
+
+/// The model named on each summary line of a text run, in output order.
+fn summarized_models(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(" site: ") || l.contains(" sites: "))
+        .map(|l| l.split(": ").next().unwrap())
+        .collect()
+}
+
+#[test]
+fn text_violation() {
+    let (r, text) = transcript(&["check", "fixtures/multidirectional_add_bad.onnx"]);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("text_violation", text);
+}
+
+#[test]
+fn text_violation_in_subgraph() {
+    let (r, text) = transcript(&["check", "fixtures/multidirectional_if_then_bad.onnx"]);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("text_violation_in_subgraph", text);
+}
+
+#[test]
+fn text_conditional() {
+    let (r, text) = transcript(&["check", "fixtures/symbolic_batch.onnx"]);
+    assert_eq!(r.code, 0, "a conditional site is a warning");
+    insta::assert_snapshot!("text_conditional", text);
+}
+
+#[test]
+fn text_clean() {
+    let (r, text) = transcript(&["check", "fixtures/multidirectional_add_ok.onnx"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.is_empty());
+    insta::assert_snapshot!("text_clean", text);
+}
+
+#[test]
+fn json_violation() {
+    let (r, value) = json_transcript(&["check", "--format", "json", "fixtures/multidirectional_add_bad.onnx"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout.lines().count(), 1, "one JSON object per model, on one line");
+    insta::assert_json_snapshot!("json_violation", value);
+}
+
+#[test]
+fn json_conditional() {
+    let (r, value) = json_transcript(&["check", "--format", "json", "fixtures/symbolic_batch.onnx"]);
+    assert_eq!(r.code, 0);
+    insta::assert_json_snapshot!("json_conditional", value);
+}
+
+/// Several models in one run: reports in argument order, exit code the worst of them (violation: 1).
+#[test]
+fn several_models_text() {
+    let models = [
+        "fixtures/multidirectional_add_ok.onnx",
+        "fixtures/multidirectional_add_bad.onnx",
+        "fixtures/symbolic_batch.onnx",
+    ];
+    let mut args = vec!["check"];
+    args.extend(models);
+    let (r, text) = transcript(&args);
+    assert_eq!(r.code, 1, "the worst of 0, 1, 0");
+    assert_eq!(summarized_models(&r.stdout), models, "reports in argument order");
+    insta::assert_snapshot!("several_models_text", text);
+
+    // The same models in another order: the output follows the arguments.
+    let reversed: Vec<&str> = models.iter().rev().copied().collect();
+    let mut args = vec!["check"];
+    args.extend(&reversed);
+    let r = run(&args);
+    assert_eq!(r.code, 1);
+    assert_eq!(summarized_models(&r.stdout), reversed);
+}
+
+/// A model that cannot be read among good ones: the others are still checked, the error goes to stderr, and the
+/// exit code is the worst (2) even though it is not the last model.
+#[test]
+fn several_models_with_an_unreadable_one() {
+    let (r, text) = transcript(&[
+        "check",
+        "fixtures/multidirectional_add_bad.onnx",
+        "fixtures/does_not_exist.onnx",
+        "fixtures/multidirectional_add_ok.onnx",
+    ]);
+    assert_eq!(r.code, 2, "the worst of 1, 2, 0");
+    assert_eq!(
+        summarized_models(&r.stdout),
+        ["fixtures/multidirectional_add_bad.onnx", "fixtures/multidirectional_add_ok.onnx"]
+    );
+    insta::assert_snapshot!("several_models_with_an_unreadable_one", text);
+}
+
+/// The same in JSON: one object per model in argument order, the unreadable one as `{"model", "error"}`.
+#[test]
+fn several_models_json() {
+    let models = [
+        "fixtures/multidirectional_add_ok.onnx",
+        "fixtures/does_not_exist.onnx",
+        "fixtures/none_add6_bad.onnx",
+        "fixtures/symbolic_two.onnx",
+    ];
+    let mut args = vec!["check", "--format", "json"];
+    args.extend(models);
+    let (r, value) = json_transcript(&args);
+    assert_eq!(r.code, 2);
+    let order: Vec<&str> = value["stdout"].as_array().unwrap().iter().map(|o| o["model"].as_str().unwrap()).collect();
+    assert_eq!(order, models, "one object per model, in argument order");
+    insta::assert_json_snapshot!("several_models_json", value);
+}
+
+/// The worst code wins whatever the order: clean then violation, violation then clean.
+#[test]
+fn exit_code_is_the_worst() {
+    let ok = "fixtures/multidirectional_add_ok.onnx";
+    let bad = "fixtures/multidirectional_add_bad.onnx";
+    let cond = "fixtures/symbolic_two.onnx";
+    let missing = "fixtures/does_not_exist.onnx";
+    for (models, want) in [
+        (vec![ok], 0),
+        (vec![ok, cond], 0),
+        (vec![ok, bad], 1),
+        (vec![bad, ok], 1),
+        (vec![missing, bad], 2),
+        (vec![bad, missing], 2),
+        (vec![ok, missing, ok], 2),
+    ] {
+        let mut args = vec!["check"];
+        args.extend(&models);
+        assert_eq!(run(&args).code, want, "{models:?}");
+    }
+}
+
+/// --strict: an implicit broadcast and a conditional site become errors (exit 1); an explicit Expand and a site
+/// without broadcast stay clean.
+#[test]
+fn strict() {
+    let models = [
+        "fixtures/multidirectional_add_ok.onnx",
+        "fixtures/symbolic_batch.onnx",
+        "fixtures/bidirectional_expand_ok.onnx",
+        "fixtures/multidirectional_dtype_ok.onnx",
+    ];
+    let mut args = vec!["check", "--strict"];
+    args.extend(models);
+    let (r, text) = transcript(&args);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("strict", text);
+
+    for (model, plain, strict) in [(models[0], 0, 1), (models[1], 0, 1), (models[2], 0, 0), (models[3], 0, 0)] {
+        assert_eq!(run(&["check", model]).code, plain, "{model} without --strict");
+        assert_eq!(run(&["check", "--strict", model]).code, strict, "{model} with --strict");
+    }
+}
+
+#[test]
+fn strict_json() {
+    let (r, value) =
+        json_transcript(&["check", "--strict", "--format", "json", "fixtures/multidirectional_add_ok.onnx"]);
+    assert_eq!(r.code, 1);
+    insta::assert_json_snapshot!("strict_json", value);
+}
+
+#[test]
+fn check_help() {
+    let (r, text) = transcript(&["check", "--help"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.is_empty());
+    insta::assert_snapshot!("check_help", text);
+}
+
+/// `check` without a model is a usage error (clap's exit code 2, not a crash).
+#[test]
+fn check_without_models() {
+    let (r, text) = transcript(&["check"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty());
+    insta::assert_snapshot!("check_without_models", text);
+}
+
+/// `onnx-bcast check MODELS... | head -c 1`: the reader goes away after one byte. The run must end quietly with
+/// exit 0: no panic ("failed printing to stdout"), nothing on stderr.
+#[test]
+fn broken_pipe_ends_quietly() {
+    // Enough output that it cannot all sit in the pipe's buffer (64 KiB on Linux) before the reader closes it:
+    // the writer is bound to hit the closed pipe.
+    let fixtures: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.ends_with(".onnx"))
+        .map(|f| format!("fixtures/{f}"))
+        .collect();
+    for format in ["text", "json"] {
+        let mut args: Vec<&str> = vec!["check", "--format", format];
+        for _ in 0..40 {
+            args.extend(fixtures.iter().map(String::as_str));
+        }
+        let full = run(&args);
+        assert!(
+            full.stdout.len() > 256 * 1024,
+            "{format}: only {} bytes of output, too little to fill the pipe",
+            full.stdout.len()
+        );
+
+        let mut child = Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
+            .args(&args)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 1];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout); // like `head -c 1` exiting
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        let status = child.wait().unwrap();
+        assert!(!stderr.contains("panicked"), "{format}: panic on a closed pipe:\n{stderr}");
+        assert_eq!(status.code(), Some(0), "{format}: a closed pipe ends the run with 0 ({status})\nstderr:\n{stderr}");
+        assert!(stderr.is_empty(), "{format}: a closed pipe is not an error worth a message:\n{stderr}");
+    }
+}
