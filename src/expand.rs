@@ -512,7 +512,7 @@ impl<'m> Planner<'m> {
         if operands.iter().any(|o| matches!(o.alignment, Alignment::Mapped(_))) {
             return Err("the legacy axis form needs static shapes to be made explicit".into());
         }
-        let out_shape = self.named_dims(site);
+        let out_shape = self.declared_output(site);
         let target = match (site.rule, site.op.as_str()) {
             (Rule::Unidirectional, "Gemm") => {
                 let trans = |n: &str| node.attribute.iter().find(|a| a.name() == n).and_then(|a| a.i).unwrap_or(0) != 0;
@@ -557,16 +557,17 @@ impl<'m> Planner<'m> {
         Ok(())
     }
 
-    /// The output shape with every dim that is not a plain size or symbol named by a fresh symbol of this site, so
-    /// that the values made explicit are declared with one and the same shape.
-    fn named_dims(&mut self, site: &Site) -> Shape {
+    /// The output shape as a declaration can state it: sizes and the model's own symbols. Expressions, symbolic
+    /// broadcasts and symbols inference made up are left unset rather than named anew: a new name would be a fact
+    /// the next analysis cannot relate to anything else.
+    fn declared_output(&self, site: &Site) -> Shape {
         let Some(dims) = site.output_shape.dims() else { return Shape::unranked() };
         Shape::ranked(
             dims.iter()
-                .enumerate()
-                .map(|(axis, d)| match d {
-                    Dim::Known(_) | Dim::Sym(_) => d.clone(),
-                    _ => Dim::sym(&self.names.fresh(&format!("{}_d{axis}", sanitize(&site.node)))),
+                .map(|d| match d {
+                    Dim::Known(_) => d.clone(),
+                    Dim::Sym(_) if !d.is_fresh() => d.clone(),
+                    _ => Dim::Unknown,
                 })
                 .collect(),
         )
@@ -824,7 +825,7 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
             .map(|d| Dimension {
                 value: match d {
                     Dim::Known(n) => Some(Value::DimValue(*n as i64)),
-                    Dim::Sym(s) => Some(Value::DimParam(s.to_string())),
+                    Dim::Sym(s) if !d.is_fresh() => Some(Value::DimParam(s.to_string())),
                     _ => None,
                 },
                 denotation: None,
