@@ -95,11 +95,12 @@ pub fn broadcast_tensor(
         Some(m) => m.to_vec(),
         None => source.dims.iter().map(|&d| u64::try_from(d).ok()).collect::<Option<_>>()?,
     };
-    let source_count: u64 = source.dims.iter().map(|&d| d.max(0) as u64).product();
-    if dims.iter().product::<u64>() != source_count {
+    let count = |d: &[u64]| d.iter().try_fold(1u64, |acc, &x| acc.checked_mul(x));
+    let source_dims: Vec<u64> = source.dims.iter().map(|&d| d.max(0) as u64).collect();
+    if count(&dims)? != count(&source_dims)? {
         return None;
     }
-    let out_count: u64 = out.iter().product();
+    let out_count = count(out)?;
     let data = data(source)?;
     let element_bytes = match &data {
         Data::Raw(_, n) => *n as u64,

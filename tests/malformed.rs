@@ -219,7 +219,12 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "raw_data_short.onnx",
-        expect: Checked { exit: &[0], findings: &[], absent: &[], summary: Some("1 site") },
+        expect: Checked {
+            exit: &[1],
+            findings: &[("tensor-data-mismatch", &["shape", "12 bytes"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
         reason: "Expand's int64 shape initializer has 12 raw bytes for 2 elements: its value cannot be read",
     },
     Case {

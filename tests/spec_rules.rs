@@ -835,7 +835,7 @@ fn symbols_n_vs_m_is_conditional_output_broadcast_dim() {
     assert_eq!(*dim, broadcast_dim(&["M", "N"]));
     assert_ne!(*dim, Dim::sym("N"));
     assert_ne!(*dim, Dim::sym("M"));
-    assert_eq!(conditions(&o), vec![(0, "M, N equal or 1".to_string())]);
+    assert_eq!(conditions(&o), vec![(0, "M = N or one of them is 1".to_string())]);
     // The same dim whatever the order.
     assert_eq!(multi(&["M", "N"]).output, o.output);
 }

@@ -138,7 +138,7 @@ fn range(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
 /// arithmetic (`Shape(x)[0] * 64`, `Concat(...) / 2`) in exported graphs.
 pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape) -> Option<Vec<IntValue>> {
     let out_dims: Vec<u64> = output.dims()?.iter().map(Dim::known).collect::<Option<_>>()?;
-    let count: u64 = out_dims.iter().product();
+    let count = out_dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))?;
     if count as usize > MAX_VALUE_ELEMENTS {
         return None;
     }
