@@ -115,10 +115,11 @@ pub struct Note {
     pub message: String,
 }
 
-/// The facts inferred for the values of one graph body.
+/// The facts inferred for the values of one graph body, in definition order.
 #[derive(Clone, Debug)]
 pub struct GraphFacts {
     pub path: String,
+    pub loc: Vec<GraphStep>,
     pub values: Vec<(String, ValueFacts)>,
 }
 
@@ -168,6 +169,16 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 #[derive(Default)]
 struct Scope<'m> {
     values: HashMap<&'m str, ValueFacts>,
+    /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
+    order: Vec<&'m str>,
+}
+
+impl<'m> Scope<'m> {
+    fn define(&mut self, name: &'m str, facts: ValueFacts) {
+        if self.values.insert(name, facts).is_none() {
+            self.order.push(name);
+        }
+    }
 }
 
 /// A graph or function body, as far as the walk needs it.
@@ -280,7 +291,7 @@ impl<'m> Walker<'m> {
                     *d = fresh_symbol(&mut self.fresh);
                 }
             }
-            scope.values.insert(name, facts);
+            scope.define(name, facts);
         }
         for init in body.initializers {
             if let Some(why) = tensor::data_mismatch(init) {
@@ -294,7 +305,7 @@ impl<'m> Walker<'m> {
                 Some(input) if input.shape.dims().is_some() => ValueFacts::tensor(input.elem, input.shape.clone()),
                 _ => from_tensor,
             };
-            scope.values.insert(init.name(), facts);
+            scope.define(init.name(), facts);
         }
 
         let order = self.topological_order(env, body.nodes, &scope);
@@ -309,10 +320,10 @@ impl<'m> Walker<'m> {
         let outputs =
             body.outputs.iter().map(|name| self.lookup(env, &scope, name).cloned().unwrap_or_default()).collect();
         if body.record {
-            let mut values: Vec<(String, ValueFacts)> =
-                scope.values.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-            values.sort_by(|a, b| a.0.cmp(&b.0));
-            self.out.graphs.push(GraphFacts { path: env.path.clone(), values });
+            let mut facts = scope.values;
+            let values: Vec<(String, ValueFacts)> =
+                scope.order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
+            self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
         outputs
     }
@@ -467,7 +478,7 @@ impl<'m> Walker<'m> {
                 }
                 None => facts,
             };
-            scope.values.insert(name, facts);
+            scope.define(name, facts);
         }
     }
 

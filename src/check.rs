@@ -51,6 +51,8 @@ pub struct Report {
     pub sites: Vec<SiteReport>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
+    /// Ops without an inference rule and how many nodes of each: what left shapes unknown.
+    pub opaque: std::collections::BTreeMap<String, usize>,
 }
 
 impl Report {
@@ -105,7 +107,7 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
     }
     summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
-    Report { sites, findings, summary }
+    Report { sites, findings, summary, opaque: analysis.opaque.clone() }
 }
 
 /// The verdict as reported: a type mismatch makes an otherwise sound site a violation.
@@ -182,6 +184,9 @@ fn describe(site: &Site, options: CheckOptions) -> SiteReport {
         }
         Verdict::Broadcast => (None, format!("{inputs} broadcast to {}", site.output_shape)),
         Verdict::Same => (None, format!("{inputs}: no broadcast, output {}", site.output_shape)),
+        Verdict::Unknown if options.strict && site.rule != Rule::Bidirectional => {
+            (Some(Code::UndecidedBroadcast), format!("cannot prove the inputs share one shape: {inputs}"))
+        }
         Verdict::Unknown => (None, format!("undecided, input shapes not fully known: {inputs}")),
     };
     SiteReport { site: site.clone(), code, message: prefix + &body, conditions, axis, offending_input }

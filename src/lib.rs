@@ -12,6 +12,7 @@ pub mod attr;
 pub mod broadcast;
 pub mod check;
 pub mod diagnostic;
+pub mod dot;
 pub mod expand;
 pub mod infer;
 pub mod materialize;

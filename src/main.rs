@@ -35,6 +35,17 @@ enum Command {
         /// Also fail on every implicit broadcast and every conditional site (the SONNX profile's rule).
         #[arg(long)]
         strict: bool,
+        /// Also name the ops that stopped shape inference (no rule for them: their outputs are unknown).
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
+    Shapes {
+        /// The ONNX model file.
+        model: PathBuf,
+        /// Output format: text, json, or dot (Graphviz; sites coloured by verdict, shapes on the edges).
+        #[arg(long, value_enum, default_value_t = ShapesFormat::Text)]
+        format: ShapesFormat,
     },
     /// Rewrite every implicit broadcast into explicit ops (Expand; Reshape and Tile below opset 8).
     ///
@@ -59,6 +70,13 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ShapesFormat {
+    Text,
+    Json,
+    Dot,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -93,7 +111,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> io::Result<Status> {
     match cli.command {
-        Command::Check { models, format, strict } => check_models(&models, format, CheckOptions { strict }),
+        Command::Check { models, format, strict, verbose } => {
+            check_models(&models, format, CheckOptions { strict }, verbose)
+        }
+        Command::Shapes { model, format } => shapes(&model, format),
         Command::Expand { input, output, materialize_constants, max_materialize_bytes, format, dry_run } => {
             let options = ExpandOptions { materialize_constants, max_materialize_bytes };
             expand(&input, &output, options, format, dry_run)
@@ -152,7 +173,37 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn check_models(paths: &[PathBuf], format: Format, options: CheckOptions) -> io::Result<Status> {
+fn shapes(path: &Path, format: ShapesFormat) -> io::Result<Status> {
+    let shown = path.display().to_string();
+    let model = match Model::open(path) {
+        Ok(model) => model,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    let analysis = match std::panic::catch_unwind(|| analyze(model.proto())) {
+        Ok(a) => a,
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {}", panic_message(&panic));
+            return Ok(Status::Failed);
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match format {
+        ShapesFormat::Text => render::write_shapes_text(&mut out, &shown, &analysis)?,
+        ShapesFormat::Json => writeln!(out, "{}", render::shapes_json(&shown, &analysis))?,
+        ShapesFormat::Dot => {
+            let report = check(&analysis, CheckOptions::default());
+            out.write_all(onnx_bcast::dot::main_graph(model.proto(), &analysis, &report).as_bytes())?
+        }
+    }
+    out.flush()?;
+    Ok(Status::Clean)
+}
+
+fn check_models(paths: &[PathBuf], format: Format, options: CheckOptions, verbose: bool) -> io::Result<Status> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut worst = Status::Clean;
@@ -177,7 +228,12 @@ fn check_models(paths: &[PathBuf], format: Format, options: CheckOptions) -> io:
                     }
                 };
                 match format {
-                    Format::Text => render::write_text(&mut out, &shown, &report)?,
+                    Format::Text => {
+                        render::write_text(&mut out, &shown, &report)?;
+                        if verbose {
+                            render::write_opaque(&mut out, &shown, &report.opaque)?;
+                        }
+                    }
                     Format::Json => writeln!(out, "{}", render::report_json(&shown, &report))?,
                 }
                 if report.failed() {

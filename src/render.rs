@@ -73,6 +73,8 @@ struct JsonSummary {
     unknown: usize,
     errors: usize,
     warnings: usize,
+    /// Nodes whose op no inference rule knows.
+    opaque_nodes: usize,
 }
 
 #[derive(Serialize)]
@@ -81,6 +83,7 @@ struct JsonModel<'a> {
     sites: Vec<JsonSite<'a>>,
     findings: Vec<JsonFinding<'a>>,
     summary: JsonSummary,
+    opaque_ops: &'a std::collections::BTreeMap<String, usize>,
 }
 
 fn json_site(r: &SiteReport) -> JsonSite<'_> {
@@ -129,7 +132,9 @@ pub fn report_json(path: &str, report: &Report) -> Value {
             unknown: s.unknown,
             errors: s.errors,
             warnings: s.warnings,
+            opaque_nodes: report.opaque.values().sum(),
         },
+        opaque_ops: &report.opaque,
     };
     serde_json::to_value(model).expect("report serializes")
 }
@@ -217,4 +222,48 @@ pub fn write_expand_text(
         summary.nodes_added,
         summary.left.len(),
     )
+}
+
+fn elem_name(elem: Option<i32>) -> String {
+    elem.map_or_else(|| "?".to_string(), crate::tensor::elem_type_name)
+}
+
+/// Every value's inferred element type and shape, graph by graph.
+pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
+    for g in &analysis.graphs {
+        writeln!(out, "{path}: graph {}", g.path)?;
+        for (name, facts) in &g.values {
+            writeln!(out, "  {name}: {} {}", elem_name(facts.elem), facts.shape)?;
+        }
+    }
+    write_opaque(out, path, &analysis.opaque)
+}
+
+/// The ops no inference rule knows, which leave their outputs unknown.
+pub fn write_opaque(
+    out: &mut impl Write,
+    path: &str,
+    opaque: &std::collections::BTreeMap<String, usize>,
+) -> io::Result<()> {
+    if opaque.is_empty() {
+        return Ok(());
+    }
+    let nodes: usize = opaque.values().sum();
+    let ops: Vec<String> = opaque.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
+    writeln!(out, "{path}: inference stopped at {nodes} node(s) of ops it has no rule for: {}", ops.join(", "))
+}
+
+pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {
+    serde_json::json!({
+        "model": path,
+        "graphs": analysis.graphs.iter().map(|g| serde_json::json!({
+            "graph": g.path,
+            "values": g.values.iter().map(|(name, f)| serde_json::json!({
+                "name": name,
+                "elem_type": f.elem.map(crate::tensor::elem_type_name),
+                "shape": shape_json(&f.shape),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "opaque_ops": analysis.opaque,
+    })
 }
