@@ -13,6 +13,7 @@ pub mod broadcast;
 pub mod check;
 pub mod diagnostic;
 pub mod expand;
+pub mod gen;
 pub mod infer;
 pub mod materialize;
 pub mod ops;
@@ -20,3 +21,5 @@ pub mod render;
 pub mod shape;
 pub mod tensor;
 pub mod wire;
+#[cfg(feature = "verify")]
+pub mod verify;
