@@ -310,6 +310,14 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
         let status = if unknowns == 1 && symbolic.is_empty() { AxisStatus::Holds } else { AxisStatus::Unknown };
         return Ok((Dim::Unknown, status));
     }
+    // A symbolic broadcast exists only because its parts fit together: each part, and any broadcast of some of
+    // them, fits it too.
+    if let Some(widest) = symbolic.iter().find(|d| matches!(d, Dim::Broadcast(_))) {
+        let names = widest.broadcast_names();
+        if symbolic.iter().all(|d| d.broadcast_names().iter().all(|n| names.contains(n))) {
+            return Ok(((*widest).clone(), AxisStatus::Holds));
+        }
+    }
     match symbolic.len() {
         0 => Ok((Dim::Known(1), AxisStatus::Holds)),
         1 => Ok((symbolic[0].clone(), AxisStatus::Holds)),

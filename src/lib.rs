@@ -14,6 +14,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod dot;
 pub mod expand;
+pub mod gen;
 pub mod infer;
 pub mod materialize;
 pub mod ops;
@@ -22,3 +23,5 @@ pub mod shape;
 pub mod sym;
 pub mod tensor;
 pub mod wire;
+#[cfg(feature = "verify")]
+pub mod verify;

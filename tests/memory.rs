@@ -1,0 +1,103 @@
+//! `check` on a model with 1 GB of weights must not copy them: the file is memory-mapped and decoded from the
+//! mapping, so tensor data is never read and the process stays far smaller than the file.
+//!
+//! The child's peak resident set size comes from `wait4`. On Linux it includes what the spawning process had
+//! resident when the child was started (exec records the old address space's peak), so the test streams the
+//! model to disk rather than building it, keeping its own memory to a few MiB.
+
+#![cfg(target_os = "linux")]
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use onnx_bcast::gen::{write_synthetic, SyntheticSpec};
+
+/// The child's peak RSS must stay under this fraction of the file size.
+const MAX_RSS_FRACTION: f64 = 0.10;
+
+struct ChildRun {
+    exit_code: Option<i32>,
+    stdout: String,
+    peak_rss_bytes: u64,
+    wall: Duration,
+}
+
+/// Runs `command` to completion and reads its peak RSS from `wait4`.
+#[allow(clippy::zombie_processes)] // Reaped by wait4, which std's `Child::wait` cannot replace.
+fn run_measured(command: &mut Command) -> ChildRun {
+    let start = Instant::now();
+    let mut child = command.stdout(Stdio::piped()).spawn().expect("spawn the child");
+    let mut stdout = String::new();
+    // Read to the end before waiting, so that a chatty child cannot block on a full pipe.
+    child.stdout.take().expect("piped").read_to_string(&mut stdout).expect("read the child's output");
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own unwaited child; status and usage point to live locals.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    let wall = start.elapsed();
+    let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    // ru_maxrss is in KiB on Linux.
+    ChildRun { exit_code, stdout, peak_rss_bytes: usage.ru_maxrss as u64 * 1024, wall }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
+}
+
+fn write_model(spec: &SyntheticSpec, path: &Path) -> u64 {
+    let mut file = File::create(path).expect("create the model file");
+    let written = write_synthetic(spec, &mut file).expect("write the model");
+    drop(file);
+    assert_eq!(std::fs::metadata(path).unwrap().len(), written);
+    written
+}
+
+#[test]
+fn check_does_not_copy_tensor_data() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("gigabyte.onnx");
+    // 200 × [1280, 1024] float32 = 1000 MiB (1.05 GB) of initializers, 20,000 broadcasting nodes; clean by construction.
+    let spec = SyntheticSpec::gigabyte(1);
+    assert_eq!(spec.large_bytes(), 1_048_576_000);
+
+    let start = Instant::now();
+    let size = write_model(&spec, &path);
+    let generated = start.elapsed();
+
+    let run = run_measured(Command::new(env!("CARGO_BIN_EXE_onnx-bcast")).arg("check").arg(&path));
+    let ratio = run.peak_rss_bytes as f64 / size as f64;
+    println!(
+        "model: {} ({} bytes, {:.1} MiB), written in {:.2} s",
+        path.display(),
+        size,
+        mib(size),
+        generated.as_secs_f64()
+    );
+    println!(
+        "check: exit {:?} in {:.2} s, peak RSS {} bytes ({:.1} MiB), {:.2}% of the file (bound {:.0}%)",
+        run.exit_code,
+        run.wall.as_secs_f64(),
+        run.peak_rss_bytes,
+        mib(run.peak_rss_bytes),
+        ratio * 100.0,
+        MAX_RSS_FRACTION * 100.0
+    );
+    print!("check output: {}", run.stdout);
+
+    std::fs::remove_file(&path).expect("delete the model");
+    assert_eq!(run.exit_code, Some(0), "check should find the synthetic model clean:\n{}", run.stdout);
+    assert!(run.stdout.contains("20000 sites"), "every node is a site:\n{}", run.stdout);
+    assert!(
+        ratio < MAX_RSS_FRACTION,
+        "check's peak RSS is {:.1} MiB, {:.1}% of the {:.1} MiB model: tensor data was copied or read",
+        mib(run.peak_rss_bytes),
+        ratio * 100.0,
+        mib(size)
+    );
+}
