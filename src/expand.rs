@@ -527,21 +527,38 @@ impl<'m> Planner<'m> {
                 let names: Vec<&crate::analysis::SiteInput> =
                     site.rule_inputs.iter().flatten().map(|&i| &site.inputs[i]).collect();
                 let rank = site.output_shape.rank();
-                match names.iter().find(|i| i.shape.provably_eq(&site.output_shape)) {
+                // Only an anchor whose dims are plain sizes and symbols: a derived dim may be written differently
+                // when the rewritten model is analysed again, and the rewrite must read as explicit then too.
+                let plain =
+                    |s: &Shape| s.dims().is_some_and(|d| d.iter().all(|d| matches!(d, Dim::Known(_) | Dim::Sym(_))));
+                match names.iter().find(|i| i.shape.provably_eq(&site.output_shape) && plain(&i.shape)) {
                     Some(anchor) => self.shape_of(at, &anchor.name, rank),
                     None => {
                         let mut acc = names[0].name.clone();
-                        for next in &names[1..] {
+                        let mut folded: Vec<&Shape> = vec![&names[0].shape];
+                        for (k, next) in names[1..].iter().enumerate() {
                             let s = self.shape_of(at, &next.name, next.shape.rank());
-                            acc = self.expand(at, &acc, &s, names[0].elem, &out_shape);
+                            folded.push(&next.shape);
+                            // Each step is declared with the broadcast of the inputs folded so far, which is the
+                            // output's shape only at the last step.
+                            let step_shape = if k + 2 == names.len() {
+                                out_shape.clone()
+                            } else {
+                                self.declarable(&crate::broadcast::multidirectional(&folded).output)
+                            };
+                            acc = self.expand(at, &acc, &s, names[0].elem, &step_shape);
                         }
-                        // The folded value has the output shape: it stands for the first input as it is.
-                        if let Some(first) = operands.iter().find(|o| o.name == names[0].name) {
+                        // The folded value has the output shape: it stands for the first input, always, so that
+                        // every input reads as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
+                        let first_site_input = site.rule_inputs.iter().flatten().next().copied();
+                        let present: Vec<usize> =
+                            (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+                        if let Some(position) = first_site_input.map(|i| present[i]) {
                             steps.push(format!(
                                 "{} {} -> Expand to {} (computed in the graph)",
-                                first.name, first.shape, site.output_shape
+                                names[0].name, names[0].shape, site.output_shape
                             ));
-                            replaced.insert(first.position, acc.clone());
+                            replaced.insert(position, acc.clone());
                         }
                         self.shape_of(at, &acc, rank)
                     }
@@ -561,7 +578,11 @@ impl<'m> Planner<'m> {
     /// broadcasts and symbols inference made up are left unset rather than named anew: a new name would be a fact
     /// the next analysis cannot relate to anything else.
     fn declared_output(&self, site: &Site) -> Shape {
-        let Some(dims) = site.output_shape.dims() else { return Shape::unranked() };
+        self.declarable(&site.output_shape)
+    }
+
+    fn declarable(&self, shape: &Shape) -> Shape {
+        let Some(dims) = shape.dims() else { return Shape::unranked() };
         Shape::ranked(
             dims.iter()
                 .map(|d| match d {

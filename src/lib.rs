@@ -22,6 +22,6 @@ pub mod render;
 pub mod shape;
 pub mod sym;
 pub mod tensor;
-pub mod wire;
 #[cfg(feature = "verify")]
 pub mod verify;
+pub mod wire;

@@ -547,17 +547,6 @@ const STATIC_TRIPLES: &[(&str, &str, &str)] = &[
 const SYMBOLIC_TRIPLES: &[(&str, &str, &str)] =
     &[("N,1", "1,3", "N,3"), ("N,1", "1,M", ""), ("1", "N,1", "1,4"), ("N,3", "N,3", "3"), ("N,1,1", "1,M,1", "1,1,4")];
 
-/// Rewrites known to be wrong (see `Case::known_wrong`): symbolic triples where no input has the output shape, so
-/// `make_dynamic` folds Expand over the inputs, and the first fold step's shape is not the output shape.
-const FOLD_STEP_DECLARED_AS_OUTPUT: &str = "expand.rs make_dynamic folds `acc = Expand(acc, Shape(next))` over the \
-     inputs and declares every step's value_info with the output shape (`self.expand(.., &out_shape)`), but a step \
-     before the last only has the broadcast of the inputs folded so far ([1] with [N,1] is [N,1], declared [N,4]); \
-     tract (and any runtime that trusts value_info) rejects the model";
-
-fn known_wrong_triple(a: &str, b: &str, c: &str) -> Option<&'static str> {
-    [("1", "N,1", "1,4"), ("N,1,1", "1,M,1", "1,1,4")].contains(&(a, b, c)).then_some(FOLD_STEP_DECLARED_AS_OUTPUT)
-}
-
 fn all_pairs() -> impl Iterator<Item = (&'static str, &'static str)> {
     STATIC_PAIRS.iter().chain(SYMBOLIC_PAIRS).copied()
 }
@@ -685,7 +674,6 @@ fn where_select() {
                 let name =
                     format!("Where {} opset {opset} {} ? {} : {}", type_name(elem), label(c), label(x), label(y));
                 let mut case = Case::new(name, model);
-                case.known_wrong = known_wrong_triple(c, x, y);
                 push_with_constants(&mut cases, case, &["C", "Z"]);
             }
         }
@@ -708,7 +696,6 @@ fn variadic_sum_max_min_mean() {
                     one_node_model(13, ir_for(13), op, &[("A", elem, a), ("B", elem, b), ("C", elem, c)], vec![], elem);
                 let name = format!("{op} {} opset 13 {} {} {}", type_name(elem), label(a), label(b), label(c));
                 let mut case = Case::new(name, model);
-                case.known_wrong = known_wrong_triple(a, b, c);
                 let rank = |s: &str| dims_of(s).len();
                 if op == "Mean" && rank(a) < rank(a).max(rank(b)).max(rank(c)) {
                     case.lower = Some(lower_mean(elem));

@@ -40,7 +40,8 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
 
 fn fetch_corpus() -> PathBuf {
     let script = common::repo_root().join("corpus").join("fetch.sh");
-    let out = Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         panic!(
@@ -119,9 +120,9 @@ fn real_models_check_and_expand_faithfully() {
         let expand = &r["expand"];
         let left = expand["summary"]["left"].as_array().cloned().unwrap_or_default();
         let documented = |site: &Value| {
-            DOCUMENTED_LEFT.iter().any(|(m, n, reason)| {
-                *m == model && *n == s(site, "node") && s(site, "reason").starts_with(reason)
-            })
+            DOCUMENTED_LEFT
+                .iter()
+                .any(|(m, n, reason)| *m == model && *n == s(site, "node") && s(site, "reason").starts_with(reason))
         };
         let undocumented: Vec<&Value> = left.iter().filter(|site| !documented(site)).collect();
         match expand["rc"].as_i64() {
@@ -145,19 +146,25 @@ fn real_models_check_and_expand_faithfully() {
         let ort = &r["ort"];
         if s(ort, "status") != "same" {
             let detail = ort.get("error").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
-                ort["diffs"].as_array().map(|d| d.iter().map(|x| x.as_str().unwrap_or("?")).collect::<Vec<_>>().join("; ")).unwrap_or_default()
+                ort["diffs"]
+                    .as_array()
+                    .map(|d| d.iter().map(|x| x.as_str().unwrap_or("?")).collect::<Vec<_>>().join("; "))
+                    .unwrap_or_default()
             });
             problems.push(format!("{model}: onnxruntime: {} ({detail})", s(ort, "status")));
         }
         // full_check, unless the original fails it already.
         if s(rw, "full_check") != "ok" && s(rw, "original_full_check") == "ok" {
-            problems.push(format!("{model}: the rewritten model fails onnx.checker full_check: {}", s(rw, "full_check")));
+            problems
+                .push(format!("{model}: the rewritten model fails onnx.checker full_check: {}", s(rw, "full_check")));
         }
         // check --strict: no implicit broadcast left, but at the documented left sites.
         if rw["strict_rc"].as_i64() != Some(0) {
-            let errors: Vec<&str> = rw["strict_errors"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let errors: Vec<&str> =
+                rw["strict_errors"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
             let at_left = |e: &&str| {
-                left.iter().any(|site| documented(site) && e.contains(&format!("{}/{} ", s(site, "graph"), s(site, "node"))))
+                left.iter()
+                    .any(|site| documented(site) && e.contains(&format!("{}/{} ", s(site, "graph"), s(site, "node"))))
             };
             let others: Vec<&&str> = errors.iter().filter(|e| !at_left(e)).collect();
             if errors.is_empty() || !others.is_empty() {
@@ -188,5 +195,10 @@ fn real_models_check_and_expand_faithfully() {
         problems.len(),
         figures.display()
     );
-    assert!(problems.is_empty(), "{} problem(s) over the real-model corpus:\n  {}", problems.len(), problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) over the real-model corpus:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
 }
