@@ -135,12 +135,68 @@ pub struct Analysis {
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
+    analyze_with(model, HashMap::new(), Vec::new())
+}
+
+/// Analyses a loaded model, following its external data references: every location is checked to stay inside
+/// the model's folder (never opened otherwise), and small integer tensors stored outside the file are read,
+/// since shape inference needs their values. Other external data is never read.
+pub fn analyze_model(model: &crate::model::Model) -> Analysis {
+    use crate::external;
+    let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut values = HashMap::new();
+    let mut notes = Vec::new();
+    let mut note = |message: String| {
+        notes.push(Note { code: Code::ExternalData, graph: "main".into(), node: None, op: None, message })
+    };
+    for t in external::all_tensors(model.proto()) {
+        let r = match external::reference(t) {
+            None => continue,
+            Some(Err(e)) => {
+                note(e.to_string());
+                continue;
+            }
+            Some(Ok(r)) => r,
+        };
+        let small_int = matches!(t.data_type, Some(tensor::INT64 | tensor::INT32))
+            && t.dims
+                .iter()
+                .try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
+                .is_some_and(|n| n as usize <= tensor::MAX_VALUE_ELEMENTS);
+        if !small_int {
+            // Not needed: only check that the location stays inside the folder.
+            if let Err(e @ external::ExternalError::Escapes { .. }) = external::resolve(folder, t.name(), &r.location) {
+                note(e.to_string());
+            }
+            continue;
+        }
+        match external::read(folder, t, &r, 8 * tensor::MAX_VALUE_ELEMENTS as u64) {
+            Ok(Some(bytes)) => {
+                let inline = crate::proto::TensorProto {
+                    dims: t.dims.clone(),
+                    data_type: t.data_type,
+                    raw_data: Some(bytes.into()),
+                    ..Default::default()
+                };
+                if let Some(v) = tensor::int_values(&inline) {
+                    values.insert(t.name().to_string(), v);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => note(e.to_string()),
+        }
+    }
+    analyze_with(model.proto(), values, notes)
+}
+
+fn analyze_with(model: &ModelProto, external: HashMap<String, Vec<i64>>, notes: Vec<Note>) -> Analysis {
     let mut walker = Walker {
         functions: HashMap::new(),
         active: Vec::new(),
-        out: Analysis::default(),
+        out: Analysis { notes, ..Analysis::default() },
         opset_missing: false,
         fresh: 0,
+        external,
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -235,6 +291,8 @@ struct Walker<'m> {
     opset_missing: bool,
     /// Fresh symbols made so far.
     fresh: usize,
+    /// Contents of small integer tensors whose data lives outside the model file, by tensor name.
+    external: HashMap<String, Vec<i64>>,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -298,7 +356,10 @@ impl<'m> Walker<'m> {
                 let msg = format!("initializer '{}' {why}", init.name());
                 self.note(env, Code::TensorDataMismatch, None, msg);
             }
-            let from_tensor = tensor::facts_from_tensor(init);
+            let mut from_tensor = tensor::facts_from_tensor(init);
+            if let Some(v) = self.external.get(init.name()) {
+                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
+            }
             // An initializer that is also a graph input is a default the caller may override: a declared input
             // shape wins, the initializer fills what is undeclared.
             let facts = match scope.values.get(init.name()) {

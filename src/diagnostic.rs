@@ -71,6 +71,8 @@ codes! {
         "A model-local function calls itself, directly or through others.";
     DeclaredShapeMismatch = "declared-shape-mismatch", Warning,
         "A value_info or graph output declares an element type, rank or size that contradicts what shape inference finds from the ops; the inferred facts are used.";
+    ExternalData = "external-data", Error,
+        "A tensor's external data reference is unusable: it leaves the model's folder (refused, never opened), names a missing file, or lies beyond the file's end.";
     TensorDataMismatch = "tensor-data-mismatch", Error,
         "A tensor's stored data does not have the size its dims and element type call for.";
     NestingTooDeep = "nesting-too-deep", Error,

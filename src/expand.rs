@@ -94,7 +94,7 @@ pub fn plan(model: &ModelProto, analysis: &Analysis, options: ExpandOptions) -> 
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
 pub fn expand_model(model: &crate::model::Model, options: ExpandOptions) -> Result<(Plan, Pieces), wire::WireError> {
-    let analysis = crate::analysis::analyze(model.proto());
+    let analysis = crate::analysis::analyze_model(model);
     let plan = plan(model.proto(), &analysis, options);
     let pieces = wire::apply(model.bytes(), &plan.edit)?;
     Ok((plan, pieces))
@@ -861,4 +861,58 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
         }),
         ..Default::default()
     }
+}
+
+/// Writes a rewritten model to `output` and keeps its external data references valid there: when `output` is in
+/// another folder than the input, each external data file is copied beside it at the same relative location
+/// (checked to stay inside both folders). The copies are made first and removed again if the model cannot be
+/// written, so a failure leaves nothing behind. Returns the locations copied.
+pub fn write_expanded(
+    model: &crate::model::Model,
+    pieces: &Pieces,
+    output: &std::path::Path,
+) -> std::io::Result<Vec<String>> {
+    use crate::external;
+    use std::path::Path;
+    let folder_of = |p: &Path| p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    let (from, to) = (folder_of(model.path()), folder_of(output));
+    let invalid = |e: external::ExternalError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
+    let mut locations: Vec<(String, String)> = Vec::new();
+    for t in external::all_tensors(model.proto()) {
+        if let Some(r) = external::reference(t) {
+            let r = r.map_err(invalid)?;
+            if !locations.iter().any(|(l, _)| *l == r.location) {
+                locations.push((r.location, t.name().to_string()));
+            }
+        }
+    }
+    let same_folder = match (from.canonicalize(), to.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let mut copied: Vec<std::path::PathBuf> = Vec::new();
+    let mut carried = Vec::new();
+    if !same_folder {
+        for (location, tensor) in &locations {
+            let source = external::resolve(&from, tensor, location).map_err(invalid)?;
+            let target = to.join(location);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let result = crate::model::write_atomically(&target, |w| {
+                std::io::copy(&mut std::fs::File::open(&source)?, w).map(|_| ())
+            });
+            if let Err(e) = result {
+                copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
+                return Err(e);
+            }
+            copied.push(target);
+            carried.push(location.clone());
+        }
+    }
+    if let Err(e) = crate::model::write_atomically(output, |w| pieces.write_to(model.bytes(), w)) {
+        copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
+        return Err(e);
+    }
+    Ok(carried)
 }

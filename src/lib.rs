@@ -14,6 +14,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod dot;
 pub mod expand;
+pub mod external;
 pub mod gen;
 pub mod infer;
 pub mod materialize;
