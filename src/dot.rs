@@ -19,8 +19,18 @@ fn colour(verdict: &str) -> &'static str {
     }
 }
 
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
 fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    format!("\"{}\"", escape(s))
+}
+
+/// A label of several lines, each escaped on its own.
+fn lines(parts: &[&str]) -> String {
+    let escaped: Vec<String> = parts.iter().map(|p| escape(p)).collect();
+    format!("\"{}\"", escaped.join("\\n"))
 }
 
 /// The main graph as a `digraph`. Initializers appear only where they feed a broadcasting site.
@@ -51,22 +61,21 @@ pub fn main_graph(model: &ModelProto, analysis: &Analysis, report: &Report) -> S
     let initializers: std::collections::HashSet<&str> = graph.initializer.iter().map(|t| t.name()).collect();
     for input in graph.input.iter().filter(|i| !initializers.contains(i.name())) {
         let id = format!("in:{}", input.name());
-        let label = format!("{}\\n{}", input.name(), shape_of(input.name()));
-        let _ = writeln!(out, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={}];", quote(&id), quote(&label));
+        let label = lines(&[input.name(), &shape_of(input.name())]);
+        let _ = writeln!(out, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={label}];", quote(&id));
         producer.insert(input.name(), id);
     }
     for (i, node) in graph.node.iter().enumerate() {
         let id = format!("n{i}");
         let name = if node.name().is_empty() { format!("#{i}") } else { node.name().to_string() };
-        let (fill, extra) = match sites.get(&i) {
+        let (fill, label) = match sites.get(&i) {
             Some(r) => {
                 let verdict = report_verdict(r);
-                (colour(verdict), format!("\\n{verdict}"))
+                (colour(verdict), lines(&[node.op_type(), &name, verdict]))
             }
-            None => ("white", String::new()),
+            None => ("white", lines(&[node.op_type(), &name])),
         };
-        let label = format!("{}\\n{}{}", node.op_type(), name, extra);
-        let _ = writeln!(out, "  {id} [fillcolor=\"{fill}\", label={}];", quote(&label));
+        let _ = writeln!(out, "  {id} [fillcolor=\"{fill}\", label={label}];");
         for input in node.input.iter().filter(|n| !n.is_empty()) {
             let from = match producer.get(input.as_str()) {
                 Some(p) => p.clone(),
@@ -87,8 +96,8 @@ pub fn main_graph(model: &ModelProto, analysis: &Analysis, report: &Report) -> S
     }
     for output in &graph.output {
         let id = format!("out:{}", output.name());
-        let label = format!("{}\\n{}", output.name(), shape_of(output.name()));
-        let _ = writeln!(out, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={}];", quote(&id), quote(&label));
+        let label = lines(&[output.name(), &shape_of(output.name())]);
+        let _ = writeln!(out, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={label}];", quote(&id));
         if let Some(p) = producer.get(output.name()) {
             let _ = writeln!(out, "  {} -> {};", quote(p), quote(&id));
         }

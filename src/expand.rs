@@ -19,18 +19,39 @@ use crate::shape::{Dim, Shape};
 use crate::tensor::INT64;
 use crate::wire::{self, ModelEdit, NodeEdit, Pieces};
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ExpandOptions {
     /// Write constant inputs out expanded instead of inserting an `Expand` for them.
     pub materialize_constants: bool,
     /// The largest expanded constant, in bytes, that `materialize_constants` writes.
     pub max_materialize_bytes: u64,
+    /// Main-graph initializers whose external data is at most this many bytes are written into the model file.
+    pub inline_external_below: Option<u64>,
+    /// All other external data of main-graph initializers is gathered into this one new file beside the output
+    /// (a plain file name).
+    pub gather_external: Option<String>,
 }
 
 impl Default for ExpandOptions {
     fn default() -> Self {
-        ExpandOptions { materialize_constants: false, max_materialize_bytes: 16 << 20 }
+        ExpandOptions {
+            materialize_constants: false,
+            max_materialize_bytes: 16 << 20,
+            inline_external_below: None,
+            gather_external: None,
+        }
     }
+}
+
+/// Where external data goes when the rewritten model is written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExternalMoves {
+    /// Initializers whose data now sits in the model file.
+    pub inlined: Vec<String>,
+    /// The new file gathering external data, and each range to copy into it, in order.
+    pub gathered: Option<(String, Vec<(std::path::PathBuf, u64, u64)>)>,
+    /// Tensors that no longer point at their old location.
+    pub moved: std::collections::HashSet<String>,
 }
 
 /// A site left implicit, and why.
@@ -69,6 +90,7 @@ pub struct ExpandSummary {
 pub struct Plan {
     pub edit: ModelEdit,
     pub summary: ExpandSummary,
+    pub external: ExternalMoves,
 }
 
 /// Plans the rewrite of `model`, whose analysis is `analysis`.
@@ -89,15 +111,102 @@ pub fn plan(model: &ModelProto, analysis: &Analysis, options: ExpandOptions) -> 
     for (loc, sites) in groups {
         planner.site(loc, &sites);
     }
-    Plan { edit: planner.edit, summary: planner.summary }
+    Plan { edit: planner.edit, summary: planner.summary, external: ExternalMoves::default() }
 }
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
-pub fn expand_model(model: &crate::model::Model, options: ExpandOptions) -> Result<(Plan, Pieces), wire::WireError> {
+pub fn expand_model(model: &crate::model::Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
     let analysis = crate::analysis::analyze_model(model);
-    let plan = plan(model.proto(), &analysis, options);
+    let mut plan = plan(model.proto(), &analysis, options.clone());
+    plan.external = move_external(model, &options, &mut plan.edit)?;
     let pieces = wire::apply(model.bytes(), &plan.edit)?;
     Ok((plan, pieces))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    #[error(transparent)]
+    Wire(#[from] wire::WireError),
+    #[error(transparent)]
+    External(#[from] crate::external::ExternalError),
+    #[error("--gather-external-data takes a plain file name, not '{0}'")]
+    GatherName(String),
+}
+
+/// Inlines or gathers the external data of main-graph initializers, as the options ask.
+fn move_external(
+    model: &crate::model::Model,
+    options: &ExpandOptions,
+    edit: &mut ModelEdit,
+) -> Result<ExternalMoves, ExpandError> {
+    use crate::external;
+    let mut moves = ExternalMoves::default();
+    if options.inline_external_below.is_none() && options.gather_external.is_none() {
+        return Ok(moves);
+    }
+    if let Some(name) = &options.gather_external {
+        let plain = std::path::Path::new(name).file_name().is_some_and(|f| f == name.as_str());
+        if !plain {
+            return Err(ExpandError::GatherName(name.clone()));
+        }
+        moves.gathered = Some((name.clone(), Vec::new()));
+    }
+    let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let Some(graph) = &model.proto().graph else { return Ok(moves) };
+    let mut next_offset = 0u64;
+    for (j, t) in graph.initializer.iter().enumerate() {
+        let Some(r) = external::reference(t) else { continue };
+        let r = r?;
+        let source = external::resolve(folder, t.name(), &r.location)?;
+        let size = std::fs::metadata(&source).map_err(|e| external::ExternalError::Io {
+            tensor: t.name().to_string(),
+            location: r.location.clone(),
+            reason: e.to_string(),
+        })?;
+        let length = r.length.unwrap_or(size.len().saturating_sub(r.offset));
+        if options.inline_external_below.is_some_and(|max| length <= max) {
+            if let Some(bytes) = external::read(folder, t, &r, length)? {
+                let inline = TensorProto {
+                    raw_data: Some(bytes.into()),
+                    data_location: None,
+                    external_data: Vec::new(),
+                    ..t.clone()
+                };
+                edit.graph_mut(&[]).initializer_edits.insert(j, inline);
+                moves.inlined.push(t.name().to_string());
+                moves.moved.insert(t.name().to_string());
+                continue;
+            }
+        }
+        if let Some((file, ranges)) = &mut moves.gathered {
+            if r.offset.checked_add(length).is_none_or(|end| end > size.len()) {
+                return Err(external::ExternalError::OutOfRange {
+                    tensor: t.name().to_string(),
+                    location: r.location,
+                    offset: r.offset,
+                    length,
+                    size: size.len(),
+                }
+                .into());
+            }
+            // Each tensor starts on a 64-byte boundary, as memory-mapping readers prefer.
+            let offset = next_offset.div_ceil(64) * 64;
+            next_offset = offset + length;
+            let entry = |k: &str, v: String| crate::proto::StringStringEntryProto { key: Some(k.into()), value: Some(v) };
+            let moved = TensorProto {
+                external_data: vec![
+                    entry("location", file.clone()),
+                    entry("offset", offset.to_string()),
+                    entry("length", length.to_string()),
+                ],
+                ..t.clone()
+            };
+            edit.graph_mut(&[]).initializer_edits.insert(j, moved);
+            ranges.push((source, r.offset, length));
+            moves.moved.insert(t.name().to_string());
+        }
+    }
+    Ok(moves)
 }
 
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
@@ -869,6 +978,7 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
 /// written, so a failure leaves nothing behind. Returns the locations copied.
 pub fn write_expanded(
     model: &crate::model::Model,
+    plan: &Plan,
     pieces: &Pieces,
     output: &std::path::Path,
 ) -> std::io::Result<Vec<String>> {
@@ -879,6 +989,9 @@ pub fn write_expanded(
     let invalid = |e: external::ExternalError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
     let mut locations: Vec<(String, String)> = Vec::new();
     for t in external::all_tensors(model.proto()) {
+        if plan.external.moved.contains(t.name()) {
+            continue;
+        }
         if let Some(r) = external::reference(t) {
             let r = r.map_err(invalid)?;
             if !locations.iter().any(|(l, _)| *l == r.location) {
@@ -909,6 +1022,30 @@ pub fn write_expanded(
             copied.push(target);
             carried.push(location.clone());
         }
+    }
+    if let Some((file, ranges)) = &plan.external.gathered {
+        let target = to.join(file);
+        let result = crate::model::write_atomically(&target, |w| {
+            let mut written = 0u64;
+            for (source, offset, length) in ranges {
+                let pad = written.div_ceil(64) * 64 - written;
+                w.write_all(&vec![0u8; pad as usize])?;
+                let mut f = std::fs::File::open(source)?;
+                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(*offset))?;
+                let copied = std::io::copy(&mut std::io::Read::take(f, *length), w)?;
+                if copied != *length {
+                    return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "external data ended early"));
+                }
+                written += pad + length;
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
+            return Err(e);
+        }
+        copied.push(target);
+        carried.push(file.clone());
     }
     if let Err(e) = crate::model::write_atomically(output, |w| pieces.write_to(model.bytes(), w)) {
         copied.iter().for_each(|p| drop(std::fs::remove_file(p)));

@@ -20,6 +20,8 @@ pub struct GraphEdit {
     /// New nodes to place right before the node at this position.
     pub insert_before: BTreeMap<usize, Vec<crate::proto::NodeProto>>,
     pub node_edits: BTreeMap<usize, NodeEdit>,
+    /// Existing initializers replaced whole, by position (external data moved or inlined).
+    pub initializer_edits: BTreeMap<usize, crate::proto::TensorProto>,
     /// New initializers (graphs only; function bodies get Constant nodes instead).
     pub initializers: Vec<crate::proto::TensorProto>,
     /// New graph inputs: before IR version 4 every initializer must also be one.
@@ -31,6 +33,7 @@ impl GraphEdit {
     pub fn is_empty(&self) -> bool {
         self.insert_before.is_empty()
             && self.node_edits.is_empty()
+            && self.initializer_edits.is_empty()
             && self.initializers.is_empty()
             && self.inputs.is_empty()
             && self.value_info.is_empty()
@@ -276,9 +279,18 @@ fn body(
     pending.sort_by_key(|(tag, _)| *tag);
 
     let mut node_index = 0;
+    let mut initializer_index = 0;
     for f in fields(source, range)? {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
+        }
+        if Some(f.number) == kind.initializer {
+            match here.initializer_edits.get(&initializer_index) {
+                Some(t) => out.message(f.number, t),
+                None => out.copy(f.range),
+            }
+            initializer_index += 1;
+            continue;
         }
         if f.number != kind.node {
             out.copy(f.range);

@@ -195,3 +195,57 @@ fn expand_into_another_folder_carries_the_external_files_along() {
     assert_eq!(code, 0);
     assert_eq!(std::fs::read_dir(&src).unwrap().count(), 3, "m.onnx, m2.onnx and data/");
 }
+
+fn expand_with(path: &Path, out: &Path, options: onnx_bcast::expand::ExpandOptions) -> Vec<String> {
+    let model = onnx_bcast::model::Model::open(path).unwrap();
+    let (plan, pieces) = onnx_bcast::expand::expand_model(&model, options).unwrap();
+    onnx_bcast::expand::write_expanded(&model, &plan, &pieces, out).unwrap()
+}
+
+#[test]
+fn small_external_tensors_can_be_inlined() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("weights.bin"), side_file()).unwrap();
+    let path = dir.path().join("m.onnx");
+    std::fs::write(&path, model("weights.bin")).unwrap();
+    let out = dir.path().join("inlined.onnx");
+    let options = onnx_bcast::expand::ExpandOptions { inline_external_below: Some(16), ..Default::default() };
+    expand_with(&path, &out, options);
+    let rewritten = onnx_bcast::model::Model::open(&out).unwrap();
+    let inits = &rewritten.proto().graph.as_ref().unwrap().initializer;
+    let s = inits.iter().find(|t| t.name() == "S").unwrap();
+    let w = inits.iter().find(|t| t.name() == "W").unwrap();
+    assert_eq!(s.raw_data.as_deref(), Some(&side_file()[..16]), "S (16 bytes) is inlined");
+    assert!(s.external_data.is_empty() && s.data_location.is_none());
+    assert_eq!(w.data_location, Some(DataLocation::External as i32), "W (48 bytes) stays external");
+}
+
+#[test]
+fn external_tensors_can_be_gathered_into_one_new_file() {
+    let root = tempfile::tempdir().unwrap();
+    let (src, dst) = (root.path().join("src"), root.path().join("dst"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&dst).unwrap();
+    // The two tensors come from two files; the gathered file holds both, each on a 64-byte boundary.
+    let bytes = side_file();
+    std::fs::write(src.join("s.bin"), &bytes[..16]).unwrap();
+    std::fs::write(src.join("w.bin"), &bytes[16..]).unwrap();
+    let mut m = ModelProto::decode(model("unused").as_slice()).unwrap();
+    let inits = &mut m.graph.as_mut().unwrap().initializer;
+    inits[0] = external("S", &[2], 7, "s.bin", 0, 16);
+    inits[1] = external("W", &[4, 3], 1, "w.bin", 0, 48);
+    let path = src.join("m.onnx");
+    std::fs::write(&path, m.encode_to_vec()).unwrap();
+    let out = dst.join("m.onnx");
+    let options =
+        onnx_bcast::expand::ExpandOptions { gather_external: Some("all.bin".into()), ..Default::default() };
+    let carried = expand_with(&path, &out, options);
+    assert_eq!(carried, vec!["all.bin".to_string()], "only the gathered file is written beside OUT");
+    let gathered = std::fs::read(dst.join("all.bin")).unwrap();
+    assert_eq!(&gathered[..16], &bytes[..16]);
+    assert_eq!(&gathered[64..112], &bytes[16..]);
+    let report = json(&out);
+    assert_eq!(report["summary"]["errors"], 0, "{report}");
+    let expand = report["sites"].as_array().unwrap().iter().find(|s| s["op"] == "Expand").unwrap().clone();
+    assert_eq!(expand["output_shape"], serde_json::json!([4, 3]), "S is read from the gathered file");
+}
