@@ -1029,7 +1029,7 @@ pub fn write_expanded(
             let mut written = 0u64;
             for (source, offset, length) in ranges {
                 let pad = written.div_ceil(64) * 64 - written;
-                w.write_all(&vec![0u8; pad as usize])?;
+                std::io::Write::write_all(w, &vec![0u8; pad as usize])?;
                 let mut f = std::fs::File::open(source)?;
                 std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(*offset))?;
                 let copied = std::io::copy(&mut std::io::Read::take(f, *length), w)?;
@@ -1047,7 +1047,10 @@ pub fn write_expanded(
         copied.push(target);
         carried.push(file.clone());
     }
-    if let Err(e) = crate::model::write_atomically(output, |w| pieces.write_to(model.bytes(), w)) {
+    let written = std::fs::File::open(model.path()).and_then(|source| {
+        crate::model::write_atomically(output, |w| pieces.write_to_file(&source, model.bytes(), w))
+    });
+    if let Err(e) = written {
         copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
         return Err(e);
     }

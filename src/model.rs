@@ -127,18 +127,15 @@ pub fn encode(model: &ModelProto) -> Vec<u8> {
 /// leaves no file behind and whatever was at `path` untouched (`path` may be the model being read).
 pub fn write_atomically(
     path: &Path,
-    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    let replacing = path.exists();
     let mut tmp = tempfile::Builder::new().prefix(".onnx-bcast-").suffix(".tmp").tempfile_in(dir)?;
-    {
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        write(&mut out)?;
-        std::io::Write::flush(&mut out)?;
-    }
+    write(tmp.as_file_mut())?;
     // A temporary file is private to its owner; the model gets the permissions of the file it replaces, or the
     // usual ones for a new file.
     let permissions = match std::fs::metadata(path) {
@@ -149,7 +146,11 @@ pub fn write_atomically(
         }
     };
     tmp.as_file().set_permissions(permissions)?;
-    tmp.as_file().sync_all()?;
+    // Replacing a file (the input itself, in place) must never leave a truncated one behind after a crash: its
+    // new content reaches the disk before the rename. A new file has nothing to lose.
+    if replacing {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -126,7 +126,9 @@ pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Ve
                     negative_axes.push(axis);
                     Dim::Unknown
                 }
-                Some(Value::DimParam(p)) if !p.is_empty() => Dim::sym(p),
+                // Some exporters (Paddle) write "?" for "unnamed": that names no size, and names starting with '?'
+                // are the fresh symbols inference makes, which must never alias a declared one.
+                Some(Value::DimParam(p)) if !p.is_empty() && !p.starts_with('?') => Dim::sym(p),
                 _ => Dim::Unknown,
             })
             .collect(),

@@ -144,6 +144,36 @@ impl Pieces {
         Ok(())
     }
 
+    /// Writes the output to a file, copying large input ranges file to file (`copy_file_range` on Linux), so
+    /// that tensor data never passes through this process's memory. `source` is the file `mapped` was mapped from.
+    pub fn write_to_file(&self, source: &std::fs::File, mapped: &[u8], out: &mut std::fs::File) -> io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        // Smaller ranges come from the map (they are headers and small tensors), gathered into one write.
+        const DIRECT: usize = 1 << 16;
+        let mut buffer: Vec<u8> = Vec::with_capacity(1 << 20);
+        for item in &self.items {
+            match item {
+                Piece::Owned(b) => buffer.extend_from_slice(b),
+                Piece::Copy(r) if r.len() < DIRECT => buffer.extend_from_slice(&mapped[r.clone()]),
+                Piece::Copy(r) => {
+                    out.write_all(&buffer)?;
+                    buffer.clear();
+                    let mut from = source.try_clone()?;
+                    from.seek(SeekFrom::Start(r.start as u64))?;
+                    let copied = io::copy(&mut from.take(r.len() as u64), out)?;
+                    if copied != r.len() as u64 {
+                        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input changed while being read"));
+                    }
+                }
+            }
+            if buffer.len() >= 1 << 20 {
+                out.write_all(&buffer)?;
+                buffer.clear();
+            }
+        }
+        out.write_all(&buffer)
+    }
+
     pub fn to_vec(&self, source: &[u8]) -> Vec<u8> {
         let mut v = Vec::with_capacity(self.len as usize);
         self.write_to(source, &mut v).expect("writing to a Vec cannot fail");
