@@ -6,10 +6,141 @@ use crate::diagnostic::{Code, Severity};
 use crate::shape::Shape;
 use crate::tensor::elem_type_name;
 
-#[derive(Clone, Copy, Debug, Default)]
+/// How [`check`] judges a model.
+///
+/// Build it with struct-update syntax so that new fields keep old code compiling:
+/// `CheckOptions { strict: true, ..Default::default() }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CheckOptions {
     /// Every implicit broadcast and every conditional site is an error (the SONNX profile's "none" rule).
     pub strict: bool,
+    /// Severity overrides per code (`--deny`, `--warn`, `--allow`, or the config file), applied last.
+    pub rules: RuleSelection,
+}
+
+/// What a rule selection makes of one code's findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Drop the findings.
+    Allow,
+    /// Report them as warnings (they do not fail the run).
+    Warn,
+    /// Report them as errors (they fail the run: exit 1).
+    Deny,
+}
+
+impl Level {
+    /// The flag and config key that selects this level: `allow`, `warn` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Allow => "allow",
+            Level::Warn => "warn",
+            Level::Deny => "deny",
+        }
+    }
+}
+
+/// What a `--deny`/`--warn`/`--allow` argument names: one code, or `all` of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selector {
+    All,
+    Code(Code),
+}
+
+impl Selector {
+    /// Parses `all` or a code's kebab-case name.
+    pub fn parse(name: &str) -> Result<Selector, UnknownCode> {
+        if name == "all" {
+            return Ok(Selector::All);
+        }
+        Code::from_name(name).map(Selector::Code).ok_or_else(|| UnknownCode(name.to_string()))
+    }
+}
+
+/// A name that is neither `all` nor a diagnostic code. Its message names it and lists the valid ones.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownCode(pub String);
+
+impl std::fmt::Display for UnknownCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let valid: Vec<&str> = std::iter::once("all").chain(Code::ALL.iter().map(|c| c.as_str())).collect();
+        write!(f, "unknown code `{}`; valid codes: {}", self.0, valid.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownCode {}
+
+const CODES: usize = Code::ALL.len();
+
+/// Severity overrides per diagnostic code, like clippy's and ruff's `--deny`/`--warn`/`--allow`.
+///
+/// Each [`select`](RuleSelection::select) overrides what came before it for the codes it names, so a later `--allow
+/// negative-dim` carves an exception out of an earlier `--deny all`. `allow` drops a code's findings, `warn` makes
+/// them warnings and `deny` errors, which fail the run. A code named on its own (not through `all`) with `warn` or
+/// `deny` is also *enabled*: `implicit-broadcast` and `undecided-broadcast`, which only `--strict` reports
+/// otherwise, are then reported without `--strict`.
+///
+/// ```
+/// use onnx_bcast::check::{Level, RuleSelection, Selector};
+/// use onnx_bcast::diagnostic::{Code, Severity};
+///
+/// let mut rules = RuleSelection::default();
+/// rules.select(Selector::All, Level::Deny);
+/// rules.select(Selector::parse("negative-dim").unwrap(), Level::Allow);
+/// assert_eq!(rules.severity(Code::ConditionalBroadcast, Severity::Warning), Some(Severity::Error));
+/// assert_eq!(rules.severity(Code::NegativeDim, Severity::Warning), None);
+/// assert!(Selector::parse("no-such-code").is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleSelection {
+    /// Per code (indexed by declaration order): the level, and whether the code was named on its own.
+    levels: [Option<(Level, bool)>; CODES],
+}
+
+impl Default for RuleSelection {
+    fn default() -> Self {
+        RuleSelection { levels: [None; CODES] }
+    }
+}
+
+impl RuleSelection {
+    /// Sets the level of one code, or of every code.
+    pub fn select(&mut self, selector: Selector, level: Level) {
+        match selector {
+            Selector::Code(code) => self.levels[code as usize] = Some((level, true)),
+            Selector::All => {
+                for slot in &mut self.levels {
+                    let named = slot.is_some_and(|(_, named)| named);
+                    *slot = Some((level, named));
+                }
+            }
+        }
+    }
+
+    /// The level selected for a code, if any.
+    pub fn level(&self, code: Code) -> Option<Level> {
+        self.levels[code as usize].map(|(level, _)| level)
+    }
+
+    /// Whether no code has a level: the defaults apply everywhere.
+    pub fn is_empty(&self) -> bool {
+        self.levels.iter().all(Option::is_none)
+    }
+
+    /// The severity a finding of `code` gets, given the one it would have had; `None` drops it.
+    pub fn severity(&self, code: Code, default: Severity) -> Option<Severity> {
+        match self.level(code) {
+            None => Some(default),
+            Some(Level::Allow) => None,
+            Some(Level::Warn) => Some(Severity::Warning),
+            Some(Level::Deny) => Some(Severity::Error),
+        }
+    }
+
+    /// Whether `code` was named on its own with `warn` or `deny`, which turns on a code only `--strict` reports.
+    pub fn enables(&self, code: Code) -> bool {
+        matches!(self.levels[code as usize], Some((Level::Warn | Level::Deny, true)))
+    }
 }
 
 /// One site as reported: the analysis record plus its finding, if any.
@@ -67,9 +198,10 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
     let mut summary = Summary::default();
     let mut findings = Vec::new();
     for note in &analysis.notes {
+        let Some(severity) = options.rules.severity(note.code, note.code.default_severity()) else { continue };
         findings.push(Finding {
             code: note.code,
-            severity: note.code.default_severity(),
+            severity,
             graph: note.graph.clone(),
             node: note.node.clone(),
             op: note.op.clone(),
@@ -94,14 +226,17 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
                 Code::ConditionalBroadcast if options.strict && site.rule != Rule::Bidirectional => Severity::Error,
                 other => other.default_severity(),
             };
-            findings.push(Finding {
-                code,
-                severity,
-                graph: site.graph.clone(),
-                node: Some(site.node.clone()),
-                op: Some(site.op.clone()),
-                message: report.message.clone(),
-            });
+            // The rule selection (--deny/--warn/--allow, the config file) has the last word.
+            if let Some(severity) = options.rules.severity(code, severity) {
+                findings.push(Finding {
+                    code,
+                    severity,
+                    graph: site.graph.clone(),
+                    node: Some(site.node.clone()),
+                    op: Some(site.op.clone()),
+                    message: report.message.clone(),
+                });
+            }
         }
         sites.push(report);
     }
@@ -178,13 +313,19 @@ fn describe(site: &Site, options: CheckOptions) -> SiteReport {
                 format!("holds only if {}: {inputs} broadcast to {}", conditions.join(" and "), site.output_shape);
             (Some(Code::ConditionalBroadcast), message)
         }
-        Verdict::Broadcast if options.strict && site.rule != Rule::Bidirectional => {
+        Verdict::Broadcast
+            if (options.strict || options.rules.enables(Code::ImplicitBroadcast))
+                && site.rule != Rule::Bidirectional =>
+        {
             let message = format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape);
             (Some(Code::ImplicitBroadcast), message)
         }
         Verdict::Broadcast => (None, format!("{inputs} broadcast to {}", site.output_shape)),
         Verdict::Same => (None, format!("{inputs}: no broadcast, output {}", site.output_shape)),
-        Verdict::Unknown if options.strict && site.rule != Rule::Bidirectional => {
+        Verdict::Unknown
+            if (options.strict || options.rules.enables(Code::UndecidedBroadcast))
+                && site.rule != Rule::Bidirectional =>
+        {
             (Some(Code::UndecidedBroadcast), format!("cannot prove the inputs share one shape: {inputs}"))
         }
         Verdict::Unknown => (None, format!("undecided, input shapes not fully known: {inputs}")),

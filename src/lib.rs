@@ -1,4 +1,98 @@
 //! onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
+//!
+//! This is the library behind the `onnx-bcast` command line. A model goes through five steps:
+//!
+//! 1. **Load**: [`model::Model::open`] memory-maps an `.onnx` file and decodes it (tensor data stays in the map).
+//! 2. **Analyze**: [`analysis::analyze_model`] infers every value's element type and shape (known sizes, symbols,
+//!    unknowns) through the main graph, `If`/`Loop`/`Scan` bodies and model-local functions, and judges every
+//!    broadcasting *site* by its op's rule at the model's opset ([`broadcast::Rule`], [`broadcast::Verdict`]).
+//! 3. **Check**: [`check::check`] turns the analysis into a [`check::Report`]: one [`check::Finding`] per problem,
+//!    each with a [`diagnostic::Code`] and a [`diagnostic::Severity`] (changed by a [`check::RuleSelection`]), and a
+//!    summary. [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`] documents
+//!    every code.
+//! 4. **Expand**: [`expand::expand_model`] plans the rewrite of every implicit broadcast into explicit ops and
+//!    splices the new nodes into the original bytes ([`wire::Pieces`]).
+//! 5. **Save**: [`expand::write_expanded`] writes the result atomically (a failure leaves no file behind).
+//!
+//! [`config`] finds and reads the command line's config file and which model files a run checks.
+//!
+//! # Check a model
+//!
+//! ```
+//! use onnx_bcast::analysis::analyze_model;
+//! use onnx_bcast::check::{check, CheckOptions};
+//! use onnx_bcast::diagnostic::{Code, Severity};
+//! use onnx_bcast::model::Model;
+//!
+//! let model = Model::open(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/multidirectional_add_bad.onnx"))?;
+//! let report = check(&analyze_model(&model), CheckOptions::default());
+//! assert!(report.failed(), "an error-level finding fails the check");
+//! let finding = &report.findings[0];
+//! assert_eq!((finding.code, finding.severity), (Code::BroadcastViolation, Severity::Error));
+//! assert_eq!((finding.graph.as_str(), finding.node.as_deref(), finding.op.as_deref()), ("main", Some("add"), Some("Add")));
+//! assert_eq!(finding.message, "A [2, 3] and B [4] do not broadcast: on axis 1, B has 4 where A has 3");
+//! assert_eq!((report.summary.sites, report.summary.violations), (1, 1));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Choose severities and render
+//!
+//! [`check::CheckOptions`] carries `--strict` and the rule selection of `--deny`/`--warn`/`--allow`; build it with
+//! `..Default::default()` so that new options keep your code compiling.
+//!
+//! ```
+//! use onnx_bcast::analysis::analyze_model;
+//! use onnx_bcast::check::{check, CheckOptions, Level, RuleSelection, Selector};
+//! use onnx_bcast::diagnostic::Code;
+//! use onnx_bcast::model::Model;
+//! use onnx_bcast::render;
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/symbolic_batch.onnx");
+//! let analysis = analyze_model(&Model::open(path)?);
+//!
+//! // By default a conditional broadcast (`N ∈ {1, 2}`) is a warning and does not fail the check.
+//! assert!(!check(&analysis, CheckOptions::default()).failed());
+//!
+//! // Like `--deny conditional-broadcast`:
+//! let mut rules = RuleSelection::default();
+//! rules.select(Selector::Code(Code::ConditionalBroadcast), Level::Deny);
+//! let report = check(&analysis, CheckOptions { rules, ..Default::default() });
+//! assert!(report.failed());
+//!
+//! let mut text = Vec::new();
+//! render::write_text(&mut text, "symbolic_batch.onnx", &report)?;
+//! assert!(String::from_utf8(text)?.starts_with(
+//!     "symbolic_batch.onnx: error[conditional-broadcast] main/add (Add): holds only if N ∈ {1, 2}"
+//! ));
+//! let json = render::report_json("symbolic_batch.onnx", &report);
+//! assert_eq!(json["findings"][0]["severity"], "error");
+//! let sarif = render::sarif_log(&[render::SarifModel { path: "symbolic_batch.onnx", outcome: Ok(&report) }]);
+//! assert_eq!(sarif["runs"][0]["results"][0]["level"], "error");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Make broadcasts explicit and save
+//!
+//! ```
+//! use onnx_bcast::analysis::analyze_model;
+//! use onnx_bcast::check::{check, CheckOptions};
+//! use onnx_bcast::expand::{expand_model, write_expanded, ExpandOptions};
+//! use onnx_bcast::model::Model;
+//!
+//! let model = Model::open(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/multidirectional_add_ok.onnx"))?;
+//! let strict = CheckOptions { strict: true, ..Default::default() };
+//! assert!(check(&analyze_model(&model), strict).failed(), "an implicit broadcast fails --strict");
+//!
+//! let (plan, pieces) = expand_model(&model, ExpandOptions::default())?;
+//! assert_eq!((plan.summary.made_explicit, plan.summary.left.len()), (1, 0));
+//!
+//! let dir = tempfile::tempdir()?;
+//! let out = dir.path().join("explicit.onnx");
+//! write_expanded(&model, &plan, &pieces, &out)?;
+//! let explicit = Model::open(&out)?;
+//! assert!(!check(&analyze_model(&explicit), strict).failed(), "no implicit broadcast is left");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod model;
 
@@ -11,9 +105,11 @@ pub mod analysis;
 pub mod attr;
 pub mod broadcast;
 pub mod check;
+pub mod config;
 pub mod diagnostic;
 pub mod dot;
 pub mod expand;
+pub mod explain;
 pub mod external;
 pub mod gen;
 pub mod infer;

@@ -1,4 +1,5 @@
-//! Renderings of a check report: one text line per finding plus a summary, or one JSON object per model.
+//! Renderings of a check report: one text line per finding plus a summary (optionally coloured), one JSON object
+//! per model, GitHub Actions workflow commands, or one SARIF 2.1.0 log for a whole run.
 
 use std::io::{self, Write};
 
@@ -6,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{report_verdict, Finding, Report, SiteReport};
+use crate::diagnostic::{Code, Severity};
 use crate::shape::{Dim, Shape};
 
 /// A shape as JSON: null for an unknown rank, else a list of integers, symbol strings and nulls (unknown dims).
@@ -144,21 +146,96 @@ pub fn error_json(path: &str, message: &str) -> Value {
     serde_json::json!({ "model": path, "error": message })
 }
 
+/// Where a finding is: `GRAPH/NODE (OP)`, `GRAPH/NODE` or `GRAPH`.
+pub fn finding_location(f: &Finding) -> String {
+    match (&f.node, &f.op) {
+        (Some(node), Some(op)) => format!("{}/{} ({})", f.graph, node, op),
+        (Some(node), None) => format!("{}/{}", f.graph, node),
+        _ => f.graph.clone(),
+    }
+}
+
 /// One line per finding, `PATH: SEVERITY[CODE] GRAPH/NODE (OP): message`, then the summary line.
 pub fn write_text(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
-    for f in &report.findings {
-        let location = match (&f.node, &f.op) {
-            (Some(node), Some(op)) => format!("{}/{} ({})", f.graph, node, op),
-            (Some(node), None) => format!("{}/{}", f.graph, node),
-            _ => f.graph.clone(),
+    write_text_styled(out, path, report, Palette::PLAIN)
+}
+
+/// ANSI styles for text output, or none. The text is the same either way; colour only wraps parts of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Palette {
+    enabled: bool,
+}
+
+impl Palette {
+    /// No colour: plain text.
+    pub const PLAIN: Palette = Palette { enabled: false };
+    /// ANSI colours: the path bold, the severity and code in the severity's colour.
+    pub const ANSI: Palette = Palette { enabled: true };
+
+    /// Colour only when asked for: `always`, or `auto` on a terminal (`is_terminal`) unless `NO_COLOR` is set to a
+    /// non-empty value or `TERM` is `dumb`.
+    pub fn choose(choice: ColorChoice, is_terminal: bool) -> Palette {
+        let env_set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        let enabled = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                is_terminal && !env_set("NO_COLOR") && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+            }
         };
-        writeln!(out, "{path}: {}[{}] {location}: {}", f.severity.as_str(), f.code, f.message)?;
+        Palette { enabled }
     }
+
+    /// Whether this palette writes escape codes.
+    pub fn is_enabled(self) -> bool {
+        self.enabled
+    }
+
+    fn paint(self, style: anstyle::Style, text: &str) -> String {
+        if self.enabled {
+            format!("{}{text}{}", style.render(), style.render_reset())
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn severity(self, severity: Severity) -> anstyle::Style {
+        let color = match severity {
+            Severity::Error => anstyle::AnsiColor::Red,
+            Severity::Warning => anstyle::AnsiColor::Yellow,
+            Severity::Info => anstyle::AnsiColor::Cyan,
+        };
+        anstyle::Style::new().bold().fg_color(Some(color.into()))
+    }
+}
+
+/// When to colour text output (`--color`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// [`write_text`] with colour: the same characters, with the path bold and `SEVERITY[CODE]` coloured.
+pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
+    let bold = anstyle::Style::new().bold();
+    let shown_path = palette.paint(bold, path);
+    for f in &report.findings {
+        let label = palette.paint(palette.severity(f.severity), &format!("{}[{}]", f.severity.as_str(), f.code));
+        writeln!(out, "{shown_path}: {label} {}: {}", finding_location(f), f.message)?;
+    }
+    writeln!(out, "{shown_path}: {}", summary_text(report))
+}
+
+/// The summary line's text after `PATH: `.
+fn summary_text(report: &Report) -> String {
     let s = report.summary;
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
-    writeln!(
-        out,
-        "{path}: {}: {} same, {} broadcast, {}, {} conditional, {} unknown",
+    format!(
+        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown",
         plural(s.sites, "site"),
         s.same,
         s.broadcast,
@@ -166,6 +243,186 @@ pub fn write_text(out: &mut impl Write, path: &str, report: &Report) -> io::Resu
         s.conditional,
         s.unknown
     )
+}
+
+/// Escapes the message of a GitHub Actions workflow command: `%`, `\r` and `\n`.
+pub fn github_escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a property value of a workflow command (`file=`, `title=`): the message's escapes plus `:` and `,`.
+pub fn github_escape_property(text: &str) -> String {
+    github_escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One workflow command: `::LEVEL file=PATH,title=TITLE::MESSAGE`.
+pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> String {
+    format!(
+        "::{level} file={},title={}::{}",
+        github_escape_property(path),
+        github_escape_property(title),
+        github_escape_data(message)
+    )
+}
+
+/// GitHub Actions workflow commands: an `::error`, `::warning` or `::notice` per finding (titled with its code,
+/// the message led by its location), then the plain summary line, which the log shows as it is.
+pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
+    for f in &report.findings {
+        let level = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let message = format!("{}: {}", finding_location(f), f.message);
+        writeln!(out, "{}", github_command(level, path, f.code.as_str(), &message))?;
+    }
+    writeln!(out, "{path}: {}", summary_text(report))
+}
+
+/// What a SARIF log says about one model: its report, or why it could not be checked.
+#[derive(Clone, Copy, Debug)]
+pub struct SarifModel<'a> {
+    /// The model's path as given on the command line or found in a folder.
+    pub path: &'a str,
+    pub outcome: Result<&'a Report, &'a str>,
+}
+
+/// The `uri` of a path in SARIF: relative paths stay relative (`/`-separated, `./` dropped), absolute ones become
+/// `file://` URIs; characters outside RFC 3986's path characters are percent-encoded.
+pub fn sarif_uri(path: &str) -> String {
+    let unified = if cfg!(windows) { path.replace('\\', "/") } else { path.to_string() };
+    let drive = |s: &str| cfg!(windows) && s.as_bytes().get(1) == Some(&b':');
+    let absolute = unified.starts_with('/') || drive(&unified);
+    let unified = if drive(&unified) { format!("/{unified}") } else { unified };
+    let mut rel = unified.as_str();
+    while let Some(rest) = rel.strip_prefix("./") {
+        rel = rest;
+    }
+    let mut encoded = String::with_capacity(rel.len());
+    for b in rel.bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=@/".contains(&b) || (b == b':' && absolute);
+        if keep {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if absolute {
+        format!("file://{encoded}")
+    } else {
+        encoded
+    }
+}
+
+fn sarif_level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+/// `broadcast-violation` → `BroadcastViolation`: a rule's `name` in SARIF.
+fn pascal_case(code: &str) -> String {
+    code.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// One SARIF 2.1.0 log for a whole run: one run whose `tool.driver` declares a rule per diagnostic code, every model
+/// as an artifact, one result per finding (level from its severity, the model as physical location, graph and node
+/// as logical locations; ONNX models have no source text, so no regions), and each model that could not be checked
+/// as an error notification of the invocation.
+pub fn sarif_log(models: &[SarifModel<'_>]) -> Value {
+    use serde_json::json;
+    let rules: Vec<Value> = Code::ALL
+        .iter()
+        .map(|&code| {
+            json!({
+                "id": code.as_str(),
+                "name": pascal_case(code.as_str()),
+                "shortDescription": { "text": crate::explain::summary(code) },
+                "fullDescription": { "text": code.description() },
+                "help": { "text": crate::explain::help(code) },
+                "defaultConfiguration": { "level": sarif_level(code.default_severity()) },
+            })
+        })
+        .collect();
+    let mut artifacts = Vec::new();
+    let mut results = Vec::new();
+    let mut notifications = Vec::new();
+    for (index, model) in models.iter().enumerate() {
+        let uri = sarif_uri(model.path);
+        let artifact_location = json!({ "uri": uri, "index": index });
+        artifacts.push(json!({ "location": { "uri": uri }, "roles": ["analysisTarget"] }));
+        match model.outcome {
+            Ok(report) => {
+                for f in &report.findings {
+                    let rule_index = Code::ALL.iter().position(|&c| c == f.code).expect("every code is in ALL");
+                    let graph = json!({ "name": f.graph, "fullyQualifiedName": f.graph, "kind": "module" });
+                    let logical = match &f.node {
+                        Some(node) => vec![json!({
+                            "name": node,
+                            "fullyQualifiedName": format!("{}/{}", f.graph, node),
+                            "kind": "member",
+                        })],
+                        None => vec![graph],
+                    };
+                    let mut properties = serde_json::Map::new();
+                    properties.insert("graph".into(), json!(f.graph));
+                    if let Some(node) = &f.node {
+                        properties.insert("node".into(), json!(node));
+                    }
+                    if let Some(op) = &f.op {
+                        properties.insert("op".into(), json!(op));
+                    }
+                    results.push(json!({
+                        "ruleId": f.code.as_str(),
+                        "ruleIndex": rule_index,
+                        "level": sarif_level(f.severity),
+                        "message": { "text": format!("{}: {}", finding_location(f), f.message) },
+                        "locations": [{
+                            "physicalLocation": { "artifactLocation": artifact_location },
+                            "logicalLocations": logical,
+                        }],
+                        "partialFingerprints": {
+                            "onnxBcastLocation/v1": format!("{}:{}", f.code, finding_location(f)),
+                        },
+                        "properties": properties,
+                    }));
+                }
+            }
+            Err(message) => notifications.push(json!({
+                "level": "error",
+                "message": { "text": message },
+                "locations": [{ "physicalLocation": { "artifactLocation": artifact_location } }],
+            })),
+        }
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "onnx-bcast",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "semanticVersion": env!("CARGO_PKG_VERSION"),
+                    "rules": rules,
+                },
+            },
+            "invocations": [{
+                "executionSuccessful": notifications.is_empty(),
+                "toolExecutionNotifications": notifications,
+            }],
+            "artifacts": artifacts,
+            "results": results,
+        }],
+    })
 }
 
 /// The JSON object of an expand run.

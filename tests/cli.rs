@@ -289,3 +289,235 @@ fn broken_pipe_ends_quietly() {
         assert!(stderr.is_empty(), "{format}: a closed pipe is not an error worth a message:\n{stderr}");
     }
 }
+
+/// `--format github`: a workflow command per finding (error, warning), titled with its code and escaped by GitHub's
+/// rules, then the plain summary line; an unreadable model is an `::error` too.
+#[test]
+fn github_format() {
+    let (r, text) = transcript(&[
+        "check",
+        "--format",
+        "github",
+        "fixtures/multidirectional_add_bad.onnx",
+        "fixtures/symbolic_batch.onnx",
+        "fixtures/does_not_exist.onnx",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.lines().any(|l| l.starts_with(
+        "::error file=fixtures/multidirectional_add_bad.onnx,title=broadcast-violation::main/add (Add): "
+    )));
+    assert!(r
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("::warning file=fixtures/symbolic_batch.onnx,title=conditional-broadcast::")));
+    insta::assert_snapshot!("github_format", text);
+}
+
+#[test]
+fn github_escaping() {
+    use onnx_bcast::render::github_command;
+    assert_eq!(
+        github_command("error", "a,b:c%.onnx", "t", "100% sure:\r\nnext, line"),
+        "::error file=a%2Cb%3Ac%25.onnx,title=t::100%25 sure:%0D%0Anext, line"
+    );
+}
+
+/// The summary line of each model in output order, for folder runs (paths may contain any character but ": ").
+fn all_summaries(stdout: &str) -> Vec<String> {
+    summarized_models(stdout).into_iter().map(str::to_string).collect()
+}
+
+/// Sorted `.onnx` files below `fixtures/` that are not in `malformed/`.
+fn good_fixtures() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.ends_with(".onnx"))
+        .map(|f| format!("fixtures/{f}"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Files and folders mixed: output in argument order (a folder's models sorted), whatever the number of threads,
+/// and the exit code is the worst of them.
+#[test]
+fn parallel_output_follows_the_arguments() {
+    let bad = "fixtures/multidirectional_add_bad.onnx";
+    let ok = "fixtures/multidirectional_add_ok.onnx";
+    let mut want = vec![ok.to_string()];
+    want.extend(good_fixtures());
+    want.push(bad.to_string());
+    want.push(ok.to_string());
+    let mut outputs = Vec::new();
+    for jobs in ["1", "2", "4"] {
+        let r = run(&["check", "-j", jobs, "--exclude", "malformed", ok, "fixtures", bad, ok]);
+        assert_eq!(r.code, 1, "-j {jobs}: the worst is a violation");
+        assert_eq!(all_summaries(&r.stdout), want, "-j {jobs}");
+        outputs.push(r.stdout);
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "the same output byte for byte with 1, 2 and 4 threads");
+
+    // JSON too, with a failure in the middle: one object per model in order, exit 2.
+    let r = run(&["check", "--format", "json", "--exclude", "malformed", ok, "fixtures/missing.onnx", "fixtures"]);
+    assert_eq!(r.code, 2);
+    let models: Vec<String> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["model"].as_str().unwrap().to_string())
+        .collect();
+    let mut want = vec![ok.to_string(), "fixtures/missing.onnx".to_string()];
+    want.extend(good_fixtures());
+    assert_eq!(models, want);
+}
+
+/// A folder with unreadable models among good ones: every model is still checked, exit 2.
+#[test]
+fn folder_with_malformed_models() {
+    let r = run(&["check", "--format", "json", "fixtures/malformed", "fixtures/multidirectional_add_ok.onnx"]);
+    assert_eq!(r.code, 2);
+    let objects: Vec<Value> = r.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last = objects.last().unwrap();
+    assert_eq!(last["model"], "fixtures/multidirectional_add_ok.onnx");
+    assert!(last.get("sites").is_some());
+    let malformed = &objects[..objects.len() - 1];
+    assert!(malformed.iter().all(|o| o.get("error").is_some() || o.get("sites").is_some()));
+    let unreadable = malformed.iter().filter(|o| o.get("error").is_some()).count();
+    assert!(unreadable >= 10, "the unreadable ones are reported and the rest still checked: {unreadable}");
+    let mut names: Vec<&str> = malformed.iter().map(|o| o["model"].as_str().unwrap()).collect();
+    let listed = names.clone();
+    names.sort();
+    assert_eq!(listed, names, "in path order");
+}
+
+#[test]
+fn empty_folder_warns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(&["check", tmp.path().to_str().unwrap(), "fixtures/multidirectional_add_ok.onnx"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("no .onnx file below this folder"), "{}", r.stderr);
+}
+
+/// Colour only on request or on a terminal, never through NO_COLOR; the characters are the same.
+#[test]
+fn colour() {
+    let model = "fixtures/multidirectional_add_bad.onnx";
+    let plain = run(&["check", model]);
+    assert!(!plain.stdout.contains('\x1b'), "no colour into a pipe");
+    let coloured = run(&["check", "--color", "always", model]);
+    assert!(
+        coloured.stdout.contains("\x1b[1m\x1b[31merror[broadcast-violation]")
+            || coloured.stdout.contains("\x1b[1;31merror[broadcast-violation]"),
+        "{:?}",
+        coloured.stdout
+    );
+    let stripped: String = {
+        let mut out = String::new();
+        let mut chars = coloured.stdout.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                for c in chars.by_ref() {
+                    if c == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    assert_eq!(stripped, plain.stdout);
+    assert_eq!(run(&["check", "--color", "never", model]).stdout, plain.stdout);
+    let json = run(&["check", "--color", "always", "--format", "json", model]);
+    assert!(!json.stdout.contains('\x1b'), "only text is coloured");
+}
+
+/// On a terminal (a pseudo-terminal made by `script`): colour by default, none with NO_COLOR; a progress bar only
+/// for long runs, and never into a pipe or under CI.
+#[test]
+fn terminal_colour_and_progress() {
+    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
+    let in_pty = |env: &str, args: &str| -> String {
+        let out = std::process::Command::new("script")
+            .args(["-qec", &format!("env -u CI {env} {bin} {args}"), "/dev/null"])
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .output()
+            .expect("script (util-linux) runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let model = "fixtures/multidirectional_add_bad.onnx";
+    assert!(in_pty("", &format!("check {model}")).contains("\x1b["), "colour on a terminal");
+    assert!(!in_pty("NO_COLOR=1", &format!("check {model}")).contains("\x1b["), "NO_COLOR turns it off");
+
+    // Many models on a terminal (one thread: about 2 s in a debug build, past the bar's 0.5 s delay): the bar is drawn
+    // on stderr, which `script` merges into its output.
+    let many = std::iter::repeat_n("fixtures", 60).collect::<Vec<_>>().join(" ");
+    let slow = in_pty("NO_COLOR=1", &format!("check --format json -j 1 {many}"));
+    assert!(
+        slow.contains("checking "),
+        "a progress bar on a terminal for a long run:\n{}",
+        &slow[..slow.len().min(2000)]
+    );
+    let under_ci = in_pty("NO_COLOR=1 CI=true", &format!("check --format json -j 1 {many}"));
+    assert!(!under_ci.contains("checking "), "never under CI");
+    let r = run(&["check", "--format", "json", "fixtures", "fixtures", "fixtures"]);
+    assert!(!r.stderr.contains("checking "), "never into a pipe");
+}
+
+#[test]
+fn explain() {
+    let (r, text) = transcript(&["explain", "broadcast-violation"]);
+    assert_eq!(r.code, 0);
+    for source in [
+        "ONNX Broadcasting.md",
+        "SONNX Broadcast spec, constraint C1",
+        "OpenVINO broadcast rules",
+        "OpenVINO Broadcast-1",
+    ] {
+        assert!(r.stdout.contains(source), "{source}");
+    }
+    insta::assert_snapshot!("explain_broadcast_violation", text);
+
+    let r = run(&["explain", "--list"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout.lines().count(), onnx_bcast::diagnostic::Code::ALL.len());
+    for code in onnx_bcast::diagnostic::Code::ALL {
+        assert!(r.stdout.lines().any(|l| l.starts_with(code.as_str())), "{code}");
+        let one = run(&["explain", code.as_str()]);
+        assert_eq!(one.code, 0, "{code}");
+        assert!(one.stdout.contains(code.description()), "{code}");
+        assert!(one.stdout.contains("Example:") && one.stdout.contains("Fix:"), "{code}");
+    }
+    let r = run(&["explain", "broadcast"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("'broadcast'") && r.stderr.contains("broadcast-violation"), "{}", r.stderr);
+}
+
+/// Completion scripts and the man page come from the clap definition: they know every subcommand and flag.
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let r = run(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}");
+        for word in ["check", "explain", "deny", "format", "exclude"] {
+            assert!(r.stdout.contains(word), "{shell} completions know {word}");
+        }
+    }
+    let bash = run(&["completions", "bash"]).stdout;
+    assert!(bash.contains("broadcast-violation"), "codes complete after --deny");
+    let man = run(&["man"]);
+    assert_eq!(man.code, 0);
+    assert!(man.stdout.starts_with(".ie") || man.stdout.contains(".TH onnx-bcast"), "{}", &man.stdout[..200]);
+    assert!(man.stdout.contains("check") && man.stdout.contains("expand"));
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(&["man", "--out-dir", tmp.path().to_str().unwrap()]);
+    assert_eq!(r.code, 0);
+    for page in ["onnx-bcast.1", "onnx-bcast-check.1", "onnx-bcast-explain.1"] {
+        let text = std::fs::read_to_string(tmp.path().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let check_page = std::fs::read_to_string(tmp.path().join("onnx-bcast-check.1")).unwrap();
+    assert!(check_page.contains("deny"));
+}

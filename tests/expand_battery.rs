@@ -393,7 +393,7 @@ fn run_case(case: &Case, tally: &mut Tally) -> Result<(), String> {
         let rewritten = pieces.to_vec(model.bytes());
         let reparsed = Model::from_bytes("rewritten.onnx", Bytes::from(rewritten.clone()))
             .map_err(|e| format!("the rewritten model does not decode{how}: {e}"))?;
-        let report = check(&analyze(reparsed.proto()), CheckOptions { strict: true });
+        let report = check(&analyze(reparsed.proto()), CheckOptions { strict: true, ..Default::default() });
         if report.failed() {
             let findings: Vec<String> =
                 report.findings.iter().map(|f| format!("{:?}: {}", f.code, f.message)).collect();

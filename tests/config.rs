@@ -1,0 +1,270 @@
+//! Rule selection (`--deny`, `--warn`, `--allow`) and the config file (`onnx-bcast.toml`, `[tool.onnx-bcast]` in
+//! `pyproject.toml`), found from the current folder upwards, through the command line. Each test builds its folders
+//! in a temporary directory and runs the binary inside them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}\n--- stdout ---\n{}--- stderr ---\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Run {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
+        .args(args)
+        .current_dir(dir)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
+    let r = Run {
+        code: out.status.code().expect("exit code"),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    assert!(!r.stderr.contains("panicked") && !r.stderr.contains("internal error"), "{args:?}: {r:?}");
+    r
+}
+
+/// A temporary tree: `files` are (relative path, contents); `models` are (relative path, fixture name).
+fn tree(files: &[(&str, &str)], models: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = tmp.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    for (path, name) in models {
+        let path = tmp.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::copy(fixture(name), path).unwrap();
+    }
+    tmp
+}
+
+const COND: &str = "symbolic_batch.onnx"; // one conditional-broadcast warning
+const BAD: &str = "multidirectional_add_bad.onnx"; // one broadcast-violation error
+const OK: &str = "multidirectional_add_ok.onnx"; // one implicit broadcast, clean
+
+fn finding_lines(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| l.contains('[')).collect()
+}
+
+#[test]
+fn flags_change_severities() {
+    let t = tree(&[], &[("cond.onnx", COND), ("bad.onnx", BAD)]);
+    let dir = t.path();
+
+    let r = run_in(dir, &["check", "cond.onnx"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run_in(dir, &["check", "--deny", "conditional-broadcast", "cond.onnx"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("cond.onnx: error[conditional-broadcast] main/add (Add): holds only if"), "{r:?}");
+
+    let r = run_in(dir, &["check", "--warn", "broadcast-violation", "bad.onnx"]);
+    assert_eq!(r.code, 0, "a violation made a warning does not fail: {r:?}");
+    assert!(r.stdout.contains("bad.onnx: warning[broadcast-violation]"), "{r:?}");
+
+    let r = run_in(dir, &["check", "--allow", "broadcast-violation", "bad.onnx"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(finding_lines(&r.stdout).is_empty(), "an allowed finding is dropped: {r:?}");
+    assert!(r.stdout.contains("1 violation"), "the site's verdict stays in the summary: {r:?}");
+
+    // JSON: the finding's severity follows the selection; summary counts follow the findings.
+    let r = run_in(dir, &["check", "--format", "json", "--deny", "all", "cond.onnx"]);
+    assert_eq!(r.code, 1);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v["findings"][0]["severity"], "error");
+    assert_eq!(v["summary"]["errors"], 1);
+    assert_eq!(v["summary"]["warnings"], 0);
+}
+
+/// Later flags override earlier ones, whatever their kind; `all` covers every code.
+#[test]
+fn later_flags_win() {
+    let t = tree(&[], &[("cond.onnx", COND), ("bad.onnx", BAD)]);
+    let dir = t.path();
+    let r = run_in(dir, &["check", "--deny", "all", "--allow", "conditional-broadcast", "cond.onnx", "bad.onnx"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(finding_lines(&r.stdout).len(), 1, "{r:?}");
+    let r = run_in(dir, &["check", "--allow", "conditional-broadcast", "--deny", "all", "cond.onnx"]);
+    assert_eq!(r.code, 1, "deny all comes last: {r:?}");
+    let r = run_in(dir, &["check", "--allow", "all", "cond.onnx", "bad.onnx"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(finding_lines(&r.stdout).is_empty(), "{r:?}");
+    let r = run_in(dir, &["check", "--warn", "all", "--deny", "broadcast-violation", "bad.onnx"]);
+    assert_eq!(r.code, 1, "{r:?}");
+}
+
+/// Naming a code that only --strict reports turns it on: --warn shows implicit broadcasts without failing, --deny
+/// fails on them; `all` does not turn them on.
+#[test]
+fn naming_a_strict_code_enables_it() {
+    let t = tree(&[], &[("ok.onnx", OK)]);
+    let dir = t.path();
+    let r = run_in(dir, &["check", "--warn", "implicit-broadcast", "ok.onnx"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("ok.onnx: warning[implicit-broadcast] main/add (Add): implicit broadcast of"), "{r:?}");
+    let r = run_in(dir, &["check", "--deny", "implicit-broadcast", "ok.onnx"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let r = run_in(dir, &["check", "--deny", "all", "ok.onnx"]);
+    assert_eq!(r.code, 0, "all does not enable strict-only codes: {r:?}");
+    let r = run_in(dir, &["check", "--strict", "--warn", "implicit-broadcast", "ok.onnx"]);
+    assert_eq!(r.code, 0, "--strict's error made a warning: {r:?}");
+}
+
+#[test]
+fn unknown_codes_are_usage_errors_listing_the_valid_ones() {
+    let t = tree(&[], &[("ok.onnx", OK)]);
+    for flag in ["--deny", "--warn", "--allow"] {
+        let r = run_in(t.path(), &["check", flag, "broadcast-violations", "ok.onnx"]);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stdout.is_empty());
+        assert!(r.stderr.contains("'broadcast-violations'"), "names the code: {r:?}");
+        for code in onnx_bcast::diagnostic::Code::ALL {
+            assert!(r.stderr.contains(code.as_str()), "lists {code}: {r:?}");
+        }
+    }
+    let t = tree(&[("onnx-bcast.toml", "warn = [\"all\", \"no-such-code\"]\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty(), "nothing is checked with wrong settings: {r:?}");
+    assert!(
+        r.stderr
+            .contains("onnx-bcast.toml: `warn`: unknown code `no-such-code`; valid codes: all, broadcast-violation"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn bad_config_files_are_errors() {
+    for (text, expect) in [
+        ("deny = [\"graph-cycle\"]\nwarn = [\"graph-cycle\"]\n", "`graph-cycle` is in both `warn` and `deny`"),
+        ("strict = true\nexclude = \"x\"\n", "exclude"),
+        ("denny = [\"all\"]\n", "denny"),
+        ("deny = [\n", "onnx-bcast.toml"),
+        ("exclude = [\"a[\"]\n", "invalid glob `a[`"),
+    ] {
+        let t = tree(&[("onnx-bcast.toml", text)], &[("ok.onnx", OK)]);
+        let r = run_in(t.path(), &["check", "ok.onnx"]);
+        assert_eq!(r.code, 2, "{text}: {r:?}");
+        assert!(r.stderr.starts_with("onnx-bcast: error: "), "{r:?}");
+        assert!(r.stderr.contains(expect), "{text}: {r:?}");
+    }
+}
+
+/// The config file is found from the current folder upwards, and the nearest one wins.
+#[test]
+fn discovery_walks_up_and_the_nearest_wins() {
+    let t = tree(
+        &[
+            ("onnx-bcast.toml", "deny = [\"conditional-broadcast\"]\n"),
+            ("a/b/c/.keep", ""),
+            ("x/onnx-bcast.toml", "allow = [\"conditional-broadcast\"]\n"),
+            ("x/y/.keep", ""),
+        ],
+        &[("cond.onnx", COND)],
+    );
+    let model = t.path().join("cond.onnx");
+    let model = model.to_str().unwrap();
+    let r = run_in(t.path(), &["check", model]);
+    assert_eq!(r.code, 1, "the config beside: {r:?}");
+    let r = run_in(&t.path().join("a/b/c"), &["check", model]);
+    assert_eq!(r.code, 1, "three folders up: {r:?}");
+    let r = run_in(&t.path().join("a/b/c"), &["check", "--verbose", model]);
+    let used = t.path().join("onnx-bcast.toml");
+    assert!(r.stderr.contains(&format!("onnx-bcast: settings from {}", used.display())), "{r:?}");
+    let r = run_in(&t.path().join("x/y"), &["check", model]);
+    assert_eq!(r.code, 0, "the nearer file wins: {r:?}");
+    assert!(finding_lines(&r.stdout).is_empty(), "{r:?}");
+    // Flags override the file; --no-config and --config.
+    let r = run_in(&t.path().join("a/b/c"), &["check", "--warn", "conditional-broadcast", model]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run_in(&t.path().join("a/b/c"), &["check", "--no-config", model]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("warning[conditional-broadcast]"));
+    let r = run_in(&t.path().join("a"), &["check", "--config", "../x/onnx-bcast.toml", model]);
+    assert!(finding_lines(&r.stdout).is_empty(), "{r:?}");
+}
+
+/// pyproject.toml counts only with a [tool.onnx-bcast] table; in one folder onnx-bcast.toml comes first.
+#[test]
+fn pyproject_tables() {
+    let t = tree(
+        &[
+            ("pyproject.toml", "[project]\nname = \"outer\"\n\n[tool.onnx-bcast]\ndeny = [\"all\"]\n"),
+            ("inner/pyproject.toml", "[project]\nname = \"inner\"\n\n[tool.ruff]\nline-length = 100\n"),
+            ("both/pyproject.toml", "[tool.onnx-bcast]\ndeny = [\"all\"]\n"),
+            ("both/onnx-bcast.toml", "warn = [\"all\"]\n"),
+            ("typo/pyproject.toml", "[tool.onnx-bcast]\nstrict = \"yes\"\n"),
+        ],
+        &[("cond.onnx", COND)],
+    );
+    let model = t.path().join("cond.onnx");
+    let model = model.to_str().unwrap();
+    let r = run_in(t.path(), &["check", model]);
+    assert_eq!(r.code, 1, "[tool.onnx-bcast] denies all: {r:?}");
+    let r = run_in(&t.path().join("inner"), &["check", model]);
+    assert_eq!(r.code, 1, "a pyproject.toml without the table is passed over: {r:?}");
+    let r = run_in(&t.path().join("both"), &["check", model]);
+    assert_eq!(r.code, 0, "onnx-bcast.toml before pyproject.toml: {r:?}");
+    let r = run_in(&t.path().join("typo"), &["check", model]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("pyproject.toml") && r.stderr.contains("[tool.onnx-bcast]"), "{r:?}");
+}
+
+#[test]
+fn strict_from_the_config_and_no_strict() {
+    let t = tree(&[("onnx-bcast.toml", "strict = true\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("error[implicit-broadcast]"));
+    let r = run_in(t.path(), &["check", "--no-strict", "ok.onnx"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run_in(t.path(), &["check", "--no-strict", "--strict", "ok.onnx"]);
+    assert_eq!(r.code, 1, "the last of --strict and --no-strict wins: {r:?}");
+}
+
+/// `exclude` globs in the config are relative to its folder; --exclude adds to them, relative to the current one.
+#[test]
+fn excludes_from_the_config_and_the_command_line() {
+    let t = tree(
+        &[("onnx-bcast.toml", "exclude = [\"models/legacy\", \"*_skip.onnx\"]\n")],
+        &[
+            ("models/a.onnx", OK),
+            ("models/legacy/old.onnx", BAD),
+            ("models/sub/b_skip.onnx", BAD),
+            ("models/sub/c.onnx", COND),
+            ("models/sub/deeper/d.onnx", OK),
+        ],
+    );
+    let summaries = |r: &Run| -> Vec<String> {
+        r.stdout.lines().filter(|l| l.contains(" site")).map(|l| l.split(": ").next().unwrap().to_string()).collect()
+    };
+    let r = run_in(t.path(), &["check", "models"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(summaries(&r), ["models/a.onnx", "models/sub/c.onnx", "models/sub/deeper/d.onnx"]);
+    // From a subfolder the config's globs still mean the same files.
+    let r = run_in(&t.path().join("models"), &["check", "."]);
+    assert_eq!(summaries(&r), ["./a.onnx", "./sub/c.onnx", "./sub/deeper/d.onnx"], "{r:?}");
+    let r = run_in(t.path(), &["check", "models", "--exclude", "deeper", "--exclude", "models/*.onnx"]);
+    assert_eq!(summaries(&r), ["models/sub/c.onnx"], "{r:?}");
+    // A named file is subject to the globs too (pre-commit passes files one by one).
+    let r = run_in(t.path(), &["check", "models/legacy/old.onnx", "models/a.onnx"]);
+    assert_eq!(summaries(&r), ["models/a.onnx"], "{r:?}");
+    assert_eq!(r.code, 0);
+    let r = run_in(t.path(), &["check", "--no-config", "models"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(summaries(&r).len(), 5, "{r:?}");
+}
