@@ -43,13 +43,16 @@ impl Default for ExpandOptions {
     }
 }
 
+/// A byte range of an external data file: path, offset, length.
+pub type SourceRange = (std::path::PathBuf, u64, u64);
+
 /// Where external data goes when the rewritten model is written.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMoves {
     /// Initializers whose data now sits in the model file.
     pub inlined: Vec<String>,
     /// The new file gathering external data, and each range to copy into it, in order.
-    pub gathered: Option<(String, Vec<(std::path::PathBuf, u64, u64)>)>,
+    pub gathered: Option<(String, Vec<SourceRange>)>,
     /// Tensors that no longer point at their old location.
     pub moved: std::collections::HashSet<String>,
 }
@@ -192,7 +195,8 @@ fn move_external(
             // Each tensor starts on a 64-byte boundary, as memory-mapping readers prefer.
             let offset = next_offset.div_ceil(64) * 64;
             next_offset = offset + length;
-            let entry = |k: &str, v: String| crate::proto::StringStringEntryProto { key: Some(k.into()), value: Some(v) };
+            let entry =
+                |k: &str, v: String| crate::proto::StringStringEntryProto { key: Some(k.into()), value: Some(v) };
             let moved = TensorProto {
                 external_data: vec![
                     entry("location", file.clone()),
@@ -1047,9 +1051,8 @@ pub fn write_expanded(
         copied.push(target);
         carried.push(file.clone());
     }
-    let written = std::fs::File::open(model.path()).and_then(|source| {
-        crate::model::write_atomically(output, |w| pieces.write_to_file(&source, model.bytes(), w))
-    });
+    let written = std::fs::File::open(model.path())
+        .and_then(|source| crate::model::write_atomically(output, |w| pieces.write_to_file(&source, model.bytes(), w)));
     if let Err(e) = written {
         copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
         return Err(e);

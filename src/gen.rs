@@ -96,7 +96,7 @@ impl SyntheticSpec {
             return invalid("every size in large_dims must be at least 1 and fit in an int64");
         }
         let bytes = self.large_dims.iter().try_fold(4u64, |acc, &d| acc.checked_mul(d));
-        if bytes.map_or(true, |b| b > isize::MAX as u64 / 2) {
+        if bytes.is_none_or(|b| b > isize::MAX as u64 / 2) {
             return invalid("a large initializer of large_dims is too large to hold in memory");
         }
         if self.nodes == 0 {
@@ -282,7 +282,7 @@ impl<'s> Generator<'s> {
 
     fn small(&self, k: usize) -> TensorProto {
         let last = *self.spec.large_dims.last().expect("validated") as i64;
-        let dims = if k % 2 == 0 {
+        let dims = if k.is_multiple_of(2) {
             vec![last]
         } else {
             let mut dims = vec![1; self.spec.large_dims.len() - 1];

@@ -125,10 +125,7 @@ pub fn encode(model: &ModelProto) -> Vec<u8> {
 
 /// Writes a file through a temporary file in the same folder, renamed into place once complete: a failure
 /// leaves no file behind and whatever was at `path` untouched (`path` may be the model being read).
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

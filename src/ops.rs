@@ -116,7 +116,7 @@ pub fn broadcast_op(domain: &str, op: &str, opset: i64) -> Option<BroadcastOp> {
     }
     let mut versions = TABLE.iter().filter(|entry| entry.op == op).peekable();
     let first = *versions.peek()?;
-    let entry = versions.filter(|entry| entry.since <= opset).last().unwrap_or(first);
+    let entry = versions.rfind(|entry| entry.since <= opset).unwrap_or(first);
     Some(BroadcastOp { kind: entry.kind, same_type: entry.same_type, bool_output: COMPARISONS.contains(&op) })
 }
 

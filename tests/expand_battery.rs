@@ -673,7 +673,7 @@ fn where_select() {
                 );
                 let name =
                     format!("Where {} opset {opset} {} ? {} : {}", type_name(elem), label(c), label(x), label(y));
-                let mut case = Case::new(name, model);
+                let case = Case::new(name, model);
                 push_with_constants(&mut cases, case, &["C", "Z"]);
             }
         }

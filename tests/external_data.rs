@@ -237,8 +237,7 @@ fn external_tensors_can_be_gathered_into_one_new_file() {
     let path = src.join("m.onnx");
     std::fs::write(&path, m.encode_to_vec()).unwrap();
     let out = dst.join("m.onnx");
-    let options =
-        onnx_bcast::expand::ExpandOptions { gather_external: Some("all.bin".into()), ..Default::default() };
+    let options = onnx_bcast::expand::ExpandOptions { gather_external: Some("all.bin".into()), ..Default::default() };
     let carried = expand_with(&path, &out, options);
     assert_eq!(carried, vec!["all.bin".to_string()], "only the gathered file is written beside OUT");
     let gathered = std::fs::read(dst.join("all.bin")).unwrap();

@@ -120,10 +120,10 @@ fn check_entry(entry: &Value) -> Vec<String> {
             fail(format!("node {node:?}: {key} is {got}, expected {}\nsite: {site}", entry[key]));
         }
     }
-    if verdict == "violation" && !site["message"].as_str().is_some_and(|m| !m.is_empty()) {
+    if verdict == "violation" && site["message"].as_str().is_none_or(|m| m.is_empty()) {
         fail(format!("node {node:?}: a violation needs a message\nsite: {site}"));
     }
-    if verdict == "conditional" && !site["conditions"].as_array().is_some_and(|c| !c.is_empty()) {
+    if verdict == "conditional" && site["conditions"].as_array().is_none_or(|c| c.is_empty()) {
         fail(format!("node {node:?}: a conditional site needs its conditions\nsite: {site}"));
     }
     errors

@@ -119,3 +119,61 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     result.truncate(ctx.outputs);
     Some(result)
 }
+
+/// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::Ctx;
+    use crate::attr::Attrs;
+    use crate::proto::{AttributeProto, NodeProto};
+    use crate::shape::Dim;
+    use crate::tensor::ValueFacts;
+
+    pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
+        AttributeProto { name: Some(name.into()), ints: v.to_vec(), r#type: Some(7), ..Default::default() }
+    }
+
+    pub fn int(name: &str, v: i64) -> AttributeProto {
+        AttributeProto { name: Some(name.into()), i: Some(v), r#type: Some(2), ..Default::default() }
+    }
+
+    pub fn string(name: &str, v: &str) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            s: Some(bytes::Bytes::copy_from_slice(v.as_bytes())),
+            r#type: Some(3),
+            ..Default::default()
+        }
+    }
+
+    /// Runs `rule` on a node of `op` with these attributes and inputs; fresh symbols are `?1`, `?2`, …
+    pub fn run_rule(
+        rule: fn(&mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>>,
+        op: &str,
+        opset: i64,
+        attrs: Vec<AttributeProto>,
+        inputs: &[Option<ValueFacts>],
+        outputs: usize,
+    ) -> Vec<ValueFacts> {
+        let node = NodeProto { op_type: Some(op.into()), attribute: attrs, ..Default::default() };
+        let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
+        let mut counter = 0;
+        let mut fresh = || {
+            counter += 1;
+            Dim::sym(&format!("?{counter}"))
+        };
+        let mut ctx = Ctx {
+            op,
+            opset,
+            attrs: Attrs::new(&node, None),
+            inputs: &refs,
+            outputs,
+            subgraphs: &[],
+            fresh: &mut fresh,
+        };
+        let mut out = rule(&mut ctx).expect("op is handled");
+        out.resize_with(outputs, ValueFacts::unknown);
+        out.truncate(outputs);
+        out
+    }
+}

@@ -630,26 +630,10 @@ fn loss(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attr::Attrs;
-    use crate::proto::{AttributeProto, NodeProto};
+    use crate::proto::AttributeProto;
     use crate::shape::parse_shape;
 
-    fn ints(name: &str, v: &[i64]) -> AttributeProto {
-        AttributeProto { name: Some(name.into()), ints: v.to_vec(), r#type: Some(7), ..Default::default() }
-    }
-
-    fn int(name: &str, v: i64) -> AttributeProto {
-        AttributeProto { name: Some(name.into()), i: Some(v), r#type: Some(2), ..Default::default() }
-    }
-
-    fn string(name: &str, v: &str) -> AttributeProto {
-        AttributeProto {
-            name: Some(name.into()),
-            s: Some(bytes::Bytes::copy_from_slice(v.as_bytes())),
-            r#type: Some(3),
-            ..Default::default()
-        }
-    }
+    use crate::infer::test_support::{int, ints, run_rule, string};
 
     fn t(shape: &str) -> Option<ValueFacts> {
         Some(ValueFacts::tensor(Some(FLOAT), parse_shape(shape)))
@@ -666,26 +650,7 @@ mod tests {
         inputs: &[Option<ValueFacts>],
         outputs: usize,
     ) -> Vec<ValueFacts> {
-        let node = NodeProto { op_type: Some(op.into()), attribute: attrs, ..Default::default() };
-        let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
-        let mut counter = 0;
-        let mut fresh = || {
-            counter += 1;
-            Dim::sym(&format!("?{counter}"))
-        };
-        let mut ctx = Ctx {
-            op,
-            opset,
-            attrs: Attrs::new(&node, None),
-            inputs: &refs,
-            outputs,
-            subgraphs: &[],
-            fresh: &mut fresh,
-        };
-        let mut out = infer(&mut ctx).expect("op is handled");
-        out.resize_with(outputs, ValueFacts::unknown);
-        out.truncate(outputs);
-        out
+        run_rule(infer, op, opset, attrs, inputs, outputs)
     }
 
     /// The shape of each output, as text.

@@ -177,17 +177,10 @@ fn top_k(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attr::Attrs;
-    use crate::proto::{AttributeProto, NodeProto};
+    use crate::proto::AttributeProto;
     use crate::shape::parse_shape;
 
-    fn ints(name: &str, v: &[i64]) -> AttributeProto {
-        AttributeProto { name: Some(name.into()), ints: v.to_vec(), r#type: Some(7), ..Default::default() }
-    }
-
-    fn int(name: &str, v: i64) -> AttributeProto {
-        AttributeProto { name: Some(name.into()), i: Some(v), r#type: Some(2), ..Default::default() }
-    }
+    use crate::infer::test_support::{int, ints, run_rule};
 
     fn t(shape: &str) -> Option<ValueFacts> {
         Some(ValueFacts::tensor(Some(1), parse_shape(shape)))
@@ -204,23 +197,7 @@ mod tests {
     }
 
     fn run(op: &str, opset: i64, attrs: Vec<AttributeProto>, inputs: &[Option<ValueFacts>]) -> Vec<ValueFacts> {
-        let node = NodeProto { op_type: Some(op.into()), attribute: attrs, ..Default::default() };
-        let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
-        let mut counter = 0;
-        let mut fresh = || {
-            counter += 1;
-            Dim::sym(&format!("?{counter}"))
-        };
-        let mut ctx = Ctx {
-            op,
-            opset,
-            attrs: Attrs::new(&node, None),
-            inputs: &refs,
-            outputs: 2,
-            subgraphs: &[],
-            fresh: &mut fresh,
-        };
-        infer(&mut ctx).expect("op is handled")
+        run_rule(infer, op, opset, attrs, inputs, 2)
     }
 
     fn shape(op: &str, opset: i64, attrs: Vec<AttributeProto>, inputs: &[Option<ValueFacts>]) -> String {
