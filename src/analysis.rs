@@ -3,7 +3,9 @@
 //!
 //! The model is only read; the result is a side table of sites and notes that `check` and `expand` consume.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::attr::{Attrs, CallSite};
 use crate::broadcast::{self, Outcome, Rule, Verdict};
@@ -135,7 +137,7 @@ pub struct Analysis {
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
-    analyze_with(model, HashMap::new(), Vec::new())
+    analyze_with(model, HashMap::default(), Vec::new())
 }
 
 /// Analyses a loaded model, following its external data references: every location is checked to stay inside
@@ -144,7 +146,7 @@ pub fn analyze(model: &ModelProto) -> Analysis {
 pub fn analyze_model(model: &crate::model::Model) -> Analysis {
     use crate::external;
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let mut values = HashMap::new();
+    let mut values = HashMap::default();
     let mut notes = Vec::new();
     let mut note = |message: String| {
         notes.push(Note { code: Code::ExternalData, graph: "main".into(), node: None, op: None, message })
@@ -191,7 +193,7 @@ pub fn analyze_model(model: &crate::model::Model) -> Analysis {
 
 fn analyze_with(model: &ModelProto, external: HashMap<String, Vec<i64>>, notes: Vec<Note>) -> Analysis {
     let mut walker = Walker {
-        functions: HashMap::new(),
+        functions: HashMap::default(),
         active: Vec::new(),
         out: Analysis { notes, ..Analysis::default() },
         opset_missing: false,
@@ -324,7 +326,7 @@ impl<'m> Walker<'m> {
 
     /// Walks one body and returns the facts of its outputs.
     fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
-        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::new();
+        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
         for vi in &body.declared {
             let mut negative = Vec::new();
             let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative);
@@ -396,7 +398,7 @@ impl<'m> Walker<'m> {
     /// Nodes in an order where producers come first: the file's order when it is already topological (as ONNX
     /// requires), else Kahn's order; nodes caught in a cycle come last, in file order, and are reported.
     fn topological_order(&mut self, env: &Env<'m, '_>, nodes: &'m [NodeProto], scope: &Scope<'m>) -> Vec<usize> {
-        let mut producer: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
+        let mut producer: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
         for (i, node) in nodes.iter().enumerate() {
             for out in node.output.iter().filter(|o| !o.is_empty()) {
                 if producer.insert(out, i).is_some() || scope.values.contains_key(out.as_str()) {
@@ -461,18 +463,19 @@ impl<'m> Walker<'m> {
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
             self.note(env, Code::MissingOpset, Some((node, index)), msg);
         }
-        let mut inputs: Vec<Option<ValueFacts>> = Vec::with_capacity(node.input.len());
+        // References into the scopes, not copies: a node's inputs are only read until its outputs are defined.
+        let mut refs: Vec<Option<&ValueFacts>> = Vec::with_capacity(node.input.len());
         for name in &node.input {
             if name.is_empty() {
-                inputs.push(None);
+                refs.push(None);
                 continue;
             }
-            let found = self.lookup(env, scope, name).cloned();
+            let found = self.lookup(env, scope, name);
             if found.is_none() && !produced.contains(name.as_str()) {
                 let msg = format!("input '{name}' is not defined by any graph input, initializer or node");
                 self.note(env, Code::UndefinedValue, Some((node, index)), msg);
             }
-            inputs.push(found);
+            refs.push(found);
         }
 
         let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
@@ -498,11 +501,10 @@ impl<'m> Walker<'m> {
             }
         }
 
-        let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
         let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             self.site(env, index, node, attrs, op, &refs)
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
-            self.call(env, index, node, k, f, inputs)
+            self.call(env, index, node, k, f, refs.iter().map(|r| r.cloned()).collect())
         } else {
             let mut fresh = || fresh_symbol(&mut self.fresh);
             let mut ctx = infer::Ctx {

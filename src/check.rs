@@ -195,6 +195,17 @@ impl Report {
 
 /// Builds the report of an analysed model.
 pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
+    report(analysis, analysis.sites.iter().cloned(), options)
+}
+
+/// Like [`check`], moving the analysis's sites into the report instead of copying them: for callers that need
+/// only the report afterwards.
+pub fn check_into(mut analysis: Analysis, options: CheckOptions) -> Report {
+    let sites = std::mem::take(&mut analysis.sites);
+    report(&analysis, sites.into_iter(), options)
+}
+
+fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, options: CheckOptions) -> Report {
     let mut summary = Summary::default();
     let mut findings = Vec::new();
     for note in &analysis.notes {
@@ -208,9 +219,10 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
             message: note.message.clone(),
         });
     }
-    let mut sites = Vec::with_capacity(analysis.sites.len());
-    for site in &analysis.sites {
+    let mut sites = Vec::with_capacity(all_sites.len());
+    for site in all_sites {
         let report = describe(site, options);
+        let site = &report.site;
         summary.sites += 1;
         match report_verdict(&report) {
             "same" => summary.same += 1,
@@ -283,7 +295,8 @@ fn rule_input_name(site: &Site, rule_input: usize) -> String {
     }
 }
 
-fn describe(site: &Site, options: CheckOptions) -> SiteReport {
+fn describe(owned: Site, options: CheckOptions) -> SiteReport {
+    let site = &owned;
     let prefix: String =
         site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
     let inputs = list_inputs(site);
@@ -330,7 +343,7 @@ fn describe(site: &Site, options: CheckOptions) -> SiteReport {
         }
         Verdict::Unknown => (None, format!("undecided, input shapes not fully known: {inputs}")),
     };
-    SiteReport { site: site.clone(), code, message: prefix + &body, conditions, axis, offending_input }
+    SiteReport { site: owned, code, message: prefix + &body, conditions, axis, offending_input }
 }
 
 /// The inputs whose shape differs from the output's: the ones being broadcast.

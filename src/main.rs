@@ -14,7 +14,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use onnx_bcast::analysis::analyze_model;
-use onnx_bcast::check::{check, CheckOptions, Level, Report, RuleSelection, Selector};
+use onnx_bcast::check::{check, check_into, CheckOptions, Level, Report, RuleSelection, Selector};
 use onnx_bcast::config::{find_models, Config, Exclude, Target};
 use onnx_bcast::diagnostic::Code;
 use onnx_bcast::expand::{expand_model, ExpandOptions};
@@ -565,7 +565,7 @@ fn check_target(target: &Target, options: CheckOptions) -> Outcome {
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
         Target::Model(path) => std::panic::catch_unwind(|| match Model::open(path) {
             Err(e) => Err(Failure::Load(e.to_string())),
-            Ok(model) => Ok(check(&analyze_model(&model), options)),
+            Ok(model) => Ok(check_into(analyze_model(&model), options)),
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic_message(&panic)))),
     };
