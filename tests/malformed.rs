@@ -247,6 +247,82 @@ const CASES: &[Case] = &[
         expect: Checked { exit: &[0], findings: &[], absent: &[], summary: Some("1 site: 0 same, 1 broadcast") },
         reason: "If nested 30 levels, under the decoder's limit: the Add at the bottom is found and checked",
     },
+    // --- hostile tensors and nodes ---
+    Case {
+        file: "initializer_elements_overflow_u64.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("tensor-data-mismatch", &["'B'", "overflow"]), ("broadcast-violation", &["4294967296"])],
+            absent: &[],
+            summary: Some("1 violation"),
+        },
+        reason: "an initializer of dims [2^32, 2^32, 3]: its element count overflows u64",
+    },
+    Case {
+        file: "missing_initializer_read.onnx",
+        expect: Checked { exit: &[0], findings: &[], absent: &["undefined-value"], summary: Some("1 unknown") },
+        reason: "Expand reads `shape`, a graph input whose initializer is missing (IR 3 style): a run-time target",
+    },
+    Case {
+        file: "raw_data_long.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("tensor-data-mismatch", &["'shape'", "24 bytes"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
+        reason: "Expand's int64 shape initializer has 24 raw bytes for 2 elements: its value cannot be read",
+    },
+    Case {
+        file: "int64_data_count_mismatch.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("tensor-data-mismatch", &["'shape'", "3 elements"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
+        reason: "Expand's shape initializer holds 3 int64_data values for dims [2]",
+    },
+    Case {
+        file: "wiretype_tensor_dims_as_fixed64.onnx",
+        expect: Refused(&["dims", "wire type"]),
+        reason: "an initializer's dims (repeated int64) sent as fixed64, three messages down",
+    },
+    Case {
+        file: "packed_dims_length_2_62.onnx",
+        expect: Refused(&["dims", TRUNCATED]),
+        reason: "packed dims claiming 2^62 bytes where a few follow: refused without reserving room for them",
+    },
+    Case {
+        file: "negative_dim_initializer.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("tensor-data-mismatch", &["'B'", "negative"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
+        reason: "an initializer of dims [-1, 3]: no size, and never a size near 2^64",
+    },
+    Case {
+        file: "node_10000_inputs.onnx",
+        expect: Checked { exit: &[0], findings: &[], absent: &[], summary: Some("1 site: 0 same, 1 broadcast") },
+        reason: "a Sum with 10,000 inputs: one site, checked in linear time",
+    },
+    Case {
+        file: "string_data_invalid_utf8.onnx",
+        expect: Checked { exit: &[0], findings: &[], absent: &[], summary: Some("1 site: 0 same, 1 broadcast") },
+        reason: "a STRING initializer with invalid UTF-8 in string_data, which is bytes: a valid model",
+    },
+    Case {
+        file: "external_data_escapes.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("external-data", &["'shape'", "refused"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
+        reason: "external data at ../../../../../../etc/passwd: refused, never opened",
+    },
 ];
 
 fn root() -> PathBuf {
@@ -485,7 +561,7 @@ fn table_matches_corpus_directory() {
     let listed: BTreeSet<String> = CASES.iter().map(|c| c.file.to_string()).collect();
     assert_eq!(listed.len(), CASES.len(), "a file has two rows");
     assert_eq!(on_disk, listed, "fixtures/malformed/*.onnx and the CASES table disagree");
-    assert!(CASES.len() >= 20);
+    assert!(CASES.len() >= 40);
     assert!(CASES.iter().all(|c| !c.reason.is_empty()));
 }
 
@@ -557,10 +633,25 @@ fn whole_corpus_in_one_run() {
     }
 }
 
-/// A folder given as a model.
+/// A folder given to `check` stands for every model below it (tests/cli.rs covers folders in depth): each malformed
+/// one is refused on its own, in path order, and the rest are still checked.
 #[test]
 fn folder_as_model() {
-    check_refused("a folder", "fixtures/malformed", &["directory"]).unwrap_or_else(|e| panic!("{e}"));
+    let args = ["check", "--format", "json", "fixtures/malformed"];
+    let r = run(&args);
+    assert_eq!(no_crash("a folder", &args, &r).unwrap_or_else(|e| panic!("{e}")), 2);
+    let reported: Vec<Value> = r.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut expected: Vec<String> = CASES.iter().map(|c| corpus_path(c.file)).collect();
+    expected.sort();
+    let models: Vec<&str> = reported.iter().map(|v| v["model"].as_str().unwrap()).collect();
+    assert_eq!(models, expected, "one object per model below the folder, in path order");
+    for (v, case) in reported
+        .iter()
+        .zip(CASES.iter().map(|c| (corpus_path(c.file), c)).collect::<std::collections::BTreeMap<_, _>>().values())
+    {
+        let refused = v.get("error").is_some();
+        assert_eq!(refused, !matches!(case.expect, Checked { .. }), "{}: {v}", case.file);
+    }
 }
 
 /// A path that does not exist.

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Benchmark of onnx-bcast against the ONNX Python tools and cp, on seeded synthetic models.
+#
+#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | cold
+#
+#   big       the 1 GB model (200 float32 tensors of 1280x1024, 20,000 broadcasting element-wise nodes):
+#             every contender, warm page cache
+#   nodes     the node-count curve (12,500 / 25,000 / 50,000 / 100,000 nodes, 10,000 small initializers, no large
+#             ones): every contender on the 100,000-node model, check and infer_shapes_path on the others
+#   parallel  two 100,000-node models in one `onnx-bcast check a b` against one after the other
+#   cold      the 1 GB model again with the page cache dropped before every run (needs root; skipped otherwise)
+#
+# Each measurement runs RUNS times (default 3); the table shows the median wall time and the median peak RSS
+# (`/usr/bin/time -f '%e %M'`; wall time at millisecond resolution from bash's EPOCHREALTIME around the same call).
+# Warm runs: before each model's contenders the page cache is dropped (when permitted) and the input read once
+# with cat, so every warm run finds the whole file cached the way read() leaves it (as after cp, a download, or
+# onnx.load). That matters on Linux 6.x: read-ahead fills the cache with large folios, and one mmap fault then maps
+# a whole folio (up to 2 MiB), so a process that touches only the headers of memory-mapped tensors still shows up
+# to ~2 MiB of file-backed RSS per tensor. Cold runs drop the cache before every run. Every run first deletes its
+# output and syncs, so write-back from one run does not land in the next. Results go to bench/results.tsv (one block per part; a part
+# that is run again replaces its block) and are rendered to bench/RESULTS.md by bench/report.py.
+#
+# Environment:
+#   BENCH_DIR   scratch folder for models, outputs and logs (default: target/bench; several GB)
+#   RUNS        repetitions per measurement (default 3)
+#   BENCH_BIN   use this onnx-bcast binary instead of building it with `cargo build --release`
+#   BENCH_NO_BUILD=1  reuse the binaries a previous run copied into BENCH_DIR/bin (no cargo at all)
+#   PYTHON      Python with onnx (default: .cache/venv/bin/python, made by scripts/testdata.sh)
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+cd "$repo"
+BENCH_DIR="${BENCH_DIR:-$repo/target/bench}"
+RUNS="${RUNS:-3}"
+results="$repo/bench/results.tsv"
+die() { echo "bench/run.sh: error: $*" >&2; exit 1; }
+say() { echo "bench/run.sh: $*" >&2; }
+
+parts=("$@")
+[[ ${#parts[@]} -gt 0 ]] || parts=(all)
+if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel cold); fi
+for p in "${parts[@]}"; do
+    case "$p" in big | nodes | parallel | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, cold)" ;; esac
+done
+
+[[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
+mkdir -p "$BENCH_DIR"/{bin,models,out,log}
+
+# --- Tools ----------------------------------------------------------------------------------------------------
+# The binaries are copied into BENCH_DIR/bin, so that a rebuild by someone else during the run changes nothing.
+if [[ -n "${BENCH_NO_BUILD:-}" && -x "$BENCH_DIR/bin/onnx-bcast" && -x "$BENCH_DIR/bin/generate_model" ]]; then
+    say "BENCH_NO_BUILD: using the binaries in $BENCH_DIR/bin"
+else
+    say "building (cargo build --release)"
+    cargo build --release --quiet --example generate_model || die "cannot build the generator example"
+    cp target/release/examples/generate_model "$BENCH_DIR/bin/generate_model"
+    if [[ -n "${BENCH_BIN:-}" ]]; then
+        cp "$BENCH_BIN" "$BENCH_DIR/bin/onnx-bcast"
+    else
+        cargo build --release --quiet --bin onnx-bcast || die "cannot build onnx-bcast"
+        cp target/release/onnx-bcast "$BENCH_DIR/bin/onnx-bcast"
+    fi
+fi
+BIN="$BENCH_DIR/bin/onnx-bcast"
+GEN="$BENCH_DIR/bin/generate_model"
+PYTHON="${PYTHON:-$repo/.cache/venv/bin/python}"
+if [[ ! -x "$PYTHON" ]]; then
+    bash scripts/testdata.sh >/dev/null || die "cannot set up the Python venv (scripts/testdata.sh)"
+fi
+"$PYTHON" -c 'import onnx' || die "$PYTHON cannot import onnx"
+onnx_version="$("$PYTHON" -c 'import onnx; print(onnx.__version__)')"
+bin_sha="$(sha256sum "$BIN" | cut -c1-12)"
+git_rev="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git diff --quiet HEAD -- src Cargo.toml 2>/dev/null || git_rev="$git_rev+dirty"
+
+# --- Models ---------------------------------------------------------------------------------------------------
+# gen NAME ARGS...: writes BENCH_DIR/models/NAME.onnx unless it exists from the same arguments.
+gen() {
+    local name="$1"; shift
+    local model="$BENCH_DIR/models/$name.onnx" stamp="$BENCH_DIR/models/$name.args"
+    if [[ -f "$model" && -f "$stamp" && "$(cat "$stamp")" == "$*" ]]; then return; fi
+    say "generating $name.onnx ($*)"
+    rm -f "$model" "$stamp"
+    "$GEN" "$@" "$model" 2>>"$BENCH_DIR/log/generate.log" || die "cannot generate $name.onnx"
+    echo "$*" >"$stamp"
+}
+BIG_ARGS=(--tensors 200 --dims 1280,1024 --nodes 20000 --small 100 --seed 1 --opset 17)
+nodes_args() { echo "--tensors 0 --dims 8,64 --nodes $1 --small 10000 --seed $2 --opset 17"; }
+NODE_COUNTS=(12500 25000 50000 100000)
+
+# --- Measuring ------------------------------------------------------------------------------------------------
+can_drop=no
+if (sync && echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then can_drop=yes; fi
+
+CACHE=warm    # warm | cold, for the runs that follow
+PREP_IN=()    # inputs to warm up before each run
+PREP_OUT=()   # outputs to delete before each run
+ROWS=()       # rows of the current part
+
+prep() {
+    local f
+    for f in "${PREP_OUT[@]}"; do rm -f "$f"; done
+    rm -f "$BENCH_DIR"/out/.onnx-bcast-*.tmp
+    sync
+    if [[ $CACHE == cold ]]; then
+        echo 3 >/proc/sys/vm/drop_caches
+    else
+        for f in "${PREP_IN[@]}"; do cat "$f" >/dev/null; done
+    fi
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# measure PART MODEL CONTENDER CMD...: runs CMD RUNS times and records the medians.
+measure() {
+    local part="$1" model="$2" contender="$3"; shift 3
+    local walls=() rsss=() rcs=() i t0 t1 rc line tf="$BENCH_DIR/log/time.out"
+    local log="$BENCH_DIR/log/$part.$model.${contender//[^A-Za-z0-9_.-]/_}"
+    for ((i = 1; i <= RUNS; i++)); do
+        prep
+        t0=$EPOCHREALTIME
+        rc=0
+        /usr/bin/time -f '%e %M' -o "$tf" -- "$@" >"$log.$i.out" 2>"$log.$i.err" || rc=$?
+        t1=$EPOCHREALTIME
+        line="$(tail -n 1 "$tf")"
+        walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')")
+        rsss+=("${line#* }")
+        rcs+=("$rc")
+    done
+    local w r
+    w="$(median "${walls[@]}")"
+    r="$(median "${rsss[@]}")"
+    local IFS=,
+    ROWS+=("$part	$CACHE	$model	$contender	$w	$r	${walls[*]}	${rsss[*]}	${rcs[*]}")
+    say "$(printf '%-9s %-5s %-14s %-40s %8.3f s %8d KiB  (runs %s; exit %s)' "$part" "$CACHE" "$model" "$contender" "$w" "$r" "${walls[*]}" "${rcs[*]}")"
+}
+
+# save PART: replaces PART's block in results.tsv with the current rows.
+save() {
+    local part="$1" tmp="$results.tmp"
+    {
+        echo "#part	cache	model	contender	wall_s	rss_kib	walls	rss_kibs	exit"
+        [[ -f "$results" ]] && grep -v -e '^#part' -e "^$part	" -e "^@$part	" "$results" || true
+        echo "@$part	$(date -u +%Y-%m-%dT%H:%M:%SZ)	rev=$git_rev	bin=$bin_sha	onnx=$onnx_version	runs=$RUNS	cores=$(nproc)	drop_caches=$can_drop	load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
+        printf '%s\n' "${ROWS[@]}"
+    } >"$tmp"
+    mv "$tmp" "$results"
+    ROWS=()
+}
+
+PY_INFER='import sys, onnx
+m = onnx.load(sys.argv[1])
+onnx.shape_inference.infer_shapes(m, data_prop=True)'
+PY_INFER_PATH='import sys, onnx
+onnx.shape_inference.infer_shapes_path(sys.argv[1], sys.argv[2])'
+PY_LOAD_SAVE='import sys, onnx
+onnx.save(onnx.load(sys.argv[1]), sys.argv[2])'
+
+# settle FILE...: the warm state: the cache dropped (when permitted), then the files read once with cat.
+settle() {
+    sync
+    if [[ $can_drop == yes ]]; then echo 3 >/proc/sys/vm/drop_caches; fi
+    cat "$@" >/dev/null
+}
+
+# contenders PART MODEL [subset]: measures the contenders on BENCH_DIR/models/MODEL.onnx.
+contenders() {
+    local part="$1" name="$2" which="${3:-all}"
+    local m="$BENCH_DIR/models/$name.onnx" o="$BENCH_DIR/out/$name.out.onnx"
+    PREP_IN=("$m")
+    PREP_OUT=("$o")
+    if [[ $CACHE == warm ]]; then settle "$m"; fi
+    measure "$part" "$name" "onnx-bcast check" "$BIN" check "$m"
+    if [[ $which == all || $which == cold ]]; then
+        measure "$part" "$name" "onnx-bcast expand" "$BIN" expand "$m" "$o"
+        measure "$part" "$name" "cp" cp "$m" "$o"
+        measure "$part" "$name" "cp + fsync" sh -c 'cp "$1" "$2" && sync "$2"' sh "$m" "$o"
+    fi
+    measure "$part" "$name" "infer_shapes_path" "$PYTHON" -c "$PY_INFER_PATH" "$m" "$o"
+    if [[ $which == all ]]; then
+        measure "$part" "$name" "load + infer_shapes(data_prop)" "$PYTHON" -c "$PY_INFER" "$m"
+        measure "$part" "$name" "load + save" "$PYTHON" -c "$PY_LOAD_SAVE" "$m" "$o"
+        PREP_IN=()
+        measure "$part" "$name" "python -c 'import onnx' (start-up)" "$PYTHON" -c 'import onnx'
+    fi
+    rm -f "$o"
+}
+
+for part in "${parts[@]}"; do
+    case "$part" in
+    big)
+        gen big "${BIG_ARGS[@]}"
+        CACHE=warm
+        contenders big big all
+        ;;
+    nodes)
+        for n in "${NODE_COUNTS[@]}"; do
+            # shellcheck disable=SC2046
+            gen "nodes_$n" $(nodes_args "$n" 1)
+        done
+        CACHE=warm
+        for n in "${NODE_COUNTS[@]}"; do
+            if [[ $n == 100000 ]]; then contenders nodes "nodes_$n" all; else contenders nodes "nodes_$n" curve; fi
+        done
+        ;;
+    parallel)
+        # shellcheck disable=SC2046
+        gen nodes_100000 $(nodes_args 100000 1)
+        # shellcheck disable=SC2046
+        gen nodes_100000_b $(nodes_args 100000 2)
+        a="$BENCH_DIR/models/nodes_100000.onnx" b="$BENCH_DIR/models/nodes_100000_b.onnx"
+        CACHE=warm
+        PREP_IN=("$a" "$b")
+        PREP_OUT=()
+        settle "$a" "$b"
+        measure parallel "two 100k-node" "check a; check b (sequential)" \
+            sh -c '"$0" check "$1"; "$0" check "$2"' "$BIN" "$a" "$b"
+        measure parallel "two 100k-node" "check a b (one invocation)" "$BIN" check "$a" "$b"
+        if "$BIN" check --help 2>/dev/null | grep -q -- '--jobs'; then
+            measure parallel "two 100k-node" "check --jobs 1 a b" "$BIN" check --jobs 1 "$a" "$b"
+        fi
+        ;;
+    cold)
+        if [[ $can_drop != yes ]]; then
+            say "cold: cannot drop the page cache (echo 3 > /proc/sys/vm/drop_caches refused); skipped"
+            continue
+        fi
+        gen big "${BIG_ARGS[@]}"
+        CACHE=cold
+        contenders cold big cold
+        CACHE=warm
+        ;;
+    esac
+    save "$part"
+done
+
+"$PYTHON" "$repo/bench/report.py" "$results" "$repo/bench/RESULTS.md"
+say "wrote bench/RESULTS.md"

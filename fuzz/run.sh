@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs one fuzz target with the project's settings: one process (the machine has 2 cores), overflow checks on,
+# 4 GiB RSS limit, 30 s per input. The corpus grows in fuzz/corpus/TARGET; crashes land in fuzz/artifacts/TARGET.
+#
+#   fuzz/run.sh TARGET [SECONDS]     (default 1800)
+#
+# libFuzzer's log (with the final `#N ... cov: ft:` lines) is fuzz/logs/TARGET-<time>.log.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+target="${1:?usage: run.sh TARGET [SECONDS]}"
+seconds="${2:-1800}"
+cd "$here"
+[[ -d "corpus/$target" ]] || ./seed.sh >/dev/null
+mkdir -p logs "artifacts/$target"
+dict=()
+[[ "$target" != broadcast_algebra ]] && dict=(-dict="$here/onnx.dict")
+log="logs/$target-$(date +%Y%m%d-%H%M%S).log"
+cd logs
+# -jobs=1 makes libFuzzer write its output to fuzz-0.log in the current folder; it is moved to $log afterwards.
+set +e
+cargo +nightly fuzz run --fuzz-dir "$here" -O -a "$target" "$here/corpus/$target" -- \
+    -jobs=1 -workers=1 -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -max_len=65536 \
+    -artifact_prefix="$here/artifacts/$target/" -print_final_stats=1 "${dict[@]}" > "$here/$log.outer" 2>&1
+status=$?
+set -e
+[[ -f fuzz-0.log ]] && mv fuzz-0.log "$here/$log"
+echo "exit $status; log $here/$log"
+exit $status

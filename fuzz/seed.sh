@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Seeds fuzz/corpus/{decode_check,expand_roundtrip} from the project's fixtures, the malformed corpus, the fuzz
+# regression inputs, and the backend models listed in backend_seeds.txt (fetched once by scripts/testdata.sh).
+# broadcast_algebra takes structured input and starts from an empty corpus. Idempotent: files are named by content.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+root="$(dirname "$here")"
+data="$(bash "$root/scripts/testdata.sh")"
+for target in decode_check expand_roundtrip; do
+    dir="$here/corpus/$target"
+    mkdir -p "$dir"
+    add() { cp "$1" "$dir/$(sha1sum "$1" | cut -c1-40)"; }
+    for f in "$root"/fixtures/*.onnx "$root"/fixtures/malformed/*.onnx "$root"/tests/fuzz_regressions/*; do
+        [[ -f "$f" ]] && add "$f"
+    done
+    grep -v '^#' "$here/backend_seeds.txt" | while read -r name; do
+        [[ -n "$name" ]] && add "$data/node/$name/model.onnx"
+    done
+done
+mkdir -p "$here/corpus/broadcast_algebra"
+for t in decode_check expand_roundtrip; do echo "$t: $(ls "$here/corpus/$t" | wc -l) seeds"; done
