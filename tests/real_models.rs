@@ -38,29 +38,9 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("?")
 }
 
-fn fetch_corpus() -> PathBuf {
-    let script = common::repo_root().join("corpus").join("fetch.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        panic!(
-            "{} failed ({}); the real-model corpus could not be fetched, so this test cannot run.\n--- stderr ---\n{stderr}",
-            script.display(),
-            out.status
-        );
-    }
-    let stdout = String::from_utf8(out.stdout).expect("corpus/fetch.sh printed non-UTF-8 output");
-    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(lines.len() == 1, "corpus/fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}");
-    let dir = PathBuf::from(lines[0].trim());
-    assert!(dir.is_absolute() && dir.is_dir(), "corpus/fetch.sh printed {}, which is not a directory", dir.display());
-    dir
-}
-
 #[test]
 fn real_models_check_and_expand_faithfully() {
-    let models = fetch_corpus();
+    let models = common::corpus_dir();
     let python = common::venv_python();
     let bin = env!("CARGO_BIN_EXE_onnx-bcast");
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));

@@ -21,26 +21,6 @@ const MIN_CORPUS: u64 = 30;
 const GENERATED: u64 = 30;
 const MIN_BACKEND: u64 = 1500;
 
-fn fetch_corpus() -> PathBuf {
-    let script = common::repo_root().join("corpus").join("fetch.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        panic!(
-            "{} failed ({}); the real-model corpus could not be fetched, so this test cannot run.\n--- stderr ---\n{stderr}",
-            script.display(),
-            out.status
-        );
-    }
-    let stdout = String::from_utf8(out.stdout).expect("corpus/fetch.sh printed non-UTF-8 output");
-    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(lines.len() == 1, "corpus/fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}");
-    let dir = PathBuf::from(lines[0].trim());
-    assert!(dir.is_absolute() && dir.is_dir(), "corpus/fetch.sh printed {}, which is not a directory", dir.display());
-    dir
-}
-
 fn n(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
@@ -71,7 +51,7 @@ fn figures_line(name: &str, st: &Value) -> String {
 fn inferred_shapes_agree_with_onnxruntime() {
     let python = common::venv_python();
     let data = common::backend_data_dir();
-    let corpus = fetch_corpus();
+    let corpus = common::corpus_dir();
     let bin = env!("CARGO_BIN_EXE_onnx-bcast");
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let out_json = tmp.join("soundness.json");
