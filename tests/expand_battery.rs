@@ -267,13 +267,11 @@ struct Case {
     runnable: bool,
     /// The rewrite must leave the site as it is (no faithful rewrite at this opset).
     expect_left: bool,
-    /// A rewrite known to be wrong, with the diagnosis: the case must fail (and is reported), until it is fixed.
-    known_wrong: Option<&'static str>,
 }
 
 impl Case {
     fn new(name: String, model: ModelProto) -> Case {
-        Case { name, model, reference: None, lower: None, runnable: true, expect_left: false, known_wrong: None }
+        Case { name, model, reference: None, lower: None, runnable: true, expect_left: false }
     }
 }
 
@@ -308,7 +306,6 @@ struct Tally {
     against_reference: usize,
     lowered: usize,
     not_run: usize,
-    known_wrong: Vec<String>,
     failures: Vec<String>,
 }
 
@@ -322,20 +319,14 @@ fn run_family(family: &str, cases: Vec<Case>) {
             eprintln!("case: {}", case.name);
         }
         tally.cases += 1;
-        match (run_case(case, &mut tally), case.known_wrong) {
-            (Ok(()), None) => {}
-            (Err(e), None) => tally.failures.push(format!("{}: {e}", case.name)),
-            (Err(e), Some(why)) => tally.known_wrong.push(format!("{}: {e}\n    known wrong: {why}", case.name)),
-            (Ok(()), Some(why)) => tally.failures.push(format!(
-                "{}: passes now, but is listed as a known wrong rewrite ({why}): take it off the list",
-                case.name
-            )),
+        if let Err(e) = run_case(case, &mut tally) {
+            tally.failures.push(format!("{}: {e}", case.name));
         }
     }
     println!(
         "expand battery: {family}: {} cases, {} rewrites checked ({} rewritten, {} needing no rewrite, {} left as \
          expected; {} with constants materialized; {} run against a reference model, {} with ops lowered for \
-         tract, {} not run in tract); {} known wrong",
+         tract, {} not run in tract)",
         tally.cases,
         tally.runs,
         tally.rewritten,
@@ -345,11 +336,7 @@ fn run_family(family: &str, cases: Vec<Case>) {
         tally.against_reference,
         tally.lowered,
         tally.not_run,
-        tally.known_wrong.len(),
     );
-    for k in &tally.known_wrong {
-        println!("expand battery: {family}: KNOWN WRONG REWRITE: {k}");
-    }
     assert!(
         tally.failures.is_empty(),
         "{family}: {} of {} cases failed:\n{}",
