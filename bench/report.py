@@ -154,7 +154,8 @@ def main():
     if any(r["part"] == "parallel" for r in rows):
         out.append("## Two files: one invocation vs one after the other")
         out.append("")
-        out.append("Two different 100,000-node models (seeds 1 and 2), warm page cache.")
+        out.append("Two different 100,000-node models (seeds 1 and 2), warm page cache. \"Two processes at once\" is "
+                   "the ceiling the machine allows at the time: no sharing at all.")
         out.append("")
         seq = find(rows, "parallel", "two 100k-node", "check a; check b (sequential)")
         out.append("| contender | wall s (median) | runs s | peak RSS MiB | ÷ sequential |")
@@ -167,7 +168,9 @@ def main():
         par = find(rows, "parallel", "two 100k-node", "check a b (one invocation)")
         if seq and par:
             s = par["wall"] / seq["wall"]
-            targets.append(("two files in one invocation: ≤ 0.6× sequential", f"{s:.2f}×", s <= 0.6))
+            ceiling = find(rows, "parallel", "two 100k-node", "check a & check b (two processes at once)")
+            extra = f" (two processes at once: {ceiling['wall'] / seq['wall']:.2f}×)" if ceiling else ""
+            targets.append(("two files in one invocation: ≤ 0.6× sequential", f"{s:.2f}×{extra}", s <= 0.6))
 
     out.append("## Targets")
     out.append("")
