@@ -129,21 +129,41 @@ pub struct GraphFacts {
 pub struct Analysis {
     pub sites: Vec<Site>,
     pub notes: Vec<Note>,
+    /// Every value's facts, graph by graph; empty when [`Options::value_facts`] is off.
     pub graphs: Vec<GraphFacts>,
     /// Ops that no inference rule knows (`domain.op` outside the default domain), with how many nodes each: their
     /// outputs are unknown, and so is what depends on them.
     pub opaque: std::collections::BTreeMap<String, usize>,
 }
 
+/// What an analysis keeps besides its sites and notes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Keep the facts of every value ([`Analysis::graphs`]), which `shapes` shows. `check` and `expand` need only
+    /// the sites, and skip them on large models' behalf.
+    pub value_facts: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { value_facts: true }
+    }
+}
+
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
-    analyze_with(model, HashMap::default(), Vec::new())
+    analyze_with(model, HashMap::default(), Vec::new(), Options::default())
 }
 
 /// Analyses a loaded model, following its external data references: every location is checked to stay inside
 /// the model's folder (never opened otherwise), and small integer tensors stored outside the file are read,
 /// since shape inference needs their values. Other external data is never read.
 pub fn analyze_model(model: &crate::model::Model) -> Analysis {
+    analyze_model_with(model, Options::default())
+}
+
+/// [`analyze_model`], keeping what `options` asks for.
+pub fn analyze_model_with(model: &crate::model::Model, options: Options) -> Analysis {
     use crate::external;
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let mut values = HashMap::default();
@@ -188,11 +208,17 @@ pub fn analyze_model(model: &crate::model::Model) -> Analysis {
             Err(e) => note(e.to_string()),
         }
     }
-    analyze_with(model.proto(), values, notes)
+    analyze_with(model.proto(), values, notes, options)
 }
 
-fn analyze_with(model: &ModelProto, external: HashMap<String, Vec<i64>>, notes: Vec<Note>) -> Analysis {
+fn analyze_with(
+    model: &ModelProto,
+    external: HashMap<String, Vec<i64>>,
+    notes: Vec<Note>,
+    options: Options,
+) -> Analysis {
     let mut walker = Walker {
+        options,
         functions: HashMap::default(),
         active: Vec::new(),
         out: Analysis { notes, ..Analysis::default() },
@@ -286,6 +312,7 @@ struct CallContext<'m> {
 }
 
 struct Walker<'m> {
+    options: Options,
     functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     active: Vec<(&'m str, &'m str)>,
     out: Analysis,
@@ -382,7 +409,7 @@ impl<'m> Walker<'m> {
 
         let outputs =
             body.outputs.iter().map(|name| self.lookup(env, &scope, name).cloned().unwrap_or_default()).collect();
-        if body.record {
+        if body.record && self.options.value_facts {
             let mut facts = scope.values;
             let values: Vec<(String, ValueFacts)> =
                 scope.order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();

@@ -234,13 +234,16 @@ pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
     let rank = ranked.iter().map(|d| d.len()).max().unwrap_or(0);
     let mut output = Vec::with_capacity(rank);
     let mut tally = Tally::default();
+    let mut column: Vec<(usize, &Dim)> = Vec::with_capacity(ranked.len());
     for axis in 0..rank {
         // Inputs with fewer dims are padded with 1s on the left, which never constrain an axis.
-        let column: Vec<(usize, &Dim)> = ranked
-            .iter()
-            .enumerate()
-            .filter_map(|(m, dims)| (axis + dims.len()).checked_sub(rank).map(|i| (m, &dims[i])))
-            .collect();
+        column.clear();
+        column.extend(
+            ranked
+                .iter()
+                .enumerate()
+                .filter_map(|(m, dims)| (axis + dims.len()).checked_sub(rank).map(|i| (m, &dims[i]))),
+        );
         match merge_axis(&column) {
             Ok((dim, status)) => {
                 output.push(dim);

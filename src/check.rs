@@ -148,10 +148,17 @@ impl RuleSelection {
 pub struct SiteReport {
     pub site: Site,
     pub code: Option<Code>,
-    pub message: String,
     pub conditions: Vec<String>,
     pub axis: Option<usize>,
     pub offending_input: Option<String>,
+}
+
+impl SiteReport {
+    /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
+    /// are never shown one by one.
+    pub fn message(&self) -> String {
+        message(&self.site, self.code, &self.conditions)
+    }
 }
 
 /// A line of output: something wrong or worth knowing, at a node.
@@ -246,7 +253,7 @@ fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, o
                     graph: site.graph.clone(),
                     node: Some(site.node.clone()),
                     op: Some(site.op.clone()),
-                    message: report.message.clone(),
+                    message: report.message(),
                 });
             }
         }
@@ -295,55 +302,59 @@ fn rule_input_name(site: &Site, rule_input: usize) -> String {
     }
 }
 
-fn describe(owned: Site, options: CheckOptions) -> SiteReport {
-    let site = &owned;
+/// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under.
+fn describe(site: Site, options: CheckOptions) -> SiteReport {
+    let explicit = site.rule == Rule::Bidirectional;
+    let (code, axis, conditions) = match &site.verdict {
+        Verdict::Violation(v) => (Some(Code::BroadcastViolation), v.axis, Vec::new()),
+        _ if site.type_mismatch.is_some() => (Some(Code::TypeMismatch), None, Vec::new()),
+        Verdict::Conditional(conds) => {
+            (Some(Code::ConditionalBroadcast), None, conds.iter().map(ToString::to_string).collect())
+        }
+        Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
+            (Some(Code::ImplicitBroadcast), None, Vec::new())
+        }
+        Verdict::Unknown if (options.strict || options.rules.enables(Code::UndecidedBroadcast)) && !explicit => {
+            (Some(Code::UndecidedBroadcast), None, Vec::new())
+        }
+        _ => (None, None, Vec::new()),
+    };
+    let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
+    SiteReport { site, code, conditions, axis, offending_input }
+}
+
+/// The message of a site judged by [`describe`].
+fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
     let prefix: String =
         site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
     let inputs = list_inputs(site);
-    let mut axis = None;
-    let mut conditions = Vec::new();
-    let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
-    let (code, body) = match &site.verdict {
-        Verdict::Violation(v) => {
-            axis = v.axis;
-            (Some(Code::BroadcastViolation), violation_message(site, v.input, &v.kind, v.axis))
-        }
-        _ if site.type_mismatch.is_some() => {
-            let m = site.type_mismatch.as_ref().expect("checked");
-            let message = format!(
+    let body = match (&site.verdict, code) {
+        (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
+        (_, Some(Code::TypeMismatch)) => {
+            let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
+            format!(
                 "{} is {} where {} is {}: {} requires one element type for them",
                 site.inputs[m.input].name,
                 elem_type_name(m.found),
                 site.inputs[m.against].name,
                 elem_type_name(m.expected),
                 site.op
-            );
-            (Some(Code::TypeMismatch), message)
+            )
         }
-        Verdict::Conditional(conds) => {
-            conditions = conds.iter().map(ToString::to_string).collect();
-            let message =
-                format!("holds only if {}: {inputs} broadcast to {}", conditions.join(" and "), site.output_shape);
-            (Some(Code::ConditionalBroadcast), message)
+        (Verdict::Conditional(_), _) => {
+            format!("holds only if {}: {inputs} broadcast to {}", conditions.join(" and "), site.output_shape)
         }
-        Verdict::Broadcast
-            if (options.strict || options.rules.enables(Code::ImplicitBroadcast))
-                && site.rule != Rule::Bidirectional =>
-        {
-            let message = format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape);
-            (Some(Code::ImplicitBroadcast), message)
+        (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
+            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
-        Verdict::Broadcast => (None, format!("{inputs} broadcast to {}", site.output_shape)),
-        Verdict::Same => (None, format!("{inputs}: no broadcast, output {}", site.output_shape)),
-        Verdict::Unknown
-            if (options.strict || options.rules.enables(Code::UndecidedBroadcast))
-                && site.rule != Rule::Bidirectional =>
-        {
-            (Some(Code::UndecidedBroadcast), format!("cannot prove the inputs share one shape: {inputs}"))
+        (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
+        (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
+        (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
+            format!("cannot prove the inputs share one shape: {inputs}")
         }
-        Verdict::Unknown => (None, format!("undecided, input shapes not fully known: {inputs}")),
+        (Verdict::Unknown, _) => format!("undecided, input shapes not fully known: {inputs}"),
     };
-    SiteReport { site: owned, code, message: prefix + &body, conditions, axis, offending_input }
+    prefix + &body
 }
 
 /// The inputs whose shape differs from the output's: the ones being broadcast.

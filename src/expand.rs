@@ -119,10 +119,10 @@ pub fn plan(model: &ModelProto, analysis: &Analysis, options: ExpandOptions) -> 
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
 pub fn expand_model(model: &crate::model::Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
-    let analysis = crate::analysis::analyze_model(model);
+    let analysis = crate::analysis::analyze_model_with(model, crate::analysis::Options { value_facts: false });
     let mut plan = plan(model.proto(), &analysis, options.clone());
     plan.external = move_external(model, &options, &mut plan.edit)?;
-    let pieces = wire::apply(model.bytes(), &plan.edit)?;
+    let pieces = wire::apply(model.source(), &plan.edit)?;
     Ok((plan, pieces))
 }
 
@@ -1051,8 +1051,7 @@ pub fn write_expanded(
         copied.push(target);
         carried.push(file.clone());
     }
-    let written = std::fs::File::open(model.path())
-        .and_then(|source| crate::model::write_atomically(output, |w| pieces.write_to_file(&source, model.bytes(), w)));
+    let written = crate::model::write_atomically(output, |w| pieces.write_to_file(model.source(), w));
     if let Err(e) = written {
         copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
         return Err(e);

@@ -117,6 +117,7 @@ pub mod materialize;
 pub mod ops;
 pub mod render;
 pub mod shape;
+pub mod source;
 pub mod sym;
 pub mod tensor;
 #[cfg(feature = "verify")]

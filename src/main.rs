@@ -10,10 +10,16 @@ use std::time::Duration;
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use onnx_bcast::analysis::analyze_model;
+use onnx_bcast::analysis::{analyze_model, analyze_model_with};
+
+/// `check` and `expand` read sites, not the facts of every value.
+const SITES_ONLY: onnx_bcast::analysis::Options = onnx_bcast::analysis::Options { value_facts: false };
 use onnx_bcast::check::{check, check_into, CheckOptions, Level, Report, RuleSelection, Selector};
 use onnx_bcast::config::{find_models, Config, Exclude, Target};
 use onnx_bcast::diagnostic::Code;
@@ -362,7 +368,7 @@ fn verify_rewrite(
         }
         return Ok(Status::Clean);
     }
-    let rewritten = pieces.to_vec(original);
+    let rewritten = pieces.to_vec(original)?;
     let verified = std::panic::catch_unwind(|| onnx_bcast::verify::verify(original, &rewritten, SEED));
     match verified {
         Ok(Ok(report)) if report.differs() => {
@@ -558,14 +564,22 @@ impl Failure {
     }
 }
 
-fn check_target(target: &Target, options: CheckOptions) -> Outcome {
+/// Checks one model on a worker thread. Sites are kept only for output that lists them (JSON); otherwise they are
+/// dropped here, by the thread that made them, rather than by the one that prints.
+fn check_target(target: &Target, options: CheckOptions, keep_sites: bool) -> Outcome {
     let shown = target.path().display().to_string();
     let report = match target {
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
         Target::Model(path) => std::panic::catch_unwind(|| match Model::open(path) {
             Err(e) => Err(Failure::Load(e.to_string())),
-            Ok(model) => Ok(check_into(analyze_model(&model), options)),
+            Ok(model) => {
+                let mut report = check_into(analyze_model_with(&model, SITES_ONLY), options);
+                if !keep_sites {
+                    report.sites = Vec::new();
+                }
+                Ok(report)
+            }
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic_message(&panic)))),
     };
@@ -585,6 +599,11 @@ enum Sink {
 }
 
 impl Sink {
+    /// Whether the output shows every site, not just the findings and the summary.
+    fn lists_sites(&self) -> bool {
+        matches!(self, Sink::Json)
+    }
+
     /// Writes one model's result; a failure also goes to stderr in every format.
     fn emit(&mut self, out: &mut impl Write, outcome: Outcome) -> io::Result<()> {
         if let Err(failure) = &outcome.report {
@@ -727,6 +746,7 @@ fn run_checks(
         .thread_name(|i| format!("onnx-bcast-check-{i}"))
         .build()
         .map_err(io::Error::other)?;
+    let keep_sites = sink.lists_sites();
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
     let cancel = AtomicBool::new(false);
     let mut progress = Progress::new(targets);
@@ -742,7 +762,7 @@ fn run_checks(
                 // par_bridge hands out targets in order, so results arrive roughly in order.
                 targets.iter().enumerate().par_bridge().for_each_with(tx, |tx, (i, target)| {
                     if !cancel.load(Ordering::Relaxed) {
-                        let _ = tx.send((i, check_target(target, options)));
+                        let _ = tx.send((i, check_target(target, options, keep_sites)));
                     }
                 });
             })

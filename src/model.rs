@@ -1,7 +1,8 @@
 //! Loading and saving models: the only place that turns files into `ModelProto` and back.
 //!
-//! The file is memory-mapped and decoded from a `Bytes` that owns the mapping, so every `bytes` field of the
-//! decoded model (tensor `raw_data` above all) is a view into the mapping: weights are never copied or even read.
+//! The file is memory-mapped, and every large `bytes` field of the decoded model (tensor `raw_data` above all) is a
+//! view into the mapping: weights are never copied or even read. The rest is read with `pread` (see
+//! [`crate::source`] for why not through the map).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use crate::proto::ModelProto;
+use crate::source::{DecodeFailure, FileSource, Source};
 
 /// Why a model could not be loaded or saved. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +32,8 @@ pub enum LoadError {
 pub struct Model {
     path: PathBuf,
     bytes: Bytes,
+    /// The file the model was opened from; `None` for a model decoded from bytes in memory.
+    file: Option<File>,
     proto: ModelProto,
 }
 
@@ -49,7 +53,18 @@ impl Model {
         // SAFETY: the mapping is read-only. Another process truncating the file while we run could fault us;
         // that is the documented limit of memory-mapped I/O and the price of never copying weights.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Self::from_bytes(path, Bytes::from_owner(map))
+        let bytes = Bytes::from_owner(map);
+        let proto: ModelProto = match crate::source::decode(&file, &bytes) {
+            Ok(proto) => proto,
+            Err(DecodeFailure::Io(source)) => return Err(LoadError::Io { path, source }),
+            Err(DecodeFailure::Decode(e)) => {
+                return Err(LoadError::Decode { path, reason: decode_reason(&e.to_string()) });
+            }
+        };
+        if proto.graph.is_none() {
+            return Err(LoadError::NoGraph { path });
+        }
+        Ok(Model { path, bytes, file: Some(file), proto })
     }
 
     /// Decodes a model from bytes already in memory; `path` only names it in messages.
@@ -63,16 +78,25 @@ impl Model {
         if proto.graph.is_none() {
             return Err(LoadError::NoGraph { path });
         }
-        Ok(Model { path, bytes, proto })
+        Ok(Model { path, bytes, file: None, proto })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// The bytes the model was decoded from (the memory map, for a model opened from a file).
+    /// The bytes the model was decoded from (the memory map, for a model opened from a file). Reading them maps
+    /// file pages into the process; [`Model::source`] reads without mapping.
     pub fn bytes(&self) -> &Bytes {
         &self.bytes
+    }
+
+    /// The model's bytes for reading ranges of them: through `pread` for a model opened from a file.
+    pub fn source(&self) -> Source<'_> {
+        match &self.file {
+            Some(file) => Source::File(FileSource::new(file, self.bytes.len())),
+            None => Source::Memory(&self.bytes),
+        }
     }
 
     pub fn proto(&self) -> &ModelProto {

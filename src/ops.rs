@@ -52,7 +52,7 @@ const fn e(op: &'static str, since: i64, kind: SiteKind, same_type: SameType) ->
 use SameType::{All, Inputs, Nothing};
 use SiteKind::{EqualShapes, Expand, LegacyBinary, Multi};
 
-/// Entries for one op are listed in increasing `since`; the last one not after the model's opset applies.
+/// Entries for one op are listed together, in increasing `since`; the last one not after the model's opset applies.
 static TABLE: &[Entry] = &[
     e("Add", 1, LegacyBinary, All),
     e("Add", 7, Multi, All),
@@ -114,10 +114,22 @@ pub fn broadcast_op(domain: &str, op: &str, opset: i64) -> Option<BroadcastOp> {
     if !is_default_domain(domain) {
         return None;
     }
-    let mut versions = TABLE.iter().filter(|entry| entry.op == op).peekable();
-    let first = *versions.peek()?;
-    let entry = versions.rfind(|entry| entry.since <= opset).unwrap_or(first);
+    let versions = &TABLE[by_op().get(op)?.clone()];
+    let entry = versions.iter().rfind(|entry| entry.since <= opset).unwrap_or(&versions[0]);
     Some(BroadcastOp { kind: entry.kind, same_type: entry.same_type, bool_output: COMPARISONS.contains(&op) })
+}
+
+/// Where each op's entries are in [`TABLE`]: every node of a model is looked up, so not by a scan.
+fn by_op() -> &'static rustc_hash::FxHashMap<&'static str, std::ops::Range<usize>> {
+    static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, std::ops::Range<usize>>> =
+        std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index = rustc_hash::FxHashMap::default();
+        for (i, entry) in TABLE.iter().enumerate() {
+            index.entry(entry.op).or_insert(i..i).end = i + 1;
+        }
+        index
+    })
 }
 
 /// Every op name the table knows, for documentation and tests.
@@ -159,6 +171,15 @@ mod tests {
         let op = broadcast_op("", "Where", 16).unwrap();
         assert_eq!(op.kind, Multi);
         assert_eq!(op.same_type, Inputs(&[1, 2]));
+    }
+
+    #[test]
+    fn each_op_is_listed_in_one_run_of_increasing_versions() {
+        for (op, range) in by_op() {
+            assert!(TABLE[range.clone()].iter().all(|e| e.op == *op), "{op} is split");
+            assert!(TABLE[range.clone()].windows(2).all(|w| w[0].since < w[1].since), "{op} out of order");
+        }
+        assert_eq!(by_op().values().map(|r| r.len()).sum::<usize>(), TABLE.len());
     }
 
     #[test]

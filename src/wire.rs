@@ -2,8 +2,9 @@
 //!
 //! An edit names what changes (nodes inserted or edited, values added) in which graph. Applying it walks the
 //! original bytes field by field: untouched fields are copied as byte ranges of the input, so unknown fields and
-//! tensor data survive exactly and are streamed straight from the memory map; only the messages on the path to
-//! an edit are rebuilt, with their lengths recomputed. An empty edit reproduces the input byte for byte.
+//! tensor data survive exactly and are copied file to file without passing through this process; only the messages
+//! on the path to an edit are rebuilt, with their lengths recomputed. An empty edit reproduces the input byte for
+//! byte. The walk reads field headers through [`Source`], never the whole input.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -13,6 +14,7 @@ use prost::encoding::{decode_varint, encode_varint, WireType};
 use prost::Message;
 
 use crate::analysis::GraphStep;
+use crate::source::Source;
 
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
@@ -64,10 +66,11 @@ impl ModelEdit {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("malformed protobuf at byte {offset}: {reason}")]
-pub struct WireError {
-    pub offset: usize,
-    pub reason: &'static str,
+pub enum WireError {
+    #[error("malformed protobuf at byte {offset}: {reason}")]
+    Malformed { offset: usize, reason: &'static str },
+    #[error("cannot read the input: {0}")]
+    Io(#[from] io::Error),
 }
 
 /// Output as a sequence of input byte ranges and new bytes.
@@ -134,31 +137,43 @@ impl Pieces {
     }
 
     /// Writes the output, taking copied ranges from `source`.
-    pub fn write_to(&self, source: &[u8], out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    pub fn write_to<'a>(&self, source: impl Into<Source<'a>>, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        let source = source.into();
+        let mut buffer = Vec::new();
         for item in &self.items {
             match item {
-                Piece::Copy(r) => out.write_all(&source[r.clone()])?,
+                Piece::Copy(r) => {
+                    for start in r.clone().step_by(COPY_CHUNK) {
+                        buffer.clear();
+                        source.read_into(start..r.end.min(start + COPY_CHUNK), &mut buffer)?;
+                        out.write_all(&buffer)?;
+                    }
+                }
                 Piece::Owned(b) => out.write_all(b)?,
             }
         }
         Ok(())
     }
 
-    /// Writes the output to a file, copying large input ranges file to file (`copy_file_range` on Linux), so
-    /// that tensor data never passes through this process's memory. `source` is the file `mapped` was mapped from.
-    pub fn write_to_file(&self, source: &std::fs::File, mapped: &[u8], out: &mut std::fs::File) -> io::Result<()> {
+    /// Writes the output to a file, copying large input ranges file to file (`copy_file_range` on Linux) when
+    /// `source` is a file, so that tensor data never passes through this process's memory.
+    pub fn write_to_file<'a>(&self, source: impl Into<Source<'a>>, out: &mut std::fs::File) -> io::Result<()> {
         use std::io::{Read, Seek, SeekFrom};
-        // Smaller ranges come from the map (they are headers and small tensors), gathered into one write.
+        let source = source.into();
+        let Some(file) = source.file() else {
+            return self.write_to(source, out);
+        };
+        // Smaller ranges (headers and small tensors) are read and gathered into one write.
         const DIRECT: usize = 1 << 16;
         let mut buffer: Vec<u8> = Vec::with_capacity(1 << 20);
         for item in &self.items {
             match item {
                 Piece::Owned(b) => buffer.extend_from_slice(b),
-                Piece::Copy(r) if r.len() < DIRECT => buffer.extend_from_slice(&mapped[r.clone()]),
+                Piece::Copy(r) if r.len() < DIRECT => source.read_into(r.clone(), &mut buffer)?,
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
                     buffer.clear();
-                    let mut from = source.try_clone()?;
+                    let mut from = file.try_clone()?;
                     from.seek(SeekFrom::Start(r.start as u64))?;
                     let copied = io::copy(&mut from.take(r.len() as u64), out)?;
                     if copied != r.len() as u64 {
@@ -174,10 +189,11 @@ impl Pieces {
         out.write_all(&buffer)
     }
 
-    pub fn to_vec(&self, source: &[u8]) -> Vec<u8> {
+    /// The output in memory. Fails only when reading a file source fails.
+    pub fn to_vec<'a>(&self, source: impl Into<Source<'a>>) -> io::Result<Vec<u8>> {
         let mut v = Vec::with_capacity(self.len as usize);
-        self.write_to(source, &mut v).expect("writing to a Vec cannot fail");
-        v
+        self.write_to(source, &mut v)?;
+        Ok(v)
     }
 }
 
@@ -188,14 +204,24 @@ struct Field {
     payload: Range<usize>,
 }
 
-/// The fields of the message held in `source[range]`, in order.
-fn fields(source: &[u8], range: Range<usize>) -> Result<Vec<Field>, WireError> {
+/// How much of the input `write_to` reads at a time.
+const COPY_CHUNK: usize = 1 << 20;
+/// A field's key and a varint (its value or its length) take at most this many bytes.
+const MAX_HEAD: usize = 20;
+
+/// The fields of the message held in `source[range]`, in order. Reads only their headers.
+fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError> {
     let mut out = Vec::new();
     let mut pos = range.start;
-    let err = |offset, reason| WireError { offset, reason };
+    let err = |offset, reason| WireError::Malformed { offset, reason };
+    let mut head = Vec::with_capacity(MAX_HEAD);
     while pos < range.end {
         let start = pos;
-        let mut rest = &source[pos..range.end];
+        head.clear();
+        source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
+        let mut rest = head.as_slice();
+        // Bytes of the message after the head that was read.
+        let beyond = range.end - pos - head.len();
         let before = rest.len();
         let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
         let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;
@@ -215,16 +241,15 @@ fn fields(source: &[u8], range: Range<usize>) -> Result<Vec<Field>, WireError> {
             2 => {
                 let len = decode_varint(&mut rest).map_err(|_| err(start, "bad length"))?;
                 let len = usize::try_from(len).map_err(|_| err(start, "length out of range"))?;
-                if rest.len() < len {
+                if len > rest.len() + beyond {
                     return Err(err(start, "length beyond the message"));
                 }
                 let p = pos + (before - rest.len());
                 payload = p..p + len;
-                rest = &rest[len..];
             }
             _ => return Err(err(start, "unsupported wire type")),
         }
-        pos += before - rest.len();
+        pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
         out.push(Field { number, range: start..pos, payload });
     }
     Ok(out)
@@ -249,7 +274,8 @@ const ATTRIBUTE_G: u32 = 6;
 const ATTRIBUTE_GRAPHS: u32 = 11;
 
 /// Applies `edit` to the model encoded in `source`.
-pub fn apply(source: &[u8], edit: &ModelEdit) -> Result<Pieces, WireError> {
+pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Pieces, WireError> {
+    let source = &source.into();
     let mut out = Pieces::default();
     if edit.is_empty() {
         out.copy(0..source.len());
@@ -281,7 +307,7 @@ fn touches(edit: &ModelEdit, loc: &[GraphStep]) -> bool {
 }
 
 fn body(
-    source: &[u8],
+    source: &Source,
     range: Range<usize>,
     edit: &ModelEdit,
     loc: Vec<GraphStep>,
@@ -363,7 +389,7 @@ fn string_field(tag: u32, s: &str) -> Vec<u8> {
 }
 
 fn node(
-    source: &[u8],
+    source: &Source,
     range: Range<usize>,
     edit: Option<&NodeEdit>,
     model: &ModelEdit,
@@ -399,11 +425,10 @@ fn node(
         let this = attribute;
         attribute += 1;
         let attr_fields = fields(source, f.payload.clone())?;
-        let name = attr_fields
-            .iter()
-            .find(|a| a.number == ATTRIBUTE_NAME)
-            .map(|a| &source[a.payload.clone()])
-            .unwrap_or_default();
+        let mut name = Vec::new();
+        if let Some(a) = attr_fields.iter().find(|a| a.number == ATTRIBUTE_NAME) {
+            source.read_into(a.payload.clone(), &mut name)?;
+        }
         if edit.is_some_and(|e| e.drop_attributes.iter().any(|d| d.as_bytes() == name)) {
             continue;
         }
@@ -466,7 +491,7 @@ mod tests {
     #[test]
     fn an_empty_edit_reproduces_the_input_byte_for_byte() {
         let source = model_with_unknown_field();
-        assert_eq!(apply(&source, &ModelEdit::default()).unwrap().to_vec(&source), source);
+        assert_eq!(apply(&source, &ModelEdit::default()).unwrap().to_vec(&source).unwrap(), source);
     }
 
     #[test]
@@ -476,7 +501,7 @@ mod tests {
         let g = edit.graph_mut(&[]);
         g.insert_before.insert(0, vec![node("Expand", &["b", "s"], "b2")]);
         g.node_edits.insert(0, NodeEdit { inputs: Some(vec!["a".into(), "b2".into()]), drop_attributes: vec![] });
-        let out = apply(&source, &edit).unwrap().to_vec(&source);
+        let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
         let model = ModelProto::decode(out.as_slice()).unwrap();
         let nodes = &model.graph.as_ref().unwrap().node;
         assert_eq!(nodes.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Expand", "Add"]);
@@ -503,7 +528,7 @@ mod tests {
         edit.graph_mut(&[]).node_edits.insert(0, NodeEdit { inputs: None, drop_attributes: vec!["broadcast".into()] });
         let sub = [GraphStep::Subgraph { node: 0, attribute: 1, graph: 0 }];
         edit.graph_mut(&sub).insert_before.insert(0, vec![node("Identity", &["y"], "y2")]);
-        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).as_slice()).unwrap();
+        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
         let if_node = &out.graph.unwrap().node[0];
         assert_eq!(if_node.attribute.len(), 1);
         let then = if_node.attribute[0].g.as_ref().unwrap();

@@ -377,7 +377,7 @@ fn run_case(case: &Case, tally: &mut Tally) -> Result<(), String> {
         if plan.summary.materialized > 0 {
             tally.materialized += 1;
         }
-        let rewritten = pieces.to_vec(model.bytes());
+        let rewritten = pieces.to_vec(model.bytes()).unwrap();
         let reparsed = Model::from_bytes("rewritten.onnx", Bytes::from(rewritten.clone()))
             .map_err(|e| format!("the rewritten model does not decode{how}: {e}"))?;
         let report = check(&analyze(reparsed.proto()), CheckOptions { strict: true, ..Default::default() });

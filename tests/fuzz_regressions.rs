@@ -45,7 +45,7 @@ fn inputs() -> Vec<PathBuf> {
 
 fn expand(model: &Model, options: &ExpandOptions) -> Option<Vec<u8>> {
     let (_plan, pieces) = expand_model(model, options.clone()).ok()?;
-    let out = pieces.to_vec(model.bytes());
+    let out = pieces.to_vec(model.bytes()).unwrap();
     assert_eq!(out.len() as u64, pieces.len(), "Pieces::len disagrees with the bytes written");
     Some(out)
 }

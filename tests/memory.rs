@@ -1,5 +1,10 @@
-//! `check` on a model with 1 GB of weights must not copy them: the file is memory-mapped and decoded from the
-//! mapping, so tensor data is never read and the process stays far smaller than the file.
+//! `check` on a model with 1 GB of weights must not copy them: tensor data is never read, and the process stays
+//! far smaller than the file.
+//!
+//! It is measured twice: right after the model is written, and after its pages were dropped from the page cache and
+//! the file read once with `read()`, as `cp`, a download or `onnx.load` leave it. On Linux 6.x that second state
+//! holds the file in large folios, and a reader that so much as touches each tensor's header through a memory map
+//! gets every folio around a header mapped into its RSS (a build that did peaked at 43% of this file).
 //!
 //! The child's peak resident set size comes from `wait4`. On Linux it includes what the spawning process had
 //! resident when the child was started (exec records the old address space's peak), so the test streams the
@@ -70,8 +75,6 @@ fn check_does_not_copy_tensor_data() {
     let size = write_model(&spec, &path);
     let generated = start.elapsed();
 
-    let run = run_measured(Command::new(env!("CARGO_BIN_EXE_onnx-bcast")).arg("check").arg(&path));
-    let ratio = run.peak_rss_bytes as f64 / size as f64;
     println!(
         "model: {} ({} bytes, {:.1} MiB), written in {:.2} s",
         path.display(),
@@ -79,25 +82,44 @@ fn check_does_not_copy_tensor_data() {
         mib(size),
         generated.as_secs_f64()
     );
-    println!(
-        "check: exit {:?} in {:.2} s, peak RSS {} bytes ({:.1} MiB), {:.2}% of the file (bound {:.0}%)",
-        run.exit_code,
-        run.wall.as_secs_f64(),
-        run.peak_rss_bytes,
-        mib(run.peak_rss_bytes),
-        ratio * 100.0,
-        MAX_RSS_FRACTION * 100.0
-    );
-    print!("check output: {}", run.stdout);
-
+    let just_written = run_measured(Command::new(env!("CARGO_BIN_EXE_onnx-bcast")).arg("check").arg(&path));
+    evict_and_read(&path);
+    let read_back = run_measured(Command::new(env!("CARGO_BIN_EXE_onnx-bcast")).arg("check").arg(&path));
     std::fs::remove_file(&path).expect("delete the model");
-    assert_eq!(run.exit_code, Some(0), "check should find the synthetic model clean:\n{}", run.stdout);
-    assert!(run.stdout.contains("20000 sites"), "every node is a site:\n{}", run.stdout);
-    assert!(
-        ratio < MAX_RSS_FRACTION,
-        "check's peak RSS is {:.1} MiB, {:.1}% of the {:.1} MiB model: tensor data was copied or read",
-        mib(run.peak_rss_bytes),
-        ratio * 100.0,
-        mib(size)
-    );
+
+    for (state, run) in [("just written", just_written), ("read back with read()", read_back)] {
+        let ratio = run.peak_rss_bytes as f64 / size as f64;
+        println!(
+            "check, {state}: exit {:?} in {:.2} s, peak RSS {} bytes ({:.1} MiB), {:.2}% of the file (bound {:.0}%)",
+            run.exit_code,
+            run.wall.as_secs_f64(),
+            run.peak_rss_bytes,
+            mib(run.peak_rss_bytes),
+            ratio * 100.0,
+            MAX_RSS_FRACTION * 100.0
+        );
+        print!("check output: {}", run.stdout);
+        assert_eq!(run.exit_code, Some(0), "check should find the synthetic model clean:\n{}", run.stdout);
+        assert!(run.stdout.contains("20000 sites"), "every node is a site:\n{}", run.stdout);
+        assert!(
+            ratio < MAX_RSS_FRACTION,
+            "{state}: check's peak RSS is {:.1} MiB, {:.1}% of the {:.1} MiB model: tensor data was copied, read or mapped",
+            mib(run.peak_rss_bytes),
+            ratio * 100.0,
+            mib(size)
+        );
+    }
+}
+
+/// Drops the file's pages from the page cache (they are clean once synced) and reads it through once, so that the
+/// cache holds it the way `read()` leaves it. Needs no privileges, unlike dropping the whole cache.
+fn evict_and_read(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let mut file = File::open(path).expect("open the model");
+    file.sync_all().expect("sync the model");
+    // SAFETY: a valid open descriptor; the advice only concerns the page cache.
+    let advised = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(advised, 0, "posix_fadvise: {}", std::io::Error::from_raw_os_error(advised));
+    let mut buffer = vec![0u8; 1 << 20];
+    while file.read(&mut buffer).expect("read the model") > 0 {}
 }

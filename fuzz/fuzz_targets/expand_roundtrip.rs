@@ -12,7 +12,7 @@ const PATH: &str = "/nonexistent/onnx-bcast-fuzz/model.onnx";
 fn expand(model: &Model, options: &ExpandOptions) -> Option<Vec<u8>> {
     // A WireError is a refusal (the input's bytes are not what the decoder made of them), not a crash.
     let (_plan, pieces) = expand_model(model, options.clone()).ok()?;
-    let out = pieces.to_vec(model.bytes());
+    let out = pieces.to_vec(model.bytes()).unwrap();
     assert_eq!(out.len() as u64, pieces.len(), "Pieces::len disagrees with the bytes written");
     Some(out)
 }
