@@ -152,7 +152,7 @@ impl Default for Options {
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
-    analyze_with(model, HashMap::default(), Vec::new(), Options::default())
+    analyze_with(model, HashMap::default(), Vec::new(), Options::default(), None)
 }
 
 /// Analyses a loaded model, following its external data references: every location is checked to stay inside
@@ -164,6 +164,20 @@ pub fn analyze_model(model: &crate::model::Model) -> Analysis {
 
 /// [`analyze_model`], keeping what `options` asks for.
 pub fn analyze_model_with(model: &crate::model::Model, options: Options) -> Analysis {
+    analyze_model_impl(model, options, None)
+}
+
+/// [`analyze_model_with`], handing each site to `each_site` as soon as it is evaluated instead of keeping it in
+/// [`Analysis::sites`], which stays empty: a large model's sites then never all exist at once.
+pub fn analyze_model_each(model: &crate::model::Model, options: Options, each_site: &mut dyn FnMut(Site)) -> Analysis {
+    analyze_model_impl(model, options, Some(each_site))
+}
+
+fn analyze_model_impl(
+    model: &crate::model::Model,
+    options: Options,
+    each_site: Option<&mut dyn FnMut(Site)>,
+) -> Analysis {
     use crate::external;
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let mut values = HashMap::default();
@@ -208,7 +222,7 @@ pub fn analyze_model_with(model: &crate::model::Model, options: Options) -> Anal
             Err(e) => note(e.to_string()),
         }
     }
-    analyze_with(model.proto(), values, notes, options)
+    analyze_with(model.proto(), values, notes, options, each_site)
 }
 
 fn analyze_with(
@@ -216,9 +230,11 @@ fn analyze_with(
     external: HashMap<String, Vec<i64>>,
     notes: Vec<Note>,
     options: Options,
+    each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
     let mut walker = Walker {
         options,
+        each_site,
         functions: HashMap::default(),
         active: Vec::new(),
         out: Analysis { notes, ..Analysis::default() },
@@ -311,8 +327,10 @@ struct CallContext<'m> {
     inner_nodes: Vec<String>,
 }
 
-struct Walker<'m> {
+struct Walker<'m, 's> {
     options: Options,
+    /// Where sites go when they are not kept in the analysis.
+    each_site: Option<&'s mut dyn FnMut(Site)>,
     functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     active: Vec<(&'m str, &'m str)>,
     out: Analysis,
@@ -339,7 +357,7 @@ fn node_label(node: &NodeProto, index: usize) -> String {
     }
 }
 
-impl<'m> Walker<'m> {
+impl<'m> Walker<'m, '_> {
     fn note(&mut self, env: &Env<'m, '_>, code: Code, node: Option<(&NodeProto, usize)>, message: String) {
         let (graph, node_name, op) = match (env.call, node) {
             (Some(call), _) => {
@@ -399,6 +417,11 @@ impl<'m> Walker<'m> {
         }
 
         let order = self.topological_order(env, body.nodes, &scope);
+        if self.each_site.is_none() {
+            // Room for this body's sites at once: growing by doubling would copy them, and briefly hold them twice.
+            let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
+            self.out.sites.reserve(here.count());
+        }
         // Values some node of this body produces, even one stuck in a cycle: reading them is not reading nothing.
         let produced: HashSet<&'m str> =
             body.nodes.iter().flat_map(|n| n.output.iter().map(String::as_str)).filter(|o| !o.is_empty()).collect();
@@ -748,7 +771,7 @@ impl<'m> Walker<'m> {
                 (call.graph.clone(), call.node.clone(), call.node_index, frames)
             }
         };
-        self.out.sites.push(Site {
+        let site = Site {
             loc: NodeLoc { graph: env.loc.clone(), node: index },
             graph,
             node: node_name,
@@ -763,7 +786,11 @@ impl<'m> Walker<'m> {
             type_mismatch,
             functions,
             opset: env.opset,
-        });
+        };
+        match &mut self.each_site {
+            Some(each) => each(site),
+            None => self.out.sites.push(site),
+        }
         let value = infer::values::broadcast_value(node.op_type(), inputs, &output_shape);
         let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
         outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);

@@ -213,23 +213,34 @@ pub fn check_into(mut analysis: Analysis, options: CheckOptions) -> Report {
 }
 
 fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, options: CheckOptions) -> Report {
-    let mut summary = Summary::default();
-    let mut findings = Vec::new();
-    for note in &analysis.notes {
-        let Some(severity) = options.rules.severity(note.code, note.code.default_severity()) else { continue };
-        findings.push(Finding {
-            code: note.code,
-            severity,
-            graph: note.graph.clone(),
-            node: note.node.clone(),
-            op: note.op.clone(),
-            message: note.message.clone(),
-        });
+    let mut judge = Judge::new(options, true);
+    judge.sites.reserve(all_sites.len());
+    all_sites.for_each(|site| judge.judge(site));
+    judge.finish(analysis)
+}
+
+/// Judges sites one at a time, as [`crate::analysis::analyze_model_each`] hands them over, and makes the report
+/// once the analysis is complete. [`check`] and [`check_into`] go through it too.
+pub struct Judge {
+    options: CheckOptions,
+    keep_sites: bool,
+    sites: Vec<SiteReport>,
+    /// Findings of sites; the analysis's notes come before them in the report.
+    findings: Vec<Finding>,
+    summary: Summary,
+}
+
+impl Judge {
+    /// `keep_sites`: whether the report lists every site, or only findings and the summary.
+    pub fn new(options: CheckOptions, keep_sites: bool) -> Judge {
+        Judge { options, keep_sites, sites: Vec::new(), findings: Vec::new(), summary: Summary::default() }
     }
-    let mut sites = Vec::with_capacity(all_sites.len());
-    for site in all_sites {
+
+    pub fn judge(&mut self, site: Site) {
+        let options = self.options;
         let report = describe(site, options);
         let site = &report.site;
+        let summary = &mut self.summary;
         summary.sites += 1;
         match report_verdict(&report) {
             "same" => summary.same += 1,
@@ -247,7 +258,7 @@ fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, o
             };
             // The rule selection (--deny/--warn/--allow, the config file) has the last word.
             if let Some(severity) = options.rules.severity(code, severity) {
-                findings.push(Finding {
+                self.findings.push(Finding {
                     code,
                     severity,
                     graph: site.graph.clone(),
@@ -257,11 +268,33 @@ fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, o
                 });
             }
         }
-        sites.push(report);
+        if self.keep_sites {
+            self.sites.push(report);
+        }
     }
-    summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
-    summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
-    Report { sites, findings, summary, opaque: analysis.opaque.clone() }
+
+    /// The report: the analysis's notes as findings, then the sites' findings, and the totals.
+    pub fn finish(self, analysis: &Analysis) -> Report {
+        let mut summary = self.summary;
+        let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
+        for note in &analysis.notes {
+            let Some(severity) = self.options.rules.severity(note.code, note.code.default_severity()) else {
+                continue;
+            };
+            findings.push(Finding {
+                code: note.code,
+                severity,
+                graph: note.graph.clone(),
+                node: note.node.clone(),
+                op: note.op.clone(),
+                message: note.message.clone(),
+            });
+        }
+        findings.extend(self.findings);
+        summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+        summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+        Report { sites: self.sites, findings, summary, opaque: analysis.opaque.clone() }
+    }
 }
 
 /// The verdict as reported: a type mismatch makes an otherwise sound site a violation.

@@ -16,11 +16,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use onnx_bcast::analysis::{analyze_model, analyze_model_with};
+use onnx_bcast::analysis::{analyze_model, analyze_model_each};
 
 /// `check` and `expand` read sites, not the facts of every value.
 const SITES_ONLY: onnx_bcast::analysis::Options = onnx_bcast::analysis::Options { value_facts: false };
-use onnx_bcast::check::{check, check_into, CheckOptions, Level, Report, RuleSelection, Selector};
+use onnx_bcast::check::{check, CheckOptions, Judge, Level, Report, RuleSelection, Selector};
 use onnx_bcast::config::{find_models, Config, Exclude, Target};
 use onnx_bcast::diagnostic::Code;
 use onnx_bcast::expand::{expand_model, ExpandOptions};
@@ -564,8 +564,8 @@ impl Failure {
     }
 }
 
-/// Checks one model on a worker thread. Sites are kept only for output that lists them (JSON); otherwise they are
-/// dropped here, by the thread that made them, rather than by the one that prints.
+/// Checks one model on a worker thread. Sites are kept only for output that lists them (JSON); otherwise each is
+/// judged and dropped as the analysis reaches it.
 fn check_target(target: &Target, options: CheckOptions, keep_sites: bool) -> Outcome {
     let shown = target.path().display().to_string();
     let report = match target {
@@ -574,11 +574,9 @@ fn check_target(target: &Target, options: CheckOptions, keep_sites: bool) -> Out
         Target::Model(path) => std::panic::catch_unwind(|| match Model::open(path) {
             Err(e) => Err(Failure::Load(e.to_string())),
             Ok(model) => {
-                let mut report = check_into(analyze_model_with(&model, SITES_ONLY), options);
-                if !keep_sites {
-                    report.sites = Vec::new();
-                }
-                Ok(report)
+                let mut judge = Judge::new(options, keep_sites);
+                let analysis = analyze_model_each(&model, SITES_ONLY, &mut |site| judge.judge(site));
+                Ok(judge.finish(&analysis))
             }
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic_message(&panic)))),

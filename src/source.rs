@@ -17,6 +17,10 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use bytes::{Buf, Bytes};
+use prost::Message;
+
+use crate::proto::{GraphProto, ModelProto};
+use crate::wire;
 
 /// `bytes` fields of this size or more become views of the map instead of copies.
 pub const LARGE: usize = 16 << 10;
@@ -162,6 +166,59 @@ pub fn decode<M: prost::Message + Default>(file: &File, map: &Bytes) -> Result<M
     }
 }
 
+/// Decodes a model from a file like [`decode`], with the main graph's lists sized up front: they are counted
+/// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
+pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
+    let mut model = ModelProto::default();
+    if let Some(counts) = graph_counts(file, map.len()) {
+        model.graph = Some(GraphProto {
+            node: Vec::with_capacity(counts[0]),
+            initializer: Vec::with_capacity(counts[1]),
+            input: Vec::with_capacity(counts[2]),
+            output: Vec::with_capacity(counts[3]),
+            value_info: Vec::with_capacity(counts[4]),
+            ..Default::default()
+        });
+    }
+    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
+    buf.refill_at_pos();
+    let merged = model.merge(&mut buf);
+    match (buf.error, merged) {
+        (Some(e), _) => Err(DecodeFailure::Io(e)),
+        (None, Ok(())) => Ok(model),
+        (None, Err(e)) => Err(DecodeFailure::Decode(e)),
+    }
+}
+
+/// How many nodes, initializers, inputs, outputs and value_infos the main graph has, from the field headers;
+/// `None` when there is no graph or the headers do not parse (the decoder then reports what is wrong).
+fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
+    let source = Source::File(FileSource::new(file, len));
+    let mut graphs = Vec::new();
+    wire::for_each_field(&source, 0..len, |f| {
+        if f.number == wire::MODEL_GRAPH {
+            graphs.push(f.payload)
+        }
+    })
+    .ok()?;
+    if graphs.is_empty() {
+        return None;
+    }
+    let mut counts = [0; 5];
+    for graph in graphs {
+        wire::for_each_field(&source, graph, |f| match f.number {
+            1 => counts[0] += 1,
+            5 => counts[1] += 1,
+            11 => counts[2] += 1,
+            12 => counts[3] += 1,
+            13 => counts[4] += 1,
+            _ => {}
+        })
+        .ok()?;
+    }
+    Some(counts)
+}
+
 #[derive(Debug)]
 pub enum DecodeFailure {
     Io(io::Error),
@@ -241,8 +298,7 @@ impl Buf for FileBuf<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::{GraphProto, ModelProto, TensorProto};
-    use prost::Message;
+    use crate::proto::{NodeProto, TensorProto};
     use std::io::Write;
 
     fn model_with_tensors(sizes: &[usize]) -> Vec<u8> {
@@ -279,6 +335,22 @@ mod tests {
         let (f, map) = file_with(&bytes);
         let from_file: ModelProto = decode(f.as_file(), &map).unwrap();
         assert_eq!(from_file, ModelProto::decode(bytes.as_slice()).unwrap());
+    }
+
+    #[test]
+    fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
+        let node =
+            |i: usize| NodeProto { op_type: Some("Relu".into()), name: Some(format!("n{i}")), ..Default::default() };
+        let graph = GraphProto { node: (0..1000).map(node).collect(), ..Default::default() };
+        let bytes = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
+        let (f, map) = file_with(&bytes);
+        let model = decode_model(f.as_file(), &map).unwrap();
+        assert_eq!(model, ModelProto::decode(bytes.as_slice()).unwrap());
+        assert_eq!(model.graph.unwrap().node.capacity(), 1000);
+        // No graph field: none is made up.
+        let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
+        let (f, map) = file_with(&bytes);
+        assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
     }
 
     #[test]

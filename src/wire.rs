@@ -155,10 +155,9 @@ impl Pieces {
         Ok(())
     }
 
-    /// Writes the output to a file, copying large input ranges file to file (`copy_file_range` on Linux) when
-    /// `source` is a file, so that tensor data never passes through this process's memory.
+    /// Writes the output to a file. When `source` is a file, large input ranges are written straight from a
+    /// memory map of it, a window at a time, so that tensor data is copied once, page cache to page cache.
     pub fn write_to_file<'a>(&self, source: impl Into<Source<'a>>, out: &mut std::fs::File) -> io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
         let source = source.into();
         let Some(file) = source.file() else {
             return self.write_to(source, out);
@@ -173,12 +172,7 @@ impl Pieces {
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
                     buffer.clear();
-                    let mut from = file.try_clone()?;
-                    from.seek(SeekFrom::Start(r.start as u64))?;
-                    let copied = io::copy(&mut from.take(r.len() as u64), out)?;
-                    if copied != r.len() as u64 {
-                        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input changed while being read"));
-                    }
+                    copy_through_map(file, r.clone(), out)?;
                 }
             }
             if buffer.len() >= 1 << 20 {
@@ -198,10 +192,39 @@ impl Pieces {
 }
 
 /// One field of a message: its number, the whole field's range and, for length-delimited fields, the payload's.
-struct Field {
-    number: u32,
-    range: Range<usize>,
-    payload: Range<usize>,
+pub(crate) struct Field {
+    pub number: u32,
+    pub range: Range<usize>,
+    pub payload: Range<usize>,
+}
+
+/// Writes `file[range]` to `out` through memory maps of one window at a time.
+///
+/// Why not `copy_file_range`: the output's tensor data sits at another offset than the input's (by the length of
+/// what an edit adds), and Linux's in-kernel copy between offsets that are not folio-aligned with each other ran at
+/// about half the speed of `cp` (0.52 s against 0.33 s for 1 GB here), while `write` from a map keeps up with it
+/// (0.28 to 0.35 s) when written 1 MiB at a time. Windows keep the mapped pages, which count as resident, to a few
+/// MiB at a time.
+fn copy_through_map(file: &std::fs::File, range: Range<usize>, out: &mut std::fs::File) -> io::Result<()> {
+    const WINDOW: usize = 16 << 20;
+    // A map of bytes past the end of the file would fault when read: the input must still be as long as it was.
+    if (file.metadata()?.len() as usize) < range.end {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input changed while being read"));
+    }
+    // Windows start on 2 MiB boundaries of the file, so that the kernel can map each cached 2 MiB folio at once.
+    let mut start = range.start - range.start % WINDOW;
+    while start < range.end {
+        let end = (start + WINDOW).min(range.end);
+        // SAFETY: a read-only map of the input, dropped before the next; the input being truncated meanwhile by
+        // another process is the limit every memory-mapped reader has (see `Model::open`).
+        let map = unsafe { memmap2::MmapOptions::new().offset(start as u64).len(end - start).map(file)? };
+        // Writes of a few MiB: one write of a whole window ran at half the speed here.
+        for piece in map[range.start.max(start) - start..].chunks(1 << 20) {
+            out.write_all(piece)?;
+        }
+        start = end;
+    }
+    Ok(())
 }
 
 /// How much of the input `write_to` reads at a time.
@@ -212,6 +235,16 @@ const MAX_HEAD: usize = 20;
 /// The fields of the message held in `source[range]`, in order. Reads only their headers.
 fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError> {
     let mut out = Vec::new();
+    for_each_field(source, range, |f| out.push(f))?;
+    Ok(out)
+}
+
+/// Calls `each` with the fields of the message held in `source[range]`, in order. Reads only their headers.
+pub(crate) fn for_each_field(
+    source: &Source,
+    range: Range<usize>,
+    mut each: impl FnMut(Field),
+) -> Result<(), WireError> {
     let mut pos = range.start;
     let err = |offset, reason| WireError::Malformed { offset, reason };
     let mut head = Vec::with_capacity(MAX_HEAD);
@@ -250,9 +283,9 @@ fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError>
             _ => return Err(err(start, "unsupported wire type")),
         }
         pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
-        out.push(Field { number, range: start..pos, payload });
+        each(Field { number, range: start..pos, payload });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Field numbers of the containers the writer edits.
@@ -265,7 +298,7 @@ struct BodyFields {
 
 const GRAPH: BodyFields = BodyFields { node: 1, initializer: Some(5), input: Some(11), value_info: 13 };
 const FUNCTION: BodyFields = BodyFields { node: 7, initializer: None, input: None, value_info: 12 };
-const MODEL_GRAPH: u32 = 7;
+pub(crate) const MODEL_GRAPH: u32 = 7;
 const MODEL_FUNCTIONS: u32 = 25;
 const NODE_INPUT: u32 = 1;
 const NODE_ATTRIBUTE: u32 = 5;
