@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Seeds fuzz/corpus/{decode_check,expand_roundtrip} from the project's fixtures, the malformed corpus, the fuzz
+# Seeds fuzz/corpus/{decode_check,expand_roundtrip,file_source} from the project's fixtures, the malformed corpus, the fuzz
 # regression inputs, and the backend models listed in backend_seeds.txt (fetched once by scripts/testdata.sh).
 # broadcast_algebra takes structured input and starts from an empty corpus. Idempotent: files are named by content.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 root="$(dirname "$here")"
 data="$(bash "$root/scripts/testdata.sh")"
-for target in decode_check expand_roundtrip; do
+for target in decode_check expand_roundtrip file_source; do
     dir="$here/corpus/$target"
     mkdir -p "$dir"
     add() { cp "$1" "$dir/$(sha1sum "$1" | cut -c1-40)"; }
@@ -18,4 +18,4 @@ for target in decode_check expand_roundtrip; do
     done
 done
 mkdir -p "$here/corpus/broadcast_algebra"
-for t in decode_check expand_roundtrip; do echo "$t: $(ls "$here/corpus/$t" | wc -l) seeds"; done
+for t in decode_check expand_roundtrip file_source; do echo "$t: $(ls "$here/corpus/$t" | wc -l) seeds"; done

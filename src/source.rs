@@ -155,14 +155,19 @@ impl Window {
 
 /// Decodes a message from a file: large `bytes` fields are views of `map` (the same file, mapped), everything
 /// else is read through the window.
-pub fn decode<M: prost::Message + Default>(file: &File, map: &Bytes) -> Result<M, DecodeFailure> {
+pub fn decode<M: Message + Default>(file: &File, map: &Bytes) -> Result<M, DecodeFailure> {
+    let mut message = M::default();
+    merge(file, map, &mut message)?;
+    Ok(message)
+}
+
+fn merge(file: &File, map: &Bytes, message: &mut impl Message) -> Result<(), DecodeFailure> {
     let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
     buf.refill_at_pos();
-    let decoded = M::decode(&mut buf);
-    match (buf.error, decoded) {
+    let merged = message.merge(&mut buf);
+    match (buf.error, merged) {
         (Some(e), _) => Err(DecodeFailure::Io(e)),
-        (None, Ok(m)) => Ok(m),
-        (None, Err(e)) => Err(DecodeFailure::Decode(e)),
+        (None, merged) => merged.map_err(DecodeFailure::Decode),
     }
 }
 
@@ -180,14 +185,8 @@ pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailur
             ..Default::default()
         });
     }
-    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
-    buf.refill_at_pos();
-    let merged = model.merge(&mut buf);
-    match (buf.error, merged) {
-        (Some(e), _) => Err(DecodeFailure::Io(e)),
-        (None, Ok(())) => Ok(model),
-        (None, Err(e)) => Err(DecodeFailure::Decode(e)),
-    }
+    merge(file, map, &mut model)?;
+    Ok(model)
 }
 
 /// How many nodes, initializers, inputs, outputs and value_infos the main graph has, from the field headers;

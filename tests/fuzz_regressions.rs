@@ -2,7 +2,8 @@
 //! `cargo test`, so a fixed crash stays fixed. The inputs live in `tests/fuzz_regressions/`, one file each, named
 //! `TARGET-WHAT` (see the README there):
 //!
-//! - model-shaped inputs (from `decode_check` and `expand_roundtrip`): the raw bytes. Each is decoded; when it
+//! - model-shaped inputs (from `decode_check`, `expand_roundtrip` and `file_source`): the raw bytes. Each is opened
+//!   from a file and decoded from memory, which must agree (with their expansions); when it
 //!   decodes it is analysed, checked (plain and strict), rendered, and expanded (plain and materializing), the
 //!   expansion twice to see that it is deterministic; the rewritten bytes must decode, and expanding them again
 //!   must not panic. Nothing may panic.
@@ -22,6 +23,7 @@ use onnx_bcast::expand::{expand_model, ExpandOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::render;
 use onnx_bcast::shape::{parse_shape, Shape};
+use prost::Message;
 
 /// A folder that does not exist: external data references resolve to nothing, as in the fuzz targets.
 const PATH: &str = "/nonexistent/onnx-bcast-fuzz/model.onnx";
@@ -54,8 +56,32 @@ fn decode(bytes: Vec<u8>, what: &str) -> Model {
     Model::from_bytes(PATH, bytes::Bytes::from(bytes)).unwrap_or_else(|e| panic!("{what} does not decode: {e}"))
 }
 
-/// The work of fuzz/fuzz_targets/decode_check.rs and expand_roundtrip.rs on one input.
+/// The work of fuzz/fuzz_targets/file_source.rs on one input: opened from a file and decoded from memory, the
+/// model must be the same, and so must its expansion read either way.
+fn replay_file_source(data: &[u8]) {
+    use std::io::Write;
+    let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
+    file.write_all(data).expect("write the input");
+    let (from_file, in_memory) =
+        match (Model::open(file.path()), Model::from_bytes(PATH, bytes::Bytes::copy_from_slice(data))) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(_), Err(_)) => return,
+            (a, b) => panic!("file and memory disagree: {:?} against {:?}", a.err(), b.err()),
+        };
+    // Compared encoded: a NaN in a tensor or attribute is not equal to itself.
+    assert!(
+        from_file.proto().encode_to_vec() == in_memory.proto().encode_to_vec(),
+        "file and memory decode to different models"
+    );
+    if let Ok((_, pieces)) = expand_model(&from_file, ExpandOptions::default()) {
+        let through_file = pieces.to_vec(from_file.source()).expect("read the input file");
+        assert!(through_file == pieces.to_vec(in_memory.bytes()).unwrap(), "reading through the file differs");
+    }
+}
+
+/// The work of fuzz/fuzz_targets/decode_check.rs, expand_roundtrip.rs and file_source.rs on one input.
 fn replay_model(data: &[u8]) {
+    replay_file_source(data);
     let Ok(model) = Model::from_bytes(PATH, bytes::Bytes::copy_from_slice(data)) else {
         return;
     };
@@ -181,7 +207,9 @@ fn regression_files_are_small_and_named() {
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size <= 64 * 1024, "{name}: {size} bytes; minimize it (cargo fuzz tmin) below 64 KiB");
         assert!(
-            ["decode_check-", "expand_roundtrip-", "broadcast_algebra-"].iter().any(|p| name.starts_with(p)),
+            ["decode_check-", "expand_roundtrip-", "file_source-", "broadcast_algebra-"]
+                .iter()
+                .any(|p| name.starts_with(p)),
             "{name}: name it TARGET-WHAT after the fuzz target that found it"
         );
     }

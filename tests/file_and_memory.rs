@@ -1,0 +1,113 @@
+//! A model opened from its file (read through a `pread` window, large fields as views of the memory map) must be
+//! the model decoded from the same bytes in memory, and its expansion read through the file must be the one read
+//! from memory, byte for byte, also when written file to file. Run on every fixture, every malformed input, the
+//! ONNX backend models, and generated models whose tensors straddle the window's and the copy's boundaries.
+
+mod common;
+
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use onnx_bcast::expand::{expand_model, ExpandOptions};
+use onnx_bcast::model::Model;
+use prost::Message;
+
+/// What differs between the two ways of reading `path`, if anything.
+fn disagreement(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let (from_file, in_memory) = match (Model::open(path), Model::from_bytes(path, bytes::Bytes::from(bytes))) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(_), Err(_)) => return None,
+        (a, b) => return Some(format!("file: {:?}, memory: {:?}", a.err(), b.err())),
+    };
+    // Compared encoded: a NaN in a tensor or attribute is not equal to itself.
+    if from_file.proto().encode_to_vec() != in_memory.proto().encode_to_vec() {
+        return Some("decode to different models".into());
+    }
+    let Ok((_, pieces)) = expand_model(&from_file, ExpandOptions::default()) else { return None };
+    let through_file = pieces.to_vec(from_file.source()).expect("read the model file");
+    if through_file != pieces.to_vec(in_memory.bytes()).unwrap() {
+        return Some("the expansion read through the file differs".into());
+    }
+    let mut out = tempfile::tempfile().unwrap();
+    pieces.write_to_file(from_file.source(), &mut out).unwrap();
+    let mut written = Vec::new();
+    out.rewind().and_then(|_| out.read_to_end(&mut written)).unwrap();
+    (written != through_file).then(|| "write_to_file differs from to_vec".into())
+}
+
+fn onnx_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+fn assert_agree(models: &[PathBuf], what: &str) {
+    let failures: Vec<String> =
+        models.iter().filter_map(|m| disagreement(m).map(|why| format!("  {}: {why}", m.display()))).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} {what} read differently:\n{}",
+        failures.len(),
+        models.len(),
+        failures.join("\n")
+    );
+    println!("{} {what}: file and memory agree", models.len());
+}
+
+#[test]
+fn fixtures_and_malformed_inputs_read_the_same_from_file_and_memory() {
+    let root = common::repo_root().join("fixtures");
+    let mut models = onnx_files(&root);
+    models.extend(onnx_files(&root.join("malformed")));
+    assert!(models.len() > 90, "fixtures are missing: {}", models.len());
+    assert_agree(&models, "fixtures and malformed inputs");
+}
+
+#[test]
+fn backend_models_read_the_same_from_file_and_memory() {
+    let models = common::backend_models(&common::backend_data_dir());
+    assert_agree(&models, "ONNX backend models");
+}
+
+/// Tensors of every size around the thresholds (16 KiB views, 4 KiB first read, 1 MiB read-ahead and copy
+/// chunk, 16 MiB map window), and a model cut short inside one of them.
+#[test]
+fn tensors_around_every_boundary_read_the_same() {
+    use onnx_bcast::proto::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
+    let sizes = [0, 1, 4095, 4096, 4097, 16383, 16384, 16385, 1 << 20, (1 << 20) + 3, (16 << 20) + 5, 7];
+    let initializer: Vec<TensorProto> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| TensorProto {
+            name: Some(format!("t{i}")),
+            dims: vec![n as i64],
+            data_type: Some(2),
+            raw_data: Some(bytes::Bytes::from((0..n).map(|b| (b * 7 + i) as u8).collect::<Vec<u8>>())),
+            ..Default::default()
+        })
+        .collect();
+    // One broadcasting Add, so that expand has something to rewrite ahead of the tensors.
+    let add = NodeProto {
+        op_type: Some("Add".into()),
+        input: vec!["t1".into(), "x".into()],
+        output: vec!["y".into()],
+        ..Default::default()
+    };
+    let x = ValueInfoProto { name: Some("x".into()), ..Default::default() };
+    let graph = GraphProto { node: vec![add], initializer, input: vec![x], ..Default::default() };
+    let opset = onnx_bcast::proto::OperatorSetIdProto { domain: Some(String::new()), version: Some(17) };
+    let model = ModelProto { ir_version: Some(8), graph: Some(graph), opset_import: vec![opset], ..Default::default() };
+    let bytes = model.encode_to_vec();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.onnx");
+    std::fs::File::create(&whole).unwrap().write_all(&bytes).unwrap();
+    let cut = dir.path().join("cut.onnx");
+    std::fs::File::create(&cut).unwrap().write_all(&bytes[..bytes.len() - (1 << 19)]).unwrap();
+    assert!(Model::open(&whole).is_ok() && Model::open(&cut).is_err());
+    assert_agree(&[whole, cut], "generated models");
+}
