@@ -5,36 +5,11 @@
 
 mod common;
 
-use std::io::{Read, Seek, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use onnx_bcast::expand::{expand_model, ExpandOptions};
 use onnx_bcast::model::Model;
 use prost::Message;
-
-/// What differs between the two ways of reading `path`, if anything.
-fn disagreement(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
-    let (from_file, in_memory) = match (Model::open(path), Model::from_bytes(path, bytes::Bytes::from(bytes))) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(_), Err(_)) => return None,
-        (a, b) => return Some(format!("file: {:?}, memory: {:?}", a.err(), b.err())),
-    };
-    // Compared encoded: a NaN in a tensor or attribute is not equal to itself.
-    if from_file.proto().encode_to_vec() != in_memory.proto().encode_to_vec() {
-        return Some("decode to different models".into());
-    }
-    let Ok((_, pieces)) = expand_model(&from_file, ExpandOptions::default()) else { return None };
-    let through_file = pieces.to_vec(from_file.source()).expect("read the model file");
-    if through_file != pieces.to_vec(in_memory.bytes()).unwrap() {
-        return Some("the expansion read through the file differs".into());
-    }
-    let mut out = tempfile::tempfile().unwrap();
-    pieces.write_to_file(from_file.source(), &mut out).unwrap();
-    let mut written = Vec::new();
-    out.rewind().and_then(|_| out.read_to_end(&mut written)).unwrap();
-    (written != through_file).then(|| "write_to_file differs from to_vec".into())
-}
 
 fn onnx_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -47,8 +22,10 @@ fn onnx_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn assert_agree(models: &[PathBuf], what: &str) {
-    let failures: Vec<String> =
-        models.iter().filter_map(|m| disagreement(m).map(|why| format!("  {}: {why}", m.display()))).collect();
+    let failures: Vec<String> = models
+        .iter()
+        .filter_map(|m| common::file_and_memory_disagree(m).map(|why| format!("  {}: {why}", m.display())))
+        .collect();
     assert!(
         failures.is_empty(),
         "{} of {} {what} read differently:\n{}",

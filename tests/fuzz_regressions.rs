@@ -13,6 +13,8 @@
 //!
 //! Every input gets a time budget too: a fuzzer timeout that came back would otherwise only make the suite slow.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -23,7 +25,6 @@ use onnx_bcast::expand::{expand_model, ExpandOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::render;
 use onnx_bcast::shape::{parse_shape, Shape};
-use prost::Message;
 
 /// A folder that does not exist: external data references resolve to nothing, as in the fuzz targets.
 const PATH: &str = "/nonexistent/onnx-bcast-fuzz/model.onnx";
@@ -62,20 +63,8 @@ fn replay_file_source(data: &[u8]) {
     use std::io::Write;
     let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
     file.write_all(data).expect("write the input");
-    let (from_file, in_memory) =
-        match (Model::open(file.path()), Model::from_bytes(PATH, bytes::Bytes::copy_from_slice(data))) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(_), Err(_)) => return,
-            (a, b) => panic!("file and memory disagree: {:?} against {:?}", a.err(), b.err()),
-        };
-    // Compared encoded: a NaN in a tensor or attribute is not equal to itself.
-    assert!(
-        from_file.proto().encode_to_vec() == in_memory.proto().encode_to_vec(),
-        "file and memory decode to different models"
-    );
-    if let Ok((_, pieces)) = expand_model(&from_file, ExpandOptions::default()) {
-        let through_file = pieces.to_vec(from_file.source()).expect("read the input file");
-        assert!(through_file == pieces.to_vec(in_memory.bytes()).unwrap(), "reading through the file differs");
+    if let Some(why) = common::file_and_memory_disagree(file.path()) {
+        panic!("file and memory disagree: {why}");
     }
 }
 
