@@ -125,6 +125,12 @@ def main():
         contender_table(rows, "nodes", "nodes_100000", out)
         out.append("## Node-count curve")
         out.append("")
+        c_runs = [len(r["walls"].split(",")) for r in rows
+                  if r["part"] == "nodes" and r["contender"] == "onnx-bcast check"]
+        if c_runs:
+            out.append(f"`onnx-bcast check` ran in {max(c_runs)} rounds, each round every size once (bursts of noise "
+                       "then fall on every size alike); median of the rounds. infer_shapes_path: median of its runs.")
+            out.append("")
         out.append("| nodes | check s | × previous | check RSS MiB | infer_shapes_path s | × previous | "
                    "infer_shapes_path ÷ check |")
         out.append("|---:|---:|---:|---:|---:|---:|---:|")

@@ -23,6 +23,7 @@
 # Environment:
 #   BENCH_DIR   scratch folder for models, outputs and logs (default: target/bench; several GB)
 #   RUNS        repetitions per measurement (default 3)
+#   CURVE_RUNS  rounds of the node-count curve's `onnx-bcast check` runs (default 11, at least RUNS)
 #   BENCH_BIN   use this onnx-bcast binary instead of building it with `cargo build --release`
 #   BENCH_NO_BUILD=1  reuse the binaries a previous run copied into BENCH_DIR/bin (no cargo at all)
 #   PYTHON      Python with onnx (default: .cache/venv/bin/python, made by scripts/testdata.sh)
@@ -32,6 +33,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 cd "$repo"
 BENCH_DIR="${BENCH_DIR:-$repo/target/bench}"
 RUNS="${RUNS:-3}"
+CURVE_RUNS="${CURVE_RUNS:-11}"
+if ((CURVE_RUNS < RUNS)); then CURVE_RUNS=$RUNS; fi
 results="$repo/bench/results.tsv"
 die() { echo "bench/run.sh: error: $*" >&2; exit 1; }
 say() { echo "bench/run.sh: $*" >&2; }
@@ -111,28 +114,61 @@ prep() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# run_once LOG CMD...: runs CMD once (after prep) and sets WALL, RSS and RC.
+run_once() {
+    local log="$1"; shift
+    local t0 t1 line tf="$BENCH_DIR/log/time.out"
+    prep
+    t0=$EPOCHREALTIME
+    RC=0
+    /usr/bin/time -f '%e %M' -o "$tf" -- "$@" >"$log.out" 2>"$log.err" || RC=$?
+    t1=$EPOCHREALTIME
+    line="$(tail -n 1 "$tf")"
+    WALL="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+    RSS="${line#* }"
+}
+
+# record PART MODEL CONTENDER WALLS RSSS RCS: adds a row with the medians (the lists are comma-separated).
+record() {
+    local part="$1" model="$2" contender="$3" walls="$4" rsss="$5" rcs="$6" w r
+    # shellcheck disable=SC2086
+    w="$(median ${walls//,/ })"
+    # shellcheck disable=SC2086
+    r="$(median ${rsss//,/ })"
+    ROWS+=("$part	$CACHE	$model	$contender	$w	$r	$walls	$rsss	$rcs")
+    say "$(printf '%-9s %-5s %-14s %-40s %8.3f s %8d KiB  (runs %s; exit %s)' "$part" "$CACHE" "$model" "$contender" "$w" "$r" "$walls" "$rcs")"
+}
+
 # measure PART MODEL CONTENDER CMD...: runs CMD RUNS times and records the medians.
 measure() {
     local part="$1" model="$2" contender="$3"; shift 3
-    local walls=() rsss=() rcs=() i t0 t1 rc line tf="$BENCH_DIR/log/time.out"
+    local walls=() rsss=() rcs=() i
     local log="$BENCH_DIR/log/$part.$model.${contender//[^A-Za-z0-9_.-]/_}"
     for ((i = 1; i <= RUNS; i++)); do
-        prep
-        t0=$EPOCHREALTIME
-        rc=0
-        /usr/bin/time -f '%e %M' -o "$tf" -- "$@" >"$log.$i.out" 2>"$log.$i.err" || rc=$?
-        t1=$EPOCHREALTIME
-        line="$(tail -n 1 "$tf")"
-        walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')")
-        rsss+=("${line#* }")
-        rcs+=("$rc")
+        run_once "$log.$i" "$@"
+        walls+=("$WALL") rsss+=("$RSS") rcs+=("$RC")
     done
-    local w r
-    w="$(median "${walls[@]}")"
-    r="$(median "${rsss[@]}")"
     local IFS=,
-    ROWS+=("$part	$CACHE	$model	$contender	$w	$r	${walls[*]}	${rsss[*]}	${rcs[*]}")
-    say "$(printf '%-9s %-5s %-14s %-40s %8.3f s %8d KiB  (runs %s; exit %s)' "$part" "$CACHE" "$model" "$contender" "$w" "$r" "${walls[*]}" "${rcs[*]}")"
+    record "$part" "$model" "$contender" "${walls[*]}" "${rsss[*]}" "${rcs[*]}"
+}
+
+# measure_curve PART: `onnx-bcast check` on every nodes_N model, CURVE_RUNS rounds that each run every size once.
+# The runs are short (tens of milliseconds), and noise on this VM comes in bursts (a host that is slow to back
+# fresh memory): going round the sizes spreads a burst over all of them instead of skewing one size's median.
+measure_curve() {
+    local part="$1" n i
+    declare -A walls=() rsss=() rcs=()
+    for ((i = 1; i <= CURVE_RUNS; i++)); do
+        for n in "${NODE_COUNTS[@]}"; do
+            local m="$BENCH_DIR/models/nodes_$n.onnx"
+            PREP_IN=("$m") PREP_OUT=()
+            run_once "$BENCH_DIR/log/$part.nodes_$n.onnx-bcast_check.$i" "$BIN" check "$m"
+            walls[$n]+="${walls[$n]:+,}$WALL" rsss[$n]+="${rsss[$n]:+,}$RSS" rcs[$n]+="${rcs[$n]:+,}$RC"
+        done
+    done
+    for n in "${NODE_COUNTS[@]}"; do
+        record "$part" "nodes_$n" "onnx-bcast check" "${walls[$n]}" "${rsss[$n]}" "${rcs[$n]}"
+    done
 }
 
 # save PART: replaces PART's block in results.tsv with the current rows.
@@ -163,14 +199,15 @@ settle() {
     cat "$@" >/dev/null
 }
 
-# contenders PART MODEL [subset]: measures the contenders on BENCH_DIR/models/MODEL.onnx.
+# contenders PART MODEL [subset [check]]: measures the contenders on BENCH_DIR/models/MODEL.onnx (`onnx-bcast
+# check` only when the fourth argument is not "no-check").
 contenders() {
-    local part="$1" name="$2" which="${3:-all}"
+    local part="$1" name="$2" which="${3:-all}" check="${4:-check}"
     local m="$BENCH_DIR/models/$name.onnx" o="$BENCH_DIR/out/$name.out.onnx"
     PREP_IN=("$m")
     PREP_OUT=("$o")
     if [[ $CACHE == warm ]]; then settle "$m"; fi
-    measure "$part" "$name" "onnx-bcast check" "$BIN" check "$m"
+    if [[ $check != no-check ]]; then measure "$part" "$name" "onnx-bcast check" "$BIN" check "$m"; fi
     if [[ $which == all || $which == cold ]]; then
         measure "$part" "$name" "onnx-bcast expand" "$BIN" expand "$m" "$o"
         measure "$part" "$name" "cp" cp "$m" "$o"
@@ -199,8 +236,13 @@ for part in "${parts[@]}"; do
             gen "nodes_$n" $(nodes_args "$n" 1)
         done
         CACHE=warm
+        curve_models=()
+        # The files are small: all four stay cached together, so the curve's rounds find each of them warm.
+        for n in "${NODE_COUNTS[@]}"; do curve_models+=("$BENCH_DIR/models/nodes_$n.onnx"); done
+        settle "${curve_models[@]}"
+        measure_curve nodes
         for n in "${NODE_COUNTS[@]}"; do
-            if [[ $n == 100000 ]]; then contenders nodes "nodes_$n" all; else contenders nodes "nodes_$n" curve; fi
+            if [[ $n == 100000 ]]; then contenders nodes "nodes_$n" all no-check; else contenders nodes "nodes_$n" curve no-check; fi
         done
         ;;
     parallel)

@@ -274,10 +274,31 @@ struct Scope<'m> {
 }
 
 impl<'m> Scope<'m> {
+    /// Room for every value a body defines, so that the table is never rehashed while it grows.
+    fn with_capacity(n: usize) -> Scope<'m> {
+        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order: Vec::with_capacity(n) }
+    }
+
     fn define(&mut self, name: &'m str, facts: ValueFacts) {
         if self.values.insert(name, facts).is_none() {
             self.order.push(name);
         }
+    }
+}
+
+/// Values some node of a body produces, even one stuck in a cycle: reading them is not reading nothing. Only asked
+/// about a name that is not defined yet, which a well-formed model never has, so the set is built on first use.
+struct Produced<'m> {
+    nodes: &'m [NodeProto],
+    names: std::cell::OnceCell<HashSet<&'m str>>,
+}
+
+impl<'m> Produced<'m> {
+    fn contains(&self, name: &str) -> bool {
+        let names = self.names.get_or_init(|| {
+            self.nodes.iter().flat_map(|n| n.output.iter().map(String::as_str)).filter(|o| !o.is_empty()).collect()
+        });
+        names.contains(name)
     }
 }
 
@@ -387,7 +408,9 @@ impl<'m> Walker<'m, '_> {
             declared.entry(vi.name()).or_insert(facts);
         }
 
-        let mut scope = Scope::default();
+        let defined =
+            body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
+        let mut scope = Scope::with_capacity(defined);
         for (name, facts) in body.inputs {
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
             // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
@@ -422,9 +445,7 @@ impl<'m> Walker<'m, '_> {
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
             self.out.sites.reserve(here.count());
         }
-        // Values some node of this body produces, even one stuck in a cycle: reading them is not reading nothing.
-        let produced: HashSet<&'m str> =
-            body.nodes.iter().flat_map(|n| n.output.iter().map(String::as_str)).filter(|o| !o.is_empty()).collect();
+        let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
         for index in order {
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
@@ -503,7 +524,7 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &HashMap<&'m str, ValueFacts>,
-        produced: &HashSet<&'m str>,
+        produced: &Produced<'m>,
         index: usize,
         node: &'m NodeProto,
     ) {
