@@ -130,11 +130,11 @@ run_once() {
 
 # record PART MODEL CONTENDER WALLS RSSS RCS: adds a row with the medians (the lists are comma-separated).
 record() {
-    local part="$1" model="$2" contender="$3" walls="$4" rsss="$5" rcs="$6" w r
-    # shellcheck disable=SC2086
-    w="$(median ${walls//,/ })"
-    # shellcheck disable=SC2086
-    r="$(median ${rsss//,/ })"
+    local part="$1" model="$2" contender="$3" walls="$4" rsss="$5" rcs="$6" w r ws rs
+    IFS=, read -ra ws <<<"$walls"
+    IFS=, read -ra rs <<<"$rsss"
+    w="$(median "${ws[@]}")"
+    r="$(median "${rs[@]}")"
     ROWS+=("$part	$CACHE	$model	$contender	$w	$r	$walls	$rsss	$rcs")
     say "$(printf '%-9s %-5s %-14s %-40s %8.3f s %8d KiB  (runs %s; exit %s)' "$part" "$CACHE" "$model" "$contender" "$w" "$r" "$walls" "$rcs")"
 }
