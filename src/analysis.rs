@@ -266,7 +266,6 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 }
 
 /// The values visible in one graph body.
-#[derive(Default)]
 struct Scope<'m> {
     values: HashMap<&'m str, ValueFacts>,
     /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
