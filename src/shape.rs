@@ -27,6 +27,18 @@ impl Dim {
         Dim::Sym(Arc::from(name))
     }
 
+    /// A declared `dim_param`: an expression over symbols where the text is one (PyTorch writes
+    /// `floor(height/2 - 1/2) + 1` or `2*s0` for derived sizes), else a name standing for itself.
+    pub fn from_dim_param(text: &str) -> Dim {
+        if crate::sym::display::is_plain_name(text) {
+            return Dim::sym(text);
+        }
+        match crate::sym::parse(text) {
+            Ok(p) if p.as_constant().is_none() => Dim::from_poly(p),
+            _ => Dim::sym(text),
+        }
+    }
+
     pub fn known(&self) -> Option<u64> {
         match self {
             Dim::Known(n) => Some(*n),
@@ -64,7 +76,7 @@ impl Dim {
         if let Some(c) = p.as_constant() {
             return u64::try_from(c).map_or(Dim::Unknown, Dim::Known);
         }
-        if let Some(a) = p.as_atom() {
+        if let Some(a) = p.as_symbol() {
             return Dim::Sym(a.clone());
         }
         Dim::Expr(Arc::new(p))
@@ -74,7 +86,7 @@ impl Dim {
     pub fn to_poly(&self) -> Option<Poly> {
         match self {
             Dim::Known(n) => i64::try_from(*n).ok().map(Poly::constant),
-            Dim::Sym(s) => Some(Poly::atom_arc(s.clone())),
+            Dim::Sym(s) => Some(Poly::symbol(s.clone())),
             Dim::Expr(p) => Some((**p).clone()),
             _ => None,
         }

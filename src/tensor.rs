@@ -128,7 +128,7 @@ pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Ve
                 }
                 // Some exporters (Paddle) write "?" for "unnamed": that names no size, and names starting with '?'
                 // are the fresh symbols inference makes, which must never alias a declared one.
-                Some(Value::DimParam(p)) if !p.is_empty() && !p.starts_with('?') => Dim::sym(p),
+                Some(Value::DimParam(p)) if !p.is_empty() && !p.starts_with('?') => Dim::from_dim_param(p),
                 _ => Dim::Unknown,
             })
             .collect(),

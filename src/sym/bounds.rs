@@ -1,0 +1,124 @@
+//! Interval bounds of symbolic sizes. Every symbol is a size, so it lies in [0, ∞); floors, minima, maxima and
+//! polynomials over them get their bounds by interval arithmetic. Bounds are sound (the value always lies within)
+//! but not tight, so they decide a comparison only when the intervals do not overlap.
+
+use std::cmp::Ordering;
+
+use super::{Atom, Poly};
+
+/// An integer or an infinity; the order is the natural one (−∞ < every integer < +∞).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ext {
+    NegInf,
+    Fin(i128),
+    PosInf,
+}
+
+impl Ext {
+    fn from_i128(v: Option<i128>, positive: bool) -> Ext {
+        match v {
+            Some(v) => Ext::Fin(v),
+            None if positive => Ext::PosInf,
+            None => Ext::NegInf,
+        }
+    }
+
+    fn signum(self) -> i32 {
+        match self {
+            Ext::NegInf => -1,
+            Ext::PosInf => 1,
+            Ext::Fin(v) => v.signum() as i32,
+        }
+    }
+
+    /// The sum, where defined (−∞ + +∞ is not: callers never add a lower bound to an upper one).
+    fn add(self, other: Ext) -> Ext {
+        match (self, other) {
+            (Ext::Fin(a), Ext::Fin(b)) => Ext::from_i128(a.checked_add(b), a > 0),
+            (Ext::PosInf, _) | (_, Ext::PosInf) => Ext::PosInf,
+            _ => Ext::NegInf,
+        }
+    }
+
+    /// The product; 0 times an infinity is 0, as bounds of closed intervals of finite values need.
+    fn mul(self, other: Ext) -> Ext {
+        match (self, other) {
+            (Ext::Fin(0), _) | (_, Ext::Fin(0)) => Ext::Fin(0),
+            (Ext::Fin(a), Ext::Fin(b)) => Ext::from_i128(a.checked_mul(b), (a > 0) == (b > 0)),
+            (a, b) if a.signum() * b.signum() > 0 => Ext::PosInf,
+            _ => Ext::NegInf,
+        }
+    }
+
+    /// `floor(self / k)` for k ≥ 1.
+    pub fn floor_div(self, k: i64) -> Ext {
+        match self {
+            Ext::Fin(v) => Ext::Fin(v.div_euclid(i128::from(k))),
+            other => other,
+        }
+    }
+}
+
+/// A closed interval of integers, possibly unbounded on either side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interval {
+    pub lo: Ext,
+    pub hi: Ext,
+}
+
+impl Interval {
+    const ALL: Interval = Interval { lo: Ext::NegInf, hi: Ext::PosInf };
+
+    fn point(v: i64) -> Interval {
+        Interval { lo: Ext::Fin(v.into()), hi: Ext::Fin(v.into()) }
+    }
+
+    fn add(self, other: Interval) -> Interval {
+        Interval { lo: self.lo.add(other.lo), hi: self.hi.add(other.hi) }
+    }
+
+    fn mul(self, other: Interval) -> Interval {
+        let products = [self.lo.mul(other.lo), self.lo.mul(other.hi), self.hi.mul(other.lo), self.hi.mul(other.hi)];
+        Interval {
+            lo: products.iter().copied().min().expect("four products"),
+            hi: products.iter().copied().max().expect("four products"),
+        }
+    }
+}
+
+impl Poly {
+    /// Bounds that hold for every value of the symbols.
+    pub fn bounds(&self) -> Interval {
+        let mut total = Interval::point(0);
+        for (m, &c) in &self.terms {
+            let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a)));
+            total = total.add(term);
+        }
+        total
+    }
+}
+
+fn atom_bounds(atom: &Atom) -> Interval {
+    match atom {
+        Atom::Sym(_) => Interval { lo: Ext::Fin(0), hi: Ext::PosInf },
+        Atom::Floor(n, d) => {
+            let (nb, db) = (n.bounds(), d.bounds());
+            match d.as_constant() {
+                Some(k) if k >= 1 => Interval { lo: nb.lo.floor_div(k), hi: nb.hi.floor_div(k) },
+                // A non-negative numerator over a divisor of at least 1 stays between 0 and the numerator.
+                _ if nb.lo >= Ext::Fin(0) && db.lo >= Ext::Fin(1) => Interval { lo: Ext::Fin(0), hi: nb.hi },
+                _ => Interval::ALL,
+            }
+        }
+        Atom::Min(args) => extreme_bounds(args, Ordering::Less),
+        Atom::Max(args) => extreme_bounds(args, Ordering::Greater),
+    }
+}
+
+fn extreme_bounds(args: &[Poly], keep: Ordering) -> Interval {
+    let all: Vec<Interval> = args.iter().map(Poly::bounds).collect();
+    let pick = |a: Ext, b: Ext| if keep == Ordering::Less { a.min(b) } else { a.max(b) };
+    let mut it = all.into_iter();
+    let first = it.next().unwrap_or(Interval::ALL);
+    it.fold(first, |acc, b| Interval { lo: pick(acc.lo, b.lo), hi: pick(acc.hi, b.hi) })
+}
