@@ -241,6 +241,7 @@ fn analyze_with(
         opset_missing: false,
         fresh: 0,
         external,
+        constant_initializers: model.ir_version() < 4,
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -360,6 +361,10 @@ struct Walker<'m, 's> {
     fresh: usize,
     /// Contents of small integer tensors whose data lives outside the model file, by tensor name.
     external: HashMap<String, Vec<i64>>,
+    /// Below IR 4 every initializer must also be listed as a graph input; runtimes then hold it constant (as
+    /// onnxruntime does), so its contents count. From IR 4 on, listing it as an input makes it a default that the
+    /// caller may override.
+    constant_initializers: bool,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -432,7 +437,9 @@ impl<'m> Walker<'m, '_> {
             // An initializer that is also a graph input is a default the caller may override: a declared input
             // shape wins, the initializer fills what is undeclared.
             let facts = match scope.values.get(init.name()) {
-                Some(input) if input.shape.dims().is_some() => ValueFacts::tensor(input.elem, input.shape.clone()),
+                Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
+                    ValueFacts::tensor(input.elem, input.shape.clone())
+                }
                 _ => from_tensor,
             };
             scope.define(init.name(), facts);
@@ -709,6 +716,11 @@ impl<'m> Walker<'m, '_> {
         let all_present: Vec<Option<usize>> = (0..present.len()).map(Some).collect();
 
         let (rule, outcome, rule_inputs, target) = match op.kind {
+            // One value in every place (`Mul(x, x)`): no broadcast, whatever its shape.
+            SiteKind::Multi if present.windows(2).all(|w| node.input[w[0]] == node.input[w[1]]) && present.len() > 1 => {
+                let outcome = Outcome { output: shape_at(present[0]).clone(), verdict: Verdict::Same };
+                (Rule::Multidirectional, outcome, all_present, None)
+            }
             SiteKind::Multi => {
                 let shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
                 (Rule::Multidirectional, broadcast::multidirectional(&shapes), all_present, None)

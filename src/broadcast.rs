@@ -109,6 +109,9 @@ pub enum ConditionKind {
     OneOf { dim: Dim, options: Vec<Dim> },
     /// Every pair of these dims is equal unless one of them is 1: "M, N equal or 1".
     EqualOrOne { dims: Vec<Dim> },
+    /// The dim of rule input `input` on the condition's axis is unknown (its rank is known) and must take one of
+    /// `options`: an unnamed size against a fixed one is a condition like a named symbol.
+    UnknownOneOf { input: usize, options: Vec<Dim> },
 }
 
 impl fmt::Display for Condition {
@@ -120,6 +123,10 @@ impl fmt::Display for Condition {
             ConditionKind::OneOf { dim, options } => {
                 let opts: Vec<String> = options.iter().map(Dim::to_string).collect();
                 write!(f, "{dim} ∈ {{{}}}", opts.join(", "))
+            }
+            ConditionKind::UnknownOneOf { input, options } => {
+                let opts: Vec<String> = options.iter().map(Dim::to_string).collect();
+                write!(f, "input {input}'s unknown dim on axis {} ∈ {{{}}}", self.axis, opts.join(", "))
             }
             ConditionKind::EqualOrOne { dims } => {
                 let names: Vec<String> = dims.iter().map(Dim::to_string).collect();
@@ -295,17 +302,19 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
             .collect();
         constrained.sort();
         constrained.dedup();
-        let conditions: Vec<ConditionKind> = constrained
+        let options = sorted_dims(vec![Dim::Known(1), Dim::Known(k)]);
+        let mut conditions: Vec<ConditionKind> = constrained
             .into_iter()
-            .map(|dim| ConditionKind::OneOf { dim, options: sorted_dims(vec![Dim::Known(1), Dim::Known(k)]) })
+            .map(|dim| ConditionKind::OneOf { dim, options: options.clone() })
             .collect();
-        let status = if !conditions.is_empty() {
-            AxisStatus::Conditions(conditions)
-        } else if has_unknown {
-            AxisStatus::Unknown
-        } else {
-            AxisStatus::Holds
-        };
+        // An unknown dim of a known rank is constrained the same way, named by its input.
+        conditions.extend(
+            column
+                .iter()
+                .filter(|(_, d)| matches!(d, Dim::Unknown))
+                .map(|&(input, _)| ConditionKind::UnknownOneOf { input, options: options.clone() }),
+        );
+        let status = if conditions.is_empty() { AxisStatus::Holds } else { AxisStatus::Conditions(conditions) };
         return Ok((Dim::Known(k), status));
     }
     if has_unknown {

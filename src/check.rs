@@ -342,7 +342,7 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
         Verdict::Violation(v) => (Some(Code::BroadcastViolation), v.axis, Vec::new()),
         _ if site.type_mismatch.is_some() => (Some(Code::TypeMismatch), None, Vec::new()),
         Verdict::Conditional(conds) => {
-            (Some(Code::ConditionalBroadcast), None, conds.iter().map(ToString::to_string).collect())
+            (Some(Code::ConditionalBroadcast), None, conds.iter().map(|c| condition_text(&site, c)).collect())
         }
         Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
             (Some(Code::ImplicitBroadcast), None, Vec::new())
@@ -354,6 +354,17 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
     };
     let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
     SiteReport { site, code, conditions, axis, offending_input }
+}
+
+/// A condition in words; an unknown dim is named by its input and that input's own axis.
+fn condition_text(site: &Site, c: &crate::broadcast::Condition) -> String {
+    let crate::broadcast::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
+    let name = rule_input_name(site, *input);
+    let rank = |s: &Shape| s.rank().unwrap_or(0);
+    let own_rank = site.rule_inputs.get(*input).copied().flatten().map_or(0, |i| rank(&site.inputs[i].shape));
+    let axis = (c.axis + own_rank).saturating_sub(rank(&site.output_shape));
+    let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
+    format!("the unknown dim {axis} of {name} ∈ {{{}}}", opts.join(", "))
 }
 
 /// The message of a site judged by [`describe`].

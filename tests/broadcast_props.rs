@@ -258,8 +258,22 @@ fn eval(d: &Dim, b: &Binding) -> Option<u64> {
     }
 }
 
-fn satisfied(c: &Condition, b: &Binding) -> bool {
+/// The bound value of the unknown dim of `input` (of `shapes`) on output axis `axis`.
+fn unknown_value(shapes: &[Vec<D>], input: usize, axis: usize, b: &Binding) -> u64 {
+    let rank = shapes.iter().map(Vec::len).max().unwrap_or(0);
+    let own = axis + shapes[input].len() - rank;
+    let before: usize = shapes[..input].iter().flatten().filter(|d| matches!(d, D::U)).count()
+        + shapes[input][..own].iter().filter(|d| matches!(d, D::U)).count();
+    assert!(matches!(shapes[input][own], D::U), "the condition names an unknown dim");
+    b.unknowns[before]
+}
+
+fn satisfied(c: &Condition, shapes: &[Vec<D>], b: &Binding) -> bool {
     match &c.kind {
+        ConditionKind::UnknownOneOf { input, options } => {
+            let v = unknown_value(shapes, *input, c.axis, b);
+            options.iter().any(|o| eval(o, b) == Some(v))
+        }
         ConditionKind::OneOf { dim, options } => {
             let v = eval(dim, b).expect("conditions name no unknown dim");
             options.iter().any(|o| eval(o, b) == Some(v))
@@ -298,7 +312,7 @@ fn check_against_bindings(
                 );
             }
             Verdict::Conditional(conds) => {
-                let ok = conds.iter().all(|c| satisfied(c, &b));
+                let ok = conds.iter().all(|c| satisfied(c, shapes, &b));
                 prop_assert_eq!(
                     ok,
                     holds(&outcome),
@@ -659,20 +673,30 @@ proptest! {
     fn multidirectional_symbols_commutative(shapes in sym_shapes(1..=3, true)) {
         let owned: Vec<Shape> = shapes.iter().map(|s| to_shape(s)).collect();
         let o = multidirectional(&refs(&owned));
-        let conds = |o: &Outcome| -> Vec<String> {
+        // An unknown dim's condition names its input: renumbered to the original order before comparing.
+        let conds = |o: &Outcome, order: &[usize]| -> Vec<String> {
             let mut v: Vec<String> = match &o.verdict {
-                Verdict::Conditional(cs) => cs.iter().map(|c| format!("{}: {c}", c.axis)).collect(),
+                Verdict::Conditional(cs) => cs
+                    .iter()
+                    .map(|c| match &c.kind {
+                        ConditionKind::UnknownOneOf { input, options } => {
+                            format!("{}: unknown of {} ∈ {options:?}", c.axis, order[*input])
+                        }
+                        _ => format!("{}: {c}", c.axis),
+                    })
+                    .collect(),
                 _ => vec![],
             };
             v.sort();
             v
         };
+        let identity: Vec<usize> = (0..shapes.len()).collect();
         for p in permutations(shapes.len()) {
             let permuted: Vec<Shape> = p.iter().map(|&i| owned[i].clone()).collect();
             let q = multidirectional(&refs(&permuted));
             prop_assert_eq!(q.verdict.as_str(), o.verdict.as_str(), "{:?} vs {:?}", owned, permuted);
             prop_assert_eq!(&q.output, &o.output);
-            prop_assert_eq!(conds(&q), conds(&o));
+            prop_assert_eq!(conds(&q, &p), conds(&o, &identity));
         }
     }
 }

@@ -861,11 +861,15 @@ fn symbols_known_mismatch_still_violation() {
     assert_mismatch(&multi(&["N,3", "N,4"]), 1, 1, 4, 3, 0);
 }
 
+/// An unnamed dim of a known rank against a fixed size is a condition like a named symbol's, naming the input
+/// (issue 12: `[?, 129, ?]` against `[2]` holds only if that dim is 1 or 2).
 #[test]
-fn symbols_unknown_vs_known_is_unknown() {
+fn unknown_dim_of_known_rank_against_a_fixed_size_is_conditional() {
     let o = multi(&["?", "3"]);
-    assert_eq!(o.verdict, Verdict::Unknown);
+    assert_eq!(conditions(&o), vec![(0, "input 0's unknown dim on axis 0 ∈ {1, 3}".to_string())]);
     assert_eq!(o.output, s("3"));
+    let o = multi(&["?,129,?", "2"]);
+    assert_eq!(conditions(&o), vec![(2, "input 0's unknown dim on axis 2 ∈ {1, 2}".to_string())]);
 }
 
 #[test]
@@ -898,7 +902,8 @@ fn symbols_unknown_rank_is_unknown() {
 /// A condition outranks an unknown axis: what is known is worth stating.
 #[test]
 fn symbols_conditional_outranks_unknown() {
-    let o = multi(&["N,?", "3,3"]);
+    let o = multi(&["N,?", "3,?"]);
+    assert!(matches!(multi(&["?", "?"]).verdict, Verdict::Unknown));
     assert_eq!(conditions(&o), vec![(0, "N ∈ {1, 3}".to_string())]);
 }
 

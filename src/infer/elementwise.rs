@@ -71,14 +71,23 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let same_shape = |elem| ValueFacts::tensor(elem, first.shape.clone());
     Some(match op {
         "Identity" => vec![first.clone()],
-        "Neg" => vec![ValueFacts { value: negate(first.value.as_deref()), ..same_shape(first.elem) }],
+        "Neg" => vec![ValueFacts { value: map(first.value.as_deref(), Poly::neg), ..same_shape(first.elem) }],
+        "Abs" => vec![ValueFacts { value: map(first.value.as_deref(), Poly::abs), ..same_shape(first.elem) }],
+        "Not" => vec![ValueFacts {
+            value: map(first.value.as_deref(), |p| Some(Poly::constant(i64::from(p.as_constant()? == 0)))),
+            ..same_shape(first.elem)
+        }],
         _ if SHAPE_PRESERVING.contains(&op) => vec![same_shape(first.elem)],
         _ if SHAPE_PRESERVING_BOOL.contains(&op) => vec![same_shape(Some(BOOL))],
         // Casting integer contents keeps them when the target is an integer type too.
         "Cast" => {
             let to = ctx.attrs.int("to").and_then(|t| i32::try_from(t).ok());
-            let keeps = matches!(to, Some(INT64 | tensor::INT32));
-            vec![ValueFacts { value: first.value.clone().filter(|_| keeps), ..same_shape(to) }]
+            let value = match to {
+                Some(INT64 | tensor::INT32) => first.value.clone(),
+                Some(BOOL) => map(first.value.as_deref(), |p| Some(Poly::constant(i64::from(p.as_constant()? != 0)))),
+                _ => None,
+            };
+            vec![ValueFacts { value, ..same_shape(to) }]
         }
         "CastLike" => vec![same_shape(ctx.elem(1))],
         "Dropout" => vec![same_shape(first.elem), same_shape(Some(BOOL))],
@@ -87,9 +96,9 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     })
 }
 
-fn negate(value: Option<&[tensor::IntValue]>) -> Option<Vec<tensor::IntValue>> {
-    let minus_one = Poly::constant(-1);
-    Some(value?.iter().map(|v| v.as_ref().and_then(|p| p.mul(&minus_one))).collect())
+/// The contents mapped entry by entry; an entry the map cannot give becomes unknown.
+fn map(value: Option<&[tensor::IntValue]>, f: impl Fn(&Poly) -> Option<Poly>) -> Option<Vec<tensor::IntValue>> {
+    Some(value?.iter().map(|v| v.as_ref().and_then(&f)).collect())
 }
 
 /// The value of a `Constant` node, from whichever `value*` attribute it carries.

@@ -3,7 +3,7 @@
 //! Where an op's sizes come from another input (Reshape's shape, Slice's starts, Pad's pads), that input's
 //! contents are read from its shape value, so that shapes computed in the graph stay known.
 
-use super::{normalize_axis, normalize_insert_axis, Ctx};
+use super::{normalize_axis, normalize_insert_axis, valops, Ctx};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{self, IntValue, ValueFacts};
@@ -13,22 +13,22 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let tensor = |shape| ValueFacts::tensor(elem, shape);
     Some(match ctx.op {
         "Reshape" => vec![reshape(ctx)],
-        "Flatten" => vec![tensor(flatten(ctx))],
+        "Flatten" => vec![ValueFacts { value: ctx.input(0).and_then(|f| f.value.clone()), ..tensor(flatten(ctx)) }],
         "Transpose" => vec![transpose(ctx)],
         "Squeeze" => vec![squeeze(ctx)],
         "Unsqueeze" => vec![unsqueeze(ctx)],
         "Concat" => vec![concat(ctx)],
         "Split" => split(ctx),
-        "Slice" => vec![slice(ctx)],
+        "Slice" => vec![super::slice::slice(ctx)],
         "Gather" => vec![gather(ctx)],
-        "GatherElements" => vec![tensor(ctx.shape(1))],
+        "GatherElements" => vec![gather_elements(ctx)],
         "GatherND" => vec![tensor(gather_nd(ctx))],
         "ScatterND" | "ScatterElements" | "Scatter" | "EyeLike" => vec![ValueFacts::tensor(
             if ctx.op == "EyeLike" { ctx.attrs.int("dtype").map(|d| d as i32).or(elem) } else { elem },
             ctx.shape(0),
         )],
         "Pad" => vec![tensor(pad(ctx))],
-        "Tile" => vec![tensor(tile(ctx))],
+        "Tile" => vec![tile(ctx)],
         "DepthToSpace" | "SpaceToDepth" => vec![tensor(depth_space(ctx))],
         "OneHot" => vec![ValueFacts::tensor(ctx.elem(2), one_hot(ctx))],
         "Resize" | "Upsample" => vec![tensor(resize(ctx))],
@@ -110,8 +110,10 @@ fn transpose(ctx: &Ctx<'_, '_>) -> ValueFacts {
         Some(p) if !p.is_empty() => p.to_vec(),
         _ => (0..d.len() as i64).rev().collect(),
     };
-    let dims: Option<Vec<Dim>> = perm.iter().map(|&p| normalize_axis(p, d.len()).map(|a| d[a].clone())).collect();
-    ValueFacts::tensor(elem, dims.filter(|x| x.len() == d.len()).map_or_else(Shape::unranked, Shape::ranked))
+    let axes: Option<Vec<usize>> = perm.iter().map(|&p| normalize_axis(p, d.len())).collect();
+    let Some(axes) = axes.filter(|a| a.len() == d.len()) else { return ValueFacts::tensor(elem, Shape::unranked()) };
+    let value = ctx.input(0).and_then(valops::contents).and_then(|(shape, v)| valops::transpose(&shape, v, &axes));
+    ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(axes.iter().map(|&a| d[a].clone()).collect())) }
 }
 
 fn squeeze(ctx: &Ctx<'_, '_>) -> ValueFacts {
@@ -180,11 +182,11 @@ fn concat(ctx: &Ctx<'_, '_>) -> ValueFacts {
             }
         })
         .collect();
-    let value = if rank == 1 {
-        present.iter().map(|&i| ctx.value(i).map(<[IntValue]>::to_vec)).collect::<Option<Vec<_>>>().map(|v| v.concat())
-    } else {
-        None
-    };
+    let value = present
+        .iter()
+        .map(|&i| ctx.input(i).and_then(valops::contents))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|parts| valops::concat(&parts, axis));
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
 }
 
@@ -197,13 +199,17 @@ fn split(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
     };
     let Some(d) = ctx.dims(0) else { return unknown(None) };
     let Some(axis) = normalize_axis(ctx.int("axis", 0), d.len()) else { return unknown(None) };
-    let given = if ctx.opset < 13 { ctx.attrs.ints("split").map(<[i64]>::to_vec) } else { ctx.axes("split", 1) };
+    let given: Option<Vec<IntValue>> = match ctx.attrs.ints("split") {
+        Some(s) => Some(s.iter().map(|&v| Some(Poly::constant(v))).collect()),
+        None if ctx.opset >= 13 && ctx.has_input(1) => ctx.value(1).map(<[IntValue]>::to_vec),
+        None => None,
+    };
     // Split sizes given as an input whose contents are unknown: the parts are unknown, not equal.
     if given.is_none() && ctx.opset >= 13 && ctx.has_input(1) {
         return unknown(Some(d.len()));
     }
     let sizes: Option<Vec<Dim>> = match given {
-        Some(s) if !s.is_empty() => Some(s.iter().map(|&v| tensor::value_dim(&Some(Poly::constant(v)))).collect()),
+        Some(s) if !s.is_empty() => Some(s.iter().map(tensor::value_dim).collect()),
         _ => {
             let parts = ctx.attrs.int("num_outputs").map_or(n as i64, |k| k);
             let whole = d[axis].to_poly();
@@ -222,82 +228,22 @@ fn split(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
         }
     };
     let Some(sizes) = sizes else { return unknown(Some(d.len())) };
+    let contents = ctx.input(0).and_then(valops::contents);
+    let mut start = 0usize;
     sizes
         .into_iter()
         .map(|s| {
+            let len = s.known().and_then(|k| usize::try_from(k).ok());
+            let value = contents.as_ref().zip(len).and_then(|((shape, v), len)| {
+                let part = valops::split_part(shape, v, axis, start, len);
+                start += len;
+                part
+            });
             let mut dims = d.to_vec();
             dims[axis] = s;
-            ValueFacts::tensor(elem, Shape::ranked(dims))
+            ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
         })
         .collect()
-}
-
-/// The clamped [start, end) with step of one axis, as numpy slices it, when the size is known.
-fn slice_len(size: i64, start: i64, end: i64, step: i64) -> i64 {
-    let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
-    let (lo, hi) = if step > 0 { (0, size) } else { (-1, size - 1) };
-    let norm = |v: i64| if v < 0 { clamp(v + size, lo, hi) } else { clamp(v, lo, hi) };
-    let (s, e) = (norm(start), norm(end));
-    if step > 0 {
-        ((e - s).max(0) + step - 1) / step
-    } else {
-        ((s - e).max(0) + (-step) - 1) / (-step)
-    }
-}
-
-fn slice(ctx: &Ctx<'_, '_>) -> ValueFacts {
-    let elem = ctx.elem(0);
-    let Some(d) = ctx.dims(0) else { return ValueFacts::tensor(elem, Shape::unranked()) };
-    let params = if ctx.opset < 10 {
-        let starts = ctx.attrs.ints("starts").map(<[i64]>::to_vec);
-        let ends = ctx.attrs.ints("ends").map(<[i64]>::to_vec);
-        (starts, ends, ctx.attrs.ints("axes").map(<[i64]>::to_vec), None)
-    } else {
-        let opt = |i: usize| if ctx.has_input(i) { ctx.ints(i) } else { None };
-        (
-            ctx.ints(1),
-            ctx.ints(2),
-            if ctx.has_input(3) { ctx.ints(3) } else { Some((0..d.len() as i64).collect()) },
-            opt(4),
-        )
-    };
-    let (Some(starts), Some(ends)) = (params.0, params.1) else {
-        // Which axes change is unknown, but the rank is kept.
-        return ValueFacts::tensor(elem, Shape::ranked(vec![Dim::Unknown; d.len()]));
-    };
-    let axes = params.2.unwrap_or_else(|| (0..starts.len() as i64).collect());
-    let steps = params.3.unwrap_or_else(|| vec![1; starts.len()]);
-    let mut dims = d.to_vec();
-    let mut picks: Vec<Option<(i64, i64, i64)>> = vec![None; d.len()];
-    for (k, &a) in axes.iter().enumerate() {
-        let (Some(axis), Some(&s), Some(&e), Some(&st)) =
-            (normalize_axis(a, d.len()), starts.get(k), ends.get(k), steps.get(k))
-        else {
-            return ValueFacts::tensor(elem, Shape::ranked(vec![Dim::Unknown; d.len()]));
-        };
-        if st == 0 {
-            return ValueFacts::tensor(elem, Shape::ranked(vec![Dim::Unknown; d.len()]));
-        }
-        picks[axis] = Some((s, e, st));
-        dims[axis] = match d[axis].known() {
-            Some(size) => Dim::Known(slice_len(size as i64, s, e, st) as u64),
-            // The whole of a symbolic axis, forwards: the same size.
-            None if s == 0 && st == 1 && e >= i32::MAX as i64 => d[axis].clone(),
-            None => Dim::Unknown,
-        };
-    }
-    // Slicing a shape vector slices its contents.
-    let value = match (ctx.value(0), d, picks.first()) {
-        (Some(v), [Dim::Known(n)], Some(Some((s, e, st)))) if *n as usize == v.len() => {
-            let n = *n as i64;
-            let len = slice_len(n, *s, *e, *st);
-            let first = if *s < 0 { (s + n).clamp(0, n - 1) } else { (*s).min(if *st > 0 { n } else { n - 1 }) };
-            Some((0..len).map(|i| v.get((first + i * st) as usize).cloned().flatten()).collect())
-        }
-        (Some(v), _, Some(None)) => Some(v.to_vec()),
-        _ => None,
-    };
-    ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
 }
 
 fn gather(ctx: &Ctx<'_, '_>) -> ValueFacts {
@@ -309,19 +255,24 @@ fn gather(ctx: &Ctx<'_, '_>) -> ValueFacts {
         return ValueFacts::tensor(elem, Shape::unranked());
     };
     let dims: Vec<Dim> = data[..axis].iter().chain(indices).chain(&data[axis + 1..]).cloned().collect();
-    // Picking entries of a shape vector.
-    let value = match (ctx.value(0), ctx.ints(1)) {
-        (Some(v), Some(idx)) if data.len() == 1 => idx
-            .iter()
-            .map(|&i| {
-                let n = v.len() as i64;
-                let i = if i < 0 { i + n } else { i };
-                (0..n).contains(&i).then(|| v[i as usize].clone())
-            })
-            .collect::<Option<Vec<IntValue>>>(),
-        _ => None,
-    };
+    // Picking entries of a shape vector (or of any small integer tensor).
+    let value = ctx
+        .input(0)
+        .and_then(valops::contents)
+        .zip(ctx.ints(1))
+        .and_then(|((shape, v), idx)| valops::gather(&shape, v, axis, &idx));
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
+}
+
+fn gather_elements(ctx: &Ctx<'_, '_>) -> ValueFacts {
+    let elem = ctx.elem(0);
+    let value = (|| {
+        let (shape, v) = valops::contents(ctx.input(0)?)?;
+        let (index_dims, _) = valops::contents(ctx.input(1)?)?;
+        let axis = normalize_axis(ctx.int("axis", 0), shape.len())?;
+        valops::gather_elements(&shape, v, axis, &index_dims, &ctx.ints(1)?)
+    })();
+    ValueFacts { value, ..ValueFacts::tensor(elem, ctx.shape(1)) }
 }
 
 fn gather_nd(ctx: &Ctx<'_, '_>) -> Shape {
@@ -337,10 +288,11 @@ fn gather_nd(ctx: &Ctx<'_, '_>) -> Shape {
 
 fn pad(ctx: &Ctx<'_, '_>) -> Shape {
     let Some(d) = ctx.dims(0) else { return Shape::unranked() };
-    let pads = if ctx.opset < 11 {
-        ctx.attrs.ints("pads").or_else(|| ctx.attrs.ints("paddings")).map(<[i64]>::to_vec)
+    let pads: Option<Vec<IntValue>> = if ctx.opset < 11 {
+        let given = ctx.attrs.ints("pads").or_else(|| ctx.attrs.ints("paddings"));
+        given.map(|p| p.iter().map(|&v| Some(Poly::constant(v))).collect())
     } else {
-        ctx.ints(1)
+        ctx.value(1).map(<[IntValue]>::to_vec)
     };
     let axes: Vec<usize> = match if ctx.opset >= 18 && ctx.has_input(3) { ctx.ints(3) } else { None } {
         Some(a) => match a.iter().map(|&x| normalize_axis(x, d.len())).collect::<Option<Vec<usize>>>() {
@@ -355,20 +307,30 @@ fn pad(ctx: &Ctx<'_, '_>) -> Shape {
     };
     let mut dims = d.to_vec();
     for (k, &axis) in axes.iter().enumerate() {
-        let extra = pads[k] + pads[k + axes.len()];
-        dims[axis] = dim_of(d[axis].to_poly().and_then(|p| p.add(&Poly::constant(extra))));
+        let (before, after) = (&pads[k], &pads[k + axes.len()]);
+        let padded = d[axis].to_poly().zip(before.as_ref()).zip(after.as_ref());
+        dims[axis] = dim_of(padded.and_then(|((p, b), a)| p.add(b)?.add(a)));
     }
     Shape::ranked(dims)
 }
 
-fn tile(ctx: &Ctx<'_, '_>) -> Shape {
-    let Some(d) = ctx.dims(0) else { return Shape::unranked() };
-    match ctx.value(1) {
+fn tile(ctx: &Ctx<'_, '_>) -> ValueFacts {
+    let elem = ctx.elem(0);
+    let Some(d) = ctx.dims(0) else { return ValueFacts::tensor(elem, Shape::unranked()) };
+    let shape = match ctx.value(1) {
         Some(r) if r.len() == d.len() => Shape::ranked(
             d.iter().zip(r).map(|(x, r)| dim_of(x.to_poly().zip(r.clone()).and_then(|(x, r)| x.mul(&r)))).collect(),
         ),
         _ => Shape::ranked(vec![Dim::Unknown; d.len()]),
-    }
+    };
+    let repeats: Option<Vec<usize>> =
+        ctx.ints(1).and_then(|r| r.iter().map(|&k| usize::try_from(k).ok()).collect());
+    let value = ctx
+        .input(0)
+        .and_then(valops::contents)
+        .zip(repeats)
+        .and_then(|((dims, v), r)| valops::tile(&dims, v, &r));
+    ValueFacts { value, ..ValueFacts::tensor(elem, shape) }
 }
 
 fn depth_space(ctx: &Ctx<'_, '_>) -> Shape {
@@ -432,9 +394,14 @@ fn resize(ctx: &Ctx<'_, '_>) -> Shape {
         let s = scales[k];
         dims[a] = match (d[a].known(), s) {
             (Some(n), s) => Dim::Known((n as f64 * s).floor() as u64),
-            (None, s) if s.fract() == 0.0 && s >= 1.0 => {
-                dim_of(d[a].to_poly().and_then(|p| p.mul(&Poly::constant(s as i64))))
-            }
+            // floor(H * p / q) for a scale that is a fraction with a small denominator (2.0, 0.5, 1.5).
+            (None, s) if s > 0.0 => (1..=64)
+                .find(|&q| ((s * q as f64).round() - s * q as f64).abs() < 1e-9)
+                .and_then(|q| {
+                    let p = (s * q as f64).round();
+                    (p < 1e9).then_some((p as i64, q))
+                })
+                .map_or(Dim::Unknown, |(p, q)| dim_of(d[a].to_poly().and_then(|x| x.scale(p)?.div_floor(q)))),
             _ => Dim::Unknown,
         };
     }
@@ -458,6 +425,12 @@ fn merge_branches(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
     let (Some(then), Some(other)) = (ctx.subgraph("then_branch"), ctx.subgraph("else_branch")) else {
         return Vec::new();
     };
+    // A condition known from the graph picks its branch.
+    match ctx.ints(0).as_deref() {
+        Some([0]) => return other.to_vec(),
+        Some([_]) => return then.to_vec(),
+        _ => {}
+    }
     then.iter().zip(other).map(|(a, b)| agree(a, b, ctx.fresh)).collect()
 }
 

@@ -8,6 +8,8 @@ pub mod elementwise;
 pub mod layout;
 pub mod nn;
 pub mod reduce;
+pub mod slice;
+pub mod valops;
 pub mod values;
 
 use crate::attr::Attrs;

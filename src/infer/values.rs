@@ -2,7 +2,9 @@
 //! broadcasting ops, so that targets of Reshape, Expand, Tile, Slice, Pad and Resize become known.
 
 use super::Ctx;
-use crate::materialize::broadcast_index;
+use std::cmp::Ordering;
+
+use super::valops;
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{self, dim_value, IntValue, ValueFacts, INT64, MAX_VALUE_ELEMENTS};
@@ -113,24 +115,24 @@ fn constant_of_shape(ctx: &Ctx<'_, '_>) -> ValueFacts {
     ValueFacts { value, ..ValueFacts::tensor(elem, shape) }
 }
 
+/// `Range`: `max(0, ceil((limit - start) / delta))` elements, symbolic where start or limit is, for a constant
+/// delta; the contents too when everything is a constant and small.
 fn range(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let elem = ctx.elem(0);
     let scalar = |i: usize| -> Option<Poly> { ctx.value(i)?.first()?.clone() };
     let (start, limit, delta) = (scalar(0), scalar(1), scalar(2));
-    let ints = |p: &Option<Poly>| p.as_ref().and_then(Poly::as_constant);
-    let (len, value) = match (ints(&start), ints(&limit), ints(&delta)) {
-        (Some(s), Some(l), Some(d)) if d != 0 => {
-            let n = ((l - s) as f64 / d as f64).ceil().max(0.0) as u64;
-            let value = (n as usize <= MAX_VALUE_ELEMENTS)
-                .then(|| (0..n as i64).map(|i| Some(Poly::constant(s + i * d))).collect());
-            (Dim::Known(n), value)
+    let step = delta.as_ref().and_then(Poly::as_constant).filter(|&d| d != 0);
+    let len = start.as_ref().zip(limit.as_ref()).zip(step).and_then(|((s, l), d)| {
+        let span = if d > 0 { l.sub(s)? } else { s.sub(l)? };
+        Some(span.div_ceil(d.checked_abs()?)?.max_of(&Poly::constant(0)))
+    });
+    let value = match (start.as_ref().and_then(Poly::as_constant), len.as_ref().and_then(Poly::as_constant), step) {
+        (Some(s), Some(n), Some(d)) if n as usize <= MAX_VALUE_ELEMENTS && ctx.floats(0).is_none() => {
+            (0..n).map(|i| Some(i.checked_mul(d).and_then(|x| x.checked_add(s)).map(Poly::constant))).collect()
         }
-        // `Range(0, n, 1)` over a size n: n elements.
-        (Some(0), None, Some(1)) => (limit.map_or(Dim::Unknown, Dim::from_poly), None),
-        _ => (ctx.fresh(), None),
+        _ => None,
     };
-    let floats_given = ctx.floats(0).is_some();
-    let value = if floats_given { None } else { value };
+    let len = len.map_or_else(|| ctx.fresh(), Dim::from_poly);
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(vec![len])) }
 }
 
@@ -142,43 +144,54 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
     if count as usize > MAX_VALUE_ELEMENTS {
         return None;
     }
+    // Expand lays its data out at the target shape; the shape input is no operand.
+    if op == "Expand" {
+        return valops::spread(inputs.first().copied().flatten()?, &out_dims);
+    }
     // Each input's contents laid out at the output shape.
-    let spread = |f: &ValueFacts| -> Option<Vec<IntValue>> {
-        let dims: Vec<u64> = f.shape.dims()?.iter().map(Dim::known).collect::<Option<_>>()?;
-        let value = f.value.as_ref()?;
-        let index = broadcast_index(&dims, &out_dims)?;
-        index.iter().map(|&i| value.get(i).cloned()).collect()
+    let args: Vec<Vec<IntValue>> =
+        inputs.iter().map(|f| valops::spread((*f)?, &out_dims)).collect::<Option<_>>()?;
+    let elementwise = |f: &dyn Fn(&[&Poly]) -> Option<Poly>| -> Option<Vec<IntValue>> {
+        Some(
+            (0..count as usize)
+                .map(|i| {
+                    let operands: Option<Vec<&Poly>> = args.iter().map(|a| a[i].as_ref()).collect();
+                    f(&operands?)
+                })
+                .collect(),
+        )
     };
-    let args: Vec<Vec<IntValue>> = inputs.iter().map(|f| spread((*f)?)).collect::<Option<_>>()?;
     let binary = |f: &dyn Fn(&Poly, &Poly) -> Option<Poly>| -> Option<Vec<IntValue>> {
-        let [a, b] = args.as_slice() else { return None };
-        Some(a.iter().zip(b).map(|(x, y)| f(x.as_ref()?, y.as_ref()?)).collect())
+        if args.len() != 2 {
+            return None;
+        }
+        elementwise(&|x| f(x[0], x[1]))
     };
     let truth = |b: bool| Some(Poly::constant(i64::from(b)));
+    let decided = |o: Option<Ordering>, test: fn(Ordering) -> bool| truth(test(o?));
     match op {
         "Add" => binary(&|a, b| a.add(b)),
         "Sub" => binary(&|a, b| a.sub(b)),
         "Mul" => binary(&|a, b| a.mul(b)),
-        "Div" => binary(&|a, b| match (a.as_constant(), b.as_constant()) {
-            // Integer division truncates toward zero.
-            (Some(x), Some(y)) if y != 0 => Some(Poly::constant(x / y)),
-            _ => a.div_poly(b),
+        "Div" => binary(&int_div),
+        // `fmod` is not known here; C's fmod and the floor modulo agree on a non-negative dividend and a positive
+        // divisor.
+        "Mod" => binary(&|a, b| {
+            let zero = crate::sym::Ext::Fin(0);
+            (a.bounds().lo >= zero && b.as_constant()? > 0).then(|| a.modulo(b)).flatten()
         }),
-        "Mod" => binary(&|a, b| match (a.as_constant(), b.as_constant()) {
-            (Some(x), Some(y)) if y != 0 => Some(Poly::constant(x.rem_euclid(y))),
-            _ => None,
-        }),
-        "Max" if args.len() == 2 => binary(&|a, b| Some(a.max_of(b))),
-        "Min" if args.len() == 2 => binary(&|a, b| Some(a.min_of(b))),
-        "Equal" => binary(&|a, b| match (a.as_constant(), b.as_constant()) {
-            (Some(x), Some(y)) => truth(x == y),
-            _ if a == b => truth(true),
-            _ => None,
-        }),
-        "Less" => binary(&|a, b| truth(a.as_constant()? < b.as_constant()?)),
-        "Greater" => binary(&|a, b| truth(a.as_constant()? > b.as_constant()?)),
+        "Max" => elementwise(&|x| x.split_first().map(|(f, rest)| rest.iter().fold((*f).clone(), |acc, p| acc.max_of(p)))),
+        "Min" => elementwise(&|x| x.split_first().map(|(f, rest)| rest.iter().fold((*f).clone(), |acc, p| acc.min_of(p)))),
+        "Sum" => elementwise(&|x| x.iter().try_fold(Poly::constant(0), |acc, p| acc.add(p))),
+        // Sizes are never negative, so `Equal(N, -1)` is false whatever N is.
+        "Equal" => binary(&|a, b| truth(a.eq_decided(b)?)),
+        "Less" => binary(&|a, b| decided(a.compare(b), Ordering::is_lt)),
+        "Greater" => binary(&|a, b| decided(a.compare(b), Ordering::is_gt)),
+        "LessOrEqual" => binary(&|a, b| truth(a.le(b)?)),
+        "GreaterOrEqual" => binary(&|a, b| truth(b.le(a)?)),
         "And" => binary(&|a, b| truth(a.as_constant()? != 0 && b.as_constant()? != 0)),
         "Or" => binary(&|a, b| truth(a.as_constant()? != 0 || b.as_constant()? != 0)),
+        "Xor" => binary(&|a, b| truth((a.as_constant()? != 0) != (b.as_constant()? != 0))),
         "Where" => {
             let [c, x, y] = args.as_slice() else { return None };
             Some(
@@ -193,4 +206,18 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
         }
         _ => None,
     }
+}
+
+/// Integer `Div`, which truncates toward zero: a floor where the operands' signs make the two agree.
+fn int_div(a: &Poly, b: &Poly) -> Option<Poly> {
+    if let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) {
+        return (y != 0).then(|| x.checked_div(y)).flatten().map(Poly::constant);
+    }
+    let zero = crate::sym::Ext::Fin(0);
+    if a.bounds().lo >= zero && b.bounds().lo > zero {
+        return a.div_poly(b);
+    }
+    // An exact division truncates and floors alike.
+    let q = a.div_poly(b)?;
+    (q.mul(b)? == *a).then_some(q)
 }

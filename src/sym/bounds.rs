@@ -1,4 +1,4 @@
-//! Interval bounds of symbolic sizes. Every symbol is a size, so it lies in [0, ∞); floors, minima, maxima and
+//! Interval bounds of symbolic sizes. Every symbol is a size, so it lies in [0, 2⁶³ - 1] (ONNX dims are int64); floors, minima, maxima and
 //! polynomials over them get their bounds by interval arithmetic. Bounds are sound (the value always lies within)
 //! but not tight, so they decide a comparison only when the intervals do not overlap.
 
@@ -100,7 +100,8 @@ impl Poly {
 
 fn atom_bounds(atom: &Atom) -> Interval {
     match atom {
-        Atom::Sym(_) => Interval { lo: Ext::Fin(0), hi: Ext::PosInf },
+        // A size, and ONNX sizes are int64.
+        Atom::Sym(_) => Interval { lo: Ext::Fin(0), hi: Ext::Fin(i64::MAX.into()) },
         Atom::Floor(n, d) => {
             let (nb, db) = (n.bounds(), d.bounds());
             match d.as_constant() {

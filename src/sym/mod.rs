@@ -121,7 +121,28 @@ impl Poly {
                 terms.remove(m);
             }
         }
-        Some(Poly { terms })
+        Poly { terms }.absorbed()
+    }
+
+    /// A sum with one `min`/`max` term (coefficient ±1) takes the rest of the sum inside it:
+    /// `T - min(1, T)` is `max(T - 1, 0)`, so that one quantity reached two ways has one form.
+    fn absorbed(self) -> Option<Poly> {
+        let is_extremum = |m: &Monomial| m.iter().any(|a| matches!(a, Atom::Min(_) | Atom::Max(_)));
+        let mut extrema = self.terms.iter().filter(|(m, _)| is_extremum(m));
+        let (Some((m, &c)), None) = (extrema.next(), extrema.next()) else { return Some(self) };
+        if self.terms.len() == 1 || m.len() != 1 || c.abs() != 1 {
+            return Some(self);
+        }
+        let (atom, keep) = match &m[0] {
+            Atom::Min(args) => (args, if c > 0 { Ordering::Less } else { Ordering::Greater }),
+            Atom::Max(args) => (args, if c > 0 { Ordering::Greater } else { Ordering::Less }),
+            _ => return Some(self),
+        };
+        let mut rest = self.clone();
+        rest.terms.remove(m);
+        let args: Vec<Poly> =
+            atom.iter().map(|a| if c > 0 { rest.add(a) } else { rest.sub(a) }).collect::<Option<_>>()?;
+        Some(extremum(args, keep))
     }
 
     pub fn add(&self, other: &Poly) -> Option<Poly> {
@@ -289,12 +310,12 @@ impl Poly {
 
     /// The larger of two values.
     pub fn max_of(&self, other: &Poly) -> Poly {
-        extremum(self, other, Ordering::Greater)
+        extremum(vec![self.clone(), other.clone()], Ordering::Greater)
     }
 
     /// The smaller of two values.
     pub fn min_of(&self, other: &Poly) -> Poly {
-        extremum(self, other, Ordering::Less)
+        extremum(vec![self.clone(), other.clone()], Ordering::Less)
     }
 
     /// `|P|`, decided by bounds; `None` when the sign is open.
@@ -351,10 +372,10 @@ impl Poly {
     }
 }
 
-/// `min` or `max` of two polynomials: nested ones flattened, dominated arguments dropped by bounds.
-fn extremum(a: &Poly, b: &Poly, keep: Ordering) -> Poly {
+/// `min` or `max` of polynomials: nested ones flattened, dominated arguments dropped by bounds.
+fn extremum(given: Vec<Poly>, keep: Ordering) -> Poly {
     let mut args: Vec<Poly> = Vec::new();
-    for p in [a, b] {
+    for p in &given {
         match (p.single_atom(), keep) {
             (Some(Atom::Min(inner)), Ordering::Less) | (Some(Atom::Max(inner)), Ordering::Greater) => {
                 args.extend(inner.iter().cloned())
