@@ -112,6 +112,9 @@ pub enum ConditionKind {
     /// The dim of rule input `input` on the condition's axis is unknown (its rank is known) and must take one of
     /// `options`: an unnamed size against a fixed one is a condition like a named symbol.
     UnknownOneOf { input: usize, options: Vec<Dim> },
+    /// `dim` must not exceed `bound`: a size capped as `min(c, N)` (a slice of a fixed-size buffer up to a
+    /// symbolic length) meets `N` itself, and they agree exactly when `N ≤ c`.
+    AtMost { dim: Dim, bound: Dim },
 }
 
 impl fmt::Display for Condition {
@@ -124,6 +127,7 @@ impl fmt::Display for Condition {
                 let opts: Vec<String> = options.iter().map(Dim::to_string).collect();
                 write!(f, "{dim} ∈ {{{}}}", opts.join(", "))
             }
+            ConditionKind::AtMost { dim, bound } => write!(f, "{dim} ≤ {bound}"),
             ConditionKind::UnknownOneOf { input, options } => {
                 let opts: Vec<String> = options.iter().map(Dim::to_string).collect();
                 write!(f, "input {input}'s unknown dim on axis {} ∈ {{{}}}", self.axis, opts.join(", "))
@@ -330,6 +334,9 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
             return Ok(((*widest).clone(), AxisStatus::Holds));
         }
     }
+    if let Some((dim, conditions)) = capped(&symbolic) {
+        return Ok((dim, AxisStatus::Conditions(conditions)));
+    }
     match symbolic.len() {
         0 => Ok((Dim::Known(1), AxisStatus::Holds)),
         1 => Ok((symbolic[0].clone(), AxisStatus::Holds)),
@@ -338,6 +345,35 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
             Ok((symbolic_broadcast(&symbolic), AxisStatus::Conditions(vec![ConditionKind::EqualOrOne { dims }])))
         }
     }
+}
+
+/// Symbolic dims that are all `N` or `min(c, N)` for constants c ≥ 2: `min(c, N)` is `N` when `N ≤ c`, and
+/// otherwise the constant c, which meets `N > c` as neither equal nor 1. So the axis holds exactly when `N` is at
+/// most the least such c, and is then `N`.
+fn capped(symbolic: &[&Dim]) -> Option<(Dim, Vec<ConditionKind>)> {
+    if symbolic.len() < 2 {
+        return None;
+    }
+    let polys: Vec<crate::sym::Poly> = symbolic.iter().map(|d| d.to_poly()).collect::<Option<_>>()?;
+    for (i, base) in polys.iter().enumerate() {
+        let mut bound: Option<i64> = None;
+        let all_capped = polys.iter().enumerate().filter(|&(j, _)| j != i).all(|(_, p)| {
+            let Some(args) = p.min_args() else { return false };
+            let mut consts = args.iter().filter_map(crate::sym::Poly::as_constant);
+            let cap = consts.clone().min();
+            let fits = args.len() == 2 && args.contains(base) && consts.all(|c| c >= 2);
+            if let (true, Some(c)) = (fits, cap) {
+                bound = Some(bound.map_or(c, |b| b.min(c)));
+            }
+            fits
+        });
+        if let (true, Some(c)) = (all_capped, bound) {
+            let dim = symbolic[i].clone();
+            let cond = ConditionKind::AtMost { dim: dim.clone(), bound: Dim::Known(c as u64) };
+            return Some((dim, vec![cond]));
+        }
+    }
+    None
 }
 
 /// One axis where input `b` is broadcast one way onto the target size `a`.

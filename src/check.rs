@@ -356,13 +356,18 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
     SiteReport { site, code, conditions, axis, offending_input }
 }
 
-/// A condition in words; an unknown dim is named by its input and that input's own axis.
+/// A condition in words; an unknown dim is named by its input (or the target: Expand's shape value, Gemm's
+/// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::broadcast::Condition) -> String {
     let crate::broadcast::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let name = rule_input_name(site, *input);
+    let own = site.rule_inputs.get(*input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && *input == 1));
+    let (name, shape) = match (own, &site.target) {
+        (Some(i), _) => (site.inputs[i].name.clone(), &site.inputs[i].shape),
+        (None, Some(target)) => ("the target shape".to_string(), target),
+        (None, None) => (rule_input_name(site, *input), &site.output_shape),
+    };
     let rank = |s: &Shape| s.rank().unwrap_or(0);
-    let own_rank = site.rule_inputs.get(*input).copied().flatten().map_or(0, |i| rank(&site.inputs[i].shape));
-    let axis = (c.axis + own_rank).saturating_sub(rank(&site.output_shape));
+    let axis = (c.axis + rank(shape)).saturating_sub(rank(&site.output_shape));
     let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
     format!("the unknown dim {axis} of {name} ∈ {{{}}}", opts.join(", "))
 }

@@ -79,16 +79,20 @@ impl Dim {
         if let Some(a) = p.as_symbol() {
             return Dim::Sym(a.clone());
         }
+        if let Some(names) = p.as_broadcast() {
+            return Dim::Broadcast(names.clone());
+        }
         Dim::Expr(Arc::new(p))
     }
 
-    /// The dim as a polynomial, for arithmetic; `None` for unknown dims and symbolic broadcasts.
+    /// The dim as a polynomial, for arithmetic (a symbolic broadcast as one atom); `None` for unknown dims.
     pub fn to_poly(&self) -> Option<Poly> {
         match self {
             Dim::Known(n) => i64::try_from(*n).ok().map(Poly::constant),
             Dim::Sym(s) => Some(Poly::symbol(s.clone())),
             Dim::Expr(p) => Some((**p).clone()),
-            _ => None,
+            Dim::Broadcast(names) => Some(Poly::broadcast(names.clone())),
+            Dim::Unknown => None,
         }
     }
 

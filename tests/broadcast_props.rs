@@ -270,6 +270,7 @@ fn unknown_value(shapes: &[Vec<D>], input: usize, axis: usize, b: &Binding) -> u
 
 fn satisfied(c: &Condition, shapes: &[Vec<D>], b: &Binding) -> bool {
     match &c.kind {
+        ConditionKind::AtMost { dim, bound } => eval(dim, b) <= eval(bound, b),
         ConditionKind::UnknownOneOf { input, options } => {
             let v = unknown_value(shapes, *input, c.axis, b);
             options.iter().any(|o| eval(o, b) == Some(v))

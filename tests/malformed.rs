@@ -260,8 +260,14 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "missing_initializer_read.onnx",
-        expect: Checked { exit: &[0], findings: &[], absent: &["undefined-value"], summary: Some("1 unknown") },
-        reason: "Expand reads `shape`, a graph input whose initializer is missing (IR 3 style): a run-time target",
+        expect: Checked {
+            exit: &[0],
+            findings: &[("conditional-broadcast", &["the unknown dim 1 of the target shape ∈ {1, 3}"])],
+            absent: &["undefined-value"],
+            summary: Some("1 conditional"),
+        },
+        reason: "Expand reads `shape`, a graph input whose initializer is missing (IR 3 style): a run-time target, \
+                 whose unknown size meets A's 3",
     },
     Case {
         file: "raw_data_long.onnx",

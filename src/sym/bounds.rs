@@ -101,7 +101,7 @@ impl Poly {
 fn atom_bounds(atom: &Atom) -> Interval {
     match atom {
         // A size, and ONNX sizes are int64.
-        Atom::Sym(_) => Interval { lo: Ext::Fin(0), hi: Ext::Fin(i64::MAX.into()) },
+        Atom::Sym(_) | Atom::Broadcast(_) => Interval { lo: Ext::Fin(0), hi: Ext::Fin(i64::MAX.into()) },
         Atom::Floor(n, d) => {
             let (nb, db) = (n.bounds(), d.bounds());
             match d.as_constant() {

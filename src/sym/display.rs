@@ -67,6 +67,7 @@ impl fmt::Display for Atom {
                 d.write_grouped(f)?;
                 f.write_str(")")
             }
+            Atom::Broadcast(names) => write!(f, "broadcast({})", names.join(", ")),
             Atom::Min(args) | Atom::Max(args) => {
                 f.write_str(if matches!(self, Atom::Min(_)) { "min(" } else { "max(" })?;
                 for (i, a) in args.iter().enumerate() {

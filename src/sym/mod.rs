@@ -33,6 +33,9 @@ pub enum Atom {
     Min(Arc<[Poly]>),
     /// The greatest of two or more polynomials, likewise.
     Max(Arc<[Poly]>),
+    /// The numpy broadcast of several distinct sizes, by their names or texts (a shape's symbolic broadcast
+    /// carried through shape values: `Shape(x)` of an `x` whose dim is one).
+    Broadcast(Arc<[Arc<str>]>),
 }
 
 /// A product of atoms, sorted; an atom repeated k times is its k-th power. Empty for the constant term.
@@ -83,6 +86,27 @@ impl Poly {
         }
     }
 
+    /// The arguments, when the polynomial is exactly one `min`.
+    pub fn min_args(&self) -> Option<&[Poly]> {
+        match self.single_atom()? {
+            Atom::Min(args) => Some(args),
+            _ => None,
+        }
+    }
+
+    /// A symbolic broadcast of several sizes, as one value.
+    pub fn broadcast(names: Arc<[Arc<str>]>) -> Poly {
+        Poly::of_atom(Atom::Broadcast(names))
+    }
+
+    /// The names, when the polynomial is exactly one symbolic broadcast.
+    pub fn as_broadcast(&self) -> Option<&Arc<[Arc<str>]>> {
+        match self.single_atom()? {
+            Atom::Broadcast(names) => Some(names),
+            _ => None,
+        }
+    }
+
     fn single_atom(&self) -> Option<&Atom> {
         match self.terms.iter().next() {
             Some((m, 1)) if self.terms.len() == 1 && m.len() == 1 => Some(&m[0]),
@@ -108,6 +132,7 @@ impl Poly {
                     d.collect_symbols(out);
                 }
                 Atom::Min(args) | Atom::Max(args) => args.iter().for_each(|a| a.collect_symbols(out)),
+                Atom::Broadcast(names) => out.extend(names.iter().cloned()),
             }
         }
     }
