@@ -309,6 +309,8 @@ struct Body<'m> {
     inputs: Vec<(&'m str, ValueFacts)>,
     initializers: &'m [TensorProto],
     declared: Vec<&'m ValueInfoProto>,
+    /// How many of `declared`, from the front, declare graph inputs.
+    declared_inputs: usize,
     outputs: Vec<&'m str>,
     /// Only graphs record their facts: a function body's facts depend on the call site.
     record: bool,
@@ -321,6 +323,7 @@ impl<'m> Body<'m> {
             inputs: g.input.iter().map(|vi| (vi.name(), ValueFacts::unknown())).collect(),
             initializers: &g.initializer,
             declared: g.input.iter().chain(&g.value_info).chain(&g.output).collect(),
+            declared_inputs: g.input.len(),
             outputs: g.output.iter().map(|vi| vi.name()).collect(),
             record: true,
         }
@@ -397,9 +400,9 @@ impl<'m> Walker<'m, '_> {
     /// Walks one body and returns the facts of its outputs.
     fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
         let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
-        for vi in &body.declared {
+        for (i, vi) in body.declared.iter().enumerate() {
             let mut negative = Vec::new();
-            let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative);
+            let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= body.declared_inputs);
             if !negative.is_empty() {
                 let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
                 let msg = format!(
@@ -678,6 +681,7 @@ impl<'m> Walker<'m, '_> {
                 .collect(),
             initializers: &[],
             declared: f.value_info.iter().collect(),
+            declared_inputs: 0,
             outputs: f.output.iter().map(String::as_str).collect(),
             record: false,
         };
@@ -717,7 +721,9 @@ impl<'m> Walker<'m, '_> {
 
         let (rule, outcome, rule_inputs, target) = match op.kind {
             // One value in every place (`Mul(x, x)`): no broadcast, whatever its shape.
-            SiteKind::Multi if present.windows(2).all(|w| node.input[w[0]] == node.input[w[1]]) && present.len() > 1 => {
+            SiteKind::Multi
+                if present.windows(2).all(|w| node.input[w[0]] == node.input[w[1]]) && present.len() > 1 =>
+            {
                 let outcome = Outcome { output: shape_at(present[0]).clone(), verdict: Verdict::Same };
                 (Rule::Multidirectional, outcome, all_present, None)
             }

@@ -307,10 +307,8 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
         constrained.sort();
         constrained.dedup();
         let options = sorted_dims(vec![Dim::Known(1), Dim::Known(k)]);
-        let mut conditions: Vec<ConditionKind> = constrained
-            .into_iter()
-            .map(|dim| ConditionKind::OneOf { dim, options: options.clone() })
-            .collect();
+        let mut conditions: Vec<ConditionKind> =
+            constrained.into_iter().map(|dim| ConditionKind::OneOf { dim, options: options.clone() }).collect();
         // An unknown dim of a known rank is constrained the same way, named by its input.
         conditions.extend(
             column

@@ -360,7 +360,8 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
 /// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::broadcast::Condition) -> String {
     let crate::broadcast::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let own = site.rule_inputs.get(*input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && *input == 1));
+    let own =
+        site.rule_inputs.get(*input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && *input == 1));
     let (name, shape) = match (own, &site.target) {
         (Some(i), _) => (site.inputs[i].name.clone(), &site.inputs[i].shape),
         (None, Some(target)) => ("the target shape".to_string(), target),

@@ -111,8 +111,11 @@ pub fn contradiction(inferred: &ValueFacts, declared: &ValueFacts) -> Option<Str
     Some(format!("declared {}, inferred {} (axis {axis})", declared.shape, inferred.shape))
 }
 
-/// A shape declaration, with the axes whose dim_value is negative (read as unknown).
-pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Vec<usize>) -> Shape {
+/// A shape declaration, with the axes whose dim_value is negative (read as unknown). With `expressions`, a
+/// `dim_param` that reads as an expression over symbols (`2*s0`, `floor(height/2 - 1/2) + 1`, as PyTorch declares
+/// derived sizes) is that expression; a graph input's `dim_param` is always a name standing for itself, since
+/// ONNX gives it no other meaning and two inputs may well be named `T` and `2*T` independently.
+pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Vec<usize>, expressions: bool) -> Shape {
     use crate::proto::tensor_shape_proto::dimension::Value;
     let Some(shape) = shape else { return Shape::unranked() };
     Shape::ranked(
@@ -128,7 +131,10 @@ pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Ve
                 }
                 // Some exporters (Paddle) write "?" for "unnamed": that names no size, and names starting with '?'
                 // are the fresh symbols inference makes, which must never alias a declared one.
-                Some(Value::DimParam(p)) if !p.is_empty() && !p.starts_with('?') => Dim::from_dim_param(p),
+                Some(Value::DimParam(p)) if !p.is_empty() && !p.starts_with('?') && expressions => {
+                    Dim::from_dim_param(p)
+                }
+                Some(Value::DimParam(p)) if !p.is_empty() && !p.starts_with('?') => Dim::sym(p),
                 _ => Dim::Unknown,
             })
             .collect(),
@@ -137,7 +143,7 @@ pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Ve
 
 /// Facts from a declared type. Sequences, maps, optionals and opaque types are not tensors: nothing is known
 /// of their shape.
-pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>) -> ValueFacts {
+pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>, expressions: bool) -> ValueFacts {
     let Some(ty) = ty else { return ValueFacts::unknown() };
     let (elem, shape) = if let Some(t) = &ty.tensor_type {
         (t.elem_type, t.shape.as_ref())
@@ -146,7 +152,7 @@ pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>) -
     } else {
         return ValueFacts::unknown();
     };
-    ValueFacts::tensor(elem.filter(|&e| e != 0), shape_from_proto(shape, negative_axes))
+    ValueFacts::tensor(elem.filter(|&e| e != 0), shape_from_proto(shape, negative_axes, expressions))
 }
 
 /// Facts from a tensor (initializer or Constant). Only small integer tensors stored in the file are read.

@@ -14,6 +14,21 @@ use onnx_bcast::expand::{expand_model, ExpandOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::shape::Shape;
 
+/// A graph path without the indices of unnamed nodes (`main/#28 (If)/then_branch`), which move when expand
+/// inserts nodes before them.
+fn stable_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut after_hash = false;
+    for c in path.chars() {
+        if after_hash && c.is_ascii_digit() {
+            continue;
+        }
+        after_hash = c == '#';
+        out.push(c);
+    }
+    out
+}
+
 /// Resolved shapes by (graph path, value name).
 fn resolved(model: &Model) -> HashMap<(String, String), Shape> {
     let analysis = analyze_model_with(model, Options { value_facts: true });
@@ -21,7 +36,7 @@ fn resolved(model: &Model) -> HashMap<(String, String), Shape> {
     for g in &analysis.graphs {
         for (name, facts) in &g.values {
             if facts.shape.is_resolved() {
-                out.insert((g.path.clone(), name.clone()), facts.shape.clone());
+                out.insert((stable_path(&g.path), name.clone()), facts.shape.clone());
             }
         }
     }

@@ -323,13 +323,9 @@ fn tile(ctx: &Ctx<'_, '_>) -> ValueFacts {
         ),
         _ => Shape::ranked(vec![Dim::Unknown; d.len()]),
     };
-    let repeats: Option<Vec<usize>> =
-        ctx.ints(1).and_then(|r| r.iter().map(|&k| usize::try_from(k).ok()).collect());
-    let value = ctx
-        .input(0)
-        .and_then(valops::contents)
-        .zip(repeats)
-        .and_then(|((dims, v), r)| valops::tile(&dims, v, &r));
+    let repeats: Option<Vec<usize>> = ctx.ints(1).and_then(|r| r.iter().map(|&k| usize::try_from(k).ok()).collect());
+    let value =
+        ctx.input(0).and_then(valops::contents).zip(repeats).and_then(|((dims, v), r)| valops::tile(&dims, v, &r));
     ValueFacts { value, ..ValueFacts::tensor(elem, shape) }
 }
 

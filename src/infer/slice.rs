@@ -79,7 +79,8 @@ fn axis_slice(size: &Dim, start: Option<&Poly>, end: Option<&Poly>, step: i64) -
 /// An index clamped as Slice clamps it: negative ones count from the end; forwards into [0, n], backwards into
 /// [-1, n - 1]. A symbolic index of unknown sign cannot be clamped.
 fn clamp(v: &Poly, n: &Poly, step: i64) -> Option<Poly> {
-    let (lo, hi) = if step > 0 { (Poly::constant(0), n.clone()) } else { (Poly::constant(-1), n.sub(&Poly::constant(1))?) };
+    let (lo, hi) =
+        if step > 0 { (Poly::constant(0), n.clone()) } else { (Poly::constant(-1), n.sub(&Poly::constant(1))?) };
     if let Some(c) = v.as_constant() {
         if c >= TO_THE_END {
             return Some(hi);

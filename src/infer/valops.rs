@@ -10,7 +10,8 @@ use crate::tensor::{IntValue, ValueFacts, MAX_VALUE_ELEMENTS};
 /// The static dims and the contents of a value, when both are known and agree.
 pub fn contents(facts: &ValueFacts) -> Option<(Vec<usize>, &[IntValue])> {
     let value = facts.value.as_deref()?;
-    let dims: Vec<usize> = facts.shape.dims()?.iter().map(|d| d.known().and_then(|k| usize::try_from(k).ok())).collect::<Option<_>>()?;
+    let dims: Vec<usize> =
+        facts.shape.dims()?.iter().map(|d| d.known().and_then(|k| usize::try_from(k).ok())).collect::<Option<_>>()?;
     (dims.iter().product::<usize>() == value.len()).then_some((dims, value))
 }
 
@@ -121,17 +122,20 @@ pub fn concat(parts: &[(Vec<usize>, &[IntValue])], axis: usize) -> Option<Vec<In
 
 /// One part of a `Split` along `axis`: `len` entries from `start`.
 pub fn split_part(dims: &[usize], value: &[IntValue], axis: usize, start: usize, len: usize) -> Option<Vec<IntValue>> {
-    let picks: Vec<(i64, i64, usize)> = dims
-        .iter()
-        .enumerate()
-        .map(|(a, &d)| if a == axis { (start as i64, 1, len) } else { (0, 1, d) })
-        .collect();
+    let picks: Vec<(i64, i64, usize)> =
+        dims.iter().enumerate().map(|(a, &d)| if a == axis { (start as i64, 1, len) } else { (0, 1, d) }).collect();
     slice(dims, value, &picks)
 }
 
 /// `GatherElements` along `axis`: each output entry takes the input entry at its own index with the axis
 /// coordinate replaced by the index tensor's entry.
-pub fn gather_elements(dims: &[usize], value: &[IntValue], axis: usize, index_dims: &[usize], indices: &[i64]) -> Option<Vec<IntValue>> {
+pub fn gather_elements(
+    dims: &[usize],
+    value: &[IntValue],
+    axis: usize,
+    index_dims: &[usize],
+    indices: &[i64],
+) -> Option<Vec<IntValue>> {
     small(indices.len())?;
     let src = strides(dims);
     let n = *dims.get(axis)? as i64;

@@ -149,8 +149,7 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
         return valops::spread(inputs.first().copied().flatten()?, &out_dims);
     }
     // Each input's contents laid out at the output shape.
-    let args: Vec<Vec<IntValue>> =
-        inputs.iter().map(|f| valops::spread((*f)?, &out_dims)).collect::<Option<_>>()?;
+    let args: Vec<Vec<IntValue>> = inputs.iter().map(|f| valops::spread((*f)?, &out_dims)).collect::<Option<_>>()?;
     let elementwise = |f: &dyn Fn(&[&Poly]) -> Option<Poly>| -> Option<Vec<IntValue>> {
         Some(
             (0..count as usize)
@@ -180,8 +179,12 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
             let zero = crate::sym::Ext::Fin(0);
             (a.bounds().lo >= zero && b.as_constant()? > 0).then(|| a.modulo(b)).flatten()
         }),
-        "Max" => elementwise(&|x| x.split_first().map(|(f, rest)| rest.iter().fold((*f).clone(), |acc, p| acc.max_of(p)))),
-        "Min" => elementwise(&|x| x.split_first().map(|(f, rest)| rest.iter().fold((*f).clone(), |acc, p| acc.min_of(p)))),
+        "Max" => {
+            elementwise(&|x| x.split_first().map(|(f, rest)| rest.iter().fold((*f).clone(), |acc, p| acc.max_of(p))))
+        }
+        "Min" => {
+            elementwise(&|x| x.split_first().map(|(f, rest)| rest.iter().fold((*f).clone(), |acc, p| acc.min_of(p))))
+        }
         "Sum" => elementwise(&|x| x.iter().try_fold(Poly::constant(0), |acc, p| acc.add(p))),
         // Sizes are never negative, so `Equal(N, -1)` is false whatever N is.
         "Equal" => binary(&|a, b| truth(a.eq_decided(b)?)),
