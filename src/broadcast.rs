@@ -276,6 +276,10 @@ type Mismatch = (usize, Dim, usize, Dim);
 
 /// One output axis of numpy broadcasting: the resulting dim and what must hold for it.
 fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
+    if let Some(simpler) = assuming_sizes(column) {
+        let refs: Vec<(usize, &Dim)> = simpler.iter().map(|(m, d)| (*m, d)).collect();
+        return merge_axis(&refs);
+    }
     let mut first_known: Option<(usize, u64)> = None;
     for &(m, d) in column {
         if let Dim::Known(k) = *d {
@@ -343,6 +347,35 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
             Ok((symbolic_broadcast(&symbolic), AxisStatus::Conditions(vec![ConditionKind::EqualOrOne { dims }])))
         }
     }
+}
+
+/// The column with `max(0, q)` read as `q` where `q` is itself a dim of the column: when the op runs, every input
+/// exists, so each of its sizes is at least 0 (a `q` that is the size of one input cannot be negative, and then
+/// the other input's `max(0, q)` is `q`). `None` when nothing changes.
+fn assuming_sizes(column: &[(usize, &Dim)]) -> Option<Vec<(usize, Dim)>> {
+    let clamped = |d: &Dim| -> Option<crate::sym::Poly> {
+        let Dim::Expr(p) = d else { return None };
+        let args = p.max_args()?;
+        let [a, b] = args else { return None };
+        let (zero, q) = if a.as_constant() == Some(0) { (a, b) } else { (b, a) };
+        (zero.as_constant() == Some(0)).then(|| q.clone())
+    };
+    if !column.iter().any(|(_, d)| clamped(d).is_some()) {
+        return None;
+    }
+    let sizes: Vec<crate::sym::Poly> = column.iter().filter_map(|(_, d)| d.to_poly()).collect();
+    let mut changed = false;
+    let out = column
+        .iter()
+        .map(|&(m, d)| match clamped(d) {
+            Some(q) if sizes.contains(&q) => {
+                changed = true;
+                (m, Dim::from_poly(q))
+            }
+            _ => (m, d.clone()),
+        })
+        .collect();
+    changed.then_some(out)
 }
 
 /// Symbolic dims that are all `N` or `min(c, N)` for constants c ≥ 2: `min(c, N)` is `N` when `N ≤ c`, and

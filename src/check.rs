@@ -342,7 +342,14 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
         Verdict::Violation(v) => (Some(Code::BroadcastViolation), v.axis, Vec::new()),
         _ if site.type_mismatch.is_some() => (Some(Code::TypeMismatch), None, Vec::new()),
         Verdict::Conditional(conds) => {
-            (Some(Code::ConditionalBroadcast), None, conds.iter().map(|c| condition_text(&site, c)).collect())
+            // The same condition from two axes (`seq ≤ 64` on both axes of a causal mask) is said once.
+            let mut texts: Vec<String> = Vec::with_capacity(conds.len());
+            for text in conds.iter().map(|c| condition_text(&site, c)) {
+                if !texts.contains(&text) {
+                    texts.push(text);
+                }
+            }
+            (Some(Code::ConditionalBroadcast), None, texts)
         }
         Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
             (Some(Code::ImplicitBroadcast), None, Vec::new())

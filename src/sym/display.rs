@@ -40,13 +40,14 @@ impl fmt::Display for Poly {
 }
 
 impl Poly {
-    /// A sum of several terms, or a negative or scaled term: what needs parentheses as a factor or numerator.
-    fn is_compound(&self) -> bool {
-        self.terms.len() > 1 || self.terms.iter().any(|(m, &c)| c != 1 && !m.is_empty() || c < 0)
-    }
-
-    fn write_grouped(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_compound() {
+    /// As a numerator only a sum needs parentheses; as a divisor anything but one atom or a positive constant.
+    fn write_grouped(&self, f: &mut fmt::Formatter<'_>, divisor: bool) -> fmt::Result {
+        let simple = match self.terms.iter().next() {
+            _ if self.terms.len() > 1 => false,
+            Some((m, &c)) if divisor => (c == 1 && m.len() == 1) || (m.is_empty() && c > 0),
+            _ => true,
+        };
+        if !simple {
             write!(f, "({self})")
         } else {
             write!(f, "{self}")
@@ -62,9 +63,9 @@ impl fmt::Display for Atom {
             Atom::Sym(name) => write!(f, "({name})"),
             Atom::Floor(n, d) => {
                 f.write_str("floor(")?;
-                n.write_grouped(f)?;
+                n.write_grouped(f, false)?;
                 f.write_str(" / ")?;
-                d.write_grouped(f)?;
+                d.write_grouped(f, true)?;
                 f.write_str(")")
             }
             Atom::Broadcast(names) => write!(f, "broadcast({})", names.join(", ")),

@@ -94,6 +94,14 @@ impl Poly {
         }
     }
 
+    /// The arguments, when the polynomial is exactly one `max`.
+    pub fn max_args(&self) -> Option<&[Poly]> {
+        match self.single_atom()? {
+            Atom::Max(args) => Some(args),
+            _ => None,
+        }
+    }
+
     /// A symbolic broadcast of several sizes, as one value.
     pub fn broadcast(names: Arc<[Arc<str>]>) -> Poly {
         Poly::of_atom(Atom::Broadcast(names))
@@ -149,8 +157,10 @@ impl Poly {
         Poly { terms }.absorbed()
     }
 
-    /// A sum with one `min`/`max` term (coefficient ±1) takes the rest of the sum inside it:
-    /// `T - min(1, T)` is `max(T - 1, 0)`, so that one quantity reached two ways has one form.
+    /// A sum with one `min`/`max` term of coefficient ±1 takes the rest of the sum inside it:
+    /// `T - min(1, T)` is `max(T - 1, 0)`, so that a slice length reached two ways has one form. (A sum of several
+    /// such terms, or a scaled one, is left as it is: `3*min(512, seq)` reads better than its distribution, and
+    /// min and max mixed in one sum have no single form.)
     fn absorbed(self) -> Option<Poly> {
         let is_extremum = |m: &Monomial| m.iter().any(|a| matches!(a, Atom::Min(_) | Atom::Max(_)));
         let mut extrema = self.terms.iter().filter(|(m, _)| is_extremum(m));
@@ -264,6 +274,13 @@ impl Poly {
         let g = rest.terms.values().fold(k, |g, &c| gcd(g, c));
         let rest = Poly { terms: rest.terms.into_iter().map(|(m, c)| (m, c / g)).collect() };
         let k = k / g;
+        // floor((floor(P / d) + Q) / k) = floor((P + d*Q) / (d*k)) for integer Q: nested floors (a chain of
+        // strided convolutions) become one, so one quantity reached two ways has one form.
+        if let Some((inner, d, others)) = rest.nested_floor() {
+            if let (Some(num), Some(dk)) = (inner.add(&others.scale(d)?), d.checked_mul(k)) {
+                return whole.add(&num.floor_by_constant(dk)?);
+            }
+        }
         let b = rest.bounds();
         let (lo, hi) = (b.lo.floor_div(k), b.hi.floor_div(k));
         let floor = match (lo, hi) {
@@ -272,6 +289,24 @@ impl Poly {
             _ => Poly::of_atom(Atom::Floor(Arc::new(rest), Arc::new(Poly::constant(k)))),
         };
         whole.add(&floor)
+    }
+
+    /// `floor(P / d) + Q` with one such floor of coefficient 1 and a constant d: `(P, d, Q)`.
+    fn nested_floor(&self) -> Option<(Poly, i64, Poly)> {
+        let mut found = None;
+        for (m, &c) in &self.terms {
+            if let ([Atom::Floor(p, d)], 1) = (m.as_slice(), c) {
+                if let Some(d) = d.as_constant() {
+                    if found.replace((m, (**p).clone(), d)).is_some() {
+                        return None;
+                    }
+                }
+            }
+        }
+        let (m, p, d) = found?;
+        let mut others = self.clone();
+        others.terms.remove(m);
+        Some((p, d, others))
     }
 
     /// `floor(P / Q)` for a polynomial Q ≥ 1: the exact part of a division by Q's leading term taken out, the

@@ -52,6 +52,17 @@ fn floor_takes_out_its_integer_part() {
 }
 
 #[test]
+fn nested_floors_by_constants_become_one() {
+    // wav2vec2's feature extractor: floor(floor(samples / 5) / 2) is floor(samples / 10).
+    assert_eq!(p("floor(floor(samples / 5) / 2)"), p("floor(samples / 10)"));
+    // A chain of stride-2 convolutions.
+    assert_eq!(p("floor((floor((H + 1) / 2) + 1) / 2)"), p("floor((H + 3) / 4)"));
+    // A common factor cancels first; a scaled inner floor is not merged.
+    assert_eq!(p("floor(2*floor(H / 3) / 4)"), p("floor(H / 6)"));
+    assert_eq!(p("floor(3*floor(H / 2) / 4)").to_string(), "floor(3*floor(H / 2) / 4)");
+}
+
+#[test]
 fn every_size_is_at_least_zero() {
     // Equal(N, -1) is false for every size: TorchScript's expand(batch, -1).
     assert_eq!(n().eq_decided(&Poly::constant(-1)), Some(false));
@@ -97,7 +108,7 @@ fn products_of_sums_print_with_parentheses() {
     assert_eq!(p(&nested.to_string()), nested);
     assert_eq!(p("3*min(512, seq)*N").to_string(), "3*N*min(512, seq)");
     // The exact part of a division comes out even when the rest is negative: one quantity, one form.
-    assert_eq!(p("floor((8210*X + 5) / (X + 1))").to_string(), "floor((-8205) / (X + 1)) + 8210");
+    assert_eq!(p("floor((8210*X + 5) / (X + 1))").to_string(), "floor(-8205 / (X + 1)) + 8210");
     assert_eq!(p("floor((8210*X + 5) / (X + 1))"), p("8210 + floor(-8205 / (X + 1))"));
 }
 
