@@ -10,9 +10,10 @@ use crate::tensor::{IntValue, ValueFacts};
 /// Bounds at least this large mean "to the end" (exporters write INT64_MAX or INT32_MAX).
 const TO_THE_END: i64 = i32::MAX as i64;
 
-pub fn slice(ctx: &Ctx<'_, '_>) -> ValueFacts {
+pub fn slice(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let elem = ctx.elem(0);
-    let Some(d) = ctx.dims(0) else { return ValueFacts::tensor(elem, Shape::unranked()) };
+    let Some(d) = ctx.dims(0).map(<[Dim]>::to_vec) else { return ValueFacts::tensor(elem, Shape::unranked()) };
+    let d = d.as_slice();
     let rank_only = || ValueFacts::tensor(elem, Shape::ranked(vec![Dim::Unknown; d.len()]));
     let Some(params) = params(ctx, d.len()) else { return rank_only() };
     let mut dims = d.to_vec();
@@ -30,7 +31,13 @@ pub fn slice(ctx: &Ctx<'_, '_>) -> ValueFacts {
             return rank_only();
         }
         let taken = axis_slice(&d[axis], s.as_ref(), e.as_ref(), step);
-        dims[axis] = taken.as_ref().map_or(Dim::Unknown, |(_, len)| Dim::from_poly(len.clone()));
+        // A length the algebra cannot write (a start whose sign depends on a symbol, `64 - seq`) is still one
+        // size: a fresh symbol, like any size nothing names.
+        dims[axis] = match &taken {
+            Some((_, len)) => Dim::from_poly(len.clone()),
+            None if d[axis].to_poly().is_some() => ctx.fresh(),
+            None => Dim::Unknown,
+        };
         picks[axis] = taken.and_then(|(first, len)| {
             let count = usize::try_from(len.as_constant()?).ok()?;
             Some((first.as_constant()?, step, count))
@@ -59,7 +66,14 @@ fn params(ctx: &Ctx<'_, '_>, rank: usize) -> Option<Params> {
         (starts, ends, ctx.attrs.ints("axes").map(<[i64]>::to_vec), None)
     } else {
         let given = |i: usize| if ctx.has_input(i) { ctx.ints(i).map(Some) } else { Some(None) };
-        (ctx.value(1)?.to_vec(), ctx.value(2)?.to_vec(), given(3)?, given(4)?)
+        // Starts or ends whose contents are unknown still say how many axes are sliced: the others keep their
+        // dims.
+        let count = |i: usize| match ctx.dims(i) {
+            Some([Dim::Known(k)]) => usize::try_from(*k).ok().filter(|&k| k <= rank),
+            _ => None,
+        };
+        let bounds = |i: usize| ctx.value(i).map(<[IntValue]>::to_vec).or_else(|| Some(vec![None; count(i)?]));
+        (bounds(1)?, bounds(2)?, given(3)?, given(4)?)
     };
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
@@ -138,6 +152,16 @@ mod tests {
         // `[1:]` of the same axis is the same size, in the same form.
         let tail = run(shape("N,T,8"), &[c(1)], &[c(i64::MAX)], &[1], &[1]);
         assert_eq!(tail.shape, out.shape);
+    }
+
+    #[test]
+    fn unknown_bounds_leave_the_other_axes_alone() {
+        let rule: fn(&mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> = |ctx| Some(vec![slice(ctx)]);
+        let opaque = ValueFacts::tensor(Some(7), Shape::known(&[1]));
+        let axes = ValueFacts { value: Some(vec![Some(c(1))]), ..opaque.clone() };
+        let inputs = [Some(shape("N,T,8")), Some(opaque.clone()), Some(opaque), Some(axes)];
+        let out = run_rule(rule, "Slice", 13, vec![], &inputs, 1).remove(0);
+        assert_eq!(out.shape.to_string(), "[N, ?1, 8]");
     }
 
     #[test]
