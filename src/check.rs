@@ -76,9 +76,9 @@ const CODES: usize = Code::ALL.len();
 ///
 /// Each [`select`](RuleSelection::select) overrides what came before it for the codes it names, so a later `--allow
 /// negative-dim` carves an exception out of an earlier `--deny all`. `allow` drops a code's findings, `warn` makes
-/// them warnings and `deny` errors, which fail the run. A code named on its own (not through `all`) with `warn` or
-/// `deny` is also *enabled*: `implicit-broadcast` and `undecided-broadcast`, which only `--strict` reports
-/// otherwise, are then reported without `--strict`.
+/// them warnings and `deny` errors, which fail the run. A code given `warn` or `deny`, on its own or through
+/// `all`, is also *enabled*: `implicit-broadcast` and `undecided-broadcast`, which only `--strict` reports
+/// otherwise, are then reported without `--strict` (so `--deny all` is `--strict` with every other code denied).
 ///
 /// ```
 /// use onnx_bcast::check::{Level, RuleSelection, Selector};
@@ -93,8 +93,8 @@ const CODES: usize = Code::ALL.len();
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RuleSelection {
-    /// Per code (indexed by declaration order): the level, and whether the code was named on its own.
-    levels: [Option<(Level, bool)>; CODES],
+    /// Per code (indexed by declaration order): the level.
+    levels: [Option<Level>; CODES],
 }
 
 impl Default for RuleSelection {
@@ -107,19 +107,14 @@ impl RuleSelection {
     /// Sets the level of one code, or of every code.
     pub fn select(&mut self, selector: Selector, level: Level) {
         match selector {
-            Selector::Code(code) => self.levels[code as usize] = Some((level, true)),
-            Selector::All => {
-                for slot in &mut self.levels {
-                    let named = slot.is_some_and(|(_, named)| named);
-                    *slot = Some((level, named));
-                }
-            }
+            Selector::Code(code) => self.levels[code as usize] = Some(level),
+            Selector::All => self.levels = [Some(level); CODES],
         }
     }
 
     /// The level selected for a code, if any.
     pub fn level(&self, code: Code) -> Option<Level> {
-        self.levels[code as usize].map(|(level, _)| level)
+        self.levels[code as usize]
     }
 
     /// Whether no code has a level: the defaults apply everywhere.
@@ -137,9 +132,9 @@ impl RuleSelection {
         }
     }
 
-    /// Whether `code` was named on its own with `warn` or `deny`, which turns on a code only `--strict` reports.
+    /// Whether `code` has `warn` or `deny`, which turns on a code only `--strict` reports.
     pub fn enables(&self, code: Code) -> bool {
-        matches!(self.levels[code as usize], Some((Level::Warn | Level::Deny, true)))
+        matches!(self.levels[code as usize], Some(Level::Warn | Level::Deny))
     }
 }
 
@@ -251,9 +246,8 @@ impl Judge {
         }
         if let Some(code) = report.code {
             let severity = match code {
-                // An explicit Expand that holds only for some sizes is still explicit: strict mode fails implicit
-                // broadcasts, and the condition stays a warning.
-                Code::ConditionalBroadcast if options.strict && site.rule != Rule::Bidirectional => Severity::Error,
+                // Strict means proof: a site that holds only for some sizes fails it, an explicit Expand included.
+                Code::ConditionalBroadcast | Code::UndecidedBroadcast if options.strict => Severity::Error,
                 other => other.default_severity(),
             };
             // The rule selection (--deny/--warn/--allow, the config file) has the last word.
@@ -354,7 +348,8 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
         Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
             (Some(Code::ImplicitBroadcast), None, Vec::new())
         }
-        Verdict::Unknown if (options.strict || options.rules.enables(Code::UndecidedBroadcast)) && !explicit => {
+        // An Expand whose shapes are not known is as unproven as any other site.
+        Verdict::Unknown if options.strict || options.rules.enables(Code::UndecidedBroadcast) => {
             (Some(Code::UndecidedBroadcast), None, Vec::new())
         }
         _ => (None, None, Vec::new()),

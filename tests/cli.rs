@@ -329,12 +329,18 @@ fn all_summaries(stdout: &str) -> Vec<String> {
 
 /// Sorted `.onnx` files below `fixtures/` that are not in `malformed/`.
 fn good_fixtures() -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.ends_with(".onnx"))
-        .map(|f| format!("fixtures/{f}"))
-        .collect();
+    let mut files = Vec::new();
+    let mut folders = vec![root().join("fixtures")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("malformed") {
+                folders.push(path);
+            } else if path.extension().is_some_and(|x| x == "onnx") {
+                files.push(path.strip_prefix(root()).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
     files.sort();
     files
 }

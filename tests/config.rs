@@ -108,7 +108,7 @@ fn later_flags_win() {
 }
 
 /// Naming a code that only --strict reports turns it on: --warn shows implicit broadcasts without failing, --deny
-/// fails on them; `all` does not turn them on.
+/// fails on them; `all` names them too, so `--deny all` is `--strict` with every other code denied (issue 13).
 #[test]
 fn naming_a_strict_code_enables_it() {
     let t = tree(&[], &[("ok.onnx", OK)]);
@@ -119,7 +119,16 @@ fn naming_a_strict_code_enables_it() {
     let r = run_in(dir, &["check", "--deny", "implicit-broadcast", "ok.onnx"]);
     assert_eq!(r.code, 1, "{r:?}");
     let r = run_in(dir, &["check", "--deny", "all", "ok.onnx"]);
-    assert_eq!(r.code, 0, "all does not enable strict-only codes: {r:?}");
+    assert_eq!(r.code, 1, "all enables the strict-only codes: {r:?}");
+    assert!(r.stdout.contains("error[implicit-broadcast]"), "{r:?}");
+    let strict = run_in(dir, &["check", "--strict", "ok.onnx"]);
+    assert_eq!(finding_lines(&r.stdout), finding_lines(&strict.stdout), "--deny all reports what --strict does");
+    let r = run_in(dir, &["check", "--warn", "all", "ok.onnx"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("warning[implicit-broadcast]"), "{r:?}");
+    let t2 = tree(&[("onnx-bcast.toml", "deny = [\"all\"]\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t2.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 1, "deny = [\"all\"] in the config too: {r:?}");
     let r = run_in(dir, &["check", "--strict", "--warn", "implicit-broadcast", "ok.onnx"]);
     assert_eq!(r.code, 0, "--strict's error made a warning: {r:?}");
 }

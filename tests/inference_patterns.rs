@@ -72,7 +72,10 @@ fn unknown_dim_of_known_rank_against_a_fixed_size_is_conditional_naming_input_an
     let a = analyze("unknown_dim_against_fixed_size");
     assert_eq!(shape(&a, "q"), "[?, ?, ?]");
     assert_eq!(verdicts(&a), ["conditional", "same"]);
-    assert_eq!(messages(&a)[0], "holds only if the unknown dim 2 of q ∈ {1, 2}: q [?, ?, ?] and b [2] broadcast to [?, ?, 2]");
+    assert_eq!(
+        messages(&a)[0],
+        "holds only if the unknown dim 2 of q ∈ {1, 2}: q [?, ?, ?] and b [2] broadcast to [?, ?, 2]"
+    );
 }
 
 #[test]
