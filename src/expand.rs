@@ -294,6 +294,8 @@ impl Names {
 enum Made {
     ShapeConstant(Vec<i64>),
     ShapeOf(String),
+    /// `Shape` of any value provably of this (fully resolved) shape, by its text.
+    ShapeFor(String),
     Gathered(String, i64),
     Concat(Vec<String>),
     Expand(String, String),
@@ -636,24 +638,23 @@ impl<'m> Planner<'m> {
                 let n = self.gathered_dim(at, &node.input[1], i64::from(!trans("transB")));
                 self.concat(at, vec![m, n])
             }
-            (Rule::Unidirectional, _) => self.shape_of(at, &node.input[0], site.inputs[0].shape.rank()),
+            (Rule::Unidirectional, _) => self.shape_of(at, &node.input[0], &site.inputs[0].shape),
             _ => {
                 // An input that already has the output shape gives the target; else fold Expand over the inputs
                 // so that the running value takes every input's shape in turn.
                 let names: Vec<&crate::analysis::SiteInput> =
                     site.rule_inputs.iter().flatten().map(|&i| &site.inputs[i]).collect();
-                let rank = site.output_shape.rank();
                 // Only an anchor whose dims are plain sizes and symbols: a derived dim may be written differently
                 // when the rewritten model is analysed again, and the rewrite must read as explicit then too.
                 let plain =
                     |s: &Shape| s.dims().is_some_and(|d| d.iter().all(|d| matches!(d, Dim::Known(_) | Dim::Sym(_))));
                 match names.iter().find(|i| i.shape.provably_eq(&site.output_shape) && plain(&i.shape)) {
-                    Some(anchor) => self.shape_of(at, &anchor.name, rank),
+                    Some(anchor) => self.shape_of(at, &anchor.name, &anchor.shape),
                     None => {
                         let mut acc = names[0].name.clone();
                         let mut folded: Vec<&Shape> = vec![&names[0].shape];
                         for (k, next) in names[1..].iter().enumerate() {
-                            let s = self.shape_of(at, &next.name, next.shape.rank());
+                            let s = self.shape_of(at, &next.name, &next.shape);
                             folded.push(&next.shape);
                             // Each step is declared with the broadcast of the inputs folded so far, which is the
                             // output's shape only at the last step.
@@ -676,7 +677,7 @@ impl<'m> Planner<'m> {
                             ));
                             replaced.insert(position, acc.clone());
                         }
-                        self.shape_of(at, &acc, rank)
+                        self.shape_of(at, &acc, &site.output_shape)
                     }
                 }
             }
@@ -778,16 +779,26 @@ impl<'m> Planner<'m> {
         name
     }
 
-    fn shape_of(&mut self, at: &At<'_>, value: &str, rank: Option<usize>) -> String {
+    /// `Shape(value)`, where `value` has shape `of`. One `Shape` serves every later value of the graph whose
+    /// shape is provably the same (fully resolved and equal): the sites of a transformer layer all broadcast to
+    /// `[batch, seq, hidden]`, and one runtime `Shape` says it for all of them.
+    fn shape_of(&mut self, at: &At<'_>, value: &str, of: &Shape) -> String {
         let made = Made::ShapeOf(value.to_string());
         if let Some(name) = self.cached(at, &made) {
             return name;
         }
+        let by_shape = of.is_resolved().then(|| Made::ShapeFor(of.to_string()));
+        if let Some(name) = by_shape.as_ref().and_then(|m| self.cached(at, m)) {
+            return name;
+        }
         let name = self.names.fresh(&format!("{}_shape", sanitize(value)));
         let node = self.new_node("Shape", vec![value.to_string()], &name, Vec::new());
-        let shape = rank.map_or_else(|| Shape::ranked(vec![Dim::Unknown]), |r| Shape::known(&[r as u64]));
+        let shape = of.rank().map_or_else(|| Shape::ranked(vec![Dim::Unknown]), |r| Shape::known(&[r as u64]));
         self.add_node(at, node, Some(value_info(&name, INT64, &shape)));
         self.remember(at, made, &name);
+        if let Some(m) = by_shape {
+            self.remember(at, m, &name);
+        }
         name
     }
 
@@ -797,7 +808,7 @@ impl<'m> Planner<'m> {
         if let Some(name) = self.cached(at, &made) {
             return name;
         }
-        let shape = self.shape_of(at, value, None);
+        let shape = self.shape_of(at, value, &Shape::unranked());
         let index = self.names.fresh(&format!("{}_axis{axis}", sanitize(value)));
         self.constant(at, int64_tensor(&index, &[axis]));
         let name = self.names.fresh(&format!("{}_dim{axis}", sanitize(value)));
