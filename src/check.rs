@@ -312,6 +312,37 @@ fn list_inputs(site: &Site) -> String {
     }
 }
 
+/// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
+fn unknown_parts(site: &Site) -> String {
+    let mut shapes: Vec<(&str, &Shape)> = site.inputs.iter().map(|i| (i.name.as_str(), &i.shape)).collect();
+    if let (Rule::Bidirectional, Some(target)) = (site.rule, &site.target) {
+        shapes.truncate(1);
+        shapes.push(("the target shape", target));
+    }
+    let parts: Vec<String> = shapes
+        .iter()
+        .filter_map(|(name, shape)| match shape.dims() {
+            None => Some(format!("{name}'s rank")),
+            Some(dims) => {
+                let axes: Vec<String> = (0..dims.len())
+                    .filter(|&a| matches!(dims[a], crate::shape::Dim::Unknown))
+                    .map(|a| a.to_string())
+                    .collect();
+                match axes.len() {
+                    0 => None,
+                    1 => Some(format!("{name}'s dim {}", axes[0])),
+                    n => Some(format!("{name}'s dims {} and {}", axes[..n - 1].join(", "), axes[n - 1])),
+                }
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "some sizes".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 /// How the target of a one-way rule is named in messages.
 fn target_label(site: &Site) -> String {
     match (site.op.as_str(), &site.target) {
@@ -402,9 +433,9 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
         (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
         (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
         (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
-            format!("cannot prove the inputs share one shape: {inputs}")
+            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", unknown_parts(site))
         }
-        (Verdict::Unknown, _) => format!("undecided, input shapes not fully known: {inputs}"),
+        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", unknown_parts(site)),
     };
     prefix + &body
 }

@@ -102,7 +102,7 @@ pub fn doc(code: Code) -> RuleDoc {
                 &[SonnxC1, OpenVinoRules],
                 None,
                 "Add(X: unknown shape, B: [3]) under --strict\n  error[undecided-broadcast] main/add (Add): cannot \
-                 prove the inputs share one shape: X ? and B [3]",
+                 prove the inputs share one shape (X's rank unknown): X [unknown rank] and B [3]",
                 "Declare the inputs' shapes (graph inputs, value_info), or replace the ops whose outputs shape \
                  inference cannot follow (`check --verbose` names them). Reported only under --strict, or when \
                  named with --warn/--deny.",

@@ -71,11 +71,17 @@ fn tile_repeats_from_a_div_cast_concat_chain() {
 fn unknown_dim_of_known_rank_against_a_fixed_size_is_conditional_naming_input_and_axis() {
     let a = analyze("unknown_dim_against_fixed_size");
     assert_eq!(shape(&a, "q"), "[?, ?, ?]");
-    assert_eq!(verdicts(&a), ["conditional", "same"]);
+    assert_eq!(verdicts(&a), ["conditional", "same", "unknown"]);
     assert_eq!(
         messages(&a)[0],
         "holds only if the unknown dim 2 of q ∈ {1, 2}: q [?, ?, ?] and b [2] broadcast to [?, ?, 2]"
     );
+    // Two unknown shapes meet undecided; strict says which dims keep it so (issue 13).
+    let strict = CheckOptions { strict: true, ..Default::default() };
+    let undecided: Vec<String> = check(&a, strict).findings.iter().map(|f| f.message.clone()).collect();
+    let want = "cannot prove the inputs share one shape (q's dims 0, 1 and 2, r's dims 0, 1 and 2 unknown): \
+                q [?, ?, ?] and r [?, ?, ?]";
+    assert!(undecided.iter().any(|m| m == want), "{undecided:?}");
 }
 
 #[test]

@@ -90,6 +90,18 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             vec![ValueFacts { value, ..same_shape(to) }]
         }
         "CastLike" => vec![same_shape(ctx.elem(1))],
+        // Random values of the input's shape, of the `dtype` asked for (else the input's type).
+        "RandomUniformLike" | "RandomNormalLike" | "Bernoulli" => {
+            vec![same_shape(ctx.attrs.int("dtype").and_then(|t| i32::try_from(t).ok()).or(first.elem))]
+        }
+        "RandomUniform" | "RandomNormal" => {
+            let dims = ctx
+                .attrs
+                .ints("shape")
+                .map(|d| d.iter().map(|&v| tensor::value_dim(&Some(Poly::constant(v)))).collect());
+            let elem = ctx.attrs.int("dtype").and_then(|t| i32::try_from(t).ok()).unwrap_or(1);
+            vec![ValueFacts::tensor(Some(elem), dims.map_or_else(Shape::unranked, Shape::ranked))]
+        }
         "Dropout" => vec![same_shape(first.elem), same_shape(Some(BOOL))],
         "Constant" => vec![constant(ctx)],
         _ => return None,
