@@ -439,15 +439,19 @@ def study(binary, models_dir, rel, work):
             rw["original_full_check"] = "ok"
         except Exception as ex:  # noqa: BLE001
             rw["original_full_check"] = f"{type(ex).__name__}: {str(ex)[:600]}"
-        st = run([binary, "check", "--strict", "--format", "json", out])
-        rw["strict_rc"] = st["rc"]
-        try:
-            srep = json_line(st["stdout"])
-            rw["strict_errors"] = [f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): {f.get('message')}"
-                                   for f in srep.get("findings", []) if f.get("severity") == "error"][:20]
-            rw["strict_summary"] = srep.get("summary")
-        except Exception as ex:  # noqa: BLE001
-            rw["strict_errors"] = [f"cannot read strict check's JSON: {ex}; stderr: {tail(st['stderr'])}"]
+        # --strict on the rewritten model, and on the original: a conditional or undecided site of the original
+        # stays one when made explicit (strict means proof), so the judge tells inherited findings from new ones.
+        for key, target in (("strict", out), ("original_strict", path)):
+            st = run([binary, "check", "--strict", "--format", "json", target])
+            rw[f"{key}_rc"] = st["rc"]
+            try:
+                srep = json_line(st["stdout"])
+                rw[f"{key}_errors"] = [
+                    f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): {f.get('message')}"
+                    for f in srep.get("findings", []) if f.get("severity") == "error"][:200]
+                rw[f"{key}_summary"] = srep.get("summary")
+            except Exception as ex:  # noqa: BLE001
+                rw[f"{key}_errors"] = [f"cannot read strict check's JSON: {ex}; stderr: {tail(st['stderr'])}"]
         out2 = os.path.join(work, "expanded2.onnx")
         e2 = run([binary, "expand", "--format", "json", out, out2])
         rw["second_expand_rc"] = e2["rc"]
