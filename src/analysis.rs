@@ -804,7 +804,16 @@ impl<'m> Walker<'m, '_> {
             };
             site_pos(typed).and_then(|i| site_inputs[i].elem)
         };
-        let output_shape = outcome.output.clone();
+        let output_shape = match op.kind {
+            SiteKind::Multi | SiteKind::Expand => {
+                let mut shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
+                if let (SiteKind::Expand, Some(target)) = (op.kind, &target) {
+                    shapes = vec![shape_at(0), target];
+                }
+                name_unknown_parts(&outcome.output, &shapes, &mut || fresh_symbol(&mut self.fresh))
+            }
+            _ => outcome.output.clone(),
+        };
 
         let (graph, node_name, node_index, functions) = match env.call {
             None => (env.path.clone(), node_label(node, index), index, Vec::new()),
@@ -844,6 +853,43 @@ impl<'m> Walker<'m, '_> {
         outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
         outputs
     }
+}
+
+/// The output of a numpy broadcast where an unknown dim met symbols: the broadcast of those symbols and a fresh
+/// symbol for the unknown one, rather than unknown. The verdict stays what it was (undecided); what this keeps is
+/// that the output is built from those symbols, so `expand`'s `x' = Expand(x, Shape(g))`, `g' = Expand(g,
+/// Shape(x'))` gives `x'` and `g'` one provable shape.
+fn name_unknown_parts(output: &Shape, inputs: &[&Shape], fresh: &mut dyn FnMut() -> Dim) -> Shape {
+    let Some(out) = output.dims() else { return output.clone() };
+    if !out.iter().any(|d| matches!(d, Dim::Unknown)) {
+        return output.clone();
+    }
+    let rank = out.len();
+    let dims = out
+        .iter()
+        .enumerate()
+        .map(|(axis, d)| {
+            if !matches!(d, Dim::Unknown) {
+                return d.clone();
+            }
+            let column: Vec<&Dim> = inputs
+                .iter()
+                .filter_map(|s| s.dims())
+                .filter_map(|ds| (axis + ds.len()).checked_sub(rank).map(|i| &ds[i]))
+                .filter(|d| !d.is_one())
+                .collect();
+            let unknowns = column.iter().filter(|d| matches!(d, Dim::Unknown)).count();
+            let symbols: Vec<&Dim> = column.iter().copied().filter(|d| d.is_symbolic()).collect();
+            if unknowns != 1 || symbols.is_empty() || symbols.len() + 1 != column.len() {
+                return Dim::Unknown;
+            }
+            let named = fresh();
+            let mut parts = symbols;
+            parts.push(&named);
+            broadcast::symbolic_broadcast(&parts)
+        })
+        .collect();
+    Shape::ranked(dims)
 }
 
 /// (M, N) of a Gemm from A and B after transA/transB; unknown dims where A or B is not known to be 2-D.

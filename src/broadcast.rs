@@ -226,7 +226,7 @@ fn sorted_dims(mut dims: Vec<Dim>) -> Vec<Dim> {
 }
 
 /// The symbolic broadcast of several distinct non-1 symbolic dims.
-fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
+pub fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
     let mut names: Vec<Arc<str>> = dims.iter().flat_map(|d| d.broadcast_names()).collect();
     names.sort();
     names.dedup();

@@ -780,14 +780,16 @@ impl<'m> Planner<'m> {
     }
 
     /// `Shape(value)`, where `value` has shape `of`. One `Shape` serves every later value of the graph whose
-    /// shape is provably the same (fully resolved and equal): the sites of a transformer layer all broadcast to
+    /// shape is provably the same (known sizes and the model's own symbols, equal): the sites of a transformer layer all broadcast to
     /// `[batch, seq, hidden]`, and one runtime `Shape` says it for all of them.
     fn shape_of(&mut self, at: &At<'_>, value: &str, of: &Shape) -> String {
         let made = Made::ShapeOf(value.to_string());
         if let Some(name) = self.cached(at, &made) {
             return name;
         }
-        let by_shape = of.is_resolved().then(|| Made::ShapeFor(of.to_string()));
+        // Only shapes the next analysis derives the same way: a fresh symbol may come out under another name.
+        let stable = of.dims().is_some_and(|d| !d.iter().any(Dim::mentions_fresh));
+        let by_shape = stable.then(|| Made::ShapeFor(of.to_string()));
         if let Some(name) = by_shape.as_ref().and_then(|m| self.cached(at, m)) {
             return name;
         }

@@ -66,6 +66,18 @@ impl Dim {
         matches!(self, Dim::Sym(s) if s.starts_with('?'))
     }
 
+    /// Unknown, or built from a symbol inference made up (`?3`, `2*?3`): a size the next analysis of the model may
+    /// name differently.
+    pub fn mentions_fresh(&self) -> bool {
+        match self {
+            Dim::Known(_) => false,
+            Dim::Unknown => true,
+            Dim::Sym(s) => s.starts_with('?'),
+            Dim::Broadcast(names) => names.iter().any(|n| n.contains('?')),
+            Dim::Expr(p) => p.symbols().iter().any(|s| s.starts_with('?')),
+        }
+    }
+
     /// Symbolic: a symbol, an expression or a symbolic broadcast.
     pub fn is_symbolic(&self) -> bool {
         matches!(self, Dim::Sym(_) | Dim::Expr(_) | Dim::Broadcast(_))

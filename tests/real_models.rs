@@ -35,18 +35,21 @@ const DOCUMENTED_LEFT: &[(&str, &str, &str)] = &[
 const MIN_MODELS: usize = 30;
 
 /// A strict error of the rewritten model that the original has too: the same condition (`holds only if …`), or
-/// an undecided site where the original has undecided sites.
+/// an undecided site (or a condition only on sizes inference named itself, `?3`, which says no more) where the
+/// original has such sites.
 fn inherited(error: &str, original: &[&str]) -> bool {
     let condition = |e: &str| {
         e.split_once("holds only if ").and_then(|(_, rest)| rest.split_once(": ")).map(|(c, _)| c.to_string())
     };
-    if error.starts_with("conditional-broadcast ") {
-        let Some(c) = condition(error) else { return false };
-        return original
-            .iter()
-            .any(|o| o.starts_with("conditional-broadcast ") && condition(o).as_deref() == Some(c.as_str()));
+    let unnamed =
+        |e: &str| condition(e).is_some_and(|c| c.as_bytes().windows(2).any(|w| w[0] == b'?' && w[1].is_ascii_digit()));
+    let conditional = |e: &str| e.starts_with("conditional-broadcast ");
+    let undecided = |e: &str| e.starts_with("undecided-broadcast ") || (conditional(e) && unnamed(e));
+    if conditional(error) && !unnamed(error) {
+        let c = condition(error);
+        return c.is_some() && original.iter().any(|o| conditional(o) && condition(o) == c);
     }
-    error.starts_with("undecided-broadcast ") && original.iter().any(|o| o.starts_with("undecided-broadcast "))
+    undecided(error) && original.iter().any(|o| undecided(o))
 }
 
 fn s<'a>(v: &'a Value, key: &str) -> &'a str {
