@@ -178,50 +178,12 @@ fn analyze_model_impl(
     options: Options,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
-    use crate::external;
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let mut values = HashMap::default();
-    let mut notes = Vec::new();
-    let mut note = |message: String| {
-        notes.push(Note { code: Code::ExternalData, graph: "main".into(), node: None, op: None, message })
-    };
-    for t in external::all_tensors(model.proto()) {
-        let r = match external::reference(t) {
-            None => continue,
-            Some(Err(e)) => {
-                note(e.to_string());
-                continue;
-            }
-            Some(Ok(r)) => r,
-        };
-        let small_int = matches!(t.data_type, Some(tensor::INT64 | tensor::INT32))
-            && t.dims
-                .iter()
-                .try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
-                .is_some_and(|n| n as usize <= tensor::MAX_VALUE_ELEMENTS);
-        if !small_int {
-            // Not needed: only check that the location stays inside the folder.
-            if let Err(e @ external::ExternalError::Escapes { .. }) = external::resolve(folder, t.name(), &r.location) {
-                note(e.to_string());
-            }
-            continue;
-        }
-        match external::read(folder, t, &r, 8 * tensor::MAX_VALUE_ELEMENTS as u64) {
-            Ok(Some(bytes)) => {
-                let inline = crate::proto::TensorProto {
-                    dims: t.dims.clone(),
-                    data_type: t.data_type,
-                    raw_data: Some(bytes.into()),
-                    ..Default::default()
-                };
-                if let Some(v) = tensor::int_values(&inline) {
-                    values.insert(t.name().to_string(), v);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => note(e.to_string()),
-        }
-    }
+    let (values, problems) = crate::external::survey(folder, model.proto());
+    let notes = problems
+        .into_iter()
+        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string() })
+        .collect();
     analyze_with(model.proto(), values, notes, options, each_site)
 }
 
@@ -241,6 +203,7 @@ fn analyze_with(
         opset_missing: false,
         fresh: 0,
         external,
+        calls: crate::calls::Calls::default(),
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -360,6 +323,8 @@ struct Walker<'m, 's> {
     fresh: usize,
     /// Contents of small integer tensors whose data lives outside the model file, by tensor name.
     external: HashMap<String, Vec<i64>>,
+    /// Function calls already walked, and what walking them may still cost.
+    calls: crate::calls::Calls,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -411,6 +376,9 @@ impl<'m> Walker<'m, '_> {
             body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
         let mut scope = Scope::with_capacity(defined);
         for (name, facts) in body.inputs {
+            if scope.values.contains_key(name) {
+                self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
+            }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
             // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
             if let Some(dims) = &mut facts.shape.0 {
@@ -420,7 +388,12 @@ impl<'m> Walker<'m, '_> {
             }
             scope.define(name, facts);
         }
+        let mut initialized: HashSet<&str> = HashSet::default();
         for init in body.initializers {
+            if !initialized.insert(init.name()) {
+                let msg = format!("initializer '{}' is given more than once", init.name());
+                self.note(env, Code::DuplicateValue, None, msg);
+            }
             if let Some(why) = tensor::data_mismatch(init) {
                 let msg = format!("initializer '{}' {why}", init.name());
                 self.note(env, Code::TensorDataMismatch, None, msg);
@@ -627,6 +600,16 @@ impl<'m> Walker<'m, '_> {
     ) -> Vec<ValueFacts> {
         let key = (f.domain(), f.name());
         let unknown = || vec![ValueFacts::unknown(); node.output.len()];
+        let memo_key = crate::calls::memo_key(function_index, node, env.opset, &inputs);
+        if let Some(outputs) = memo_key.as_ref().and_then(|k| self.calls.memo.get(k)) {
+            return outputs.clone();
+        }
+        if let crate::calls::Spend::Stop(message) = self.calls.spend(f) {
+            if let Some(msg) = message {
+                self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
+            }
+            return unknown();
+        }
         if self.active.contains(&key) {
             let msg = format!("function {}.{} calls itself; its body is not followed again", f.domain(), f.name());
             self.note(env, Code::RecursiveFunction, Some((node, index)), msg);
@@ -684,10 +667,15 @@ impl<'m> Walker<'m, '_> {
             depth: env.depth + 1,
         };
         self.active.push(key);
+        let fresh_before = self.fresh;
         let outputs = self.body(&inner, body);
         self.active.pop();
         let mut outputs = outputs;
         outputs.resize_with(node.output.len(), ValueFacts::unknown);
+        // Outputs that hold symbols made during this call stand for this call's sizes only: never reused.
+        if let (Some(k), true) = (memo_key, self.fresh == fresh_before) {
+            self.calls.memo.insert(k, outputs.clone());
+        }
         outputs
     }
 
