@@ -1,4 +1,4 @@
-//! Crafted models (`fixtures/crafted/`, written by `fixtures/crafted/generate.py`) through `check` and every write
+//! Crafted models (`fixtures/crafted/*.pb`, written by `fixtures/crafted/generate.py`) through `check` and every write
 //! option of `expand`, under a 4 GiB address-space limit and a 30 s timeout per run.
 //!
 //! Each model is copied alone into a fresh folder with the corpus's data files, a FIFO `fifo.bin` beside it and a
@@ -231,7 +231,7 @@ fn crafted_models_keep_every_promise() {
     let mut models: Vec<PathBuf> = std::fs::read_dir(corpus())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .filter(|p| p.extension().is_some_and(|e| e == "pb"))
         .collect();
     models.sort();
     assert!(models.len() >= 100, "only {} crafted models", models.len());
