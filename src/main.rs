@@ -89,6 +89,10 @@ enum Command {
         /// the `verify` feature (hidden from --help in builds without it).
         #[arg(long, hide = cfg!(not(feature = "verify")))]
         verify: bool,
+        /// With --verify: bind the symbolic input dim SYMBOL to SIZE (e.g. `--verify-size height=64` for a model
+        /// that needs multiples of 32) instead of the small sizes tried by default. Repeatable.
+        #[arg(long, value_name = "SYMBOL=SIZE", value_parser = parse_size_binding, requires = "verify", hide = cfg!(not(feature = "verify")))]
+        verify_size: Vec<(String, usize)>,
     },
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
     Explain {
@@ -281,6 +285,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
             format,
             dry_run,
             verify,
+            verify_size,
         } => {
             if verify && !cfg!(feature = "verify") {
                 eprintln!(
@@ -294,6 +299,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
                 inline_external_below,
                 gather_external: gather_external_data,
             };
+            let verify = verify.then_some(verify_size);
             expand(&input, &output, options, format, dry_run, verify)
         }
     }
@@ -305,7 +311,7 @@ fn expand(
     options: ExpandOptions,
     format: Format,
     dry_run: bool,
-    verify: bool,
+    verify: Option<Vec<(String, usize)>>,
 ) -> io::Result<Status> {
     let shown = input.display().to_string();
     let model = match Model::open(input) {
@@ -346,8 +352,8 @@ fn expand(
     };
     let status = if plan.summary.left.is_empty() { Status::Clean } else { Status::Findings };
     // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
-    let verified = if verify {
-        let verified = verify_rewrite(&shown, model.bytes(), &pieces, plan.edit.is_empty(), format)?;
+    let verified = if let Some(sizes) = &verify {
+        let verified = verify_rewrite(&shown, model.bytes(), &pieces, plan.edit.is_empty(), format, sizes)?;
         if verified != Status::Clean {
             eprintln!("onnx-bcast: {}: not written, since verification failed", output.display());
             write_expand_summary(&shown, None, &plan.summary, format, dry_run, Some(verified))?;
@@ -410,6 +416,7 @@ fn verify_rewrite(
     pieces: &onnx_bcast::wire::Pieces,
     unchanged: bool,
     format: Format,
+    sizes: &[(String, usize)],
 ) -> io::Result<Status> {
     /// Inputs are drawn from this seed, so a run is reproducible.
     const SEED: u64 = 0x0b_ca57;
@@ -420,7 +427,7 @@ fn verify_rewrite(
         return Ok(Status::Clean);
     }
     let rewritten = pieces.to_vec(original)?;
-    let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify(original, &rewritten, SEED));
+    let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify_with(original, &rewritten, SEED, sizes));
     match verified {
         Ok(Ok(report)) if report.differs() => {
             eprintln!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
@@ -458,10 +465,21 @@ fn verify_rewrite(
     _pieces: &onnx_bcast::wire::Pieces,
     _unchanged: bool,
     _format: Format,
+    _sizes: &[(String, usize)],
 ) -> io::Result<Status> {
     // `run` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
     eprintln!("onnx-bcast: error: --verify: built without the `verify` feature; rebuild with --features verify");
     Ok(Status::Failed)
+}
+
+/// `SYMBOL=SIZE` for --verify-size.
+fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
+    let (symbol, size) = text.split_once('=').ok_or_else(|| format!("'{text}' is not SYMBOL=SIZE"))?;
+    let size = size.trim().parse::<usize>().map_err(|_| format!("'{size}' is not a size"))?;
+    if symbol.trim().is_empty() || size == 0 {
+        return Err(format!("'{text}' is not SYMBOL=SIZE with a size of at least 1"));
+    }
+    Ok((symbol.trim().to_string(), size))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
