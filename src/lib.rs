@@ -108,6 +108,7 @@ pub mod broadcast;
 pub mod calls;
 pub mod check;
 pub mod config;
+pub mod copy;
 pub mod diagnostic;
 pub mod dot;
 pub mod expand;
