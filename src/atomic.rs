@@ -73,8 +73,9 @@ fn link(file: &File, path: &Path) -> io::Result<()> {
     let target = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
     let proc_path = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in the path");
     // SAFETY: both paths are NUL-terminated strings that outlive the calls; the descriptor is open.
-    let linked =
-        unsafe { libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), libc::AT_FDCWD, target.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+    let linked = unsafe {
+        libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), libc::AT_FDCWD, target.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+    };
     if linked == 0 {
         return Ok(());
     }

@@ -16,7 +16,7 @@ use crate::tensor::ValueFacts;
 use rustc_hash::FxHashMap as HashMap;
 
 /// Function-body nodes walked through calls, at most.
-pub const MAX_CALL_NODES: usize = 250_000;
+pub const MAX_CALL_NODES: usize = 100_000;
 
 #[derive(Default)]
 pub struct Calls {

@@ -34,7 +34,9 @@ pub enum ExternalError {
     OutOfRange { tensor: String, location: String, offset: u64, length: u64, size: u64 },
     #[error("tensor '{tensor}': cannot read external data '{location}': {reason}")]
     Io { tensor: String, location: String, reason: String },
-    #[error("tensor '{tensor}': external data location '{location}' is {kind}, not a regular file; refused (never opened)")]
+    #[error(
+        "tensor '{tensor}': external data location '{location}' is {kind}, not a regular file; refused (never opened)"
+    )]
     NotAFile { tensor: String, location: String, kind: &'static str },
     #[error("tensor '{tensor}': external data in '{location}' claims {length} bytes where dims {dims:?} of {elem} need {needed}")]
     LengthMismatch { tensor: String, location: String, length: u64, needed: u64, dims: Vec<i64>, elem: String },

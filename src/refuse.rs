@@ -32,7 +32,7 @@ pub fn summary(notes: &[Note]) -> String {
         1 => String::new(),
         n => format!(" (and {} more)", n - 1),
     };
-    format!("refused, the model is broken: {}[{}] {}{more}", "error", first.code, first.message)
+    format!("refused, the model is broken: error[{}] {}{more}", first.code, first.message)
 }
 
 /// How one note reads on its own line, as `check` prints a finding: `graph/node (op): message`.

@@ -194,11 +194,7 @@ fn write_stream(
 }
 
 /// Each distinct external data location the rewritten model still references, with the file it resolves to.
-fn carried_locations(
-    model: &crate::model::Model,
-    plan: &Plan,
-    out: &str,
-) -> Result<Vec<(String, PathBuf)>, SaveError> {
+fn carried_locations(model: &crate::model::Model, plan: &Plan, out: &str) -> Result<Vec<(String, PathBuf)>, SaveError> {
     let from = folder_of(model.path());
     let mut seen = HashSet::new();
     let mut carried = Vec::new();

@@ -101,16 +101,8 @@ fn runs() -> Vec<(&'static str, Vec<&'static str>, Option<&'static str>)> {
         ("check-json", vec!["check", "--format", "json", "--strict", "model/m.onnx"], None),
         ("expand", vec!["expand", "model/m.onnx", "out/o.onnx"], Some("out/o.onnx")),
         ("expand-beside", vec!["expand", "model/m.onnx", "model/o.onnx"], Some("model/o.onnx")),
-        (
-            "inline",
-            vec!["expand", "--inline-external-below", "64", "model/m.onnx", "out/i.onnx"],
-            Some("out/i.onnx"),
-        ),
-        (
-            "gather",
-            vec!["expand", "--gather-external-data", "g.bin", "model/m.onnx", "out/g.onnx"],
-            Some("out/g.onnx"),
-        ),
+        ("inline", vec!["expand", "--inline-external-below", "64", "model/m.onnx", "out/i.onnx"], Some("out/i.onnx")),
+        ("gather", vec!["expand", "--gather-external-data", "g.bin", "model/m.onnx", "out/g.onnx"], Some("out/g.onnx")),
         ("materialize", vec!["expand", "--materialize-constants", "model/m.onnx", "out/c.onnx"], Some("out/c.onnx")),
     ]
 }

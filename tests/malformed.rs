@@ -325,12 +325,22 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "duplicate_graph_input.onnx",
-        expect: Checked { exit: &[1], findings: &[("duplicate-value", &["'A'", "more than once"])], absent: &[], summary: None },
+        expect: Checked {
+            exit: &[1],
+            findings: &[("duplicate-value", &["'A'", "more than once"])],
+            absent: &[],
+            summary: None,
+        },
         reason: "the graph input A is listed twice, with different shapes",
     },
     Case {
         file: "duplicate_initializer.onnx",
-        expect: Checked { exit: &[1], findings: &[("duplicate-value", &["'B'", "more than once"])], absent: &[], summary: None },
+        expect: Checked {
+            exit: &[1],
+            findings: &[("duplicate-value", &["'B'", "more than once"])],
+            absent: &[],
+            summary: None,
+        },
         reason: "the initializer B is given twice, with different dims",
     },
     Case {

@@ -48,7 +48,10 @@ fn vi(name: &str, dims: &[i64]) -> ValueInfoProto {
             tensor_type: Some(type_proto::Tensor {
                 elem_type: Some(1),
                 shape: Some(TensorShapeProto {
-                    dim: dims.iter().map(|&d| Dimension { value: Some(Value::DimValue(d)), denotation: None }).collect(),
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension { value: Some(Value::DimValue(d)), denotation: None })
+                        .collect(),
                 }),
             }),
             ..Default::default()
@@ -139,17 +142,22 @@ fn gather_folder() -> tempfile::TempDir {
 /// Issue 14 item 3: `--gather-external-data FILE` never names IN, OUT or another existing file.
 #[test]
 fn gather_never_overwrites_in_out_or_another_file() {
-    for (file, why) in [("m.onnx", "names the input model"), ("out.onnx", "names OUT itself"), ("notes.txt", "exists")] {
+    for (file, why) in [("m.onnx", "names the input model"), ("out.onnx", "names OUT itself"), ("notes.txt", "exists")]
+    {
         let dir = gather_folder();
-        let before: Vec<Vec<u8>> =
-            names_in(&dir.path().join("gather")).iter().map(|n| std::fs::read(dir.path().join("gather").join(n)).unwrap()).collect();
+        let before: Vec<Vec<u8>> = names_in(&dir.path().join("gather"))
+            .iter()
+            .map(|n| std::fs::read(dir.path().join("gather").join(n)).unwrap())
+            .collect();
         let args = ["expand", "--gather-external-data", file, "gather/m.onnx", "gather/out.onnx"];
         let (code, stdout, stderr) = run_in(dir.path(), &args, &[]);
         assert_eq!(code, 2, "{file}: {stdout}{stderr}");
         assert!(stderr.contains(why) && stderr.contains("gather/out.onnx"), "{file}: {stderr}");
         assert_eq!(names_in(&dir.path().join("gather")), ["good.bin", "m.onnx", "notes.txt"], "{file}");
-        let after: Vec<Vec<u8>> =
-            names_in(&dir.path().join("gather")).iter().map(|n| std::fs::read(dir.path().join("gather").join(n)).unwrap()).collect();
+        let after: Vec<Vec<u8>> = names_in(&dir.path().join("gather"))
+            .iter()
+            .map(|n| std::fs::read(dir.path().join("gather").join(n)).unwrap())
+            .collect();
         assert_eq!(before, after, "{file}: a file changed");
     }
     // A new name is fine, and so is the data file the model itself references there (the rewrite owns it).
