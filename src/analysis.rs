@@ -598,8 +598,6 @@ impl<'m> Walker<'m, '_> {
         f: &'m FunctionProto,
         inputs: Vec<Option<ValueFacts>>,
     ) -> Vec<ValueFacts> {
-        let key = (f.domain(), f.name());
-        let unknown = || vec![ValueFacts::unknown(); node.output.len()];
         let memo_key = crate::calls::memo_key(function_index, node, env.opset, &inputs);
         if let Some(outputs) = memo_key.as_ref().and_then(|k| self.calls.memo.get(k)) {
             return outputs.clone();
@@ -608,8 +606,29 @@ impl<'m> Walker<'m, '_> {
             if let Some(msg) = message {
                 self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
             }
-            return unknown();
+            return vec![ValueFacts::unknown(); node.output.len()];
         }
+        let fresh_before = self.fresh;
+        let outputs = self.walk_call(env, index, node, function_index, f, inputs);
+        // Outputs that hold symbols made during this call stand for this call's sizes only: never reused.
+        if let (Some(k), true) = (memo_key, self.fresh == fresh_before) {
+            self.calls.memo.insert(k, outputs.clone());
+        }
+        outputs
+    }
+
+    /// Walks a function body for [`Walker::call`], which memoises and budgets the walks.
+    fn walk_call(
+        &mut self,
+        env: &Env<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        function_index: usize,
+        f: &'m FunctionProto,
+        inputs: Vec<Option<ValueFacts>>,
+    ) -> Vec<ValueFacts> {
+        let key = (f.domain(), f.name());
+        let unknown = || vec![ValueFacts::unknown(); node.output.len()];
         if self.active.contains(&key) {
             let msg = format!("function {}.{} calls itself; its body is not followed again", f.domain(), f.name());
             self.note(env, Code::RecursiveFunction, Some((node, index)), msg);
@@ -667,15 +686,10 @@ impl<'m> Walker<'m, '_> {
             depth: env.depth + 1,
         };
         self.active.push(key);
-        let fresh_before = self.fresh;
         let outputs = self.body(&inner, body);
         self.active.pop();
         let mut outputs = outputs;
         outputs.resize_with(node.output.len(), ValueFacts::unknown);
-        // Outputs that hold symbols made during this call stand for this call's sizes only: never reused.
-        if let (Some(k), true) = (memo_key, self.fresh == fresh_before) {
-            self.calls.memo.insert(k, outputs.clone());
-        }
         outputs
     }
 
