@@ -178,50 +178,12 @@ fn analyze_model_impl(
     options: Options,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
-    use crate::external;
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let mut values = HashMap::default();
-    let mut notes = Vec::new();
-    let mut note = |message: String| {
-        notes.push(Note { code: Code::ExternalData, graph: "main".into(), node: None, op: None, message })
-    };
-    for t in external::all_tensors(model.proto()) {
-        let r = match external::reference(t) {
-            None => continue,
-            Some(Err(e)) => {
-                note(e.to_string());
-                continue;
-            }
-            Some(Ok(r)) => r,
-        };
-        let small_int = matches!(t.data_type, Some(tensor::INT64 | tensor::INT32))
-            && t.dims
-                .iter()
-                .try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
-                .is_some_and(|n| n as usize <= tensor::MAX_VALUE_ELEMENTS);
-        if !small_int {
-            // Not needed: only check that the location stays inside the folder.
-            if let Err(e @ external::ExternalError::Escapes { .. }) = external::resolve(folder, t.name(), &r.location) {
-                note(e.to_string());
-            }
-            continue;
-        }
-        match external::read(folder, t, &r, 8 * tensor::MAX_VALUE_ELEMENTS as u64) {
-            Ok(Some(bytes)) => {
-                let inline = crate::proto::TensorProto {
-                    dims: t.dims.clone(),
-                    data_type: t.data_type,
-                    raw_data: Some(bytes.into()),
-                    ..Default::default()
-                };
-                if let Some(v) = tensor::int_values(&inline) {
-                    values.insert(t.name().to_string(), v);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => note(e.to_string()),
-        }
-    }
+    let (values, problems) = crate::external::survey(folder, model.proto());
+    let notes = problems
+        .into_iter()
+        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string() })
+        .collect();
     analyze_with(model.proto(), values, notes, options, each_site)
 }
 
@@ -242,6 +204,7 @@ fn analyze_with(
         fresh: 0,
         external,
         constant_initializers: model.ir_version() < 4,
+        calls: crate::calls::Calls::default(),
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -368,6 +331,8 @@ struct Walker<'m, 's> {
     /// onnxruntime does), so its contents count. From IR 4 on, listing it as an input makes it a default that the
     /// caller may override.
     constant_initializers: bool,
+    /// Function calls already walked, and what walking them may still cost.
+    calls: crate::calls::Calls,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -419,6 +384,9 @@ impl<'m> Walker<'m, '_> {
             body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
         let mut scope = Scope::with_capacity(defined);
         for (name, facts) in body.inputs {
+            if scope.values.contains_key(name) {
+                self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
+            }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
             // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
             if let Some(dims) = &mut facts.shape.0 {
@@ -428,7 +396,12 @@ impl<'m> Walker<'m, '_> {
             }
             scope.define(name, facts);
         }
+        let mut initialized: HashSet<&str> = HashSet::default();
         for init in body.initializers {
+            if !initialized.insert(init.name()) {
+                let msg = format!("initializer '{}' is given more than once", init.name());
+                self.note(env, Code::DuplicateValue, None, msg);
+            }
             if let Some(why) = tensor::data_mismatch(init) {
                 let msg = format!("initializer '{}' {why}", init.name());
                 self.note(env, Code::TensorDataMismatch, None, msg);
@@ -637,6 +610,35 @@ impl<'m> Walker<'m, '_> {
 
     /// Walks a model-local function's body with the facts of this call's inputs.
     fn call(
+        &mut self,
+        env: &Env<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        function_index: usize,
+        f: &'m FunctionProto,
+        inputs: Vec<Option<ValueFacts>>,
+    ) -> Vec<ValueFacts> {
+        let memo_key = crate::calls::memo_key(function_index, node, env.opset, &inputs);
+        if let Some(outputs) = memo_key.as_ref().and_then(|k| self.calls.memo.get(k)) {
+            return outputs.clone();
+        }
+        if let crate::calls::Spend::Stop(message) = self.calls.spend(f) {
+            if let Some(msg) = message {
+                self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
+            }
+            return vec![ValueFacts::unknown(); node.output.len()];
+        }
+        let fresh_before = self.fresh;
+        let outputs = self.walk_call(env, index, node, function_index, f, inputs);
+        // Outputs that hold symbols made during this call stand for this call's sizes only: never reused.
+        if let (Some(k), true) = (memo_key, self.fresh == fresh_before) {
+            self.calls.memo.insert(k, outputs.clone());
+        }
+        outputs
+    }
+
+    /// Walks a function body for [`Walker::call`], which memoises and budgets the walks.
+    fn walk_call(
         &mut self,
         env: &Env<'m, '_>,
         index: usize,

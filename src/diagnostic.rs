@@ -72,11 +72,11 @@ codes! {
     DeclaredShapeMismatch = "declared-shape-mismatch", Warning,
         "A value_info or graph output declares an element type, rank or size that contradicts what shape inference finds from the ops; the inferred facts are used.";
     ExternalData = "external-data", Error,
-        "A tensor's external data reference is unusable: it leaves the model's folder (refused, never opened), names a missing file, or lies beyond the file's end.";
+        "A tensor's external data reference is unusable: it leaves the model's folder or is not a regular file (a folder, a FIFO, a device: refused, never opened), names a missing file, or lies beyond the file's end.";
     TensorDataMismatch = "tensor-data-mismatch", Error,
         "A tensor's stored data does not have the size its dims and element type call for.";
     NestingTooDeep = "nesting-too-deep", Error,
-        "Subgraphs or model-local function calls nest deeper than onnx-bcast follows (64 levels); the deeper bodies are not checked.";
+        "Subgraphs or model-local function calls nest deeper than onnx-bcast follows (64 levels), or function calls unfold into more nodes than it walks (100,000); the bodies past the limit are not checked.";
     MissingOpset = "missing-opset", Error,
         "The model imports no version of the default ONNX domain, so its ops' definitions are unknown; the latest is assumed.";
 }

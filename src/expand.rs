@@ -120,6 +120,10 @@ pub fn plan(model: &ModelProto, analysis: &Analysis, options: ExpandOptions) -> 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
 pub fn expand_model(model: &crate::model::Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
     let analysis = crate::analysis::analyze_model_with(model, crate::analysis::Options { value_facts: false });
+    let broken = crate::refuse::broken(&analysis);
+    if !broken.is_empty() {
+        return Err(ExpandError::Broken(broken));
+    }
     let mut plan = plan(model.proto(), &analysis, options.clone());
     plan.external = move_external(model, &options, &mut plan.edit)?;
     let pieces = wire::apply(model.source(), &plan.edit)?;
@@ -134,6 +138,10 @@ pub enum ExpandError {
     External(#[from] crate::external::ExternalError),
     #[error("--gather-external-data takes a plain file name, not '{0}'")]
     GatherName(String),
+    /// The model is broken in a way `check` reports as an error (a cycle, an undefined value, unusable external
+    /// data, ...): nothing is rewritten, and the findings say why.
+    #[error("{}", crate::refuse::summary(.0))]
+    Broken(Vec<crate::analysis::Note>),
 }
 
 /// Inlines or gathers the external data of main-graph initializers, as the options ask.
@@ -160,13 +168,7 @@ fn move_external(
     for (j, t) in graph.initializer.iter().enumerate() {
         let Some(r) = external::reference(t) else { continue };
         let r = r?;
-        let source = external::resolve(folder, t.name(), &r.location)?;
-        let size = std::fs::metadata(&source).map_err(|e| external::ExternalError::Io {
-            tensor: t.name().to_string(),
-            location: r.location.clone(),
-            reason: e.to_string(),
-        })?;
-        let length = r.length.unwrap_or(size.len().saturating_sub(r.offset));
+        let (source, length) = external::validate(folder, t, &r)?;
         if options.inline_external_below.is_some_and(|max| length <= max) {
             if let Some(bytes) = external::read(folder, t, &r, length)? {
                 let inline = TensorProto {
@@ -182,16 +184,6 @@ fn move_external(
             }
         }
         if let Some((file, ranges)) = &mut moves.gathered {
-            if r.offset.checked_add(length).is_none_or(|end| end > size.len()) {
-                return Err(external::ExternalError::OutOfRange {
-                    tensor: t.name().to_string(),
-                    location: r.location,
-                    offset: r.offset,
-                    length,
-                    size: size.len(),
-                }
-                .into());
-            }
             // Each tensor starts on a 64-byte boundary, as memory-mapping readers prefer.
             let offset = next_offset.div_ceil(64) * 64;
             next_offset = offset + length;
@@ -996,85 +988,4 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
     }
 }
 
-/// Writes a rewritten model to `output` and keeps its external data references valid there: when `output` is in
-/// another folder than the input, each external data file is copied beside it at the same relative location
-/// (checked to stay inside both folders). The copies are made first and removed again if the model cannot be
-/// written, so a failure leaves nothing behind. Returns the locations copied.
-pub fn write_expanded(
-    model: &crate::model::Model,
-    plan: &Plan,
-    pieces: &Pieces,
-    output: &std::path::Path,
-) -> std::io::Result<Vec<String>> {
-    use crate::external;
-    use std::path::Path;
-    let folder_of = |p: &Path| p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
-    let (from, to) = (folder_of(model.path()), folder_of(output));
-    let invalid = |e: external::ExternalError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
-    let mut locations: Vec<(String, String)> = Vec::new();
-    for t in external::all_tensors(model.proto()) {
-        if plan.external.moved.contains(t.name()) {
-            continue;
-        }
-        if let Some(r) = external::reference(t) {
-            let r = r.map_err(invalid)?;
-            if !locations.iter().any(|(l, _)| *l == r.location) {
-                locations.push((r.location, t.name().to_string()));
-            }
-        }
-    }
-    let same_folder = match (from.canonicalize(), to.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    let mut copied: Vec<std::path::PathBuf> = Vec::new();
-    let mut carried = Vec::new();
-    if !same_folder {
-        for (location, tensor) in &locations {
-            let source = external::resolve(&from, tensor, location).map_err(invalid)?;
-            let target = to.join(location);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            let result = crate::model::write_atomically(&target, |w| {
-                std::io::copy(&mut std::fs::File::open(&source)?, w).map(|_| ())
-            });
-            if let Err(e) = result {
-                copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
-                return Err(e);
-            }
-            copied.push(target);
-            carried.push(location.clone());
-        }
-    }
-    if let Some((file, ranges)) = &plan.external.gathered {
-        let target = to.join(file);
-        let result = crate::model::write_atomically(&target, |w| {
-            let mut written = 0u64;
-            for (source, offset, length) in ranges {
-                let pad = written.div_ceil(64) * 64 - written;
-                std::io::Write::write_all(w, &vec![0u8; pad as usize])?;
-                let mut f = std::fs::File::open(source)?;
-                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(*offset))?;
-                let copied = std::io::copy(&mut std::io::Read::take(f, *length), w)?;
-                if copied != *length {
-                    return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "external data ended early"));
-                }
-                written += pad + length;
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
-            return Err(e);
-        }
-        copied.push(target);
-        carried.push(file.clone());
-    }
-    let written = crate::model::write_atomically(output, |w| pieces.write_to_file(model.source(), w));
-    if let Err(e) = written {
-        copied.iter().for_each(|p| drop(std::fs::remove_file(p)));
-        return Err(e);
-    }
-    Ok(carried)
-}
+pub use crate::save::write_expanded;

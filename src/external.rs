@@ -9,6 +9,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 
 use crate::proto::{tensor_proto::DataLocation, TensorProto};
+use rustc_hash::FxHashMap as HashMap;
 
 /// Where one tensor's data lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +34,23 @@ pub enum ExternalError {
     OutOfRange { tensor: String, location: String, offset: u64, length: u64, size: u64 },
     #[error("tensor '{tensor}': cannot read external data '{location}': {reason}")]
     Io { tensor: String, location: String, reason: String },
+    #[error(
+        "tensor '{tensor}': external data location '{location}' is {kind}, not a regular file; refused (never opened)"
+    )]
+    NotAFile { tensor: String, location: String, kind: &'static str },
+    #[error("tensor '{tensor}': external data in '{location}' claims {length} bytes where dims {dims:?} of {elem} need {needed}")]
+    LengthMismatch { tensor: String, location: String, length: u64, needed: u64, dims: Vec<i64>, elem: String },
+}
+
+impl ExternalError {
+    /// The diagnostic code `check` reports this under: a length that disagrees with the tensor's dims and type is
+    /// the tensor's own inconsistency, everything else is about the reference.
+    pub fn code(&self) -> crate::diagnostic::Code {
+        match self {
+            ExternalError::LengthMismatch { .. } => crate::diagnostic::Code::TensorDataMismatch,
+            _ => crate::diagnostic::Code::ExternalData,
+        }
+    }
 }
 
 /// The external reference of a tensor, if its data is external.
@@ -70,54 +88,177 @@ pub fn reference(t: &TensorProto) -> Option<Result<ExternalRef, ExternalError>> 
     })
 }
 
-/// The file a location names, checked to lie inside `folder` (the model's folder). Nothing is opened: the checks
-/// look at the path's text, then resolve symlinks with `canonicalize`, which only reads directory entries.
+/// The file a location names, checked to lie inside `folder` (the model's folder) and to be a regular file.
+/// Nothing is opened: the checks look at the path's text (a `..` step may only undo a step taken before it, so
+/// `sub/../w.bin` is `w.bin`), then resolve symlinks with `canonicalize` and look at the result with `stat`, which
+/// only read directory entries and inodes. A FIFO, a device or a folder is refused: opening a FIFO blocks until a
+/// writer comes, and reading a device may never end.
 pub fn resolve(folder: &Path, tensor: &str, location: &str) -> Result<PathBuf, ExternalError> {
     let escapes = |why| ExternalError::Escapes { tensor: tensor.to_string(), location: location.to_string(), why };
     let relative = Path::new(location);
     if relative.is_absolute() || location.starts_with('/') || location.starts_with('\\') || location.contains(':') {
         return Err(escapes("an absolute path"));
     }
-    if relative.components().any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_))) {
-        return Err(escapes("a path that climbs out with '..'"));
+    let Some(normal) = normalize(relative) else { return Err(escapes("a path that climbs out with '..'")) };
+    let not_a_file =
+        |kind| ExternalError::NotAFile { tensor: tensor.to_string(), location: location.to_string(), kind };
+    if normal.as_os_str().is_empty() {
+        return Err(not_a_file("the model's folder itself"));
     }
-    let joined = folder.join(relative);
+    let joined = folder.join(&normal);
     let missing = || ExternalError::Missing { tensor: tensor.to_string(), location: location.to_string() };
     let real = joined.canonicalize().map_err(|_| missing())?;
     let base = folder.canonicalize().map_err(|_| missing())?;
     if !real.starts_with(&base) {
         return Err(escapes("a symlink that leads outside the model's folder"));
     }
+    let kind = std::fs::metadata(&real).map_err(|_| missing())?.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        return Err(not_a_file(match () {
+            _ if kind.is_dir() => "a folder",
+            _ if kind.is_fifo() => "a FIFO",
+            _ if kind.is_socket() => "a socket",
+            _ if kind.is_char_device() || kind.is_block_device() => "a device",
+            _ => "not a file",
+        }));
+    }
     Ok(real)
+}
+
+/// A relative location with its `.` steps dropped and each `..` undoing the step before it; `None` when a `..`
+/// would climb above the start, or the path is absolute.
+pub fn normalize(relative: &Path) -> Option<PathBuf> {
+    let mut normal = PathBuf::new();
+    for c in relative.components() {
+        match c {
+            Component::Normal(step) => normal.push(step),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !normal.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(normal)
+}
+
+/// The bytes a tensor's data takes by its dims and element type, when that is fixed (not strings, not sub-byte
+/// types) and the dims are valid.
+pub fn expected_length(t: &TensorProto) -> Option<u64> {
+    let unit = crate::materialize::raw_size(t.data_type?)? as u64;
+    t.dims.iter().try_fold(unit, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
+}
+
+/// Checks a reference without reading its data: the location (as [`resolve`]), the claimed length against the
+/// tensor's dims and type, and the range against the file's size. Returns the file and the data's length.
+pub fn validate(folder: &Path, t: &TensorProto, r: &ExternalRef) -> Result<(PathBuf, u64), ExternalError> {
+    let path = resolve(folder, t.name(), &r.location)?;
+    let size = std::fs::metadata(&path)
+        .map_err(|e| ExternalError::Io {
+            tensor: t.name().to_string(),
+            location: r.location.clone(),
+            reason: e.to_string(),
+        })?
+        .len();
+    let expected = expected_length(t);
+    if let (Some(length), Some(needed)) = (r.length, expected) {
+        if length != needed {
+            return Err(ExternalError::LengthMismatch {
+                tensor: t.name().to_string(),
+                location: r.location.clone(),
+                length,
+                needed,
+                dims: t.dims.clone(),
+                elem: crate::tensor::elem_type_name(t.data_type()),
+            });
+        }
+    }
+    // Without a length the data runs to the end of the file; it must at least hold what the dims need.
+    let length = r.length.unwrap_or(size.saturating_sub(r.offset));
+    let short = r.length.is_none() && expected.is_some_and(|needed| needed > length);
+    if short || r.offset > size || r.offset.checked_add(length).is_none_or(|end| end > size) {
+        return Err(ExternalError::OutOfRange {
+            tensor: t.name().to_string(),
+            location: r.location.clone(),
+            offset: r.offset,
+            length: r.length.or(expected).unwrap_or(length),
+            size,
+        });
+    }
+    Ok((path, length))
+}
+
+/// Opens a data file for reading without ever blocking: `O_NONBLOCK` makes the open of a FIFO that replaced the
+/// checked file in the meantime return at once, and what was opened is checked to be a regular file again.
+pub fn open_data(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok(file)
 }
 
 /// Reads a tensor's external bytes, when they are at most `max` bytes long.
 pub fn read(folder: &Path, t: &TensorProto, r: &ExternalRef, max: u64) -> Result<Option<Vec<u8>>, ExternalError> {
-    let path = resolve(folder, t.name(), &r.location)?;
+    let (path, length) = validate(folder, t, r)?;
+    if length > max {
+        return Ok(None);
+    }
     let io = |e: std::io::Error| ExternalError::Io {
         tensor: t.name().to_string(),
         location: r.location.clone(),
         reason: e.to_string(),
     };
-    let mut file = File::open(&path).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
-    let length = r.length.unwrap_or(size.saturating_sub(r.offset));
-    if r.offset.checked_add(length).is_none_or(|end| end > size) {
-        return Err(ExternalError::OutOfRange {
-            tensor: t.name().to_string(),
-            location: r.location.clone(),
-            offset: r.offset,
-            length,
-            size,
-        });
-    }
-    if length > max {
-        return Ok(None);
-    }
+    let mut file = open_data(&path).map_err(io)?;
     file.seek(SeekFrom::Start(r.offset)).map_err(io)?;
     let mut bytes = vec![0u8; length as usize];
     file.read_exact(&mut bytes).map_err(io)?;
     Ok(Some(bytes))
+}
+
+/// Every external reference of a model checked without reading tensor data ([`validate`]), and the contents of
+/// the small integer tensors among them, which shape inference needs (Expand's or Reshape's shape kept outside).
+pub fn survey(folder: &Path, model: &crate::proto::ModelProto) -> (HashMap<String, Vec<i64>>, Vec<ExternalError>) {
+    use crate::tensor;
+    let mut values = HashMap::default();
+    let mut problems = Vec::new();
+    for t in all_tensors(model) {
+        let r = match reference(t) {
+            None => continue,
+            Some(Err(e)) => {
+                problems.push(e);
+                continue;
+            }
+            Some(Ok(r)) => r,
+        };
+        let small_int = matches!(t.data_type, Some(tensor::INT64 | tensor::INT32))
+            && t.dims
+                .iter()
+                .try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
+                .is_some_and(|n| n as usize <= tensor::MAX_VALUE_ELEMENTS);
+        // Other tensors are only checked: nothing of theirs is read.
+        let max = if small_int { 8 * tensor::MAX_VALUE_ELEMENTS as u64 } else { 0 };
+        match read(folder, t, &r, max) {
+            Ok(Some(bytes)) if small_int => {
+                let inline = TensorProto {
+                    dims: t.dims.clone(),
+                    data_type: t.data_type,
+                    raw_data: Some(bytes.into()),
+                    ..Default::default()
+                };
+                if let Some(v) = tensor::int_values(&inline) {
+                    values.insert(t.name().to_string(), v);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => problems.push(e),
+        }
+    }
+    (values, problems)
 }
 
 /// Every tensor of a model held in the file's structure (initializers, Constant values, sparse values, attribute
@@ -172,6 +313,11 @@ mod tests {
         assert!(escapes("data/../../secret.bin"));
         std::fs::write(dir.path().join("w.bin"), [0u8; 8]).unwrap();
         assert!(resolve(dir.path(), "w", "w.bin").is_ok());
+        // A `..` that only undoes the step before it stays inside: `sub/../w.bin` is `w.bin`.
+        assert_eq!(resolve(dir.path(), "w", "sub/../w.bin").unwrap(), resolve(dir.path(), "w", "w.bin").unwrap());
+        assert!(matches!(resolve(dir.path(), "w", "."), Err(ExternalError::NotAFile { .. })));
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        assert!(matches!(resolve(dir.path(), "w", "sub"), Err(ExternalError::NotAFile { kind: "a folder", .. })));
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("x.bin"), [0u8; 8]).unwrap();
         std::os::unix::fs::symlink(outside.path().join("x.bin"), dir.path().join("link.bin")).unwrap();

@@ -102,10 +102,13 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
 pub mod analysis;
+pub mod atomic;
 pub mod attr;
 pub mod broadcast;
+pub mod calls;
 pub mod check;
 pub mod config;
+pub mod copy;
 pub mod diagnostic;
 pub mod dot;
 pub mod expand;
@@ -115,7 +118,10 @@ pub mod gen;
 pub mod infer;
 pub mod materialize;
 pub mod ops;
+pub mod panics;
+pub mod refuse;
 pub mod render;
+pub mod save;
 pub mod shape;
 pub mod source;
 pub mod sym;

@@ -86,9 +86,13 @@ enum Command {
         /// After rewriting, run the original and the rewritten model with tract-onnx on the same seeded random
         /// inputs (symbolic dims bound to small sizes) and compare every output. Exit 1 when they differ or the
         /// rewritten model fails where the original runs, 2 when tract cannot run the original. Needs a build with
-        /// the `verify` feature.
-        #[arg(long)]
+        /// the `verify` feature (hidden from --help in builds without it).
+        #[arg(long, hide = cfg!(not(feature = "verify")))]
         verify: bool,
+        /// With --verify: bind the symbolic input dim SYMBOL to SIZE (e.g. `--verify-size height=64` for a model
+        /// that needs multiples of 32) instead of the small sizes tried by default. Repeatable.
+        #[arg(long, value_name = "SYMBOL=SIZE", value_parser = parse_size_binding, requires = "verify", hide = cfg!(not(feature = "verify")))]
+        verify_size: Vec<(String, usize)>,
     },
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
     Explain {
@@ -210,12 +214,15 @@ enum Status {
 }
 
 fn main() -> ExitCode {
-    // A panic is a bug in onnx-bcast, never the user's fault: it is caught per model and reported as an internal
-    // error naming the model, so the default hook's backtrace noise is silenced.
-    std::panic::set_hook(Box::new(|_| {}));
+    // A panic is a bug in onnx-bcast, never the user's fault: one `internal error` line names the model and the
+    // place (see onnx_bcast::panics), and the run goes on with the next model or ends with exit 2.
+    onnx_bcast::panics::install_hook();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    match run(cli, &matches) {
+    // A panic outside every per-model guard (writing the output, say) has printed its line: exit 2, not 101.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli, &matches)));
+    let Ok(ran) = ran else { return ExitCode::from(Status::Failed as u8) };
+    match ran {
         Ok(status) => ExitCode::from(status as u8),
         // A reader that stopped listening (`| head`) is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -278,6 +285,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
             format,
             dry_run,
             verify,
+            verify_size,
         } => {
             if verify && !cfg!(feature = "verify") {
                 eprintln!(
@@ -291,6 +299,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
                 inline_external_below,
                 gather_external: gather_external_data,
             };
+            let verify = verify.then_some(verify_size);
             expand(&input, &output, options, format, dry_run, verify)
         }
     }
@@ -302,7 +311,7 @@ fn expand(
     options: ExpandOptions,
     format: Format,
     dry_run: bool,
-    verify: bool,
+    verify: Option<Vec<(String, usize)>>,
 ) -> io::Result<Status> {
     let shown = input.display().to_string();
     let model = match Model::open(input) {
@@ -312,17 +321,47 @@ fn expand(
             return Ok(Status::Failed);
         }
     };
-    let planned = std::panic::catch_unwind(|| expand_model(&model, options));
+    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
+    if !dry_run {
+        if let Err(e) = onnx_bcast::save::destination(output) {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    }
+    let planned = onnx_bcast::panics::guard(|| {
+        onnx_bcast::panics::test_point("expand");
+        expand_model(&model, options)
+    });
     let (plan, pieces) = match planned {
         Ok(Ok(done)) => done,
+        Ok(Err(onnx_bcast::expand::ExpandError::Broken(notes))) => {
+            for note in &notes {
+                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
+            }
+            eprintln!("onnx-bcast: {shown}: not rewritten: `check` reports the model as broken; nothing was written");
+            return Ok(Status::Findings);
+        }
         Ok(Err(e)) => {
             eprintln!("onnx-bcast: error: {shown}: {e}");
             return Ok(Status::Failed);
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {}", panic_message(&panic));
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
             return Ok(Status::Failed);
         }
+    };
+    let status = if plan.summary.left.is_empty() { Status::Clean } else { Status::Findings };
+    // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
+    let verified = if let Some(sizes) = &verify {
+        let verified = verify_rewrite(&shown, model.bytes(), &pieces, plan.edit.is_empty(), format, sizes)?;
+        if verified != Status::Clean {
+            eprintln!("onnx-bcast: {}: not written, since verification failed", output.display());
+            write_expand_summary(&shown, None, &plan.summary, format, dry_run, Some(verified))?;
+            return Ok(status.max(verified));
+        }
+        Some(verified)
+    } else {
+        None
     };
     let written = if dry_run {
         None
@@ -331,25 +370,42 @@ fn expand(
         let unchanged_in_place = plan.edit.is_empty() && same_file(input, output);
         if !unchanged_in_place {
             if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
-                eprintln!("onnx-bcast: error: {}: cannot write: {e}", output.display());
+                eprintln!("onnx-bcast: error: {e}");
                 return Ok(Status::Failed);
             }
         }
         Some(output.display().to_string())
     };
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    write_expand_summary(&shown, written.as_deref(), &plan.summary, format, dry_run, verified)?;
+    Ok(status.max(verified.unwrap_or(Status::Clean)))
+}
+
+/// `expand`'s summary, on stdout unless the model itself went there (OUT `-`), and then on stderr. `verified`:
+/// the result of `--verify`, when it ran.
+fn write_expand_summary(
+    shown: &str,
+    written: Option<&str>,
+    summary: &onnx_bcast::expand::ExpandSummary,
+    format: Format,
+    dry_run: bool,
+    verified: Option<Status>,
+) -> io::Result<()> {
+    let mut out: Box<dyn Write> = if written == Some("-") {
+        Box::new(io::stderr().lock())
+    } else {
+        Box::new(io::BufWriter::new(io::stdout().lock()))
+    };
     match format {
-        Format::Text => render::write_expand_text(&mut out, &shown, written.as_deref(), &plan.summary, dry_run)?,
-        Format::Json => writeln!(out, "{}", render::expand_json(&shown, written.as_deref(), &plan.summary))?,
+        Format::Text => render::write_expand_text(&mut out, shown, written, summary, dry_run)?,
+        Format::Json => {
+            let mut json = render::expand_json(shown, written, summary);
+            if let Some(status) = verified {
+                json["verified"] = serde_json::Value::Bool(status == Status::Clean);
+            }
+            writeln!(out, "{json}")?
+        }
     }
-    out.flush()?;
-    let status = if plan.summary.left.is_empty() { Status::Clean } else { Status::Findings };
-    if verify {
-        let verified = verify_rewrite(&shown, model.bytes(), &pieces, plan.edit.is_empty(), format)?;
-        return Ok(status.max(verified));
-    }
-    Ok(status)
+    out.flush()
 }
 
 /// `expand --verify`: runs both models with tract and compares their outputs.
@@ -360,6 +416,7 @@ fn verify_rewrite(
     pieces: &onnx_bcast::wire::Pieces,
     unchanged: bool,
     format: Format,
+    sizes: &[(String, usize)],
 ) -> io::Result<Status> {
     /// Inputs are drawn from this seed, so a run is reproducible.
     const SEED: u64 = 0x0b_ca57;
@@ -370,7 +427,7 @@ fn verify_rewrite(
         return Ok(Status::Clean);
     }
     let rewritten = pieces.to_vec(original)?;
-    let verified = std::panic::catch_unwind(|| onnx_bcast::verify::verify(original, &rewritten, SEED));
+    let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify_with(original, &rewritten, SEED, sizes));
     match verified {
         Ok(Ok(report)) if report.differs() => {
             eprintln!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
@@ -395,7 +452,7 @@ fn verify_rewrite(
             Ok(Status::Failed)
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: verify: {shown}: {}", panic_message(&panic));
+            eprintln!("onnx-bcast: internal error: verify: {shown}: {panic}");
             Ok(Status::Failed)
         }
     }
@@ -408,10 +465,21 @@ fn verify_rewrite(
     _pieces: &onnx_bcast::wire::Pieces,
     _unchanged: bool,
     _format: Format,
+    _sizes: &[(String, usize)],
 ) -> io::Result<Status> {
     // `run` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
     eprintln!("onnx-bcast: error: --verify: built without the `verify` feature; rebuild with --features verify");
     Ok(Status::Failed)
+}
+
+/// `SYMBOL=SIZE` for --verify-size.
+fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
+    let (symbol, size) = text.split_once('=').ok_or_else(|| format!("'{text}' is not SYMBOL=SIZE"))?;
+    let size = size.trim().parse::<usize>().map_err(|_| format!("'{size}' is not a size"))?;
+    if symbol.trim().is_empty() || size == 0 {
+        return Err(format!("'{text}' is not SYMBOL=SIZE with a size of at least 1"));
+    }
+    Ok((symbol.trim().to_string(), size))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -430,10 +498,10 @@ fn shapes(path: &Path, format: ShapesFormat) -> io::Result<Status> {
             return Ok(Status::Failed);
         }
     };
-    let analysis = match std::panic::catch_unwind(|| analyze_model(&model)) {
+    let analysis = match onnx_bcast::panics::guard(|| analyze_model(&model)) {
         Ok(a) => a,
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {}", panic_message(&panic));
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
             return Ok(Status::Failed);
         }
     };
@@ -572,15 +640,16 @@ fn check_target(target: &Target, options: CheckOptions, keep_sites: bool) -> Out
     let report = match target {
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
-        Target::Model(path) => std::panic::catch_unwind(|| match Model::open(path) {
+        Target::Model(path) => onnx_bcast::panics::guard(|| match Model::open(path) {
             Err(e) => Err(Failure::Load(e.to_string())),
             Ok(model) => {
+                onnx_bcast::panics::test_point("check");
                 let mut judge = Judge::new(options, keep_sites);
                 let analysis = analyze_model_each(&model, SITES_ONLY, &mut |site| judge.judge(site));
                 Ok(judge.finish(&analysis))
             }
         })
-        .unwrap_or_else(|panic| Err(Failure::Internal(panic_message(&panic)))),
+        .unwrap_or_else(|panic| Err(Failure::Internal(panic))),
     };
     Outcome { shown, report }
 }
@@ -792,7 +861,11 @@ fn run_checks(
                 let interrupts = stdout_is_terminal || ready.iter().any(|o| o.report.is_err());
                 progress.models_done(ready.len(), interrupts, || -> io::Result<()> {
                     for outcome in ready {
-                        sink.emit(&mut out, outcome)?;
+                        let shown = outcome.shown.clone();
+                        onnx_bcast::panics::about(&shown, || {
+                            onnx_bcast::panics::test_point("render");
+                            sink.emit(&mut out, outcome)
+                        })?;
                     }
                     if flush_each {
                         out.flush()?;
@@ -812,12 +885,4 @@ fn run_checks(
     sink.finish(&mut out)?;
     out.flush()?;
     Ok(worst)
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unexpected failure".into())
 }

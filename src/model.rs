@@ -147,31 +147,8 @@ pub fn encode(model: &ModelProto) -> Vec<u8> {
     model.encode_to_vec()
 }
 
-/// Writes a file through a temporary file in the same folder, renamed into place once complete: a failure
-/// leaves no file behind and whatever was at `path` untouched (`path` may be the model being read).
+/// Writes a file so that it appears complete or not at all: a failure (or a kill) leaves no file behind and
+/// whatever was at `path` untouched (`path` may be the model being read). See [`crate::atomic`].
 pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let replacing = path.exists();
-    let mut tmp = tempfile::Builder::new().prefix(".onnx-bcast-").suffix(".tmp").tempfile_in(dir)?;
-    write(tmp.as_file_mut())?;
-    // A temporary file is private to its owner; the model gets the permissions of the file it replaces, or the
-    // usual ones for a new file.
-    let permissions = match std::fs::metadata(path) {
-        Ok(meta) => meta.permissions(),
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::Permissions::from_mode(0o644)
-        }
-    };
-    tmp.as_file().set_permissions(permissions)?;
-    // Replacing a file (the input itself, in place) must never leave a truncated one behind after a crash: its
-    // new content reaches the disk before the rename. A new file has nothing to lose.
-    if replacing {
-        tmp.as_file().sync_all()?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::atomic::write_atomically(path, write)
 }

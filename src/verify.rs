@@ -121,6 +121,17 @@ fn binding_text(binding: &[(String, usize)]) -> String {
 
 /// Runs `original` and `rewritten` (ONNX model bytes) on the same inputs, made from `seed`, and compares outputs.
 pub fn verify(original: &[u8], rewritten: &[u8], seed: u64) -> Result<VerifyReport, VerifyError> {
+    verify_with(original, rewritten, seed, &[])
+}
+
+/// [`verify`], with the symbols named in `sizes` bound to the given sizes in every binding tried (`expand
+/// --verify-size N=32`, for models that only run at some sizes, like multiples of 32).
+pub fn verify_with(
+    original: &[u8],
+    rewritten: &[u8],
+    seed: u64,
+    sizes: &[(String, usize)],
+) -> Result<VerifyReport, VerifyError> {
     let decode = |which, bytes: &[u8]| {
         ModelProto::decode(bytes).map_err(|e| VerifyError::Decode { which, message: e.to_string() })
     };
@@ -145,7 +156,22 @@ pub fn verify(original: &[u8], rewritten: &[u8], seed: u64) -> Result<VerifyRepo
     }
 
     let symbols = symbols_of(&inputs);
-    let candidates = bindings(&symbols);
+    let candidates: Vec<Vec<(String, usize)>> = bindings(&symbols)
+        .into_iter()
+        .map(|b| {
+            b.into_iter()
+                .map(|(s, v)| {
+                    let given = sizes.iter().find(|(name, _)| *name == s).map(|&(_, size)| size);
+                    (s, given.unwrap_or(v))
+                })
+                .collect()
+        })
+        .fold(Vec::new(), |mut unique, b| {
+            if !unique.contains(&b) {
+                unique.push(b);
+            }
+            unique
+        });
     let mut first_failure = None;
     for (tried, binding) in candidates.iter().enumerate() {
         let feeds = make_inputs(&inputs, binding, seed)?;

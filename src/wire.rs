@@ -172,7 +172,7 @@ impl Pieces {
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
                     buffer.clear();
-                    copy_through_map(file, r.clone(), out)?;
+                    crate::copy::copy_range(file, r.clone(), out)?;
                 }
             }
             if buffer.len() >= 1 << 20 {
@@ -196,35 +196,6 @@ pub(crate) struct Field {
     pub number: u32,
     pub range: Range<usize>,
     pub payload: Range<usize>,
-}
-
-/// Writes `file[range]` to `out` through memory maps of one window at a time.
-///
-/// Why not `copy_file_range`: the output's tensor data sits at another offset than the input's (by the length of
-/// what an edit adds), and Linux's in-kernel copy between offsets that are not folio-aligned with each other ran at
-/// about half the speed of `cp` (0.52 s against 0.33 s for 1 GB here), while `write` from a map keeps up with it
-/// (0.28 to 0.35 s) when written 1 MiB at a time. Windows keep the mapped pages, which count as resident, to a few
-/// MiB at a time.
-fn copy_through_map(file: &std::fs::File, range: Range<usize>, out: &mut std::fs::File) -> io::Result<()> {
-    const WINDOW: usize = 16 << 20;
-    // A map of bytes past the end of the file would fault when read: the input must still be as long as it was.
-    if (file.metadata()?.len() as usize) < range.end {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input changed while being read"));
-    }
-    // Windows start on 2 MiB boundaries of the file, so that the kernel can map each cached 2 MiB folio at once.
-    let mut start = range.start - range.start % WINDOW;
-    while start < range.end {
-        let end = (start + WINDOW).min(range.end);
-        // SAFETY: a read-only map of the input, dropped before the next; the input being truncated meanwhile by
-        // another process is the limit every memory-mapped reader has (see `Model::open`).
-        let map = unsafe { memmap2::MmapOptions::new().offset(start as u64).len(end - start).map(file)? };
-        // Writes of a few MiB: one write of a whole window ran at half the speed here.
-        for piece in map[range.start.max(start) - start..].chunks(1 << 20) {
-            out.write_all(piece)?;
-        }
-        start = end;
-    }
-    Ok(())
 }
 
 /// How much of the input `write_to` reads at a time.

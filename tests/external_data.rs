@@ -144,6 +144,7 @@ fn locations_outside_the_model_folder_are_never_opened() {
     let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     std::os::unix::fs::symlink(&fifo, models.join("link.bin")).unwrap();
+    std::fs::create_dir(root.path().join("out")).unwrap();
     for location in ["../trap.bin", fifo.to_str().unwrap(), "link.bin"] {
         let path = models.join("m.onnx");
         std::fs::write(&path, model(location)).unwrap();
@@ -178,6 +179,8 @@ fn expand_into_another_folder_carries_the_external_files_along() {
     let root = tempfile::tempdir().unwrap();
     let (src, dst) = (root.path().join("src"), root.path().join("dst"));
     std::fs::create_dir_all(src.join("data")).unwrap();
+    // OUT's folder must exist; the folder the location names inside it is made.
+    std::fs::create_dir(&dst).unwrap();
     std::fs::write(src.join("data/weights.bin"), side_file()).unwrap();
     // X [1, 3] + W [4, 3] broadcasts: expand has something to do.
     let path = src.join("m.onnx");

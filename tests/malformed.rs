@@ -329,6 +329,46 @@ const CASES: &[Case] = &[
         },
         reason: "external data at ../../../../../../etc/passwd: refused, never opened",
     },
+    Case {
+        file: "duplicate_graph_input.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("duplicate-value", &["'A'", "more than once"])],
+            absent: &[],
+            summary: None,
+        },
+        reason: "the graph input A is listed twice, with different shapes",
+    },
+    Case {
+        file: "duplicate_initializer.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("duplicate-value", &["'B'", "more than once"])],
+            absent: &[],
+            summary: None,
+        },
+        reason: "the initializer B is given twice, with different dims",
+    },
+    Case {
+        file: "external_data_location_dot.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("external-data", &["'shape'", "not a regular file"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
+        reason: "external data at '.', the model's folder: not a file, never opened",
+    },
+    Case {
+        file: "external_data_length_8g.onnx",
+        expect: Checked {
+            exit: &[1],
+            findings: &[("tensor-data-mismatch", &["'shape'", "8589934592", "16"])],
+            absent: &[],
+            summary: Some("1 site"),
+        },
+        reason: "a 16-byte tensor whose external data claims 8 GiB: judged from the metadata, nothing read",
+    },
 ];
 
 fn root() -> PathBuf {

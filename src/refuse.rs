@@ -1,0 +1,48 @@
+//! What `expand` refuses to rewrite: a model that `check` reports as broken, whatever its broadcasts.
+//!
+//! A rewrite of a graph with a cycle, a value defined twice or read undefined, a recursive function, no default
+//! opset, or external data that cannot be used would write a model that is exactly as broken (or worse, one whose
+//! breakage is now hidden in the rewrite), and planning on such a graph has no meaning: the order of its nodes,
+//! the value a name stands for, or the size of a tensor is not defined. So `expand` stops with the findings `check`
+//! gives (exit 1) and writes nothing.
+
+use crate::analysis::{Analysis, Note};
+use crate::diagnostic::Code;
+
+/// The codes that make a model broken for `expand`.
+pub const BROKEN: &[Code] = &[
+    Code::GraphCycle,
+    Code::DuplicateValue,
+    Code::UndefinedValue,
+    Code::RecursiveFunction,
+    Code::MissingOpset,
+    Code::ExternalData,
+    Code::TensorDataMismatch,
+];
+
+/// The notes of `analysis` that make the model broken for `expand`.
+pub fn broken(analysis: &Analysis) -> Vec<Note> {
+    analysis.notes.iter().filter(|n| BROKEN.contains(&n.code)).cloned().collect()
+}
+
+/// One line about a non-empty list of such notes.
+pub fn summary(notes: &[Note]) -> String {
+    let Some(first) = notes.first() else { return "the model is broken".into() };
+    let more = match notes.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    format!("refused, the model is broken: error[{}] {}{more}", first.code, first.message)
+}
+
+/// How one note reads on its own line, as `check` prints a finding: `graph/node (op): message`.
+pub fn line(note: &Note) -> String {
+    let mut at = note.graph.clone();
+    if let Some(node) = &note.node {
+        at = format!("{at}/{node}");
+    }
+    if let Some(op) = &note.op {
+        at = format!("{at} ({op})");
+    }
+    format!("error[{}] {at}: {}", note.code, note.message)
+}
