@@ -11,7 +11,8 @@ eval mode and exported with dynamic batch and sequence (and image height/width w
   <name>.dynamo18.onnx        torch.onnx.export(dynamo=True, opset_version=18), dynamic_shapes (named Dims)
   <name>.dynamo18_novi.onnx   the dynamo export with graph.value_info cleared
 
-Writes OUT_DIR/manifest.json: {"models": [...], "failures": [...], "seconds": ...}. Each model entry gives the
+Writes OUT_DIR/manifest.json: {"models": [...], "failures": [...], "seconds": ..., "python": the interpreter
+that ran the export (the venv's, which scripts/torch_models.py needs)}. Each model entry gives the
 file, name, family, exporter, opset, whether value_info was stripped, its inputs (name, dtype, shape with the
 symbols of the dynamic axes, how to fill it) and two bindings of those symbols to concrete sizes that the model
 accepts (both differ from the size the export was traced with), so a measurement can run it at two sizes. An
@@ -345,7 +346,7 @@ def main():
             per_exporter.setdefault(e["exporter"], set()).add(e["family"])
     manifest = {"models": entries, "failures": failures, "seconds": round(time.monotonic() - t, 1),
                 "families": {k: sorted(v) for k, v in sorted(per_exporter.items())},
-                "versions": versions()}
+                "versions": versions(), "python": sys.executable}
     with open(os.path.join(a.out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     counts = {k: len(v) for k, v in per_exporter.items()}
