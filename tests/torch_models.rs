@@ -45,9 +45,16 @@ fn torch_corpus_dir() -> PathBuf {
     );
     let stdout = String::from_utf8(out.stdout).expect("corpus/torch_fetch.sh printed non-UTF-8 output");
     let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(lines.len() == 1, "corpus/torch_fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}");
+    assert!(
+        lines.len() == 1,
+        "corpus/torch_fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}"
+    );
     let dir = PathBuf::from(lines[0].trim());
-    assert!(dir.is_absolute() && dir.join("manifest.json").is_file(), "corpus/torch_fetch.sh printed {}, which has no manifest.json", dir.display());
+    assert!(
+        dir.is_absolute() && dir.join("manifest.json").is_file(),
+        "corpus/torch_fetch.sh printed {}, which has no manifest.json",
+        dir.display()
+    );
     dir
 }
 
