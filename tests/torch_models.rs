@@ -1,0 +1,199 @@
+//! `onnx-bcast check`, `shapes` and `expand` over the PyTorch export corpus of issue 12 (corpus/README.md,
+//! "PyTorch export corpus"): small random-init transformers and CNNs exported by `torch.onnx.export` with
+//! TorchScript (opsets 14 and 17) and dynamo (opset 18, also with value_info stripped), dynamic batch and sequence
+//! (and image size). `corpus/torch_fetch.sh` builds it in a cache outside the clone (the export runs again only
+//! when the pins or the export script change) and `scripts/torch_models.py` measures it with onnx and onnxruntime;
+//! this test judges its JSON. Building the corpus is not optional: if it fails, the test fails.
+//!
+//! Asserted, model by model: the script studied it; no violation (every model runs, so a violation is a false
+//! positive); every inferred shape agrees with onnxruntime at two sizes of the dynamic axes; `expand` exits 0, its
+//! output gives the original's outputs at both sizes and a second expand changes no byte; at least as many sites
+//! resolved as onnxruntime's `symbolic_shape_infer`. Measured and printed, not asserted yet: the share of sites
+//! resolved (issue 12 aims at 99.5%) and `check --strict` on the rewritten models. The figures go to
+//! corpus/TORCH_FIGURES.md.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Distinct model families each exporter must have produced.
+const MIN_FAMILIES: usize = 25;
+
+fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("?")
+}
+
+fn n(v: &Value, key: &str) -> i64 {
+    v.get(key).and_then(Value::as_i64).unwrap_or(-1)
+}
+
+/// Runs `corpus/torch_fetch.sh` and returns the models folder it prints; panics (never skips) when it fails.
+fn torch_corpus_dir() -> PathBuf {
+    let script = common::repo_root().join("corpus").join("torch_fetch.sh");
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{} failed ({}); the PyTorch export corpus could not be built, so this test cannot run.\n--- stderr ---\n{stderr}",
+        script.display(),
+        out.status
+    );
+    let stdout = String::from_utf8(out.stdout).expect("corpus/torch_fetch.sh printed non-UTF-8 output");
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        lines.len() == 1,
+        "corpus/torch_fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}"
+    );
+    let dir = PathBuf::from(lines[0].trim());
+    assert!(
+        dir.is_absolute() && dir.join("manifest.json").is_file(),
+        "corpus/torch_fetch.sh printed {}, which has no manifest.json",
+        dir.display()
+    );
+    dir
+}
+
+/// The python of the torch venv, as the export recorded it in the manifest.
+fn corpus_python(models: &std::path::Path) -> PathBuf {
+    let path = models.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let python = PathBuf::from(s(&manifest, "python"));
+    assert!(python.is_file(), "{} names python {}, which does not exist", path.display(), python.display());
+    python
+}
+
+fn pct(part: i64, whole: i64) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+#[test]
+fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
+    let models = torch_corpus_dir();
+    let python = corpus_python(&models);
+    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
+    let out_json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("torch-models.json");
+    let figures = common::repo_root().join("corpus").join("TORCH_FIGURES.md");
+    let script = common::repo_root().join("scripts").join("torch_models.py");
+
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(bin)
+        .arg(&models)
+        .arg(&out_json)
+        .arg("--figures")
+        .arg(&figures)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "scripts/torch_models.py failed ({}):\n{stderr}", out.status);
+
+    let text = std::fs::read_to_string(&out_json).unwrap_or_else(|e| panic!("cannot read {}: {e}", out_json.display()));
+    let report: Value = serde_json::from_str(&text).expect("torch-models.json is not JSON");
+    let records = report["models"].as_array().expect("torch-models.json has no models list");
+
+    let mut problems: Vec<String> = Vec::new();
+    let mut families: [BTreeSet<&str>; 2] = [BTreeSet::new(), BTreeSet::new()];
+    for r in records {
+        let model = s(r, "model");
+        if let Some(crash) = r.get("crash") {
+            problems.push(format!("{model}: the script could not study it:\n{}", crash.as_str().unwrap_or("?")));
+            continue;
+        }
+        match s(r, "exporter") {
+            "torchscript" => families[0].insert(s(r, "family")),
+            "dynamo" => families[1].insert(s(r, "family")),
+            other => panic!("{model}: unknown exporter {other}"),
+        };
+        // No false positive.
+        for v in r["violations"].as_array().into_iter().flatten() {
+            problems.push(format!("{model}: violation at {}: {}", s(v, "site"), s(v, "message")));
+        }
+        // Soundness at both bindings.
+        let sound = &r["soundness"];
+        let runs = sound["runs"].as_array().map_or(&[][..], Vec::as_slice);
+        if runs.len() != 2 || runs.iter().any(|x| x.get("error").is_some()) {
+            problems.push(format!("{model}: soundness did not run at both sizes: {}", sound["runs"]));
+        }
+        for m in sound["mismatches"].as_array().into_iter().flatten().take(5) {
+            problems.push(format!(
+                "{model}: unsound shape of {}: inferred {}, onnxruntime {} ({})",
+                s(m, "value"),
+                m["inferred"],
+                m["actual"],
+                s(m, "why")
+            ));
+        }
+        // expand: exit 0, same outputs at both sizes, idempotent.
+        let ex = &r["expand"];
+        if n(ex, "rc") != 0 {
+            problems.push(format!("{model}: expand exits {}: {}", ex["rc"], s(ex, "stderr")));
+        }
+        if ex["ort_equal"].as_bool() != Some(true) {
+            problems.push(format!("{model}: the rewritten model's outputs differ from the original's: {}", ex["ort"]));
+        }
+        if ex["idempotent"].as_bool() != Some(true) {
+            problems.push(format!("{model}: a second expand changes the rewritten model (exit {})", ex["second_rc"]));
+        }
+        // At least what onnxruntime's symbolic shape inference resolves.
+        let res = &r["resolved"];
+        if n(res, "tool") < n(res, "ort") {
+            problems.push(format!(
+                "{model}: {} sites resolved, onnxruntime's symbolic_shape_infer resolves {} (it alone: {})",
+                res["tool"], res["ort"], res["only_ort"]
+            ));
+        }
+    }
+    for (exporter, set) in ["torchscript", "dynamo"].iter().zip(&families) {
+        if set.len() < MIN_FAMILIES {
+            problems.push(format!("only {} model families exported by {exporter}: {set:?}", set.len()));
+        }
+    }
+
+    // Measured, not yet asserted (issue 12's targets): printed for the log.
+    let t = &report["totals"];
+    let sites = n(t, "sites");
+    let resolved = &t["resolved"];
+    println!(
+        "torch models: {} models, {} sites; resolved: onnx-bcast {:.1}%, ORT symbolic {:.1}%, onnx data_prop {:.1}% \
+         (issue 12 aims at 99.5%); {} conditional; expanded models clean under check --strict: {} of {} ({} findings); \
+         Shape nodes {} -> {}; figures in {}",
+        records.len(),
+        sites,
+        pct(n(resolved, "tool"), sites),
+        pct(n(resolved, "ort"), sites),
+        pct(n(resolved, "onnx"), sites),
+        t["conditional"],
+        t["strict_clean"],
+        t["models"],
+        t["strict_findings"],
+        t["shape_nodes_before"],
+        t["shape_nodes_after"],
+        figures.display()
+    );
+    for (variant, v) in t["per_variant"].as_object().into_iter().flatten() {
+        let vs = n(v, "sites");
+        println!(
+            "  {variant}: {} models, {vs} sites, onnx-bcast {:.1}%, ORT {:.1}%, onnx {:.1}%",
+            v["models"],
+            pct(n(&v["resolved"], "tool"), vs),
+            pct(n(&v["resolved"], "ort"), vs),
+            pct(n(&v["resolved"], "onnx"), vs)
+        );
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) over the PyTorch export corpus:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
