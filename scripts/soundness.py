@@ -186,10 +186,13 @@ class Expr:
         if tag == "sym":
             return Fraction(env[node[1]])
         if tag == "neg":
-            return -self._eval(node[1], env)
+            v = self._eval(node[1], env)
+            return None if v is None else -v
         if tag == "call":
             args = [self._eval(a, env) for a in node[2]]
             name = node[1]
+            if any(a is None for a in args):
+                return None  # a broadcast inside that does not hold: no size equals this claim
             if name == "floor":
                 if len(args) != 1:
                     raise BadExpr(f"floor with {len(args)} arguments in {self.text!r}")
