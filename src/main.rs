@@ -17,6 +17,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+mod cli;
+
 use onnx_bcast::analysis::{analyze_model, analyze_model_each};
 
 /// `check` and `expand` read sites, not the facts of every value.
@@ -247,7 +249,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
         Command::Completions { shell } => {
             let stdout = io::stdout();
             let mut out = io::BufWriter::new(stdout.lock());
-            clap_complete::generate(shell, &mut Cli::command(), "onnx-bcast", &mut out);
+            cli::completions::write(shell, &mut Cli::command(), &mut out)?;
             out.flush()?;
             Ok(Status::Clean)
         }
