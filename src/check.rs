@@ -237,6 +237,12 @@ impl Judge {
     }
 
     pub fn judge(&mut self, site: Site) {
+        self.judge_with(site, |_| {});
+    }
+
+    /// Judges one site and hands its report to `each` before keeping (or dropping) it: output that lists every
+    /// site writes it there, so that memory does not grow with the number of sites.
+    pub fn judge_with(&mut self, site: Site, each: impl FnOnce(&SiteReport)) {
         let options = self.options;
         let report = describe(site, options);
         let site = &report.site;
@@ -268,6 +274,7 @@ impl Judge {
                 });
             }
         }
+        each(&report);
         if self.keep_sites {
             self.sites.push(report);
         }

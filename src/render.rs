@@ -118,24 +118,57 @@ fn json_finding(f: &Finding) -> JsonFinding<'_> {
     }
 }
 
+/// The start of a model's JSON object as [`report_json`] writes it, up to its list of sites: for output that
+/// streams the sites ([`write_json_site`]) as they are judged, then ends with [`write_json_model_end`].
+pub fn write_json_model_start(out: &mut impl Write, path: &str) -> io::Result<()> {
+    out.write_all(b"{\"model\":")?;
+    serde_json::to_writer(&mut *out, path)?;
+    out.write_all(b",\"sites\":[")
+}
+
+/// One site of a streamed model object; `first` for the first one (no comma before it).
+pub fn write_json_site(out: &mut impl Write, site: &SiteReport, first: bool) -> io::Result<()> {
+    if !first {
+        out.write_all(b",")?;
+    }
+    serde_json::to_writer(&mut *out, &json_site(site))?;
+    Ok(())
+}
+
+/// The rest of a streamed model object after its sites: findings, summary, opaque ops, and the newline.
+pub fn write_json_model_end(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    out.write_all(b"],\"findings\":")?;
+    let findings: Vec<JsonFinding<'_>> = report.findings.iter().map(json_finding).collect();
+    serde_json::to_writer(&mut *out, &findings)?;
+    out.write_all(b",\"summary\":")?;
+    serde_json::to_writer(&mut *out, &json_summary(report))?;
+    out.write_all(b",\"opaque_ops\":")?;
+    serde_json::to_writer(&mut *out, &report.opaque)?;
+    out.write_all(b"}\n")
+}
+
+fn json_summary(report: &Report) -> JsonSummary {
+    let s = report.summary;
+    JsonSummary {
+        sites: s.sites,
+        same: s.same,
+        broadcast: s.broadcast,
+        violations: s.violations,
+        conditional: s.conditional,
+        unknown: s.unknown,
+        errors: s.errors,
+        warnings: s.warnings,
+        opaque_nodes: report.opaque.values().sum(),
+    }
+}
+
 /// The JSON object of one model's report.
 pub fn report_json(path: &str, report: &Report) -> Value {
-    let s = report.summary;
     let model = JsonModel {
         model: path,
         sites: report.sites.iter().map(json_site).collect(),
         findings: report.findings.iter().map(json_finding).collect(),
-        summary: JsonSummary {
-            sites: s.sites,
-            same: s.same,
-            broadcast: s.broadcast,
-            violations: s.violations,
-            conditional: s.conditional,
-            unknown: s.unknown,
-            errors: s.errors,
-            warnings: s.warnings,
-            opaque_nodes: report.opaque.values().sum(),
-        },
+        summary: json_summary(report),
         opaque_ops: &report.opaque,
     };
     serde_json::to_value(model).expect("report serializes")
@@ -221,17 +254,37 @@ pub enum ColorChoice {
 
 /// [`write_text`] with colour: the same characters, with the path bold and `SEVERITY[CODE]` coloured.
 pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
-    let bold = anstyle::Style::new().bold();
-    let shown_path = palette.paint(bold, path);
-    for f in &report.findings {
+    write_findings_styled(out, path, report, palette, false)?;
+    writeln!(out, "{}: {}", palette.paint(anstyle::Style::new().bold(), path), summary_text(report))
+}
+
+/// One line per finding, as [`write_text_styled`] writes them, without the summary line; with `errors_only`,
+/// only the findings of error severity.
+pub fn write_findings_styled(
+    out: &mut impl Write,
+    path: &str,
+    report: &Report,
+    palette: Palette,
+    errors_only: bool,
+) -> io::Result<()> {
+    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    for f in report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error) {
         let label = palette.paint(palette.severity(f.severity), &format!("{}[{}]", f.severity.as_str(), f.code));
         writeln!(out, "{shown_path}: {label} {}: {}", finding_location(f), f.message)?;
     }
-    writeln!(out, "{shown_path}: {}", summary_text(report))
+    Ok(())
+}
+
+/// The line of a model that could not be checked: `PATH: error: MESSAGE` (`internal error` for a bug), coloured
+/// like an error finding.
+pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) -> String {
+    let message = message.strip_prefix(path).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
+    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    format!("{shown_path}: {}: {message}", palette.paint(palette.severity(Severity::Error), label))
 }
 
 /// The summary line's text after `PATH: `.
-fn summary_text(report: &Report) -> String {
+pub fn summary_text(report: &Report) -> String {
     let s = report.summary;
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     format!(
@@ -268,7 +321,13 @@ pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> St
 /// GitHub Actions workflow commands: an `::error`, `::warning` or `::notice` per finding (titled with its code,
 /// the message led by its location), then the plain summary line, which the log shows as it is.
 pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
-    for f in &report.findings {
+    write_github_findings(out, path, report, false)?;
+    writeln!(out, "{path}: {}", summary_text(report))
+}
+
+/// The workflow commands of [`write_github`] without the summary line; with `errors_only`, only `::error`s.
+pub fn write_github_findings(out: &mut impl Write, path: &str, report: &Report, errors_only: bool) -> io::Result<()> {
+    for f in report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error) {
         let level = match f.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -277,7 +336,7 @@ pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Re
         let message = format!("{}: {}", finding_location(f), f.message);
         writeln!(out, "{}", github_command(level, path, f.code.as_str(), &message))?;
     }
-    writeln!(out, "{path}: {}", summary_text(report))
+    Ok(())
 }
 
 /// What a SARIF log says about one model: its report, or why it could not be checked.
