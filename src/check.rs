@@ -460,7 +460,8 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
             format!("{name} has rank {rank} where {} has rank {expected}", rule_input_name(site, 0))
         }
         ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
-            format!("{len} dims from axis {axis} do not fit in a target of rank {target_rank}")
+            let dims = if *len == 1 { "1 dim".to_string() } else { format!("{len} dims") };
+            format!("{dims} from axis {axis} do not fit in a target of rank {target_rank}")
         }
         ViolationKind::Unsatisfiable { symbol, first, second } => {
             let set = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");

@@ -154,7 +154,36 @@ impl Config {
 }
 
 fn parse(path: &Path, text: &str) -> Result<Settings, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })
+    toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.into(), message: with_suggestion(e.to_string()) })
+}
+
+/// The keys of the settings table, for "did you mean".
+const KEYS: [&str; 5] = ["deny", "warn", "allow", "strict", "exclude"];
+
+/// A parse error about an unknown key, with the known key it is closest to (`exlude` → `exclude`).
+fn with_suggestion(message: String) -> String {
+    let Some(rest) = message.split("unknown field `").nth(1) else { return message };
+    let Some(key) = rest.split('`').next() else { return message };
+    match KEYS.iter().map(|k| (edit_distance(key, k), *k)).min() {
+        Some((d, known)) if d <= 2 && d < key.len() => format!("{}\ndid you mean `{known}`?", message.trim_end()),
+        _ => message,
+    }
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
 }
 
 /// The `[tool.onnx-bcast]` table of a pyproject.toml, if it has one.
@@ -167,14 +196,27 @@ fn pyproject_settings(path: &Path, text: &str) -> Result<Option<Settings>, Confi
     struct Tool {
         #[serde(rename = "onnx-bcast")]
         onnx_bcast: Option<toml::Value>,
+        /// The other tools' tables: a misspelt `[tool.onnx_bcast]` is among them.
+        #[serde(flatten)]
+        others: std::collections::BTreeMap<String, toml::Value>,
     }
     let project: Pyproject =
         toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })?;
-    match project.tool.and_then(|t| t.onnx_bcast) {
+    let tool = project.tool;
+    let misspelt = tool
+        .as_ref()
+        .and_then(|t| t.others.keys().find(|k| k.to_lowercase().replace(['-', '_', '.'], "") == "onnxbcast"));
+    if let Some(name) = misspelt {
+        return Err(ConfigError::Parse {
+            path: path.into(),
+            message: format!("[tool.{name}] is not read: the table is [tool.onnx-bcast]"),
+        });
+    }
+    match tool.and_then(|t| t.onnx_bcast) {
         None => Ok(None),
         Some(table) => table.try_into().map(Some).map_err(|e: toml::de::Error| ConfigError::Parse {
             path: path.into(),
-            message: format!("[tool.onnx-bcast]: {e}"),
+            message: with_suggestion(format!("[tool.onnx-bcast]: {e}")),
         }),
     }
 }

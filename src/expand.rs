@@ -74,6 +74,9 @@ pub struct Action {
     pub op: String,
     /// One line per input made explicit, e.g. `B [3] -> Expand to [2, 3]`.
     pub steps: Vec<String>,
+    /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
+    /// explicit, not valid for other sizes.
+    pub conditions: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -434,11 +437,22 @@ impl<'m> Planner<'m> {
         }
         self.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, NodeEdit { inputs: Some(inputs), drop_attributes });
         self.summary.made_explicit += 1;
+        let mut conditions: Vec<String> = Vec::new();
+        for s in sites {
+            if let Verdict::Conditional(conds) = &s.verdict {
+                for c in conds.iter().map(ToString::to_string) {
+                    if !conditions.contains(&c) {
+                        conditions.push(c);
+                    }
+                }
+            }
+        }
         self.summary.actions.push(Action {
             graph: first.graph.clone(),
             node: first.node.clone(),
             op: first.op.clone(),
             steps,
+            conditions,
         });
     }
 

@@ -103,6 +103,7 @@ pub mod proto {
 }
 pub mod analysis;
 pub mod attr;
+pub mod brief;
 pub mod broadcast;
 pub mod check;
 pub mod config;
@@ -116,6 +117,7 @@ pub mod infer;
 pub mod materialize;
 pub mod ops;
 pub mod render;
+pub mod render_expand;
 pub mod shape;
 pub mod source;
 pub mod sym;

@@ -61,11 +61,11 @@ enum Command {
         /// Expand, for toolchains that reject Expand.
         #[arg(long)]
         materialize_constants: bool,
-        /// The largest constant, in bytes, that --materialize-constants writes out.
-        #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+        /// The largest constant that --materialize-constants writes out, in bytes (units allowed: 1KiB, 16MiB, 2GB).
+        #[arg(long, value_name = "BYTES", default_value = "16MiB", value_parser = cli::parse_bytes)]
         max_materialize_bytes: u64,
         /// Write external data of at most BYTES per tensor into the model file itself (main-graph initializers).
-        #[arg(long, value_name = "BYTES")]
+        #[arg(long, value_name = "BYTES", value_parser = cli::parse_bytes)]
         inline_external_below: Option<u64>,
         /// Gather the external data of main-graph initializers into this one new file beside OUTPUT.
         #[arg(long, value_name = "FILE")]
@@ -76,6 +76,10 @@ enum Command {
         /// Print the plan and write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Do not list the sites made explicit (one line each); the sites left implicit and the totals are still
+        /// printed.
+        #[arg(long, short)]
+        quiet: bool,
         /// After rewriting, run the original and the rewritten model with tract-onnx on the same seeded random
         /// inputs (symbolic dims bound to small sizes) and compare every output. Exit 1 when they differ or the
         /// rewritten model fails where the original runs, 2 when tract cannot run the original. Needs a build with
@@ -192,6 +196,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
             gather_external_data,
             format,
             dry_run,
+            quiet,
             verify,
         } => {
             if verify && !cfg!(feature = "verify") {
@@ -206,7 +211,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
                 inline_external_below,
                 gather_external: gather_external_data,
             };
-            expand(&input, &output, options, format, dry_run, verify)
+            expand(&input, &output, options, format, dry_run, verify, quiet)
         }
     }
 }
@@ -218,6 +223,7 @@ fn expand(
     format: Format,
     dry_run: bool,
     verify: bool,
+    quiet: bool,
 ) -> io::Result<Status> {
     let shown = input.display().to_string();
     let model = match Model::open(input) {
@@ -255,7 +261,7 @@ fn expand(
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match format {
-        Format::Text => render::write_expand_text(&mut out, &shown, written.as_deref(), &plan.summary, dry_run)?,
+        Format::Text => render::write_expand_text(&mut out, &shown, written.as_deref(), &plan.summary, quiet)?,
         Format::Json => writeln!(out, "{}", render::expand_json(&shown, written.as_deref(), &plan.summary))?,
     }
     out.flush()?;

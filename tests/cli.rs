@@ -625,3 +625,59 @@ fn a_named_file_is_checked_unless_force_exclude() {
     let r = run(&["check", "-v", "--exclude", "*_ok.onnx", "--exclude", "malformed", "fixtures"]);
     assert!(summarized_models(&r.stdout).iter().all(|m| !m.ends_with("_ok.onnx")), "{}", r.stdout);
 }
+
+/// `expand` lists each site it makes explicit, one line each, and says when the site still holds only for some
+/// sizes of its symbols; `--quiet` leaves the list out.
+#[test]
+fn expand_lists_the_sites_it_changes() {
+    let (r, text) = transcript(&["expand", "--dry-run", "fixtures/symbolic_batch.onnx", "out.onnx"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("main/add (Add): ") && r.stdout.contains("(still holds only if N ∈ {1, 2})"));
+    insta::assert_snapshot!("expand_lists_sites", text);
+    let (r, text) = transcript(&["expand", "--dry-run", "fixtures/multidirectional_where3_ok.onnx", "out.onnx"]);
+    assert_eq!(r.code, 0);
+    insta::assert_snapshot!("expand_lists_sites_static", text);
+    let r = run(&["expand", "--dry-run", "--quiet", "fixtures/multidirectional_where3_ok.onnx", "out.onnx"]);
+    assert_eq!(r.stdout.lines().count(), 1, "only the totals: {}", r.stdout);
+}
+
+/// A message is read at a glance: in text, SARIF and GitHub output a long dim expression gets a short name (`h₁`,
+/// listed after the message with --verbose) and no message with its location runs past 300 characters; JSON keeps
+/// the full message.
+#[test]
+fn long_messages_are_short_in_text_sarif_and_github() {
+    let model = "fixtures/multidirectional_long_message_bad.onnx";
+    let long_dim = "batch_size_of_the_exported_encoder_model_after_tracing";
+    let text = run(&["check", model]);
+    let finding = text.stdout.lines().next().unwrap();
+    let message = finding.split_once("error[broadcast-violation] ").unwrap().1;
+    assert!(message.chars().count() <= 300, "{} characters: {message}", message.chars().count());
+    assert!(message.contains("[h₁, 3]") && !message.contains(long_dim), "{message}");
+    assert!(message.ends_with('…'), "the list of 40 inputs is cut: {message}");
+    let verbose = run(&["check", "-v", model]);
+    assert!(verbose.stdout.contains(&format!("\n    h₁ = {long_dim}\n")), "{}", verbose.stdout);
+
+    let github = run(&["check", "--format", "github", model]);
+    let annotation = github.stdout.lines().next().unwrap().split_once("::").unwrap().1.split_once("::").unwrap().1;
+    assert!(annotation.chars().count() <= 300, "{annotation}");
+
+    let sarif: Value = serde_json::from_str(&run(&["check", "--format", "sarif", model]).stdout).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    assert!(result["message"]["text"].as_str().unwrap().chars().count() <= 300);
+    assert_eq!(result["properties"]["names"]["h₁"], long_dim);
+    assert!(result["properties"]["fullMessage"].as_str().unwrap().contains("hidden_state_of_layer_39"));
+
+    let json: Value = serde_json::from_str(&run(&["check", "--format", "json", model]).stdout).unwrap();
+    let full = json["findings"][0]["message"].as_str().unwrap();
+    assert!(full.contains(long_dim) && full.contains("hidden_state_of_layer_39 [4]"), "JSON keeps everything: {full}");
+}
+
+/// JSON sites carry their conditions structured beside the prose: the symbol (or expression) and its values.
+#[test]
+fn json_conditions_are_structured() {
+    let r = run(&["check", "--format", "json", "fixtures/symbolic_batch.onnx"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let site = &v["sites"][0];
+    assert_eq!(site["conditions"], json!(["N ∈ {1, 2}"]));
+    assert_eq!(site["constraints"], json!([{ "axis": 0, "symbol": "N", "values": [1, 2] }]));
+}

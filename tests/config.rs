@@ -273,3 +273,16 @@ fn excludes_from_the_config_and_the_command_line() {
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(summaries(&r).len(), 5, "{r:?}");
 }
+
+/// A misspelt table name is an error, not silently no settings; an unknown key names the key it is closest to.
+#[test]
+fn misspelt_table_and_keys_get_a_suggestion() {
+    let t = tree(&[("pyproject.toml", "[tool.onnx_bcast]\nstrict = true\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("[tool.onnx_bcast] is not read: the table is [tool.onnx-bcast]"), "{r:?}");
+    let t = tree(&[("onnx-bcast.toml", "exlude = [\"legacy\"]\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("did you mean `exclude`?"), "{r:?}");
+}

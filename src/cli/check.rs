@@ -68,7 +68,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     color: ColorWhen,
     /// Check at most N models at once (default: one per core).
-    #[arg(long, short, value_name = "N")]
+    #[arg(long, short, value_name = "N", value_parser = super::parse_jobs)]
     jobs: Option<std::num::NonZeroUsize>,
 }
 

@@ -142,7 +142,7 @@ impl Reporter {
         }
         match (&mut self.sink, &outcome.report) {
             (Sink::Text { palette }, Ok(report)) => {
-                render::write_findings_styled(out, shown, report, *palette, quiet)?;
+                render::write_findings_styled(out, shown, report, *palette, quiet, verbose)?;
                 if verbose {
                     writeln!(out, "{shown}: {}", render::summary_text(report))?;
                     render::write_opaque(out, shown, &report.opaque)?;
