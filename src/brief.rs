@@ -47,10 +47,20 @@ pub fn abbreviate(message: &str, budget: usize) -> Brief {
     Brief { message: cut(&text, budget), names }
 }
 
-/// The text cut to `budget` characters, ending in `…` when it was longer.
+/// The text cut to `budget` characters with `…`. A message ends with what matters most (`…: on axis 1, B has 4
+/// where A has 3`), so the part before its last `: ` is cut when that keeps the end whole.
 fn cut(text: &str, budget: usize) -> String {
-    if text.chars().count() <= budget {
+    let len = text.chars().count();
+    if len <= budget {
         return text.to_string();
+    }
+    if let Some(at) = text.rfind(": ") {
+        let tail = &text[at..];
+        let tail_len = tail.chars().count();
+        if tail_len + 1 < budget / 2 {
+            let lead: String = text[..at].chars().take(budget - tail_len - 1).collect();
+            return format!("{lead}…{tail}");
+        }
     }
     let mut out: String = text.chars().take(budget.saturating_sub(1)).collect();
     out.push('…');
@@ -108,6 +118,12 @@ mod tests {
         let brief = abbreviate(&long, MAX_CHARS);
         assert_eq!(brief.message.chars().count(), MAX_CHARS);
         assert!(brief.message.ends_with('…'));
+        // The end of a message (the axis and the two sizes) stays whole; the list before it is cut.
+        let list = (0..60).map(|i| format!("input_{i} [2, 3]")).collect::<Vec<_>>().join(", ");
+        let message = format!("{list} do not broadcast: on axis 1, input_59 has 4 where input_0 has 3");
+        let brief = abbreviate(&message, MAX_CHARS);
+        assert_eq!(brief.message.chars().count(), MAX_CHARS);
+        assert!(brief.message.ends_with("…: on axis 1, input_59 has 4 where input_0 has 3"), "{}", brief.message);
     }
 
     #[test]

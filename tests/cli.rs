@@ -653,7 +653,11 @@ fn long_messages_are_short_in_text_sarif_and_github() {
     let message = finding.split_once("error[broadcast-violation] ").unwrap().1;
     assert!(message.chars().count() <= 300, "{} characters: {message}", message.chars().count());
     assert!(message.contains("[h₁, 3]") && !message.contains(long_dim), "{message}");
-    assert!(message.ends_with('…'), "the list of 40 inputs is cut: {message}");
+    assert!(
+        message.contains('…')
+            && message.ends_with("on axis 1, hidden_state_of_layer_39 has 4 where hidden_state_of_layer_00 has 3"),
+        "the list of 40 inputs is cut, the axis and the two sizes are not: {message}"
+    );
     let verbose = run(&["check", "-v", model]);
     assert!(verbose.stdout.contains(&format!("\n    h₁ = {long_dim}\n")), "{}", verbose.stdout);
 
