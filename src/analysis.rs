@@ -68,6 +68,28 @@ pub struct Site {
     pub functions: Vec<FunctionFrame>,
     /// Default-domain opset the op was evaluated at.
     pub opset: i64,
+    /// The attributes a rewrite of the site reads, resolved at this evaluation (inside a function, through the
+    /// call's attributes).
+    pub attrs: SiteAttrs,
+}
+
+/// Gemm's `transA`/`transB` and the legacy `axis` of a site, as evaluated: a function body's attribute references
+/// are followed to the calling node, so two calls of one function may differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SiteAttrs {
+    pub trans_a: bool,
+    pub trans_b: bool,
+    pub axis: Option<i64>,
+}
+
+impl SiteAttrs {
+    fn of(attrs: Attrs<'_>) -> SiteAttrs {
+        SiteAttrs {
+            trans_a: attrs.int("transA").unwrap_or(0) != 0,
+            trans_b: attrs.int("transB").unwrap_or(0) != 0,
+            axis: attrs.int("axis"),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -845,6 +867,7 @@ impl<'m> Walker<'m, '_> {
             type_mismatch,
             functions,
             opset: env.opset,
+            attrs: SiteAttrs::of(attrs),
         };
         match &mut self.each_site {
             Some(each) => each(site),

@@ -232,6 +232,12 @@ impl Judge {
     }
 
     pub fn judge(&mut self, site: Site) {
+        self.judge_with(site, |_| {});
+    }
+
+    /// Judges one site and hands its report to `each` before keeping (or dropping) it: output that lists every
+    /// site writes it there, so that memory does not grow with the number of sites.
+    pub fn judge_with(&mut self, site: Site, each: impl FnOnce(&SiteReport)) {
         let options = self.options;
         let report = describe(site, options);
         let site = &report.site;
@@ -262,6 +268,7 @@ impl Judge {
                 });
             }
         }
+        each(&report);
         if self.keep_sites {
             self.sites.push(report);
         }
@@ -503,7 +510,8 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
             format!("{name} has rank {rank} where {} has rank {expected}", rule_input_name(site, 0))
         }
         ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
-            format!("{len} dims from axis {axis} do not fit in a target of rank {target_rank}")
+            let dims = if *len == 1 { "1 dim".to_string() } else { format!("{len} dims") };
+            format!("{dims} from axis {axis} do not fit in a target of rank {target_rank}")
         }
         ViolationKind::Unsatisfiable { symbol, first, second } => {
             let set = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");

@@ -154,7 +154,36 @@ impl Config {
 }
 
 fn parse(path: &Path, text: &str) -> Result<Settings, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })
+    toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.into(), message: with_suggestion(e.to_string()) })
+}
+
+/// The keys of the settings table, for "did you mean".
+const KEYS: [&str; 5] = ["deny", "warn", "allow", "strict", "exclude"];
+
+/// A parse error about an unknown key, with the known key it is closest to (`exlude` → `exclude`).
+fn with_suggestion(message: String) -> String {
+    let Some(rest) = message.split("unknown field `").nth(1) else { return message };
+    let Some(key) = rest.split('`').next() else { return message };
+    match KEYS.iter().map(|k| (edit_distance(key, k), *k)).min() {
+        Some((d, known)) if d <= 2 && d < key.len() => format!("{}\ndid you mean `{known}`?", message.trim_end()),
+        _ => message,
+    }
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
 }
 
 /// The `[tool.onnx-bcast]` table of a pyproject.toml, if it has one.
@@ -167,14 +196,27 @@ fn pyproject_settings(path: &Path, text: &str) -> Result<Option<Settings>, Confi
     struct Tool {
         #[serde(rename = "onnx-bcast")]
         onnx_bcast: Option<toml::Value>,
+        /// The other tools' tables: a misspelt `[tool.onnx_bcast]` is among them.
+        #[serde(flatten)]
+        others: std::collections::BTreeMap<String, toml::Value>,
     }
     let project: Pyproject =
         toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })?;
-    match project.tool.and_then(|t| t.onnx_bcast) {
+    let tool = project.tool;
+    let misspelt = tool
+        .as_ref()
+        .and_then(|t| t.others.keys().find(|k| k.to_lowercase().replace(['-', '_', '.'], "") == "onnxbcast"));
+    if let Some(name) = misspelt {
+        return Err(ConfigError::Parse {
+            path: path.into(),
+            message: format!("[tool.{name}] is not read: the table is [tool.onnx-bcast]"),
+        });
+    }
+    match tool.and_then(|t| t.onnx_bcast) {
         None => Ok(None),
         Some(table) => table.try_into().map(Some).map_err(|e: toml::de::Error| ConfigError::Parse {
             path: path.into(),
-            message: format!("[tool.onnx-bcast]: {e}"),
+            message: with_suggestion(format!("[tool.onnx-bcast]: {e}")),
         }),
     }
 }
@@ -299,57 +341,97 @@ impl Target {
     }
 }
 
+/// How [`find_models`] treats the paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// Skip a path named on the command line when it is excluded (otherwise it is checked whatever the globs say).
+    pub force_exclude: bool,
+    /// Skip hidden files and folders and what `.gitignore`, `.ignore` and `.git/info/exclude` list, below a folder.
+    pub honour_ignore_files: bool,
+}
+
+impl Default for Walk {
+    fn default() -> Self {
+        Walk { force_exclude: false, honour_ignore_files: true }
+    }
+}
+
 /// What the command-line paths name: each file as it is, each folder as every `.onnx` file below it (sorted by
-/// path; symbolic links to folders are not followed), in argument order, without the excluded ones. Returns the
-/// targets and a warning per folder with no model in it.
-pub fn find_models(paths: &[PathBuf], exclude: &Exclude) -> (Vec<Target>, Vec<String>) {
+/// path; symbolic links to folders are not followed; hidden folders and ignored paths skipped unless
+/// `walk.honour_ignore_files` is off), in argument order, without the excluded ones found in folders (and the
+/// excluded named ones with `walk.force_exclude`). A model named twice, or found twice, is checked once, in its
+/// first place. Returns the targets and a warning per folder with no model in it.
+pub fn find_models(paths: &[PathBuf], exclude: &Exclude, walk: Walk) -> (Vec<Target>, Vec<String>) {
     let mut targets = Vec::new();
     let mut warnings = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut first_time = |target: &Target| match target {
+        Target::Model(path) => seen.insert(std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))),
+        Target::Unreadable { .. } => true,
+    };
     for path in paths {
-        if exclude.is_excluded(path) {
+        if walk.force_exclude && exclude.is_excluded(path) {
             continue;
         }
         if !path.is_dir() {
-            targets.push(Target::Model(path.clone()));
+            let target = Target::Model(path.clone());
+            if first_time(&target) {
+                targets.push(target);
+            }
             continue;
         }
-        let mut found = Vec::new();
-        walk(path, exclude, &mut found);
+        let mut found = walk_folder(path, exclude, walk.honour_ignore_files);
         found.sort_by(|a, b| a.path().cmp(b.path()));
         if found.is_empty() {
             warnings.push(format!("{}: no .onnx file below this folder", path.display()));
         }
-        targets.extend(found);
+        targets.extend(found.into_iter().filter(|t| first_time(t)));
     }
     (targets, warnings)
 }
 
-fn walk(dir: &Path, exclude: &Exclude, found: &mut Vec<Target>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => {
-            found.push(Target::Unreadable { path: dir.to_path_buf(), message: format!("cannot read folder: {e}") });
-            return;
-        }
-    };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                found.push(Target::Unreadable { path: dir.to_path_buf(), message: format!("cannot read folder: {e}") });
-                continue;
+/// The model files below `dir`, walked by the `ignore` crate (ripgrep's): `.gitignore` files apply inside and
+/// outside a Git repository, as ruff applies them.
+fn walk_folder(dir: &Path, exclude: &Exclude, honour_ignore_files: bool) -> Vec<Target> {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder.standard_filters(honour_ignore_files).require_git(false).follow_links(false);
+    let exclude = exclude.clone();
+    builder.filter_entry(move |entry| entry.depth() == 0 || !exclude.is_excluded(entry.path()));
+    let mut found = Vec::new();
+    for entry in builder.build() {
+        match entry {
+            Ok(entry) => {
+                let path = entry.path();
+                let is_file =
+                    entry.file_type().is_some_and(|k| k.is_file()) || (entry.path_is_symlink() && path.is_file());
+                if entry.depth() > 0 && is_file && is_model_file(path) {
+                    found.push(Target::Model(path.to_path_buf()));
+                }
             }
-        };
-        let path = entry.path();
-        if exclude.is_excluded(&path) {
-            continue;
+            Err(e) => {
+                let path = error_path(&e).unwrap_or(dir).to_path_buf();
+                found.push(Target::Unreadable { path, message: format!("cannot read folder: {}", error_cause(&e)) });
+            }
         }
-        let Ok(kind) = entry.file_type() else { continue };
-        if kind.is_dir() {
-            walk(&path, exclude, found);
-        } else if is_model_file(&path) && (kind.is_file() || path.is_file()) {
-            found.push(Target::Model(path));
-        }
+    }
+    found
+}
+
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        _ => None,
+    }
+}
+
+/// The error without the path it names (the target names it).
+fn error_cause(e: &ignore::Error) -> String {
+    match e {
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => error_cause(err),
+        other => other.to_string(),
     }
 }
 

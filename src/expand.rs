@@ -74,6 +74,9 @@ pub struct Action {
     pub op: String,
     /// One line per input made explicit, e.g. `B [3] -> Expand to [2, 3]`.
     pub steps: Vec<String>,
+    /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
+    /// explicit, not valid for other sizes.
+    pub conditions: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -387,6 +390,16 @@ impl<'m> Planner<'m> {
             self.leave(first, reason);
             return;
         }
+        // A function body is shared by its calls: one rewrite fits them all only if they agree on the attributes
+        // it reads.
+        if let Some(other) = sites.iter().find(|s| s.attrs != first.attrs) {
+            let reason = format!(
+                "the calls at {} and {} give the function's node different transA/transB/axis: no one rewrite of the shared body fits both",
+                first.node, other.node
+            );
+            self.leave(first, reason);
+            return;
+        }
         // A function body is shared by its calls: a constant target is only right if every call agrees on it.
         let agreed = sites.iter().all(|s| s.output_shape == first.output_shape && same_inputs(s, first));
         let node = self.node_proto(loc);
@@ -418,11 +431,22 @@ impl<'m> Planner<'m> {
         }
         self.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, NodeEdit { inputs: Some(inputs), drop_attributes });
         self.summary.made_explicit += 1;
+        let mut conditions: Vec<String> = Vec::new();
+        for s in sites {
+            if let Verdict::Conditional(conds) = &s.verdict {
+                for c in conds.iter().map(ToString::to_string) {
+                    if !conditions.contains(&c) {
+                        conditions.push(c);
+                    }
+                }
+            }
+        }
         self.summary.actions.push(Action {
             graph: first.graph.clone(),
             node: first.node.clone(),
             op: first.op.clone(),
             steps,
+            conditions,
         });
     }
 
@@ -526,7 +550,7 @@ impl<'m> Planner<'m> {
                 let (Some(ad), Some(bd)) = (a.dims(), static_dims(&site.inputs[b].shape)) else {
                     return vec![operand(b, Alignment::Numpy)];
                 };
-                let axis = legacy_axis_of(self.node_proto(&site.loc), ad.len(), bd.len());
+                let axis = legacy_axis_of(site.attrs.axis, ad.len(), bd.len());
                 let trimmed = bd.len() - bd.iter().rev().take_while(|&&d| d == 1).count();
                 if axis + trimmed > ad.len() {
                     return vec![operand(b, Alignment::Numpy)];
@@ -625,9 +649,9 @@ impl<'m> Planner<'m> {
         let out_shape = self.declared_output(site);
         let target = match (site.rule, site.op.as_str()) {
             (Rule::Unidirectional, "Gemm") => {
-                let trans = |n: &str| node.attribute.iter().find(|a| a.name() == n).and_then(|a| a.i).unwrap_or(0) != 0;
-                let m = self.gathered_dim(at, &node.input[0], i64::from(trans("transA")));
-                let n = self.gathered_dim(at, &node.input[1], i64::from(!trans("transB")));
+                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes.
+                let m = self.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
+                let n = self.gathered_dim(at, &node.input[1], i64::from(!site.attrs.trans_b));
                 self.concat(at, vec![m, n])
             }
             (Rule::Unidirectional, _) => self.shape_of(at, &node.input[0], &site.inputs[0].shape),
@@ -911,9 +935,9 @@ fn same_inputs(a: &Site, b: &Site) -> bool {
     a.inputs.len() == b.inputs.len() && a.inputs.iter().zip(&b.inputs).all(|(x, y)| x.shape == y.shape)
 }
 
-/// The start axis of a legacy `broadcast=1` node: its `axis` attribute, or the suffix position.
-fn legacy_axis_of(node: &NodeProto, rank_a: usize, rank_b: usize) -> usize {
-    match node.attribute.iter().find(|a| a.name() == "axis").and_then(|a| a.i) {
+/// The start axis of a legacy `broadcast=1` node: its `axis` attribute (as evaluated), or the suffix position.
+fn legacy_axis_of(axis: Option<i64>, rank_a: usize, rank_b: usize) -> usize {
+    match axis {
         Some(axis) if axis >= 0 => axis as usize,
         _ => rank_a.saturating_sub(rank_b),
     }

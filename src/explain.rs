@@ -222,7 +222,15 @@ pub fn list() -> String {
     let width = Code::ALL.iter().map(|c| c.as_str().len()).max().unwrap_or(0);
     Code::ALL
         .iter()
-        .map(|&c| format!("{:width$}  {:7}  {}\n", c.as_str(), c.default_severity().as_str(), summary(c)))
+        .map(|&c| {
+            // Two codes are only reported under --strict (or when named with --deny/--warn): their severity alone
+            // would read as if every model got them.
+            let when = match c {
+                Code::ImplicitBroadcast | Code::UndecidedBroadcast => "(only under --strict) ",
+                _ => "",
+            };
+            format!("{:width$}  {:7}  {when}{}\n", c.as_str(), c.default_severity().as_str(), summary(c))
+        })
         .collect()
 }
 

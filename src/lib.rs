@@ -104,6 +104,7 @@ pub mod proto {
 pub mod analysis;
 pub mod atomic;
 pub mod attr;
+pub mod brief;
 pub mod broadcast;
 pub mod calls;
 pub mod check;
@@ -121,6 +122,7 @@ pub mod ops;
 pub mod panics;
 pub mod refuse;
 pub mod render;
+pub mod render_expand;
 pub mod save;
 pub mod shape;
 pub mod source;

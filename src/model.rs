@@ -20,8 +20,12 @@ pub enum LoadError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: is a directory, not an ONNX model file")]
     IsDirectory { path: PathBuf },
-    #[error("{path}: empty file, not an ONNX model")]
+    #[error("{path}: not a binary ONNX model (empty file)")]
     Empty { path: PathBuf },
+    /// The bytes do not decode, and they look like something else: text (an ONNX text-format file, JSON, a Git LFS
+    /// pointer) or a zip archive.
+    #[error("{path}: not a binary ONNX model (looks like {looks_like})")]
+    NotBinary { path: PathBuf, looks_like: &'static str },
     #[error("{path}: not a valid ONNX model: {reason}")]
     Decode { path: PathBuf, reason: String },
     #[error("{path}: the model has no graph")]
@@ -58,11 +62,12 @@ impl Model {
             Ok(proto) => proto,
             Err(DecodeFailure::Io(source)) => return Err(LoadError::Io { path, source }),
             Err(DecodeFailure::Decode(e)) => {
-                return Err(LoadError::Decode { path, reason: decode_reason(&e.to_string()) });
+                return Err(not_binary(&path, &file)
+                    .unwrap_or_else(|| LoadError::Decode { path, reason: decode_reason(&e.to_string()) }));
             }
         };
         if proto.graph.is_none() {
-            return Err(LoadError::NoGraph { path });
+            return Err(not_binary(&path, &file).unwrap_or(LoadError::NoGraph { path }));
         }
         Ok(Model { path, bytes, file: Some(file), proto })
     }
@@ -73,10 +78,16 @@ impl Model {
         if bytes.is_empty() {
             return Err(LoadError::Empty { path });
         }
-        let proto = ModelProto::decode(bytes.clone())
-            .map_err(|e| LoadError::Decode { path: path.clone(), reason: decode_reason(&e.to_string()) })?;
+        let not_binary = |path: &Path| {
+            let head = &bytes[..bytes.len().min(512)];
+            looks_like(head).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
+        };
+        let proto = ModelProto::decode(bytes.clone()).map_err(|e| {
+            not_binary(&path)
+                .unwrap_or_else(|| LoadError::Decode { path: path.clone(), reason: decode_reason(&e.to_string()) })
+        })?;
         if proto.graph.is_none() {
-            return Err(LoadError::NoGraph { path });
+            return Err(not_binary(&path).unwrap_or(LoadError::NoGraph { path }));
         }
         Ok(Model { path, bytes, file: None, proto })
     }
@@ -102,6 +113,30 @@ impl Model {
     pub fn proto(&self) -> &ModelProto {
         &self.proto
     }
+}
+
+/// What a file that is no ONNX model looks like, from its first bytes: a zip archive, or text. Asked only once
+/// decoding has failed, so a model is never judged by its first bytes.
+fn not_binary(path: &Path, file: &File) -> Option<LoadError> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 512];
+    let n = file.read_at(&mut head, 0).ok()?;
+    looks_like(&head[..n]).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
+}
+
+/// `a zip archive` for a zip archive's signature; `text` when the bytes are UTF-8 (a cut last character allowed) without
+/// control characters other than tabs, newlines and carriage returns.
+fn looks_like(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        return Some("a zip archive");
+    }
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+        Err(_) => return None,
+    };
+    let printable = |c: char| !c.is_control() || matches!(c, '\t' | '\n' | '\r');
+    (!text.is_empty() && text.chars().all(printable)).then_some("text")
 }
 
 /// A decoder error in words a user can act on, with the outermost few steps of where it happened.
@@ -151,4 +186,19 @@ pub fn encode(model: &ModelProto) -> Vec<u8> {
 /// whatever was at `path` untouched (`path` may be the model being read). See [`crate::atomic`].
 pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
     crate::atomic::write_atomically(path, write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like;
+
+    #[test]
+    fn text_and_zip_are_recognised_and_binary_is_not() {
+        assert_eq!(looks_like(b"ir_version: 8\ngraph {\n"), Some("text"));
+        assert_eq!(looks_like("caf\u{e9}".as_bytes()), Some("text"));
+        assert_eq!(looks_like(&"caf\u{e9}".as_bytes()[..4]), Some("text"), "a character cut at the end");
+        assert_eq!(looks_like(b"PK\x03\x04\x14\x00"), Some("a zip archive"));
+        assert_eq!(looks_like(b"\x08\x08\x12\x04"), None);
+        assert_eq!(looks_like(b""), None);
+    }
 }

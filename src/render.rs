@@ -53,6 +53,7 @@ struct JsonSite<'a> {
     offending_input: Option<&'a str>,
     conditions: &'a [String],
     functions: Vec<JsonFunction<'a>>,
+    constraints: Vec<Value>,
 }
 
 #[derive(Serialize)]
@@ -104,6 +105,49 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
         offending_input: r.offending_input.as_deref(),
         conditions: &r.conditions,
         functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
+        constraints: match &s.verdict {
+            crate::broadcast::Verdict::Conditional(conditions) => conditions.iter().map(constraint_json).collect(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// A dim as a JSON value: its size, or its expression.
+fn dim_json(dim: &Dim) -> Value {
+    match dim {
+        Dim::Known(n) => Value::from(*n),
+        other => Value::from(other.to_string()),
+    }
+}
+
+/// One condition of a conditional site, structured: `{"axis", "symbol", "values"}` when a symbol must take one of
+/// some values, `{"axis", "expression", "values"}` when an expression must, `{"axis", "equal_or_one": [dims]}` when
+/// dims must be equal or 1, `{"axis", "input", "unknown_dim_values"}` when an unknown dim of rule input `input`
+/// must, and `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer (`seq ≤ 512`).
+fn constraint_json(condition: &crate::broadcast::Condition) -> Value {
+    use crate::broadcast::ConditionKind;
+    match &condition.kind {
+        ConditionKind::OneOf { dim, options } => {
+            let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
+            serde_json::json!({
+                "axis": condition.axis,
+                key: dim.to_string(),
+                "values": options.iter().map(dim_json).collect::<Vec<_>>(),
+            })
+        }
+        ConditionKind::EqualOrOne { dims } => serde_json::json!({
+            "axis": condition.axis,
+            "equal_or_one": dims.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::UnknownOneOf { input, options } => serde_json::json!({
+            "axis": condition.axis,
+            "input": input,
+            "unknown_dim_values": options.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::AtMost { dim, bound } => {
+            let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
+            serde_json::json!({ "axis": condition.axis, key: dim.to_string(), "at_most": dim_json(bound) })
+        }
     }
 }
 
@@ -118,24 +162,57 @@ fn json_finding(f: &Finding) -> JsonFinding<'_> {
     }
 }
 
+/// The start of a model's JSON object as [`report_json`] writes it, up to its list of sites: for output that
+/// streams the sites ([`write_json_site`]) as they are judged, then ends with [`write_json_model_end`].
+pub fn write_json_model_start(out: &mut impl Write, path: &str) -> io::Result<()> {
+    out.write_all(b"{\"model\":")?;
+    serde_json::to_writer(&mut *out, path)?;
+    out.write_all(b",\"sites\":[")
+}
+
+/// One site of a streamed model object; `first` for the first one (no comma before it).
+pub fn write_json_site(out: &mut impl Write, site: &SiteReport, first: bool) -> io::Result<()> {
+    if !first {
+        out.write_all(b",")?;
+    }
+    serde_json::to_writer(&mut *out, &json_site(site))?;
+    Ok(())
+}
+
+/// The rest of a streamed model object after its sites: findings, summary, opaque ops, and the newline.
+pub fn write_json_model_end(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    out.write_all(b"],\"findings\":")?;
+    let findings: Vec<JsonFinding<'_>> = report.findings.iter().map(json_finding).collect();
+    serde_json::to_writer(&mut *out, &findings)?;
+    out.write_all(b",\"summary\":")?;
+    serde_json::to_writer(&mut *out, &json_summary(report))?;
+    out.write_all(b",\"opaque_ops\":")?;
+    serde_json::to_writer(&mut *out, &report.opaque)?;
+    out.write_all(b"}\n")
+}
+
+fn json_summary(report: &Report) -> JsonSummary {
+    let s = report.summary;
+    JsonSummary {
+        sites: s.sites,
+        same: s.same,
+        broadcast: s.broadcast,
+        violations: s.violations,
+        conditional: s.conditional,
+        unknown: s.unknown,
+        errors: s.errors,
+        warnings: s.warnings,
+        opaque_nodes: report.opaque.values().sum(),
+    }
+}
+
 /// The JSON object of one model's report.
 pub fn report_json(path: &str, report: &Report) -> Value {
-    let s = report.summary;
     let model = JsonModel {
         model: path,
         sites: report.sites.iter().map(json_site).collect(),
         findings: report.findings.iter().map(json_finding).collect(),
-        summary: JsonSummary {
-            sites: s.sites,
-            same: s.same,
-            broadcast: s.broadcast,
-            violations: s.violations,
-            conditional: s.conditional,
-            unknown: s.unknown,
-            errors: s.errors,
-            warnings: s.warnings,
-            opaque_nodes: report.opaque.values().sum(),
-        },
+        summary: json_summary(report),
         opaque_ops: &report.opaque,
     };
     serde_json::to_value(model).expect("report serializes")
@@ -146,9 +223,20 @@ pub fn error_json(path: &str, message: &str) -> Value {
     serde_json::json!({ "model": path, "error": message })
 }
 
+/// A finding's message as text, SARIF and GitHub output show it: long dim expressions named (`h₁`), and the
+/// location and message together at most [`crate::brief::MAX_CHARS`] characters.
+pub fn brief_message(f: &Finding) -> crate::brief::Brief {
+    let budget = crate::brief::MAX_CHARS.saturating_sub(finding_location(f).chars().count() + 2).max(80);
+    crate::brief::abbreviate(&f.message, budget)
+}
+
 /// Where a finding is: `GRAPH/NODE (OP)`, `GRAPH/NODE` or `GRAPH`.
 pub fn finding_location(f: &Finding) -> String {
     match (&f.node, &f.op) {
+        // An unnamed node is already labelled `#INDEX (OP)`: the op once is enough.
+        (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
+            format!("{}/{}", f.graph, node)
+        }
         (Some(node), Some(op)) => format!("{}/{} ({})", f.graph, node, op),
         (Some(node), None) => format!("{}/{}", f.graph, node),
         _ => f.graph.clone(),
@@ -221,17 +309,45 @@ pub enum ColorChoice {
 
 /// [`write_text`] with colour: the same characters, with the path bold and `SEVERITY[CODE]` coloured.
 pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
-    let bold = anstyle::Style::new().bold();
-    let shown_path = palette.paint(bold, path);
-    for f in &report.findings {
+    write_findings_styled(out, path, report, palette, false, false)?;
+    writeln!(out, "{}: {}", palette.paint(anstyle::Style::new().bold(), path), summary_text(report))
+}
+
+/// One line per finding, as [`write_text_styled`] writes them, without the summary line; with `errors_only`,
+/// only the findings of error severity; with `legend`, each short name a message uses on a line of its own after
+/// it (`    h₁ = floor(...)`).
+pub fn write_findings_styled(
+    out: &mut impl Write,
+    path: &str,
+    report: &Report,
+    palette: Palette,
+    errors_only: bool,
+    legend: bool,
+) -> io::Result<()> {
+    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    for f in report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error) {
         let label = palette.paint(palette.severity(f.severity), &format!("{}[{}]", f.severity.as_str(), f.code));
-        writeln!(out, "{shown_path}: {label} {}: {}", finding_location(f), f.message)?;
+        let brief = brief_message(f);
+        writeln!(out, "{shown_path}: {label} {}: {}", finding_location(f), brief.message)?;
+        if legend {
+            for (name, expression) in &brief.names {
+                writeln!(out, "    {name} = {expression}")?;
+            }
+        }
     }
-    writeln!(out, "{shown_path}: {}", summary_text(report))
+    Ok(())
+}
+
+/// The line of a model that could not be checked: `PATH: error: MESSAGE` (`internal error` for a bug), coloured
+/// like an error finding.
+pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) -> String {
+    let message = message.strip_prefix(path).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
+    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    format!("{shown_path}: {}: {message}", palette.paint(palette.severity(Severity::Error), label))
 }
 
 /// The summary line's text after `PATH: `.
-fn summary_text(report: &Report) -> String {
+pub fn summary_text(report: &Report) -> String {
     let s = report.summary;
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     format!(
@@ -268,16 +384,22 @@ pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> St
 /// GitHub Actions workflow commands: an `::error`, `::warning` or `::notice` per finding (titled with its code,
 /// the message led by its location), then the plain summary line, which the log shows as it is.
 pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
-    for f in &report.findings {
+    write_github_findings(out, path, report, false)?;
+    writeln!(out, "{path}: {}", summary_text(report))
+}
+
+/// The workflow commands of [`write_github`] without the summary line; with `errors_only`, only `::error`s.
+pub fn write_github_findings(out: &mut impl Write, path: &str, report: &Report, errors_only: bool) -> io::Result<()> {
+    for f in report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error) {
         let level = match f.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "notice",
         };
-        let message = format!("{}: {}", finding_location(f), f.message);
+        let message = format!("{}: {}", finding_location(f), brief_message(f).message);
         writeln!(out, "{}", github_command(level, path, f.code.as_str(), &message))?;
     }
-    writeln!(out, "{path}: {}", summary_text(report))
+    Ok(())
 }
 
 /// What a SARIF log says about one model: its report, or why it could not be checked.
@@ -333,6 +455,49 @@ fn pascal_case(code: &str) -> String {
         .collect()
 }
 
+/// One SARIF result: a finding at its model (physical location) and graph and node (logical locations).
+fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
+    use serde_json::json;
+    let rule_index = Code::ALL.iter().position(|&c| c == f.code).expect("every code is in ALL");
+    let graph = json!({ "name": f.graph, "fullyQualifiedName": f.graph, "kind": "module" });
+    let logical = match &f.node {
+        Some(node) => vec![json!({
+            "name": node,
+            "fullyQualifiedName": format!("{}/{}", f.graph, node),
+            "kind": "member",
+        })],
+        None => vec![graph],
+    };
+    let mut properties = serde_json::Map::new();
+    properties.insert("graph".into(), json!(f.graph));
+    if let Some(node) = &f.node {
+        properties.insert("node".into(), json!(node));
+    }
+    if let Some(op) = &f.op {
+        properties.insert("op".into(), json!(op));
+    }
+    let brief = brief_message(f);
+    if brief.message != f.message {
+        properties.insert("fullMessage".into(), json!(f.message));
+        let names: serde_json::Map<String, Value> = brief.names.iter().map(|(n, e)| (n.clone(), json!(e))).collect();
+        properties.insert("names".into(), Value::Object(names));
+    }
+    json!({
+        "ruleId": f.code.as_str(),
+        "ruleIndex": rule_index,
+        "level": sarif_level(f.severity),
+        "message": { "text": format!("{}: {}", finding_location(f), brief.message) },
+        "locations": [{
+            "physicalLocation": { "artifactLocation": artifact_location },
+            "logicalLocations": logical,
+        }],
+        "partialFingerprints": {
+            "onnxBcastLocation/v1": format!("{}:{}", f.code, finding_location(f)),
+        },
+        "properties": properties,
+    })
+}
+
 /// One SARIF 2.1.0 log for a whole run: one run whose `tool.driver` declares a rule per diagnostic code, every model
 /// as an artifact, one result per finding (level from its severity, the model as physical location, graph and node
 /// as logical locations; ONNX models have no source text, so no regions), and each model that could not be checked
@@ -361,40 +526,7 @@ pub fn sarif_log(models: &[SarifModel<'_>]) -> Value {
         artifacts.push(json!({ "location": { "uri": uri }, "roles": ["analysisTarget"] }));
         match model.outcome {
             Ok(report) => {
-                for f in &report.findings {
-                    let rule_index = Code::ALL.iter().position(|&c| c == f.code).expect("every code is in ALL");
-                    let graph = json!({ "name": f.graph, "fullyQualifiedName": f.graph, "kind": "module" });
-                    let logical = match &f.node {
-                        Some(node) => vec![json!({
-                            "name": node,
-                            "fullyQualifiedName": format!("{}/{}", f.graph, node),
-                            "kind": "member",
-                        })],
-                        None => vec![graph],
-                    };
-                    let mut properties = serde_json::Map::new();
-                    properties.insert("graph".into(), json!(f.graph));
-                    if let Some(node) = &f.node {
-                        properties.insert("node".into(), json!(node));
-                    }
-                    if let Some(op) = &f.op {
-                        properties.insert("op".into(), json!(op));
-                    }
-                    results.push(json!({
-                        "ruleId": f.code.as_str(),
-                        "ruleIndex": rule_index,
-                        "level": sarif_level(f.severity),
-                        "message": { "text": format!("{}: {}", finding_location(f), f.message) },
-                        "locations": [{
-                            "physicalLocation": { "artifactLocation": artifact_location },
-                            "logicalLocations": logical,
-                        }],
-                        "partialFingerprints": {
-                            "onnxBcastLocation/v1": format!("{}:{}", f.code, finding_location(f)),
-                        },
-                        "properties": properties,
-                    }));
-                }
+                results.extend(report.findings.iter().map(|f| sarif_result(f, &artifact_location)));
             }
             Err(message) => notifications.push(json!({
                 "level": "error",
@@ -425,61 +557,7 @@ pub fn sarif_log(models: &[SarifModel<'_>]) -> Value {
     })
 }
 
-/// The JSON object of an expand run.
-pub fn expand_json(input: &str, output: Option<&str>, summary: &crate::expand::ExpandSummary) -> Value {
-    serde_json::json!({
-        "input": input,
-        "output": output,
-        "written": output.is_some(),
-        "sites": summary.sites,
-        "made_explicit": summary.made_explicit,
-        "expands_inserted": summary.expands_inserted,
-        "expands_shared": summary.expands_shared,
-        "materialized": summary.materialized,
-        "nodes_added": summary.nodes_added,
-        "actions": summary.actions.iter().map(|a| serde_json::json!({
-            "graph": a.graph, "node": a.node, "op": a.op, "steps": a.steps,
-        })).collect::<Vec<_>>(),
-        "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "reason": l.reason,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// The text summary of an expand run; with `plan`, every action too (for `--dry-run`).
-pub fn write_expand_text(
-    out: &mut impl Write,
-    input: &str,
-    output: Option<&str>,
-    summary: &crate::expand::ExpandSummary,
-    plan: bool,
-) -> io::Result<()> {
-    if plan {
-        for a in &summary.actions {
-            for step in &a.steps {
-                writeln!(out, "{input}: {}/{} ({}): {step}", a.graph, a.node, a.op)?;
-            }
-        }
-    }
-    for l in &summary.left {
-        writeln!(out, "{input}: left implicit {}/{} ({}): {}", l.graph, l.node, l.op, l.reason)?;
-    }
-    let target = match output {
-        Some(o) => format!("wrote {o}"),
-        None => "dry run, nothing written".to_string(),
-    };
-    writeln!(
-        out,
-        "{input}: {} of {} sites made explicit, {} Expand inserted ({} shared), {} constants materialized, {} nodes added, {} left; {target}",
-        summary.made_explicit,
-        summary.sites,
-        summary.expands_inserted,
-        summary.expands_shared,
-        summary.materialized,
-        summary.nodes_added,
-        summary.left.len(),
-    )
-}
+pub use crate::render_expand::{expand_json, write_expand_text};
 
 fn elem_name(elem: Option<i32>) -> String {
     elem.map_or_else(|| "?".to_string(), crate::tensor::elem_type_name)
@@ -507,7 +585,8 @@ pub fn write_opaque(
     }
     let nodes: usize = opaque.values().sum();
     let ops: Vec<String> = opaque.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
-    writeln!(out, "{path}: inference stopped at {nodes} node(s) of ops it has no rule for: {}", ops.join(", "))
+    let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
+    writeln!(out, "{path}: inference stopped at {nodes} of ops it has no rule for: {}", ops.join(", "))
 }
 
 pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {

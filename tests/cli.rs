@@ -64,11 +64,11 @@ fn json_transcript(args: &[&str]) -> (Run, Value) {
     (r, value)
 }
 
-/// The model named on each summary line of a text run, in output order.
+/// The model named on each summary line of a text run (`--verbose`), in output order; the total line is not one.
 fn summarized_models(stdout: &str) -> Vec<&str> {
     stdout
         .lines()
-        .filter(|l| l.contains(" site: ") || l.contains(" sites: "))
+        .filter(|l| !l.starts_with("checked ") && (l.contains(" site: ") || l.contains(" sites: ")))
         .map(|l| l.split(": ").next().unwrap())
         .collect()
 }
@@ -129,24 +129,81 @@ fn several_models_text() {
     args.extend(models);
     let (r, text) = transcript(&args);
     assert_eq!(r.code, 1, "the worst of 0, 1, 0");
-    assert_eq!(summarized_models(&r.stdout), models, "reports in argument order");
+    assert_eq!(summarized_models(&r.stdout), Vec::<&str>::new(), "no summary per model without --verbose");
+    assert!(r.stdout.ends_with("; 1 error, 1 warning\n"), "one total line at the end:\n{}", r.stdout);
     insta::assert_snapshot!("several_models_text", text);
 
-    // The same models in another order: the output follows the arguments.
+    // The same models in another order, with --verbose: a summary per model, and the output follows the arguments.
     let reversed: Vec<&str> = models.iter().rev().copied().collect();
-    let mut args = vec!["check"];
+    let mut args = vec!["check", "--verbose"];
     args.extend(&reversed);
-    let r = run(&args);
+    let (r, text) = transcript(&args);
     assert_eq!(r.code, 1);
     assert_eq!(summarized_models(&r.stdout), reversed);
+    insta::assert_snapshot!("several_models_verbose", text);
 }
 
-/// A model that cannot be read among good ones: the others are still checked, the error goes to stderr, and the
-/// exit code is the worst (2) even though it is not the last model.
+/// ruff's --quiet: error findings and models that could not be checked, nothing else; the same exit code.
+#[test]
+fn quiet_prints_only_errors() {
+    let (r, text) = transcript(&[
+        "check",
+        "--quiet",
+        "fixtures/multidirectional_add_ok.onnx",
+        "fixtures/multidirectional_add_bad.onnx",
+        "fixtures/symbolic_batch.onnx",
+        "fixtures/does_not_exist.onnx",
+    ]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stdout.lines().count(), 2, "the violation and the missing model:\n{}", r.stdout);
+    insta::assert_snapshot!("quiet", text);
+    let clean = run(&["check", "-q", "fixtures/symbolic_batch.onnx"]);
+    assert_eq!((clean.code, clean.stdout.as_str()), (0, ""), "a warning is not an error");
+}
+
+/// A model named twice, or named and found in a named folder, is checked once, in its first place.
+#[test]
+fn a_model_named_twice_is_checked_once() {
+    let ok = "fixtures/multidirectional_add_ok.onnx";
+    let r = run(&["check", "-v", ok, "./fixtures/multidirectional_add_ok.onnx", ok]);
+    assert_eq!(summarized_models(&r.stdout), [ok]);
+    assert!(r.stdout.contains("checked 1 model, "), "{}", r.stdout);
+    let r = run(&["check", "-v", "--exclude", "malformed", ok, "fixtures"]);
+    let listed = summarized_models(&r.stdout);
+    assert_eq!(listed.iter().filter(|m| m.ends_with("multidirectional_add_ok.onnx")).count(), 1, "{listed:?}");
+}
+
+/// A file that is not a binary ONNX model says what it looks like, in the report, in order, on stdout.
+#[test]
+fn not_a_binary_model_says_what_it_looks_like() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("model.onnx.txt");
+    std::fs::write(&text, "ir_version: 8\ngraph {\n  name: \"main\"\n}\n").unwrap();
+    let zip = dir.path().join("model.zip");
+    std::fs::write(&zip, b"PK\x03\x04\x14\x00\x00\x00\x08\x00garbage").unwrap();
+    let empty = dir.path().join("empty.onnx");
+    std::fs::write(&empty, b"").unwrap();
+    let (text, zip, empty) = (text.to_str().unwrap(), zip.to_str().unwrap(), empty.to_str().unwrap());
+    let ok = "fixtures/multidirectional_add_ok.onnx";
+    let r = run(&["check", "-v", text, ok, zip, empty]);
+    assert_eq!(r.code, 2);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines[0], format!("{text}: error: not a binary ONNX model (looks like text)"));
+    assert!(lines[1].starts_with(ok), "in argument order: {lines:?}");
+    assert_eq!(lines[2], format!("{zip}: error: not a binary ONNX model (looks like a zip archive)"));
+    assert_eq!(lines[3], format!("{empty}: error: not a binary ONNX model (empty file)"));
+    assert!(lines[4].ends_with("; 3 models could not be checked"), "{lines:?}");
+    assert!(r.stderr.is_empty(), "text output has it all on stdout: {}", r.stderr);
+}
+
+/// A model that cannot be read among good ones: the others are still checked, the error is a line of the report
+/// in its place (stdout, so that `> report.txt` keeps it), and the exit code is the worst (2) even though it is not
+/// the last model.
 #[test]
 fn several_models_with_an_unreadable_one() {
     let (r, text) = transcript(&[
         "check",
+        "--verbose",
         "fixtures/multidirectional_add_bad.onnx",
         "fixtures/does_not_exist.onnx",
         "fixtures/multidirectional_add_ok.onnx",
@@ -252,17 +309,9 @@ fn check_without_models() {
 fn broken_pipe_ends_quietly() {
     // Enough output that it cannot all sit in the pipe's buffer (64 KiB on Linux) before the reader closes it:
     // the writer is bound to hit the closed pipe.
-    let fixtures: Vec<String> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.ends_with(".onnx"))
-        .map(|f| format!("fixtures/{f}"))
-        .collect();
+    let copies = fixture_copies(40);
     for format in ["text", "json"] {
-        let mut args: Vec<&str> = vec!["check", "--format", format];
-        for _ in 0..40 {
-            args.extend(fixtures.iter().map(String::as_str));
-        }
+        let args: Vec<&str> = vec!["check", "--verbose", "--format", format, copies.path().to_str().unwrap()];
         let full = run(&args);
         assert!(
             full.stdout.len() > 256 * 1024,
@@ -327,6 +376,21 @@ fn all_summaries(stdout: &str) -> Vec<String> {
     summarized_models(stdout).into_iter().map(str::to_string).collect()
 }
 
+/// A folder holding `n` copies of every good fixture (a model named twice is checked once, so many distinct files
+/// make a long run).
+fn fixture_copies(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..n {
+        let sub = dir.path().join(format!("copy{i:03}"));
+        std::fs::create_dir(&sub).unwrap();
+        for f in good_fixtures() {
+            let name = std::path::Path::new(&f).file_name().unwrap();
+            std::fs::copy(root().join(&f), sub.join(name)).unwrap();
+        }
+    }
+    dir
+}
+
 /// Sorted `.onnx` files below `fixtures/` that are not in `malformed/`.
 fn good_fixtures() -> Vec<String> {
     let mut files = Vec::new();
@@ -351,13 +415,12 @@ fn good_fixtures() -> Vec<String> {
 fn parallel_output_follows_the_arguments() {
     let bad = "fixtures/multidirectional_add_bad.onnx";
     let ok = "fixtures/multidirectional_add_ok.onnx";
+    // Each model once, in its first place: `ok` before the folder, `bad` inside it.
     let mut want = vec![ok.to_string()];
-    want.extend(good_fixtures());
-    want.push(bad.to_string());
-    want.push(ok.to_string());
+    want.extend(good_fixtures().into_iter().filter(|f| f != ok));
     let mut outputs = Vec::new();
     for jobs in ["1", "2", "4"] {
-        let r = run(&["check", "-j", jobs, "--exclude", "malformed", ok, "fixtures", bad, ok]);
+        let r = run(&["check", "-v", "-j", jobs, "--exclude", "malformed", ok, "fixtures", bad, ok]);
         assert_eq!(r.code, 1, "-j {jobs}: the worst is a violation");
         assert_eq!(all_summaries(&r.stdout), want, "-j {jobs}");
         outputs.push(r.stdout);
@@ -373,7 +436,7 @@ fn parallel_output_follows_the_arguments() {
         .map(|l| serde_json::from_str::<Value>(l).unwrap()["model"].as_str().unwrap().to_string())
         .collect();
     let mut want = vec![ok.to_string(), "fixtures/missing.onnx".to_string()];
-    want.extend(good_fixtures());
+    want.extend(good_fixtures().into_iter().filter(|f| f != ok));
     assert_eq!(models, want);
 }
 
@@ -459,7 +522,8 @@ fn terminal_colour_and_progress() {
 
     // Many models on a terminal (one thread: about 2 s in a debug build, past the bar's 0.5 s delay): the bar is drawn
     // on stderr, which `script` merges into its output.
-    let many = std::iter::repeat_n("fixtures", 60).collect::<Vec<_>>().join(" ");
+    let copies = fixture_copies(60);
+    let many = copies.path().to_str().unwrap();
     let slow = in_pty("NO_COLOR=1", &format!("check --format json -j 1 {many}"));
     assert!(
         slow.contains("checking "),
@@ -468,7 +532,7 @@ fn terminal_colour_and_progress() {
     );
     let under_ci = in_pty("NO_COLOR=1 CI=true", &format!("check --format json -j 1 {many}"));
     assert!(!under_ci.contains("checking "), "never under CI");
-    let r = run(&["check", "--format", "json", "fixtures", "fixtures", "fixtures"]);
+    let r = run(&["check", "--format", "json", many]);
     assert!(!r.stderr.contains("checking "), "never into a pipe");
 }
 
@@ -526,4 +590,104 @@ fn completions_and_man_page() {
     }
     let check_page = std::fs::read_to_string(tmp.path().join("onnx-bcast-check.1")).unwrap();
     assert!(check_page.contains("deny"));
+}
+
+/// A folder walk skips hidden folders (a `.venv` holding the onnx wheel's test models) and what `.gitignore` or
+/// `.ignore` list, in a Git repository or not; `--no-ignore` walks into them.
+#[test]
+fn folder_walks_honour_ignore_files_and_skip_hidden_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = root().join("fixtures/multidirectional_add_ok.onnx");
+    for sub in [".venv/lib/onnx/backend", "build", "scratch", "models"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::copy(&model, dir.path().join(sub).join("m.onnx")).unwrap();
+    }
+    std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::write(dir.path().join(".ignore"), "scratch\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
+    let checked = |args: &[&str]| -> Vec<String> {
+        let out = Command::new(bin).arg("check").arg("-v").args(args).current_dir(dir.path()).output().unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        summarized_models(&stdout).into_iter().map(str::to_string).collect()
+    };
+    assert_eq!(checked(&["."]), ["./models/m.onnx"]);
+    assert_eq!(
+        checked(&["--no-ignore", "."]),
+        ["./.venv/lib/onnx/backend/m.onnx", "./build/m.onnx", "./models/m.onnx", "./scratch/m.onnx"]
+    );
+    // A folder or file named on the command line is walked or checked, ignored or not.
+    assert_eq!(checked(&["build", ".venv/lib/onnx/backend/m.onnx"]), ["build/m.onnx", ".venv/lib/onnx/backend/m.onnx"]);
+}
+
+/// ruff's rule: a file named on the command line is checked even if --exclude (or the config's `exclude`) matches
+/// it; `--force-exclude` skips it (for pre-commit, which names the staged files). Found files are always excluded.
+#[test]
+fn a_named_file_is_checked_unless_force_exclude() {
+    let named = "fixtures/multidirectional_add_ok.onnx";
+    let r = run(&["check", "-v", "--exclude", "*_ok.onnx", named]);
+    assert_eq!(summarized_models(&r.stdout), [named]);
+    let r = run(&["check", "-v", "--force-exclude", "--exclude", "*_ok.onnx", named]);
+    assert_eq!(summarized_models(&r.stdout), Vec::<&str>::new());
+    let r = run(&["check", "-v", "--exclude", "*_ok.onnx", "--exclude", "malformed", "fixtures"]);
+    assert!(summarized_models(&r.stdout).iter().all(|m| !m.ends_with("_ok.onnx")), "{}", r.stdout);
+}
+
+/// `expand` lists each site it makes explicit, one line each, and says when the site still holds only for some
+/// sizes of its symbols; `--quiet` leaves the list out.
+#[test]
+fn expand_lists_the_sites_it_changes() {
+    let (r, text) = transcript(&["expand", "--dry-run", "fixtures/symbolic_batch.onnx", "out.onnx"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("main/add (Add): ") && r.stdout.contains("(still holds only if N ∈ {1, 2})"));
+    insta::assert_snapshot!("expand_lists_sites", text);
+    let (r, text) = transcript(&["expand", "--dry-run", "fixtures/multidirectional_where3_ok.onnx", "out.onnx"]);
+    assert_eq!(r.code, 0);
+    insta::assert_snapshot!("expand_lists_sites_static", text);
+    let r = run(&["expand", "--dry-run", "--quiet", "fixtures/multidirectional_where3_ok.onnx", "out.onnx"]);
+    assert_eq!(r.stdout.lines().count(), 1, "only the totals: {}", r.stdout);
+}
+
+/// A message is read at a glance: in text, SARIF and GitHub output a long dim expression gets a short name (`h₁`,
+/// listed after the message with --verbose) and no message with its location runs past 300 characters; JSON keeps
+/// the full message.
+#[test]
+fn long_messages_are_short_in_text_sarif_and_github() {
+    let model = "fixtures/multidirectional_long_message_bad.onnx";
+    let long_dim = "batch_size_of_the_exported_encoder_model_after_tracing";
+    let text = run(&["check", model]);
+    let finding = text.stdout.lines().next().unwrap();
+    let message = finding.split_once("error[broadcast-violation] ").unwrap().1;
+    assert!(message.chars().count() <= 300, "{} characters: {message}", message.chars().count());
+    assert!(message.contains("[h₁, 3]") && !message.contains(long_dim), "{message}");
+    assert!(
+        message.contains('…')
+            && message.ends_with("on axis 1, hidden_state_of_layer_39 has 4 where hidden_state_of_layer_00 has 3"),
+        "the list of 40 inputs is cut, the axis and the two sizes are not: {message}"
+    );
+    let verbose = run(&["check", "-v", model]);
+    assert!(verbose.stdout.contains(&format!("\n    h₁ = {long_dim}\n")), "{}", verbose.stdout);
+
+    let github = run(&["check", "--format", "github", model]);
+    let annotation = github.stdout.lines().next().unwrap().split_once("::").unwrap().1.split_once("::").unwrap().1;
+    assert!(annotation.chars().count() <= 300, "{annotation}");
+
+    let sarif: Value = serde_json::from_str(&run(&["check", "--format", "sarif", model]).stdout).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    assert!(result["message"]["text"].as_str().unwrap().chars().count() <= 300);
+    assert_eq!(result["properties"]["names"]["h₁"], long_dim);
+    assert!(result["properties"]["fullMessage"].as_str().unwrap().contains("hidden_state_of_layer_39"));
+
+    let json: Value = serde_json::from_str(&run(&["check", "--format", "json", model]).stdout).unwrap();
+    let full = json["findings"][0]["message"].as_str().unwrap();
+    assert!(full.contains(long_dim) && full.contains("hidden_state_of_layer_39 [4]"), "JSON keeps everything: {full}");
+}
+
+/// JSON sites carry their conditions structured beside the prose: the symbol (or expression) and its values.
+#[test]
+fn json_conditions_are_structured() {
+    let r = run(&["check", "--format", "json", "fixtures/symbolic_batch.onnx"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let site = &v["sites"][0];
+    assert_eq!(site["conditions"], json!(["N ∈ {1, 2}"]));
+    assert_eq!(site["constraints"], json!([{ "axis": 0, "symbol": "N", "values": [1, 2] }]));
 }

@@ -259,21 +259,39 @@ fn excludes_from_the_config_and_the_command_line() {
         ],
     );
     let summaries = |r: &Run| -> Vec<String> {
-        r.stdout.lines().filter(|l| l.contains(" site")).map(|l| l.split(": ").next().unwrap().to_string()).collect()
+        let per_model = r.stdout.lines().filter(|l| l.contains(" site") && !l.starts_with("checked "));
+        per_model.map(|l| l.split(": ").next().unwrap().to_string()).collect()
     };
-    let r = run_in(t.path(), &["check", "models"]);
+    let r = run_in(t.path(), &["check", "-v", "models"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(summaries(&r), ["models/a.onnx", "models/sub/c.onnx", "models/sub/deeper/d.onnx"]);
     // From a subfolder the config's globs still mean the same files.
-    let r = run_in(&t.path().join("models"), &["check", "."]);
+    let r = run_in(&t.path().join("models"), &["check", "-v", "."]);
     assert_eq!(summaries(&r), ["./a.onnx", "./sub/c.onnx", "./sub/deeper/d.onnx"], "{r:?}");
-    let r = run_in(t.path(), &["check", "models", "--exclude", "deeper", "--exclude", "models/*.onnx"]);
+    let r = run_in(t.path(), &["check", "-v", "models", "--exclude", "deeper", "--exclude", "models/*.onnx"]);
     assert_eq!(summaries(&r), ["models/sub/c.onnx"], "{r:?}");
-    // A named file is subject to the globs too (pre-commit passes files one by one).
-    let r = run_in(t.path(), &["check", "models/legacy/old.onnx", "models/a.onnx"]);
+    // A named file is checked whatever the globs say (ruff's rule), unless --force-exclude (which the pre-commit
+    // hook passes, since pre-commit names the files one by one).
+    let r = run_in(t.path(), &["check", "-v", "models/legacy/old.onnx", "models/a.onnx"]);
+    assert_eq!(summaries(&r), ["models/legacy/old.onnx", "models/a.onnx"], "{r:?}");
+    assert_eq!(r.code, 1);
+    let r = run_in(t.path(), &["check", "-v", "--force-exclude", "models/legacy/old.onnx", "models/a.onnx"]);
     assert_eq!(summaries(&r), ["models/a.onnx"], "{r:?}");
     assert_eq!(r.code, 0);
-    let r = run_in(t.path(), &["check", "--no-config", "models"]);
+    let r = run_in(t.path(), &["check", "-v", "--no-config", "models"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(summaries(&r).len(), 5, "{r:?}");
+}
+
+/// A misspelt table name is an error, not silently no settings; an unknown key names the key it is closest to.
+#[test]
+fn misspelt_table_and_keys_get_a_suggestion() {
+    let t = tree(&[("pyproject.toml", "[tool.onnx_bcast]\nstrict = true\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("[tool.onnx_bcast] is not read: the table is [tool.onnx-bcast]"), "{r:?}");
+    let t = tree(&[("onnx-bcast.toml", "exlude = [\"legacy\"]\n")], &[("ok.onnx", OK)]);
+    let r = run_in(t.path(), &["check", "ok.onnx"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("did you mean `exclude`?"), "{r:?}");
 }

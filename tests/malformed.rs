@@ -5,9 +5,10 @@
 //! Whatever the input, the binary never panics: exit 0, 1 or 2, never 101 or a signal, and no "panicked" or
 //! "internal error" (a caught panic) on stderr. Beyond that, `CASES` below says what each input must give:
 //!
-//! - `Refused`: the file cannot be checked. Exit 2, exactly one stderr line, which names the file and says what
-//!   is wrong (it contains the listed phrases); nothing on stdout in text mode, and in `--format json` mode only
-//!   the `{"model": PATH, "error": MSG}` object.
+//! - `Refused`: the file cannot be checked. Exit 2, exactly one error line, which names the file and says what
+//!   is wrong (it contains the listed phrases): in text mode on stdout (`PATH: error: …`, then the total line) with
+//!   nothing on stderr, and in `--format json` mode on stderr, with only the `{"model": PATH, "error": MSG}` object
+//!   on stdout.
 //! - `Checked`: the file decodes. The exit code, the findings that must (and must not) be reported, and the
 //!   summary, in both output formats; stderr stays empty.
 //!
@@ -453,13 +454,16 @@ fn check_refused(what: &str, path: &str, phrases: &[&str]) -> Result<(), String>
     if code != 2 {
         return Err(format!("{what}: exit {code}, expected 2\nstdout: {}\nstderr: {}", r.stdout, r.stderr));
     }
-    let lines: Vec<&str> = r.stderr.lines().collect();
-    if lines.len() != 1 {
-        return Err(format!("{what}: expected exactly one stderr line, got {}:\n{}", lines.len(), r.stderr));
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    if lines.len() != 2
+        || !lines[0].starts_with(&format!("{path}: error: "))
+        || !lines[1].starts_with("checked 1 model")
+    {
+        return Err(format!("{what}: expected the error line and the total line on stdout, got:\n{}", r.stdout));
     }
     check_error_line(what, path, lines[0], phrases)?;
-    if !r.stdout.is_empty() {
-        return Err(format!("{what}: text mode printed to stdout:\n{}", r.stdout));
+    if !r.stderr.is_empty() {
+        return Err(format!("{what}: text mode printed to stderr:\n{}", r.stderr));
     }
 
     let args = ["check", "--format", "json", path];
@@ -513,10 +517,15 @@ fn check_checked(
     }
     let lines: Vec<&str> = r.stdout.lines().collect();
     let prefix = format!("{path}: ");
+    // Every line names the model, but the run's total line last.
+    let (lines, total) = match lines.split_last() {
+        Some((total, lines)) if total.starts_with("checked 1 model, ") => (lines.to_vec(), *total),
+        _ => return Err(format!("{what}: no total line at the end{}", dump())),
+    };
     if let Some(bad) = lines.iter().find(|l| !l.starts_with(&prefix)) {
         return Err(format!("{what}: a line does not start with the path: {bad}{}", dump()));
     }
-    let last = lines.last().copied().unwrap_or_default();
+    let last = total;
     if !(last.contains(" site: ") || last.contains(" sites: ")) {
         return Err(format!("{what}: no summary line at the end{}", dump()));
     }
@@ -646,7 +655,7 @@ fn corpus_is_what_the_generator_writes() {
 fn whole_corpus_in_one_run() {
     let paths: Vec<String> = CASES.iter().map(|c| corpus_path(c.file)).collect();
     for json in [false, true] {
-        let mut args = vec!["check"];
+        let mut args = vec!["check", "--verbose"];
         if json {
             args.extend(["--format", "json"]);
         }
@@ -655,7 +664,12 @@ fn whole_corpus_in_one_run() {
         let code = no_crash("the whole corpus", &args, &r).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(code, 2, "json={json}: the worst exit code is 2\nstderr:\n{}", r.stderr);
         let refused: Vec<&str> = CASES.iter().filter(|c| matches!(c.expect, Refused(_))).map(|c| c.file).collect();
-        let errors: Vec<&str> = r.stderr.lines().collect();
+        // Text: the error lines are on stdout, among the others; JSON: on stderr too.
+        let errors: Vec<&str> = if json {
+            r.stderr.lines().collect()
+        } else {
+            r.stdout.lines().filter(|l| l.contains(": error: ")).collect()
+        };
         assert_eq!(errors.len(), refused.len(), "json={json}: one stderr line per refused file:\n{}", r.stderr);
         for (line, file) in errors.iter().zip(&refused) {
             assert!(line.contains(&corpus_path(file)), "json={json}: stderr out of order: {line} should name {file}");
@@ -667,14 +681,14 @@ fn whole_corpus_in_one_run() {
                 .map(|l| serde_json::from_str::<Value>(l).unwrap()["model"].as_str().unwrap().to_string())
                 .collect()
         } else {
+            let summary = |l: &&str| l.contains(" site: ") || l.contains(" sites: ") || l.contains(": error: ");
             r.stdout
                 .lines()
-                .filter(|l| l.contains(" site: ") || l.contains(" sites: "))
+                .filter(|l| !l.starts_with("checked ") && summary(l))
                 .map(|l| l.split(": ").next().unwrap().to_string())
                 .collect()
         };
-        let expected: Vec<String> =
-            CASES.iter().filter(|c| json || matches!(c.expect, Checked { .. })).map(|c| corpus_path(c.file)).collect();
+        let expected: Vec<String> = CASES.iter().map(|c| corpus_path(c.file)).collect();
         assert_eq!(reported, expected, "json={json}: models reported out of argument order");
     }
 }

@@ -1,0 +1,66 @@
+//! Renderings of an `expand` run: the text summary (a line per site made explicit or left implicit, then the
+//! totals) and the JSON object.
+
+use std::io::{self, Write};
+
+use crate::expand::ExpandSummary;
+
+/// The JSON object of an expand run.
+pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
+    serde_json::json!({
+        "input": input,
+        "output": output,
+        "written": output.is_some(),
+        "sites": summary.sites,
+        "made_explicit": summary.made_explicit,
+        "expands_inserted": summary.expands_inserted,
+        "expands_shared": summary.expands_shared,
+        "materialized": summary.materialized,
+        "nodes_added": summary.nodes_added,
+        "actions": summary.actions.iter().map(|a| serde_json::json!({
+            "graph": a.graph, "node": a.node, "op": a.op, "steps": a.steps, "conditions": a.conditions,
+        })).collect::<Vec<_>>(),
+        "left": summary.left.iter().map(|l| serde_json::json!({
+            "graph": l.graph, "node": l.node, "op": l.op, "reason": l.reason,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The text of an expand run: unless `quiet`, one line per site made explicit (what each input became, and the
+/// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals.
+pub fn write_expand_text(
+    out: &mut impl Write,
+    input: &str,
+    output: Option<&str>,
+    summary: &ExpandSummary,
+    quiet: bool,
+) -> io::Result<()> {
+    if !quiet {
+        for a in &summary.actions {
+            let still = match a.conditions.is_empty() {
+                true => String::new(),
+                false => format!(" (still holds only if {})", a.conditions.join(" and ")),
+            };
+            writeln!(out, "{input}: {}/{} ({}): {}{still}", a.graph, a.node, a.op, a.steps.join("; "))?;
+        }
+    }
+    for l in &summary.left {
+        writeln!(out, "{input}: left implicit {}/{} ({}): {}", l.graph, l.node, l.op, l.reason)?;
+    }
+    let target = match output {
+        Some(o) => format!("wrote {o}"),
+        None => "dry run, nothing written".to_string(),
+    };
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    writeln!(
+        out,
+        "{input}: {} of {} made explicit, {} inserted ({} shared), {} materialized, {} added, {} left; {target}",
+        summary.made_explicit,
+        plural(summary.sites, "site", "sites"),
+        plural(summary.expands_inserted, "Expand", "Expands"),
+        summary.expands_shared,
+        plural(summary.materialized, "constant", "constants"),
+        plural(summary.nodes_added, "node", "nodes"),
+        summary.left.len(),
+    )
+}
