@@ -121,7 +121,7 @@ proptest! {
         if let (Some(a), Some(b), Some(c)) = (build(&a), build(&b), build(&c)) {
             if let (Some(x), Some(y)) = (
                 a.mul(&b.add(&c).unwrap_or_default()),
-                a.mul(&b).and_then(|ab| Some(ab.add(&a.mul(&c)?)?)),
+                a.mul(&b).and_then(|ab| ab.add(&a.mul(&c)?)),
             ) {
                 if b.add(&c).is_some() {
                     prop_assert_eq!(x.to_string(), y.to_string());
