@@ -244,6 +244,9 @@ fn analyze_with(
         let env = Env { path: "main".into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
         walker.body(&env, Body::graph(graph));
     }
+    // A body's facts are recorded when its walk ends, before its graph's: the main graph goes first, the
+    // subgraphs after it in the order they were met.
+    walker.out.graphs.sort_by_key(|g| !g.loc.is_empty());
     walker.out
 }
 

@@ -42,8 +42,9 @@ enum Command {
     Check(CheckArgs),
     /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
     Shapes {
-        /// The ONNX model file.
-        model: PathBuf,
+        /// The ONNX model files, in order; `-` reads one model from standard input.
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
         /// Output format: text, json, or dot (Graphviz; sites coloured by verdict, shapes on the edges).
         #[arg(long, value_enum, default_value_t = ShapesFormat::Text)]
         format: ShapesFormat,
@@ -193,7 +194,14 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
             }
             Ok(Status::Clean)
         }
-        Command::Shapes { model, format } => shapes(&model, format),
+        Command::Shapes { models, format } => {
+            // Each model in turn, the worst status wins; a model that cannot be read does not stop the others.
+            let mut worst = Status::Clean;
+            for model in &models {
+                worst = worst.max(shapes(model, format)?);
+            }
+            Ok(worst)
+        }
         Command::Expand {
             input,
             output,
@@ -412,7 +420,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 fn shapes(path: &Path, format: ShapesFormat) -> io::Result<Status> {
     let shown = path.display().to_string();
-    let model = match Model::open(path) {
+    let opened = if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
+        Model::from_bytes("-", bytes.into())
+    } else {
+        Model::open(path)
+    };
+    let model = match opened {
         Ok(model) => model,
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");
