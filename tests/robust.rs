@@ -94,12 +94,12 @@ fn function_fan_out_is_walked_once_per_signature() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = run_in(dir.path(), &["check", crafted("fanout_40.pb").to_str().unwrap()], &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains(": 1 site: 0 same, 1 broadcast"), "{stdout}");
+    assert!(stdout.contains("1 site: 0 same, 1 broadcast"), "{stdout}");
     let out = dir.path().join("o.onnx");
     let (code, stdout, stderr) =
         run_in(dir.path(), &["expand", crafted("fanout_24.pb").to_str().unwrap(), out.to_str().unwrap()], &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("1 of 1 sites made explicit"), "{stdout}");
+    assert!(stdout.contains("1 of 1 site made explicit"), "{stdout}");
 }
 
 /// Issue 14 item 2, the budget: calls whose outputs hold fresh sizes cannot be memoised; the walk stops with a
@@ -215,22 +215,28 @@ fn a_panic_prints_one_internal_error_line_naming_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let model = crafted("chain_1.pb");
     let model = model.to_str().unwrap();
+    // A second model (one path named twice is checked once): the guard catches each model's panic on its own.
+    let other = dir.path().join("other.pb");
+    std::fs::copy(model, &other).unwrap();
+    let other = other.to_str().unwrap().to_string();
     for (place, args) in [
-        ("check", vec!["check", model, model]),
+        ("check", vec!["check", model, other.as_str()]),
         ("render", vec!["check", model]),
         ("expand", vec!["expand", model, "o.onnx"]),
     ] {
-        let (code, _, stderr) = run_in(dir.path(), &args, &[("ONNX_BCAST_TEST_PANIC", place)]);
+        let (code, stdout, stderr) = run_in(dir.path(), &args, &[("ONNX_BCAST_TEST_PANIC", place)]);
         assert_eq!(code, 2, "{place}: {stderr}");
-        let lines: Vec<&str> = stderr.lines().collect();
+        // In text, a model that could not be checked is reported on stdout in its place; elsewhere on stderr.
+        let lines: Vec<&str> = stdout.lines().chain(stderr.lines()).filter(|l| l.contains("internal error")).collect();
         let expected = if place == "check" { 2 } else { 1 };
-        assert_eq!(lines.len(), expected, "{place}: one line per model: {stderr}");
+        assert_eq!(lines.len(), expected, "{place}: one line per model: {stdout}{stderr}");
         for line in lines {
-            assert!(line.starts_with("onnx-bcast: internal error: "), "{place}: {line}");
-            assert!(line.contains(model), "{place}: the line names the model: {line}");
+            assert!(line.contains(model) || line.contains(&other), "{place}: the line names the model: {line}");
             assert!(line.contains(&format!("test panic at {place} (at src/")), "{place}: and the place: {line}");
         }
+        assert_eq!(stderr.lines().filter(|l| !l.contains("internal error")).count(), 0, "{place}: {stderr}");
     }
+    std::fs::remove_file(&other).unwrap();
     assert_eq!(names_in(dir.path()), Vec::<String>::new());
 }
 
