@@ -97,3 +97,21 @@ fn below_ir_4_initializers_listed_as_inputs_are_constants() {
     assert_eq!(shape(&a, "w"), "[1, 3]");
     assert_eq!(verdicts(&a), ["broadcast"]);
 }
+
+/// nudenet (issue 13): PyTorch declared `(floor(floor(floor(height/2 - 1/2)/2)/2) + 1)*(…width…)` on a value that
+/// inference cannot follow. Before, the declaration was an opaque name and printed without its parentheses
+/// (`floor(floor(floor(height/2 - 1/2)/2)/2) + 1*floor(floor(floor(width/2 - 1/2)/2)/2) + 1`), and the same size
+/// inferred through the pools read `floor((height - 1) / 2)`-style: two forms of one quantity, never equal. Now the
+/// declaration is read as the expression it is, in inference's own normal form, so the site is decided.
+#[test]
+fn declared_sympy_dims_read_as_the_expressions_inference_writes() {
+    let a = analyze("declared_sympy_dims");
+    assert_eq!(shape(&a, "anchors"), shape(&a, "flat").replacen("[2,", "[1, 2,", 1));
+    assert_eq!(verdicts(&a), ["broadcast"]);
+    insta::assert_snapshot!(messages_all(&a).join("\n"));
+}
+
+fn messages_all(a: &Analysis) -> Vec<String> {
+    let strict = CheckOptions { strict: true, ..Default::default() };
+    check(a, strict).findings.iter().map(|f| f.message.clone()).collect()
+}
