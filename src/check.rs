@@ -253,7 +253,7 @@ impl Judge {
         if let Some(code) = report.code {
             let severity = match code {
                 // Strict means proof: a site that holds only for some sizes fails it, an explicit Expand included.
-                Code::ConditionalBroadcast | Code::UndecidedBroadcast if options.strict => Severity::Error,
+                Code::ConditionalBroadcast if options.strict => Severity::Error,
                 other => other.default_severity(),
             };
             // The rule selection (--deny/--warn/--allow, the config file) has the last word.

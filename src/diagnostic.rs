@@ -57,8 +57,8 @@ codes! {
         "The broadcast holds only if symbolic dims take certain values; other values make the op fail at run time.";
     ImplicitBroadcast = "implicit-broadcast", Error,
         "An input is broadcast implicitly. Reported under --strict: the SONNX profile and many accelerator toolchains require every shape conversion to be explicit.";
-    UndecidedBroadcast = "undecided-broadcast", Warning,
-        "Reported under --strict: the input shapes are not known well enough to prove that no implicit broadcast happens here.";
+    UndecidedBroadcast = "undecided-broadcast", Error,
+        "The input shapes are not known well enough to prove that no implicit broadcast happens here. Reported under --strict, which asks for proof.";
     NegativeDim = "negative-dim", Warning,
         "A dim_value is negative. Some exporters write -1 for an unknown size; it is read as unknown.";
     UndefinedValue = "undefined-value", Error,

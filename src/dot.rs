@@ -1,12 +1,13 @@
-//! A Graphviz picture of the main graph: each broadcasting site coloured by its verdict, value shapes on the
-//! edges, so that people can see where broadcasts happen.
+//! A Graphviz picture of a model: each broadcasting site coloured by its verdict, value shapes on the edges, and
+//! the bodies of If/Loop/Scan nodes as clusters beside them, so that people can see where broadcasts happen.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, GraphStep};
+use crate::attr::Attrs;
 use crate::check::{report_verdict, Report};
-use crate::proto::ModelProto;
+use crate::proto::{GraphProto, ModelProto};
 
 /// Fill colours by verdict, light enough to read black text on.
 fn colour(verdict: &str) -> &'static str {
@@ -33,40 +34,131 @@ fn lines(parts: &[&str]) -> String {
     format!("\"{}\"", escaped.join("\\n"))
 }
 
-/// The main graph as a `digraph`. Initializers appear only where they feed a broadcasting site.
+/// The model as a `digraph`: the main graph, and the bodies of its If/Loop/Scan nodes (at any depth) as clusters
+/// beside the node that holds them. Initializers appear only where they feed a broadcasting site.
 pub fn main_graph(model: &ModelProto, analysis: &Analysis, report: &Report) -> String {
     let mut out = String::new();
     let Some(graph) = &model.graph else { return "digraph model {}\n".into() };
-    let facts: HashMap<&str, &crate::tensor::ValueFacts> = analysis
-        .graphs
-        .iter()
-        .find(|g| g.loc.is_empty())
-        .map(|g| g.values.iter().map(|(n, f)| (n.as_str(), f)).collect())
-        .unwrap_or_default();
-    let sites: HashMap<usize, &crate::check::SiteReport> = report
-        .sites
-        .iter()
-        .filter(|r| r.site.loc.graph.is_empty() && r.site.functions.is_empty())
-        .map(|r| (r.site.loc.node, r))
-        .collect();
-    let shape_of = |name: &str| facts.get(name).map_or_else(|| "?".to_string(), |f| f.shape.to_string());
-    let mut producer: HashMap<&str, String> = HashMap::new();
     let _ = writeln!(out, "digraph model {{");
-    let _ = writeln!(out, "  rankdir=TB;");
+    // newrank: dot ranks nodes across clusters without the cluster-by-cluster pass that fails on edges into bodies.
+    let _ = writeln!(out, "  rankdir=TB; newrank=true;");
     let _ = writeln!(
         out,
         "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", fontsize=11];"
     );
     let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=9];");
-    let initializers: std::collections::HashSet<&str> = graph.initializer.iter().map(|t| t.name()).collect();
-    for input in graph.input.iter().filter(|i| !initializers.contains(i.name())) {
-        let id = format!("in:{}", input.name());
-        let label = lines(&[input.name(), &shape_of(input.name())]);
-        let _ = writeln!(out, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={label}];", quote(&id));
-        producer.insert(input.name(), id);
+    let drawer = Drawer { analysis, report };
+    // Edges go after every node and cluster: an edge written inside a cluster would pull its outer end into it.
+    let mut canvas = Canvas { nodes: out, edges: String::new() };
+    drawer.graph(&mut canvas, graph, &[], "", &HashMap::new(), &HashMap::new());
+    let mut out = canvas.nodes;
+    out.push_str(&canvas.edges);
+    let _ = writeln!(out, "  subgraph cluster_legend {{ label=\"verdicts\"; fontname=\"Helvetica\"; fontsize=10;");
+    for v in ["same", "broadcast", "conditional", "violation", "unknown"] {
+        let _ = writeln!(out, "    \"legend:{v}\" [label=\"{v}\", fillcolor=\"{}\"];", colour(v));
     }
-    for (i, node) in graph.node.iter().enumerate() {
-        let id = format!("n{i}");
+    let _ = writeln!(out, "  }}");
+    let _ = writeln!(out, "}}");
+    out
+}
+
+/// The picture being written: node and cluster statements, and the edges that follow them all.
+struct Canvas {
+    nodes: String,
+    edges: String,
+}
+
+struct Drawer<'a> {
+    analysis: &'a Analysis,
+    report: &'a Report,
+}
+
+impl<'a> Drawer<'a> {
+    /// One graph body; `prefix` keeps its node ids apart from every other body's, and `outer` names the producers
+    /// of the enclosing graphs' values, which a body may read.
+    fn graph(
+        &self,
+        canvas: &mut Canvas,
+        graph: &GraphProto,
+        loc: &[GraphStep],
+        prefix: &str,
+        outer: &HashMap<String, String>,
+        outer_facts: &HashMap<&'a str, &'a crate::tensor::ValueFacts>,
+    ) {
+        // A body reads the values of the graphs around it too: their facts label those edges.
+        let mut facts = outer_facts.clone();
+        if let Some(g) = self.analysis.graphs.iter().find(|g| g.loc == loc) {
+            facts.extend(g.values.iter().map(|(n, f)| (n.as_str(), f)));
+        }
+        let sites: HashMap<usize, &crate::check::SiteReport> = self
+            .report
+            .sites
+            .iter()
+            .filter(|r| r.site.loc.graph == loc && r.site.functions.is_empty())
+            .map(|r| (r.site.loc.node, r))
+            .collect();
+        let shape_of = |name: &str| facts.get(name).map_or_else(|| "?".to_string(), |f| f.shape.to_string());
+        let mut producer = outer.clone();
+        let initializers: std::collections::HashSet<&str> = graph.initializer.iter().map(|t| t.name()).collect();
+        for input in graph.input.iter().filter(|i| !initializers.contains(i.name())) {
+            let id = format!("{prefix}in:{}", input.name());
+            let label = lines(&[input.name(), &shape_of(input.name())]);
+            let _ = writeln!(canvas.nodes, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={label}];", quote(&id));
+            producer.insert(input.name().to_string(), id);
+        }
+        for (i, node) in graph.node.iter().enumerate() {
+            let id = format!("{prefix}n{i}");
+            self.node(canvas, node, i, &id, &sites, &initializers, &mut producer, &shape_of);
+            // Each body beside its node, in a box of its own.
+            for (attribute, name, k, body) in Attrs::new(node, None).graphs() {
+                let inner = format!("{id}_{attribute}_{k}_");
+                let mut steps = loc.to_vec();
+                steps.push(GraphStep::Subgraph { node: i, attribute, graph: k });
+                let _ = writeln!(canvas.nodes, "  subgraph {} {{", quote(&format!("cluster_{inner}")));
+                let _ = writeln!(
+                    canvas.nodes,
+                    "  label={}; fontname=\"Helvetica\"; fontsize=10;",
+                    quote(&format!("{} {name}", node.op_type()))
+                );
+                self.graph(canvas, body, &steps, &inner, &producer, &facts);
+                let _ = writeln!(canvas.nodes, "  }}");
+                if !body.node.is_empty() {
+                    let _ = writeln!(
+                        canvas.edges,
+                        "  {} -> {} [style=dashed, label={}];",
+                        quote(&id),
+                        quote(&format!("{inner}n0")),
+                        quote(name)
+                    );
+                }
+            }
+            for output in node.output.iter().filter(|n| !n.is_empty()) {
+                producer.insert(output.clone(), id.clone());
+            }
+        }
+        for output in &graph.output {
+            let id = format!("{prefix}out:{}", output.name());
+            let label = lines(&[output.name(), &shape_of(output.name())]);
+            let _ = writeln!(canvas.nodes, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={label}];", quote(&id));
+            if let Some(p) = producer.get(output.name()) {
+                let _ = writeln!(canvas.edges, "  {} -> {};", quote(p), quote(&id));
+            }
+        }
+    }
+
+    /// One node, coloured by its site's verdict, with an edge from each input's producer labelled by its shape.
+    #[allow(clippy::too_many_arguments)]
+    fn node(
+        &self,
+        canvas: &mut Canvas,
+        node: &crate::proto::NodeProto,
+        i: usize,
+        id: &str,
+        sites: &HashMap<usize, &crate::check::SiteReport>,
+        initializers: &std::collections::HashSet<&str>,
+        producer: &mut HashMap<String, String>,
+        shape_of: &dyn Fn(&str) -> String,
+    ) {
         let name = if node.name().is_empty() { format!("#{i}") } else { node.name().to_string() };
         let (fill, label) = match sites.get(&i) {
             Some(r) => {
@@ -75,38 +167,21 @@ pub fn main_graph(model: &ModelProto, analysis: &Analysis, report: &Report) -> S
             }
             None => ("white", lines(&[node.op_type(), &name])),
         };
-        let _ = writeln!(out, "  {id} [fillcolor=\"{fill}\", label={label}];");
+        let _ = writeln!(canvas.nodes, "  {} [fillcolor=\"{fill}\", label={label}];", quote(id));
         for input in node.input.iter().filter(|n| !n.is_empty()) {
             let from = match producer.get(input.as_str()) {
                 Some(p) => p.clone(),
                 // An initializer is drawn only where it feeds a site, as a small note.
                 None if initializers.contains(input.as_str()) && sites.contains_key(&i) => {
-                    let id = format!("init:{input}");
-                    let _ = writeln!(out, "  {} [shape=note, fontsize=9, label={}];", quote(&id), quote(input));
-                    producer.insert(input.as_str(), id.clone());
-                    id
+                    let init = format!("{id}:init:{input}");
+                    let _ =
+                        writeln!(canvas.nodes, "  {} [shape=note, fontsize=9, label={}];", quote(&init), quote(input));
+                    producer.insert(input.clone(), init.clone());
+                    init
                 }
                 None => continue,
             };
-            let _ = writeln!(out, "  {} -> {id} [label={}];", quote(&from), quote(&shape_of(input)));
-        }
-        for output in node.output.iter().filter(|n| !n.is_empty()) {
-            producer.insert(output.as_str(), id.clone());
+            let _ = writeln!(canvas.edges, "  {} -> {} [label={}];", quote(&from), quote(id), quote(&shape_of(input)));
         }
     }
-    for output in &graph.output {
-        let id = format!("out:{}", output.name());
-        let label = lines(&[output.name(), &shape_of(output.name())]);
-        let _ = writeln!(out, "  {} [shape=ellipse, fillcolor=\"#eeeeee\", label={label}];", quote(&id));
-        if let Some(p) = producer.get(output.name()) {
-            let _ = writeln!(out, "  {} -> {};", quote(p), quote(&id));
-        }
-    }
-    let _ = writeln!(out, "  subgraph cluster_legend {{ label=\"verdicts\"; fontname=\"Helvetica\"; fontsize=10;");
-    for v in ["same", "broadcast", "conditional", "violation", "unknown"] {
-        let _ = writeln!(out, "    \"legend:{v}\" [label=\"{v}\", fillcolor=\"{}\"];", colour(v));
-    }
-    let _ = writeln!(out, "  }}");
-    let _ = writeln!(out, "}}");
-    out
 }

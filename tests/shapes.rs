@@ -51,3 +51,18 @@ fn shapes_lists_the_main_graph_before_its_subgraphs() {
     let graphs: Vec<&str> = out.lines().filter(|l| l.contains(": graph ")).collect();
     assert!(graphs.len() >= 2 && graphs[0].ends_with(": graph main"), "{graphs:?}");
 }
+
+/// `shapes --format dot` draws the bodies of If/Loop/Scan nodes too, each as a cluster beside its node, with the
+/// body's broadcasting sites coloured by verdict (issue 13: a picture of silero_vad drew 1 of its 21 sites).
+#[test]
+fn dot_draws_subgraph_bodies_with_their_sites() {
+    let path = fixture("multidirectional_if_then_bad.onnx");
+    let (code, out) = shapes(&["--format", "dot", &path], None);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("digraph model {") && out.trim_end().ends_with('}'), "{out}");
+    assert!(out.contains("subgraph \"cluster_n0_"), "the If's bodies are clusters: {out}");
+    // The violation inside the then-branch is drawn in the violation colour.
+    assert!(out.contains("fillcolor=\"#ff8f8f\", label=\"Add"), "{out}");
+    let opened = out.matches('{').count();
+    assert_eq!(opened, out.matches('}').count(), "balanced braces: {out}");
+}
