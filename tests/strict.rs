@@ -58,3 +58,31 @@ fn strict_passes_what_expand_rewrote_when_every_site_is_proven() {
         assert_eq!(code, 0, "{name}: {stdout}");
     }
 }
+
+/// `explain --list` says which codes only `--strict` (or `--warn`/`--deny`) reports, with the severity they
+/// have there (issue 13 items 1 and 12).
+#[test]
+fn explain_list_marks_the_strict_only_codes_with_their_severity() {
+    let (code, stdout) = run(bin().args(["explain", "--list"]));
+    assert_eq!(code, 0, "{stdout}");
+    for strict_only in ["implicit-broadcast", "undecided-broadcast"] {
+        let line = stdout.lines().find(|l| l.starts_with(strict_only)).expect("listed");
+        assert!(line.contains("error") && line.contains("(only under --strict)"), "{line}");
+    }
+    let line = stdout.lines().find(|l| l.starts_with("conditional-broadcast")).expect("listed");
+    assert!(line.contains("warning") && !line.contains("only under"), "{line}");
+}
+
+/// Counts agree with their nouns: "1 site", "1 node added", "1 Expand" (issue 13 item 12).
+#[test]
+fn expand_summary_counts_agree_with_their_nouns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.onnx");
+    let (code, stdout) = run(bin().args(["expand", &fixture("multidirectional_add_ok.onnx")]).arg(&out));
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("1 of 1 site made explicit, 1 Expand inserted") && stdout.contains("1 node added"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("node(s)") && !stdout.contains("1 nodes"), "{stdout}");
+}
