@@ -1,4 +1,5 @@
-//! One test per example and per rule statement of the five specification documents in /work/shared/spec/.
+//! One test per example and per rule statement of the five specification documents: ONNX `docs/Broadcasting.md`, the
+//! SONNX profile's Broadcast spec (and its earlier draft), the OpenVINO broadcast rules and OpenVINO `Broadcast-1`.
 //!
 //! Each group quotes the document it comes from by file name. Where a document disagrees with numpy on a
 //! dimension of size 0, numpy wins (README.md of the spec folder): 0 with 1 gives 0, 0 with 3 is a violation.
