@@ -831,8 +831,9 @@ impl<'m> Walker<'m, '_> {
             };
             site_pos(typed).and_then(|i| site_inputs[i].elem)
         };
+        let unknown_out = outcome.output.dims().is_some_and(|d| d.iter().any(|d| matches!(d, Dim::Unknown)));
         let output_shape = match op.kind {
-            SiteKind::Multi | SiteKind::Expand => {
+            SiteKind::Multi | SiteKind::Expand if unknown_out => {
                 let mut shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
                 if let (SiteKind::Expand, Some(target)) = (op.kind, &target) {
                     shapes = vec![shape_at(0), target];

@@ -274,24 +274,34 @@ pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
 
 type Mismatch = (usize, Dim, usize, Dim);
 
-/// One output axis of numpy broadcasting: the resulting dim and what must hold for it.
-fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
-    if let Some(simpler) = assuming_sizes(column) {
-        let refs: Vec<(usize, &Dim)> = simpler.iter().map(|(m, d)| (*m, d)).collect();
-        return merge_axis(&refs);
-    }
-    let mut first_known: Option<(usize, u64)> = None;
+/// The first known size other than 1 in a column, by input; two different ones are a mismatch.
+fn first_known(column: &[(usize, &Dim)]) -> Result<Option<(usize, u64)>, Mismatch> {
+    let mut first: Option<(usize, u64)> = None;
     for &(m, d) in column {
         if let Dim::Known(k) = *d {
             if k == 1 {
                 continue;
             }
-            match first_known {
-                None => first_known = Some((m, k)),
+            match first {
+                None => first = Some((m, k)),
                 Some((m0, k0)) if k0 != k => return Err((m, Dim::Known(k), m0, Dim::Known(k0))),
                 Some(_) => {}
             }
         }
+    }
+    Ok(first)
+}
+
+/// One output axis of numpy broadcasting: the resulting dim and what must hold for it.
+fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
+    let first_known = first_known(column)?;
+    // The common case, every size known: the size other than 1, or 1; nothing to allocate.
+    if column.iter().all(|(_, d)| matches!(d, Dim::Known(_))) {
+        return Ok((Dim::Known(first_known.map_or(1, |(_, k)| k)), AxisStatus::Holds));
+    }
+    if let Some(simpler) = assuming_sizes(column) {
+        let refs: Vec<(usize, &Dim)> = simpler.iter().map(|(m, d)| (*m, d)).collect();
+        return merge_axis(&refs);
     }
     let has_unknown = column.iter().any(|(_, d)| matches!(d, Dim::Unknown));
     let mut symbolic: Vec<&Dim> = column.iter().map(|&(_, d)| d).filter(|d| d.is_symbolic()).collect();
