@@ -32,30 +32,10 @@ fn n(v: &Value, key: &str) -> i64 {
     v.get(key).and_then(Value::as_i64).unwrap_or(-1)
 }
 
-/// Runs `corpus/torch_fetch.sh` and returns the models folder it prints; panics (never skips) when it fails.
+/// The models folder `corpus/torch_fetch.sh` builds (or finds cached); panics (never skips) when it fails.
 fn torch_corpus_dir() -> PathBuf {
-    let script = common::repo_root().join("corpus").join("torch_fetch.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{} failed ({}); the PyTorch export corpus could not be built, so this test cannot run.\n--- stderr ---\n{stderr}",
-        script.display(),
-        out.status
-    );
-    let stdout = String::from_utf8(out.stdout).expect("corpus/torch_fetch.sh printed non-UTF-8 output");
-    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(
-        lines.len() == 1,
-        "corpus/torch_fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}"
-    );
-    let dir = PathBuf::from(lines[0].trim());
-    assert!(
-        dir.is_absolute() && dir.join("manifest.json").is_file(),
-        "corpus/torch_fetch.sh printed {}, which has no manifest.json",
-        dir.display()
-    );
+    let dir = common::fetched_dir("corpus/torch_fetch.sh", "the PyTorch export corpus");
+    assert!(dir.join("manifest.json").is_file(), "{} has no manifest.json", dir.display());
     dir
 }
 

@@ -119,22 +119,27 @@ pub fn backend_folder(data_dir: &Path, model: &Path) -> String {
 /// The real-model corpus: runs `corpus/fetch.sh` (idempotent) and returns the models folder it prints. Panics
 /// when the corpus cannot be had: the tests that need it fail rather than skip.
 pub fn corpus_dir() -> PathBuf {
-    let script = repo_root().join("corpus").join("fetch.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    fetched_dir("corpus/fetch.sh", "the real-model corpus")
+}
+
+/// Runs a fetch script of the repository (`corpus/fetch.sh`, `corpus/torch_fetch.sh`) and returns the one absolute
+/// directory it prints; panics (never skips) with the script's stderr when it fails or prints anything else.
+pub fn fetched_dir(script: &str, what: &str) -> PathBuf {
+    let path = repo_root().join(script);
+    let out = Command::new("bash").arg(&path).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         panic!(
-            "{} failed ({}); the real-model corpus could not be fetched, so this test cannot run.\n--- stderr ---\n{stderr}",
-            script.display(),
+            "{} failed ({}); {what} could not be fetched, so this test cannot run.\n--- stderr ---\n{stderr}",
+            path.display(),
             out.status
         );
     }
-    let stdout = String::from_utf8(out.stdout).expect("corpus/fetch.sh printed non-UTF-8 output");
+    let stdout = String::from_utf8(out.stdout).unwrap_or_else(|_| panic!("{script} printed non-UTF-8 output"));
     let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(lines.len() == 1, "corpus/fetch.sh must print exactly one line (the models dir), got {lines:?}\n{stderr}");
+    assert!(lines.len() == 1, "{script} must print exactly one line (the models dir), got {lines:?}\n{stderr}");
     let dir = PathBuf::from(lines[0].trim());
-    assert!(dir.is_absolute() && dir.is_dir(), "corpus/fetch.sh printed {}, which is not a directory", dir.display());
+    assert!(dir.is_absolute() && dir.is_dir(), "{script} printed {}, which is not a directory", dir.display());
     dir
 }
 
