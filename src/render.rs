@@ -291,7 +291,6 @@ impl Palette {
         let color = match severity {
             Severity::Error => anstyle::AnsiColor::Red,
             Severity::Warning => anstyle::AnsiColor::Yellow,
-            Severity::Info => anstyle::AnsiColor::Cyan,
         };
         anstyle::Style::new().bold().fg_color(Some(color.into()))
     }
@@ -381,7 +380,7 @@ pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> St
     )
 }
 
-/// GitHub Actions workflow commands: an `::error`, `::warning` or `::notice` per finding (titled with its code,
+/// GitHub Actions workflow commands: an `::error` or `::warning` per finding (titled with its code,
 /// the message led by its location), then the plain summary line, which the log shows as it is.
 pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
     write_github_findings(out, path, report, false)?;
@@ -394,7 +393,6 @@ pub fn write_github_findings(out: &mut impl Write, path: &str, report: &Report, 
         let level = match f.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
-            Severity::Info => "notice",
         };
         let message = format!("{}: {}", finding_location(f), brief_message(f).message);
         writeln!(out, "{}", github_command(level, path, f.code.as_str(), &message))?;
@@ -441,7 +439,6 @@ fn sarif_level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-        Severity::Info => "note",
     }
 }
 
