@@ -1,6 +1,6 @@
-//! The promises a hostile model or a careless OUT tested one by one (README.md, "Robustness", and the output-path policy):
-//! function fan-out, rings, `--gather-external-data`, kills, panics, and what OUT may be. The crafted corpus
-//! (tests/crafted.rs) covers the external-data and broken-graph models in bulk.
+//! The promises a hostile model or a careless OUT tested one by one (README.md, "Robustness", and the output-path
+//! policy): function fan-out, rings, `--gather-external-data`, kills, panics, and what OUT may be. The crafted
+//! corpus (tests/crafted.rs) covers the external-data and broken-graph models in bulk.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
