@@ -11,6 +11,9 @@ use onnx_bcast::wire::Pieces;
 use super::args::{ExpandArgs, Format};
 use super::Status;
 
+const NO_VERIFY: &str =
+    "onnx-bcast: error: --verify: built without the `verify` feature; rebuild with --features verify";
+
 /// What was asked besides the rewrite itself.
 struct Request {
     format: Format,
@@ -22,7 +25,7 @@ struct Request {
 
 pub fn command(args: ExpandArgs) -> io::Result<Status> {
     if args.verify && !cfg!(feature = "verify") {
-        eprintln!("onnx-bcast: error: --verify: built without the `verify` feature; rebuild with --features verify");
+        eprintln!("{NO_VERIFY}");
         return Ok(Status::Failed);
     }
     let options = ExpandOptions {
@@ -88,7 +91,15 @@ fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request
     // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
     let verified = match &request.verify {
         Some(sizes) => {
-            let verified = verify_rewrite(&shown, model.bytes(), &pieces, plan.edit.is_empty(), request.format, sizes)?;
+            let rewrite = Rewrite {
+                shown: &shown,
+                original: model.bytes(),
+                pieces: &pieces,
+                unchanged: plan.edit.is_empty(),
+                format: request.format,
+                sizes,
+            };
+            let verified = verify_rewrite(rewrite)?;
             if verified != Status::Clean {
                 eprintln!("onnx-bcast: {}: not written, since verification failed", output.display());
                 write_summary(&shown, None, &plan.summary, request, Some(verified))?;
@@ -142,18 +153,26 @@ fn write_summary(
     out.flush()
 }
 
-/// `expand --verify`: runs both models with tract and compares their outputs.
-#[cfg(feature = "verify")]
-fn verify_rewrite(
-    shown: &str,
-    original: &[u8],
-    pieces: &Pieces,
+/// What `--verify` compares: the original model's bytes and the rewrite of them. (Without the `verify` feature
+/// nothing reads it: `command` refuses --verify first.)
+#[cfg_attr(not(feature = "verify"), allow(dead_code))]
+struct Rewrite<'a> {
+    shown: &'a str,
+    original: &'a [u8],
+    pieces: &'a Pieces,
+    /// Whether nothing was rewritten.
     unchanged: bool,
     format: Format,
-    sizes: &[(String, usize)],
-) -> io::Result<Status> {
+    /// The `--verify-size` bindings.
+    sizes: &'a [(String, usize)],
+}
+
+/// `expand --verify`: runs both models with tract and compares their outputs.
+#[cfg(feature = "verify")]
+fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
     /// Inputs are drawn from this seed, so a run is reproducible.
     const SEED: u64 = 0x0b_ca57;
+    let Rewrite { shown, original, pieces, unchanged, format, sizes } = rewrite;
     if unchanged {
         if format == Format::Text {
             println!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
@@ -192,18 +211,10 @@ fn verify_rewrite(
     }
 }
 
+/// `command` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
 #[cfg(not(feature = "verify"))]
-fn verify_rewrite(
-    _shown: &str,
-    _original: &[u8],
-    _pieces: &Pieces,
-    _unchanged: bool,
-    _format: Format,
-    _sizes: &[(String, usize)],
-) -> io::Result<Status> {
-    // `command` refuses --verify before expanding when the feature is off; this only keeps that promise if it is
-    // not.
-    eprintln!("onnx-bcast: error: --verify: built without the `verify` feature; rebuild with --features verify");
+fn verify_rewrite(_: Rewrite<'_>) -> io::Result<Status> {
+    eprintln!("{NO_VERIFY}");
     Ok(Status::Failed)
 }
 
