@@ -1,7 +1,7 @@
 //! Diagnostic codes: every finding onnx-bcast reports has one. This file is the one table that says everything
 //! about a code: its name, default severity, when it is reported, a summary and a description, the documents its
 //! rule comes from, an example and how to fix it. `onnx-bcast explain` (text and `--list`), the SARIF rules and the
-//! README's code table are all generated from it ([`crate::explain`]).
+//! README's code table are all generated from it (by the `explain` module).
 //!
 //! Each code's example is a real run: `check` on a committed fixture, whose output is the insta snapshot
 //! `tests/snapshots/codes__CODE.snap` (made by `tests/codes.rs`) and is compiled in from there, so the
