@@ -14,7 +14,8 @@
 //!
 //! Within the file `all` is applied before the codes it names, so `deny = ["all"]` with `allow = ["negative-dim"]`
 //! makes every code an error except `negative-dim`; naming one code in two lists is an error. Command-line flags come
-//! after the file and so override it.
+//! after the file and so override it (`settings`: the merge of the two). `walk`: the `--exclude` globs and the model
+//! files named or found in folders.
 
 use std::path::{Path, PathBuf};
 
