@@ -108,10 +108,19 @@ pub fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// A conditional outcome's conditions as sorted text, for comparing outcomes.
-pub fn conditions(o: &Outcome) -> Vec<String> {
+/// A conditional outcome's conditions as sorted text, for comparing the outcomes of the same shapes in another
+/// order: `order[i]` is the original place of the outcome's input `i`, which an unknown dim's condition names.
+pub fn conditions(o: &Outcome, order: &[usize]) -> Vec<String> {
     let mut v: Vec<String> = match &o.verdict {
-        Verdict::Conditional(cs) => cs.iter().map(|c| format!("{}: {c}", c.axis)).collect(),
+        Verdict::Conditional(cs) => cs
+            .iter()
+            .map(|c| match &c.kind {
+                ConditionKind::UnknownOneOf { input, options } => {
+                    format!("{}: unknown of {} ∈ {options:?}", c.axis, order[*input])
+                }
+                _ => format!("{}: {c}", c.axis),
+            })
+            .collect(),
         _ => vec![],
     };
     v.sort();
@@ -482,19 +491,23 @@ impl Outcomes {
             [&outcomes.multi, &outcomes.equal, &outcomes.uni, &outcomes.legacy, &outcomes.bi].into_iter().chain(&others)
         {
             let _ = format!("{:?} {}", o.verdict, o.output);
-            assert!(conditions(o).iter().all(|c| !c.is_empty()));
+            if let Verdict::Conditional(cs) = &o.verdict {
+                assert!(cs.iter().all(|c| !c.to_string().is_empty()), "{o:?}");
+            }
         }
         outcomes
     }
 
     fn commute(&self, owned: &[Shape]) {
         let multi = &self.multi;
+        let identity: Vec<usize> = (0..owned.len()).collect();
         for p in permutations(owned.len()) {
             let permuted: Vec<Shape> = p.iter().map(|&i| owned[i].clone()).collect();
             let q = multidirectional(&refs(&permuted));
             assert_eq!(q.verdict.as_str(), multi.verdict.as_str(), "multidirectional: {owned:?} vs {permuted:?}");
             assert_eq!(q.output, multi.output, "multidirectional: {owned:?} vs {permuted:?}");
-            assert_eq!(conditions(&q), conditions(multi), "multidirectional: {owned:?} vs {permuted:?}");
+            let (these, those) = (conditions(&q, &p), conditions(multi, &identity));
+            assert_eq!(these, those, "multidirectional: {owned:?} vs {permuted:?}");
         }
         let (a, b) = (&owned[0], owned.get(1).unwrap_or(&owned[0]));
         let (bi, bi_rev) = (&self.bi, &bidirectional(b, a));
