@@ -1,4 +1,4 @@
-"""The hostile-input models of issue 14's acceptance, too large to commit, for bench/run.sh's `hostile` part.
+"""The hostile-input models, too large to commit, for bench/run.sh's `hostile` part.
 
     python bench/hostile_models.py OUT_DIR
 

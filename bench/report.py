@@ -179,7 +179,7 @@ def main():
             targets.append(("two files in one invocation: ≤ 0.6× sequential", f"{s:.2f}×{extra}", s <= 0.6))
 
     if any(r["part"] == "hostile" for r in rows):
-        out.append("## Hostile inputs (issue 14)")
+        out.append("## Hostile inputs")
         out.append("")
         out.append("A chain of 1,000,000 Adds (36 MB), a ring of 200,000 Adds that `expand` must refuse (exit 1), "
                    "and the committed function fan-out model at K = 40 (bench/hostile_models.py).")

@@ -8,7 +8,7 @@
 #   nodes     the node-count curve (12,500 / 25,000 / 50,000 / 100,000 nodes, 10,000 small initializers, no large
 #             ones): every contender on the 100,000-node model, check and infer_shapes_path on the others
 #   parallel  two 100,000-node models in one `onnx-bcast check a b` against one after the other
-#   hostile   issue 14's limits: a 1M-node chain (check --format json), a 200k-node ring (expand refuses it),
+#   hostile   limits on hostile input: a 1M-node chain (check --format json), a 200k-node ring (expand refuses it),
 #             the function fan-out at K = 40
 #   cold      the 1 GB model again with the page cache dropped before every run (needs root; skipped otherwise)
 #
@@ -268,7 +268,7 @@ for part in "${parts[@]}"; do
         fi
         ;;
     hostile)
-        # Issue 14's limits: the 1M-node chain checked with --format json (peak RSS < 500 MiB), the 200k-node ring
+        # Limits on hostile input: the 1M-node chain checked with --format json (peak RSS < 500 MiB), the 200k-node ring
         # refused by expand (< 1 s, exit 1), the function fan-out at K = 40 (< 1 s).
         say "generating the hostile models (bench/hostile_models.py)"
         "$PYTHON" bench/hostile_models.py "$BENCH_DIR/models" || die "cannot generate the hostile models"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The write path of `onnx-bcast expand` against `cp`, paired runs (issue 14 item 11): on the 1 GB `big` model of
+# The write path of `onnx-bcast expand` against `cp`, paired runs: on the 1 GB `big` model of
 # bench/run.sh, each round runs `cp M OUT` and `expand M OUT` back to back into a fresh OUT (then, for the replace
 # case, `expand M OUT` over an existing OUT, which adds an fsync), and the report gives the medians of wall and
 # system time and of the per-round ratios. Pairing puts a burst of load from other work on both contenders.
