@@ -24,9 +24,13 @@ log="logs/$target-$(date +%Y%m%d-%H%M%S).log"
 # One folder per target, so that two targets running at once (one per core) do not write the same fuzz-0.log.
 mkdir -p "logs/$target.run"
 cd "logs/$target.run"
+# FUZZ_FORK=1: libFuzzer's fork mode, which records a timeout (or an out-of-memory) as an artifact and goes on
+# fuzzing, where the default mode stops at the first one; a crash still stops it. Its log is the .outer file.
+processes=(-jobs=1 -workers=1)
+[[ -n "${FUZZ_FORK:-}" ]] && processes=(-fork=1 -ignore_timeouts=1 -ignore_ooms=1 -ignore_crashes=0)
 set +e
 cargo +nightly fuzz run --fuzz-dir "$here" -O -a "$target" "$here/corpus/$target" -- \
-    -jobs=1 -workers=1 -max_total_time="$seconds" -rss_limit_mb=4096 -timeout="$timeout" -max_len=65536 \
+    "${processes[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout="$timeout" -max_len=65536 \
     -artifact_prefix="$here/artifacts/$target/" -print_final_stats=1 "${dict[@]}" > "$here/$log.outer" 2>&1
 status=$?
 set -e
