@@ -19,28 +19,12 @@ use crate::tensor::{self, ValueFacts};
 /// The newest default-domain opset this tool knows; assumed when a model imports none.
 pub const LATEST_OPSET: i64 = 23;
 
-/// Ranks above this are treated as unknown rather than materialized.
-pub const MAX_RANK: u64 = 1024;
+pub use crate::shape::MAX_RANK;
 
 /// Subgraph and function nesting deeper than this is refused rather than followed.
 pub const MAX_NESTING: usize = 64;
 
-/// One step from a model down to a graph body.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GraphStep {
-    /// The body of the model-local function at this position of `ModelProto.functions`.
-    Function(usize),
-    /// A graph held by a node's attribute: node position, attribute position, position of the graph within the
-    /// attribute (`g` is 0, `graphs[k]` is k, or k + 1 when both are set).
-    Subgraph { node: usize, attribute: usize, graph: usize },
-}
-
-/// Where a node sits in the model's structure; an empty path is the main graph.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeLoc {
-    pub graph: Vec<GraphStep>,
-    pub node: usize,
-}
+pub use crate::model::{GraphStep, NodeLoc};
 
 /// One broadcasting node, evaluated.
 #[derive(Clone, Debug)]

@@ -572,3 +572,38 @@ pub fn bidirectional(data: &Shape, target: &Shape) -> Outcome {
     };
     Outcome { verdict, ..outcome }
 }
+/// For each element of the output (row-major), the index of its source element. `source` dims are aligned to
+/// the output numpy-style (right-aligned), and are 1 or equal to the output's on every axis.
+pub fn broadcast_index(source: &[u64], out: &[u64]) -> Option<Vec<usize>> {
+    if source.len() > out.len() {
+        return None;
+    }
+    let mut padded = vec![1u64; out.len() - source.len()];
+    padded.extend_from_slice(source);
+    if padded.iter().zip(out).any(|(&s, &o)| s != 1 && s != o) {
+        return None;
+    }
+    let count = out.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
+    // Stride of each source axis, 0 where it is broadcast.
+    let mut strides = vec![0usize; out.len()];
+    let mut stride = 1usize;
+    for axis in (0..out.len()).rev() {
+        if padded[axis] != 1 {
+            strides[axis] = stride;
+        }
+        stride = stride.checked_mul(padded[axis] as usize)?;
+    }
+    let mut index = Vec::with_capacity(count);
+    let mut counter = vec![0u64; out.len()];
+    for _ in 0..count {
+        index.push(counter.iter().zip(&strides).map(|(&c, &s)| c as usize * s).sum());
+        for axis in (0..out.len()).rev() {
+            counter[axis] += 1;
+            if counter[axis] < out[axis] {
+                break;
+            }
+            counter[axis] = 0;
+        }
+    }
+    Some(index)
+}

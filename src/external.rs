@@ -148,7 +148,7 @@ pub fn normalize(relative: &Path) -> Option<PathBuf> {
 /// The bytes a tensor's data takes by its dims and element type, when that is fixed (not strings, not sub-byte
 /// types) and the dims are valid.
 pub fn expected_length(t: &TensorProto) -> Option<u64> {
-    let unit = crate::materialize::raw_size(t.data_type?)? as u64;
+    let unit = crate::pb::raw_size(t.data_type?)? as u64;
     t.dims.iter().try_fold(unit, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
 }
 

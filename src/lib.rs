@@ -96,11 +96,9 @@
 
 pub mod model;
 
-pub mod proto {
-    //! The ONNX wire schema, generated from `proto/onnx.proto`. Only the loader and writer touch it directly.
-    #![allow(clippy::all, missing_docs)]
-    include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
-}
+pub mod pb;
+/// The generated schema under the name the crate has always used for it ([`pb`] holds it).
+pub use pb as proto;
 pub mod analysis;
 pub mod atomic;
 pub mod attr;

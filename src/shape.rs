@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use crate::sym::Poly;
 
+/// Ranks above this are treated as unknown rather than materialized.
+pub const MAX_RANK: u64 = 1024;
+
 /// One dimension of a tensor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dim {

@@ -13,8 +13,8 @@ use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{self, ValueFacts, INT32, INT64};
 
-const FLOAT: i32 = 1;
-const UINT8: i32 = 2;
+const FLOAT: i32 = crate::pb::DataType::Float as i32;
+const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let same = |ctx: &Ctx<'_, '_>| ValueFacts::tensor(ctx.elem(0), ctx.shape(0));
@@ -303,7 +303,7 @@ fn max_unpool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
         return match ctx.rank(0) {
             Some(r) => Some(Shape::ranked(vec![Dim::Unknown; r])),
             None => match ctx.dims(2) {
-                Some([Dim::Known(r)]) if *r <= crate::analysis::MAX_RANK => {
+                Some([Dim::Known(r)]) if *r <= crate::shape::MAX_RANK => {
                     Some(Shape::ranked(vec![Dim::Unknown; *r as usize]))
                 }
                 _ => None,
