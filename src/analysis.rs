@@ -676,7 +676,7 @@ impl<'m> Walker<'m, '_> {
             if f.domain().is_empty() { f.name().to_string() } else { format!("{}.{}", f.domain(), f.name()) };
         let context = match env.call {
             Some(outer) => CallContext {
-                attrs: CallSite { attrs: &node.attribute, defaults: &f.attribute_proto },
+                attrs: CallSite::of(node, &f.attribute_proto),
                 graph: outer.graph.clone(),
                 node: outer.node.clone(),
                 node_index: outer.node_index,
@@ -684,7 +684,7 @@ impl<'m> Walker<'m, '_> {
                 inner_nodes: outer.inner_nodes.iter().cloned().chain([node_label(node, index)]).collect(),
             },
             None => CallContext {
-                attrs: CallSite { attrs: &node.attribute, defaults: &f.attribute_proto },
+                attrs: CallSite::of(node, &f.attribute_proto),
                 graph: env.path.clone(),
                 node: node_label(node, index),
                 node_index: index,

@@ -200,13 +200,6 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
     report(analysis, analysis.sites.iter().cloned(), options)
 }
 
-/// Like [`check`], moving the analysis's sites into the report instead of copying them: for callers that need
-/// only the report afterwards.
-pub fn check_into(mut analysis: Analysis, options: CheckOptions) -> Report {
-    let sites = std::mem::take(&mut analysis.sites);
-    report(&analysis, sites.into_iter(), options)
-}
-
 fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, options: CheckOptions) -> Report {
     let mut judge = Judge::new(options, true);
     judge.sites.reserve(all_sites.len());
@@ -215,7 +208,7 @@ fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, o
 }
 
 /// Judges sites one at a time, as [`crate::analysis::analyze_model_each`] hands them over, and makes the report
-/// once the analysis is complete. [`check`] and [`check_into`] go through it too.
+/// once the analysis is complete. [`check`] goes through it too.
 pub struct Judge {
     options: CheckOptions,
     keep_sites: bool,

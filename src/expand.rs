@@ -233,12 +233,8 @@ impl Names {
                 taken.insert(vi.name().to_string());
                 type_names(vi.r#type.as_ref(), taken);
             }
-            for n in &g.node {
-                for a in &n.attribute {
-                    for sub in a.g.iter().chain(&a.graphs) {
-                        graph(sub, taken, add);
-                    }
-                }
+            for sub in g.node.iter().flat_map(crate::attr::subgraphs) {
+                graph(sub, taken, add);
             }
         }
         fn type_names(ty: Option<&TypeProto>, taken: &mut HashSet<String>) {
@@ -260,12 +256,8 @@ impl Names {
                 taken.insert(vi.name().to_string());
                 type_names(vi.r#type.as_ref(), &mut taken);
             }
-            for n in &f.node {
-                for a in &n.attribute {
-                    for sub in a.g.iter().chain(&a.graphs) {
-                        graph(sub, &mut taken, &mut add_nodes);
-                    }
-                }
+            for sub in f.node.iter().flat_map(crate::attr::subgraphs) {
+                graph(sub, &mut taken, &mut add_nodes);
             }
         }
         Names { taken, next: HashMap::new() }
@@ -414,7 +406,7 @@ impl<'m> Planner<'m> {
         let mut replaced: BTreeMap<usize, String> = BTreeMap::new();
 
         let result = match out_static {
-            Some(out) => self.make_static(&at, first, &operands, &out, opset, &mut steps, &mut replaced),
+            Some(out) => self.make_static(&at, &operands, &out, opset, &mut steps, &mut replaced),
             None => self.make_dynamic(&at, first, &operands, node, opset, &mut steps, &mut replaced),
         };
         if let Err(reason) = result {
@@ -457,8 +449,7 @@ impl<'m> Planner<'m> {
             nodes = match *step {
                 GraphStep::Function(k) => &self.model.functions[k].node,
                 GraphStep::Subgraph { node, attribute, graph } => {
-                    let a = &nodes[node].attribute[attribute];
-                    &a.g.iter().chain(&a.graphs).nth(graph).expect("analysed subgraph exists").node
+                    &crate::attr::subgraph(&nodes[node], attribute, graph).expect("analysed subgraph exists").node
                 }
             };
         }
@@ -491,10 +482,9 @@ impl<'m> Planner<'m> {
         match site.rule {
             Rule::Multidirectional => names.iter().any(|anchor| {
                 names.iter().filter(|v| *v != anchor).all(|v| {
-                    made_by(v, "Expand")
-                        .and_then(|e| e.input.get(1))
-                        .and_then(|t| made_by(t, "Shape"))
-                        .is_some_and(|s| s.input.first().map(String::as_str) == Some(anchor) && s.attribute.is_empty())
+                    made_by(v, "Expand").and_then(|e| e.input.get(1)).and_then(|t| made_by(t, "Shape")).is_some_and(
+                        |s| s.input.first().map(String::as_str) == Some(anchor) && !crate::attr::has_any(s),
+                    )
                 })
             }),
             Rule::Unidirectional => site.rule_inputs.get(1).copied().flatten().is_some_and(|b| {
@@ -567,7 +557,6 @@ impl<'m> Planner<'m> {
     fn make_static(
         &mut self,
         at: &At<'_>,
-        site: &Site,
         operands: &[Operand],
         out: &[u64],
         opset: i64,
@@ -622,7 +611,6 @@ impl<'m> Planner<'m> {
             steps.push(format!("{} {} -> Reshape/Tile to {}", op.name, op.shape, out_shape));
             replaced.insert(op.position, current);
         }
-        let _ = site;
         Ok(())
     }
 
@@ -924,9 +912,8 @@ impl<'m> Planner<'m> {
         // A Constant node of the same graph body, before the consumer.
         self.nodes_at(at.graph)[..at.before]
             .iter()
-            .find(|n| n.op_type() == "Constant" && n.output.first().is_some_and(|o| o == name))
-            .and_then(|n| n.attribute.iter().find(|a| a.name() == "value"))
-            .and_then(|a| a.t.as_ref())
+            .find(|n| n.op_type() == "Constant" && ops_default(n) && n.output.first().is_some_and(|o| o == name))
+            .and_then(|n| crate::attr::Attrs::new(n, None).tensor("value"))
             .filter(|t| t.data_location != Some(DataLocation::External as i32))
     }
 }

@@ -267,14 +267,9 @@ pub fn all_tensors(model: &crate::proto::ModelProto) -> Vec<&TensorProto> {
     use crate::proto::{GraphProto, NodeProto};
     fn nodes<'a>(ns: &'a [NodeProto], out: &mut Vec<&'a TensorProto>) {
         for n in ns {
-            for a in &n.attribute {
-                out.extend(a.t.iter().chain(&a.tensors));
-                for s in a.sparse_tensor.iter().chain(&a.sparse_tensors) {
-                    out.extend(s.values.iter().chain(&s.indices));
-                }
-                for g in a.g.iter().chain(&a.graphs) {
-                    graph(g, out);
-                }
+            out.extend(crate::attr::tensors(n));
+            for g in crate::attr::subgraphs(n) {
+                graph(g, out);
             }
         }
     }

@@ -395,10 +395,8 @@ fn bind_model(model: &ModelProto, fed: &HashMap<String, Vec<usize>>, sizes: &Has
             bind_vi(vi, sizes);
         }
         for n in &mut g.node {
-            for a in &mut n.attribute {
-                for sub in a.g.iter_mut().chain(&mut a.graphs) {
-                    bind_graph(sub, sizes);
-                }
+            for sub in crate::attr::subgraphs_mut(n) {
+                bind_graph(sub, sizes);
             }
         }
     }
