@@ -8,11 +8,11 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::attr::{Attrs, CallSite};
-use crate::broadcast::{self, Outcome, Rule, Verdict};
 use crate::diagnostic::Code;
 use crate::infer;
 use crate::ops::{self, BroadcastOp, SameType, SiteKind};
 use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
+use crate::rules::{self, Outcome, Rule, Verdict};
 use crate::shape::{Dim, Shape};
 use crate::tensor::{self, ValueFacts};
 
@@ -26,92 +26,7 @@ pub const MAX_NESTING: usize = 64;
 
 pub use crate::model::{GraphStep, NodeLoc};
 
-/// One broadcasting node, evaluated.
-#[derive(Clone, Debug)]
-pub struct Site {
-    /// The broadcasting node itself (inside a function body: in the body, not at the call).
-    pub loc: NodeLoc,
-    /// The graph the site is reported in: "main", or "main/NODE/ATTR" for a subgraph.
-    pub graph: String,
-    /// The reported node's name, or `#INDEX (OP)` for an unnamed one. Inside a function: the calling node.
-    pub node: String,
-    /// Position of the node in its graph's node list (the calling node's, inside a function).
-    pub node_index: usize,
-    pub op: String,
-    pub rule: Rule,
-    /// Every present input of the node, in order.
-    pub inputs: Vec<SiteInput>,
-    /// The shape the rule broadcasts towards, when it is not an input: Gemm's (M, N), Expand's target value.
-    pub target: Option<Shape>,
-    pub output_shape: Shape,
-    pub verdict: Verdict,
-    /// Maps the rule's input positions to positions in `inputs` (`None`: the target, not an input).
-    pub rule_inputs: Vec<Option<usize>>,
-    pub type_mismatch: Option<TypeMismatch>,
-    /// The chain of model-local function calls the site sits in, outermost first.
-    pub functions: Vec<FunctionFrame>,
-    /// Default-domain opset the op was evaluated at.
-    pub opset: i64,
-    /// The attributes a rewrite of the site reads, resolved at this evaluation (inside a function, through the
-    /// call's attributes).
-    pub attrs: SiteAttrs,
-}
-
-/// Gemm's `transA`/`transB` and the legacy `axis` of a site, as evaluated: a function body's attribute references
-/// are followed to the calling node, so two calls of one function may differ.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SiteAttrs {
-    pub trans_a: bool,
-    pub trans_b: bool,
-    pub axis: Option<i64>,
-}
-
-impl SiteAttrs {
-    fn of(attrs: Attrs<'_>) -> SiteAttrs {
-        SiteAttrs {
-            trans_a: attrs.int("transA").unwrap_or(0) != 0,
-            trans_b: attrs.int("transB").unwrap_or(0) != 0,
-            axis: attrs.int("axis"),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct SiteInput {
-    pub name: String,
-    pub shape: Shape,
-    pub elem: Option<i32>,
-}
-
-/// Two inputs sharing a type variable with different element types (positions in `Site::inputs`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TypeMismatch {
-    pub input: usize,
-    pub found: i32,
-    pub against: usize,
-    pub expected: i32,
-}
-
-#[derive(Clone, Debug)]
-pub struct FunctionFrame {
-    /// `domain.name` of the function.
-    pub function: String,
-    /// The node inside the function body (at the innermost frame: the broadcasting node itself).
-    pub node: String,
-}
-
-impl Site {
-    /// The offending input (position in `inputs`) of a violation.
-    pub fn offending_input(&self) -> Option<usize> {
-        match &self.verdict {
-            Verdict::Violation(v) if !matches!(v.kind, broadcast::ViolationKind::Unsatisfiable { .. }) => {
-                self.rule_inputs.get(v.input).copied().flatten()
-            }
-            Verdict::Violation(_) => None,
-            _ => self.type_mismatch.as_ref().map(|m| m.input),
-        }
-    }
-}
+pub use crate::rules::site::{FunctionFrame, Site, SiteAttrs, SiteInput, TypeMismatch};
 
 /// A finding about the graph itself rather than a broadcasting site.
 #[derive(Clone, Debug)]
@@ -750,19 +665,19 @@ impl<'m> Walker<'m, '_> {
             }
             SiteKind::Multi => {
                 let shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
-                (Rule::Multidirectional, broadcast::multidirectional(&shapes), all_present, None)
+                (Rule::Multidirectional, rules::multidirectional(&shapes), all_present, None)
             }
             SiteKind::EqualShapes => {
                 let shapes: Vec<&Shape> = present.iter().map(|&p| shape_at(p)).collect();
-                (Rule::None, broadcast::equal_shapes(&shapes), all_present, None)
+                (Rule::None, rules::equal_shapes(&shapes), all_present, None)
             }
             SiteKind::LegacyBinary => {
                 let (a, b) = (shape_at(0), shape_at(1));
                 let map = vec![site_pos(0), site_pos(1)];
                 if attrs.int("broadcast") == Some(1) {
-                    (Rule::LegacyAxis, broadcast::legacy_axis(a, b, attrs.int("axis")), map, None)
+                    (Rule::LegacyAxis, rules::legacy_axis(a, b, attrs.int("axis")), map, None)
                 } else {
-                    (Rule::None, broadcast::equal_shapes(&[a, b]), map, None)
+                    (Rule::None, rules::equal_shapes(&[a, b]), map, None)
                 }
             }
             SiteKind::Gemm { legacy } => {
@@ -771,9 +686,9 @@ impl<'m> Walker<'m, '_> {
                 let outcome = match node.input.get(2).filter(|c| !c.is_empty()) {
                     None => Outcome { output: target.clone(), verdict: Verdict::Same },
                     Some(_) if legacy && attrs.int("broadcast") != Some(1) => {
-                        broadcast::equal_shapes(&[&target, shape_at(2)])
+                        rules::equal_shapes(&[&target, shape_at(2)])
                     }
-                    Some(_) => broadcast::unidirectional(&target, shape_at(2)),
+                    Some(_) => rules::unidirectional(&target, shape_at(2)),
                 };
                 let rule = if legacy && attrs.int("broadcast") != Some(1) { Rule::None } else { Rule::Unidirectional };
                 (rule, Outcome { output: target.clone(), ..outcome }, map, Some(target))
@@ -783,13 +698,13 @@ impl<'m> Walker<'m, '_> {
                 let map = vec![site_pos(0), site_pos(1)];
                 let outcome = match legacy_prelu(x, slope) {
                     Some(outcome) if legacy => outcome,
-                    _ => broadcast::unidirectional(x, slope),
+                    _ => rules::unidirectional(x, slope),
                 };
                 (Rule::Unidirectional, outcome, map, None)
             }
             SiteKind::Expand => {
                 let target = expand_target(inputs.get(1).copied().flatten());
-                let outcome = broadcast::bidirectional(shape_at(0), &target);
+                let outcome = rules::bidirectional(shape_at(0), &target);
                 (Rule::Bidirectional, outcome, vec![site_pos(0), site_pos(1)], Some(target))
             }
         };
@@ -846,6 +761,7 @@ impl<'m> Walker<'m, '_> {
             node: node_name,
             node_index,
             op: node.op_type().to_string(),
+            kind: op.kind,
             rule,
             inputs: site_inputs,
             target,
@@ -899,7 +815,7 @@ fn name_unknown_parts(output: &Shape, inputs: &[&Shape], fresh: &mut dyn FnMut()
             let named = fresh();
             let mut parts = symbols;
             parts.push(&named);
-            broadcast::symbolic_broadcast(&parts)
+            rules::symbolic_broadcast(&parts)
         })
         .collect();
     Shape::ranked(dims)

@@ -10,11 +10,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::analysis::{Analysis, GraphStep, NodeLoc, Site};
-use crate::broadcast::{Rule, Verdict};
 use crate::proto::{
     attribute_proto::AttributeType, tensor_proto::DataLocation, tensor_shape_proto, type_proto, AttributeProto,
     GraphProto, ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
+use crate::rules::{Rule, Verdict};
+use crate::ops::SiteKind;
 use crate::shape::{Dim, Shape};
 use crate::tensor::INT64;
 use crate::wire::{self, ModelEdit, NodeEdit, Pieces};
@@ -418,7 +419,7 @@ impl<'m> Planner<'m> {
             inputs[*position] = name.clone();
         }
         let mut drop_attributes = Vec::new();
-        if first.rule == Rule::LegacyAxis || (first.op == "Gemm" && opset < 7) {
+        if first.rule == Rule::LegacyAxis || first.kind == (SiteKind::Gemm { legacy: true }) {
             drop_attributes = ["broadcast", "axis"].iter().map(|s| s.to_string()).collect();
         }
         self.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, NodeEdit { inputs: Some(inputs), drop_attributes });
@@ -527,7 +528,7 @@ impl<'m> Planner<'m> {
                 if site.inputs[b].shape.provably_eq(target) {
                     return Vec::new();
                 }
-                let alignment = if site.op == "PRelu" && site.opset < 7 {
+                let alignment = if site.kind == (SiteKind::PRelu { legacy: true }) {
                     legacy_prelu_alignment(&site.inputs[b].shape, target)
                 } else {
                     Alignment::Numpy
@@ -635,8 +636,8 @@ impl<'m> Planner<'m> {
             return Err("the legacy axis form needs static shapes to be made explicit".into());
         }
         let out_shape = self.declared_output(site);
-        let target = match (site.rule, site.op.as_str()) {
-            (Rule::Unidirectional, "Gemm") => {
+        let target = match (site.rule, site.kind) {
+            (Rule::Unidirectional, SiteKind::Gemm { .. }) => {
                 // Read as evaluated: inside a function, transA/transB may refer to the call's attributes.
                 let m = self.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
                 let n = self.gathered_dim(at, &node.input[1], i64::from(!site.attrs.trans_b));
@@ -665,7 +666,7 @@ impl<'m> Planner<'m> {
                             let step_shape = if k + 2 == names.len() {
                                 out_shape.clone()
                             } else {
-                                self.declarable(&crate::broadcast::multidirectional(&folded).output)
+                                self.declarable(&crate::rules::multidirectional(&folded).output)
                             };
                             acc = self.expand(at, &acc, &s, names[0].elem, &step_shape);
                         }

@@ -103,7 +103,9 @@ pub mod analysis;
 pub mod atomic;
 pub mod attr;
 pub mod brief;
-pub mod broadcast;
+pub mod rules;
+/// The broadcast rules under the name the crate has always used for them ([`rules`] holds them).
+pub use rules as broadcast;
 pub mod calls;
 pub mod check;
 pub mod config;

@@ -1,7 +1,7 @@
 //! Writing a constant out at its broadcast shape, for toolchains that reject `Expand`.
 
-use crate::broadcast::broadcast_index;
 use crate::pb::{raw_size, tensor_proto::DataLocation, DataType, TensorProto};
+use crate::rules::broadcast_index;
 
 /// Where each element's data lives in a tensor held in the file.
 enum Data<'t> {

@@ -14,7 +14,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("schema and system calls", &["pb", "atomic", "copy", "panics"]),
     ("loading", &["source", "model", "gen"]),
     ("locations, symbols, shapes, element types, codes", &["sym", "shape", "tensor", "diagnostic"]),
-    ("attributes, op table, rules, tensor data", &["attr", "ops", "broadcast", "external"]),
+    ("attributes, op table, rules, tensor data", &["attr", "ops", "rules", "external"]),
     ("inference", &["infer"]),
     ("analysis", &["calls", "analysis"]),
     ("check | expand (plan, build, write)", &["check", "refuse", "expand", "materialize", "wire", "save", "verify"]),
@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Other names a module is reached by (`lib.rs` re-exports).
-const ALIASES: &[(&str, &str)] = &[("proto", "pb")];
+const ALIASES: &[(&str, &str)] = &[("proto", "pb"), ("broadcast", "rules")];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

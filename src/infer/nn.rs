@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::{normalize_axis, Ctx};
-use crate::broadcast;
+use crate::rules;
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{self, ValueFacts, INT32, INT64};
@@ -360,7 +360,7 @@ pub fn matmul_shape(a: Option<&[Dim]>, b: Option<&[Dim]>) -> Shape {
         1 => (&b[..0], None),
         l => (&b[..l - 2], Some(b[l - 1].clone())),
     };
-    let batch = broadcast::multidirectional(&[&Shape::ranked(a_batch.to_vec()), &Shape::ranked(b_batch.to_vec())]);
+    let batch = rules::multidirectional(&[&Shape::ranked(a_batch.to_vec()), &Shape::ranked(b_batch.to_vec())]);
     let mut dims = match batch.output.0 {
         Some(d) => d,
         // Batch dims that cannot broadcast: the model fails there; the rank is still known.
@@ -536,7 +536,7 @@ fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
     let ellipsis_dims = ellipses.map(|shapes| {
         let refs: Vec<&Shape> = shapes.iter().collect();
         let rank = shapes.iter().filter_map(Shape::rank).max().unwrap_or(0);
-        broadcast::multidirectional(&refs).output.0.unwrap_or_else(|| vec![Dim::Unknown; rank])
+        rules::multidirectional(&refs).output.0.unwrap_or_else(|| vec![Dim::Unknown; rank])
     });
     let output = match rhs {
         Some(rhs) => Term::parse(rhs)?,
