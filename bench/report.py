@@ -178,6 +178,32 @@ def main():
             extra = f" (two processes at once: {ceiling['wall'] / seq['wall']:.2f}×)" if ceiling else ""
             targets.append(("two files in one invocation: ≤ 0.6× sequential", f"{s:.2f}×{extra}", s <= 0.6))
 
+    if any(r["part"] == "hostile" for r in rows):
+        out.append("## Hostile inputs (issue 14)")
+        out.append("")
+        out.append("A chain of 1,000,000 Adds (36 MB), a ring of 200,000 Adds that `expand` must refuse (exit 1), "
+                   "and the committed function fan-out model at K = 40 (bench/hostile_models.py).")
+        out.append("")
+        out.append("| model | contender | wall s (median) | runs s | peak RSS MiB |")
+        out.append("|---|---|---:|---|---:|")
+        for r in rows:
+            if r["part"] == "hostile":
+                out.append(f"| {r['model']} | {r['contender']} | {fmt_wall(r)} | {r['walls'].replace(',', ' / ')} | "
+                           f"{r['rss']:.1f} |")
+        out.append("")
+        chain = find(rows, "hostile", "chain_1000000", "check --format json")
+        ring = find(rows, "hostile", "ring_200000", "expand (refused)")
+        fan = find(rows, "hostile", "fanout_40", "check")
+        if chain:
+            targets.append(("check --format json, 1M-node chain: peak RSS < 500 MiB", f"{chain['rss']:.1f} MiB",
+                            chain["rss"] < 500))
+        if ring:
+            refused = all(e == "1" for e in ring["exits"].split(","))
+            targets.append(("expand refuses the 200k-node ring (exit 1) in < 1 s",
+                            f"{ring['wall']:.3f} s (exit {ring['exits']})", refused and ring["wall"] < 1))
+        if fan:
+            targets.append(("check of the function fan-out, K = 40: < 1 s", f"{fan['wall']:.3f} s", fan["wall"] < 1))
+
     out.append("## Targets")
     out.append("")
     out.append("| target | measured | verdict |")

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Benchmark of onnx-bcast against the ONNX Python tools and cp, on seeded synthetic models.
 #
-#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | cold
+#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | cold
 #
 #   big       the 1 GB model (200 float32 tensors of 1280x1024, 20,000 broadcasting element-wise nodes):
 #             every contender, warm page cache
 #   nodes     the node-count curve (12,500 / 25,000 / 50,000 / 100,000 nodes, 10,000 small initializers, no large
 #             ones): every contender on the 100,000-node model, check and infer_shapes_path on the others
 #   parallel  two 100,000-node models in one `onnx-bcast check a b` against one after the other
+#   hostile   issue 14's limits: a 1M-node chain (check --format json), a 200k-node ring (expand refuses it),
+#             the function fan-out at K = 40
 #   cold      the 1 GB model again with the page cache dropped before every run (needs root; skipped otherwise)
 #
 # Each measurement runs RUNS times (default 3); the table shows the median wall time and the median peak RSS
@@ -41,7 +43,7 @@ say() { echo "bench/run.sh: $*" >&2; }
 
 parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
-if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel cold); fi
+if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile cold); fi
 for p in "${parts[@]}"; do
     case "$p" in big | nodes | parallel | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, cold)" ;; esac
 done
@@ -264,6 +266,21 @@ for part in "${parts[@]}"; do
         if "$BIN" check --help 2>/dev/null | grep -q -- '--jobs'; then
             measure parallel "two 100k-node" "check --jobs 1 a b" "$BIN" check --jobs 1 "$a" "$b"
         fi
+        ;;
+    hostile)
+        # Issue 14's limits: the 1M-node chain checked with --format json (peak RSS < 500 MiB), the 200k-node ring
+        # refused by expand (< 1 s, exit 1), the function fan-out at K = 40 (< 1 s).
+        say "generating the hostile models (bench/hostile_models.py)"
+        "$PYTHON" bench/hostile_models.py "$BENCH_DIR/models" || die "cannot generate the hostile models"
+        CACHE=warm
+        chain="$BENCH_DIR/models/chain_1000000.onnx" ring="$BENCH_DIR/models/ring_200000.onnx"
+        PREP_IN=("$chain") PREP_OUT=()
+        measure hostile chain_1000000 "check --format json" "$BIN" check --format json "$chain"
+        measure hostile chain_1000000 "check" "$BIN" check "$chain"
+        PREP_IN=("$ring") PREP_OUT=("$BENCH_DIR/out/ring.onnx")
+        measure hostile ring_200000 "expand (refused)" "$BIN" expand "$ring" "$BENCH_DIR/out/ring.onnx"
+        PREP_IN=("$repo/fixtures/crafted/fanout_40.pb") PREP_OUT=()
+        measure hostile fanout_40 "check" "$BIN" check "$repo/fixtures/crafted/fanout_40.pb"
         ;;
     cold)
         if [[ $can_drop != yes ]]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seeds fuzz/corpus/{decode_check,expand_roundtrip,file_source} from the project's fixtures, the malformed corpus, the fuzz
+# Seeds fuzz/corpus/{decode_check,expand_roundtrip,file_source} from every fixture (shipped, malformed, crafted), the fuzz
 # regression inputs, and the backend models listed in backend_seeds.txt (fetched once by scripts/testdata.sh).
 # broadcast_algebra takes structured input and starts from an empty corpus. Idempotent: files are named by content.
 set -euo pipefail
@@ -10,7 +10,12 @@ for target in decode_check expand_roundtrip file_source; do
     dir="$here/corpus/$target"
     mkdir -p "$dir"
     add() { cp "$1" "$dir/$(sha1sum "$1" | cut -c1-40)"; }
-    for f in "$root"/fixtures/*.onnx "$root"/fixtures/malformed/*.onnx "$root"/tests/fuzz_regressions/*; do
+    # Every fixture: the shipped models, the malformed corpus, the crafted battery (fixtures/crafted/*.pb) and the
+    # inference patterns, so that the fuzzer starts from each shape of graph the tests know.
+    while IFS= read -r -d '' f; do
+        add "$f"
+    done < <(find "$root/fixtures" -type f \( -name '*.onnx' -o -name '*.pb' \) -print0)
+    for f in "$root"/tests/fuzz_regressions/*; do
         [[ -f "$f" ]] && add "$f"
     done
     grep -v '^#' "$here/backend_seeds.txt" | while read -r name; do

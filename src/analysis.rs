@@ -157,18 +157,61 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 struct Scope<'m> {
     values: HashMap<&'m str, ValueFacts>,
     /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
-    order: Vec<&'m str>,
+    /// `None` when the body's facts are not recorded.
+    order: Option<Vec<&'m str>>,
 }
 
 impl<'m> Scope<'m> {
     /// Room for every value a body defines, so that the table is never rehashed while it grows.
     fn with_capacity(n: usize) -> Scope<'m> {
-        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order: Vec::with_capacity(n) }
+        let order = Some(Vec::with_capacity(n));
+        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order }
+    }
+
+    /// A scope whose values come and go (see [`Reads`]) and whose order is not kept.
+    fn unordered(n: usize) -> Scope<'m> {
+        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order: None }
     }
 
     fn define(&mut self, name: &'m str, facts: ValueFacts) {
         if self.values.insert(name, facts).is_none() {
-            self.order.push(name);
+            if let Some(order) = &mut self.order {
+                order.push(name);
+            }
+        }
+    }
+}
+
+/// How many reads of each node-made value of a body are still to come. Once a value's last reader has been
+/// walked its facts are dropped, so that memory follows the graph's width, not its length: a chain of a million
+/// nodes holds a few values at a time (issue 14: `check` of such a chain). Graph outputs are never dropped.
+struct Reads<'m>(HashMap<&'m str, usize>);
+
+impl<'m> Reads<'m> {
+    /// Turns the table of producers into one of read counts (same keys: no second table of every name).
+    fn count(mut counts: HashMap<&'m str, usize>, nodes: &'m [NodeProto], outputs: &[&'m str]) -> Reads<'m> {
+        counts.values_mut().for_each(|c| *c = 0);
+        let read = nodes.iter().flat_map(|n| n.input.iter().map(String::as_str));
+        // A graph output counts as one read that never comes.
+        for name in read.chain(outputs.iter().copied()) {
+            if let Some(c) = counts.get_mut(name) {
+                *c += 1;
+            }
+        }
+        Reads(counts)
+    }
+
+    /// After `node` was walked: its inputs have one reader less, and what nobody reads any more goes.
+    fn after(&mut self, node: &'m NodeProto, scope: &mut Scope<'m>) {
+        for name in &node.input {
+            if let Some(c) = self.0.get_mut(name.as_str()) {
+                *c = c.saturating_sub(1);
+            }
+        }
+        for name in node.input.iter().chain(&node.output).map(String::as_str) {
+            if self.0.get(name) == Some(&0) {
+                scope.values.remove(name);
+            }
         }
     }
 }
@@ -304,9 +347,17 @@ impl<'m> Walker<'m, '_> {
             declared.entry(vi.name()).or_insert(facts);
         }
 
-        let defined =
-            body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
-        let mut scope = Scope::with_capacity(defined);
+        // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
+        // after its last reader, unless a subgraph of this body might still read it by name.
+        let keep_all = (body.record && self.options.value_facts)
+            || body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
+        let mut scope = if keep_all {
+            let defined =
+                body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
+            Scope::with_capacity(defined)
+        } else {
+            Scope::unordered(body.inputs.len() + body.initializers.len())
+        };
         for (name, facts) in body.inputs {
             if scope.values.contains_key(name) {
                 self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
@@ -345,7 +396,8 @@ impl<'m> Walker<'m, '_> {
             scope.define(init.name(), facts);
         }
 
-        let order = self.topological_order(env, body.nodes, &scope);
+        let (order, producer) = self.topological_order(env, body.nodes, &scope);
+        let mut reads = (!keep_all).then(|| Reads::count(producer, body.nodes, &body.outputs));
         if self.each_site.is_none() {
             // Room for this body's sites at once: growing by doubling would copy them, and briefly hold them twice.
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
@@ -355,14 +407,18 @@ impl<'m> Walker<'m, '_> {
         for index in order {
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
+            if let Some(reads) = &mut reads {
+                reads.after(node, &mut scope);
+            }
         }
 
         let outputs =
             body.outputs.iter().map(|name| self.lookup(env, &scope, name).cloned().unwrap_or_default()).collect();
         if body.record && self.options.value_facts {
             let mut facts = scope.values;
+            let order = scope.order.unwrap_or_default();
             let values: Vec<(String, ValueFacts)> =
-                scope.order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
+                order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
         outputs
@@ -374,7 +430,13 @@ impl<'m> Walker<'m, '_> {
 
     /// Nodes in an order where producers come first: the file's order when it is already topological (as ONNX
     /// requires), else Kahn's order; nodes caught in a cycle come last, in file order, and are reported.
-    fn topological_order(&mut self, env: &Env<'m, '_>, nodes: &'m [NodeProto], scope: &Scope<'m>) -> Vec<usize> {
+    /// Also returns which node produces each value.
+    fn topological_order(
+        &mut self,
+        env: &Env<'m, '_>,
+        nodes: &'m [NodeProto],
+        scope: &Scope<'m>,
+    ) -> (Vec<usize>, HashMap<&'m str, usize>) {
         let mut producer: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
         for (i, node) in nodes.iter().enumerate() {
             for out in node.output.iter().filter(|o| !o.is_empty()) {
@@ -389,7 +451,7 @@ impl<'m> Walker<'m, '_> {
             .enumerate()
             .all(|(i, node)| node.input.iter().all(|name| producer.get(name.as_str()).is_none_or(|&p| p < i)));
         if in_order {
-            return (0..nodes.len()).collect();
+            return ((0..nodes.len()).collect(), producer);
         }
         let mut pending: Vec<usize> = vec![0; nodes.len()];
         let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -422,7 +484,7 @@ impl<'m> Walker<'m, '_> {
             self.note(env, Code::GraphCycle, Some((&nodes[stuck[0]], stuck[0])), msg);
             order.extend(stuck);
         }
-        order
+        (order, producer)
     }
 
     fn node(

@@ -20,7 +20,7 @@ use bytes::{Buf, Bytes};
 use prost::encoding::decode_varint;
 use prost::Message;
 
-use crate::pb::{field, GraphProto, ModelProto};
+use crate::pb::{field, GraphProto, ModelProto, NodeProto};
 
 /// `bytes` fields of this size or more become views of the map instead of copies.
 pub const LARGE: usize = 16 << 10;
@@ -186,6 +186,12 @@ pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailur
         });
     }
     merge(file, map, &mut model)?;
+    if let Some(graph) = &mut model.graph {
+        fit_name_lists(&mut graph.node);
+    }
+    for function in &mut model.functions {
+        fit_name_lists(&mut function.node);
+    }
     Ok(model)
 }
 
@@ -257,6 +263,21 @@ pub fn for_each_field(source: &Source, range: Range<usize>, mut each: impl FnMut
         each(Field { number, range: start..pos, payload });
     }
     Ok(())
+}
+
+/// The decoder leaves each node's input and output lists with room for four names (a `Vec`'s first growth) where
+/// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (issue 14: `check`
+/// of such a chain must stay under 500 MiB). Moving the names into lists of their exact length gives it back.
+fn fit_name_lists(nodes: &mut [NodeProto]) {
+    for node in nodes {
+        for list in [&mut node.input, &mut node.output] {
+            if list.capacity() > list.len() {
+                let mut exact = Vec::with_capacity(list.len());
+                exact.append(list);
+                *list = exact;
+            }
+        }
+    }
 }
 
 /// How many nodes, initializers, inputs, outputs and value_infos the main graph has, from the field headers;
