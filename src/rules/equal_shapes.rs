@@ -6,6 +6,7 @@
 
 use super::Site;
 use super::{AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
+use super::{Binding, NodeView, Rule};
 use crate::shape::{Dim, Shape};
 
 /// No broadcasting: every shape must equal the first.
@@ -67,4 +68,10 @@ pub fn equal_shapes(inputs: &[&Shape]) -> Outcome {
 /// How a violation begins: `Sum at opset 6 requires equal shapes: A [2, 3] and B [3]`.
 pub fn violation_lead(site: &Site) -> String {
     format!("{} at opset {} requires equal shapes: {}", site.op, site.opset, site.list_inputs())
+}
+
+/// Every present input must have the same shape (the variadic ops before opset 8).
+pub fn bind(node: &NodeView) -> Binding {
+    let outcome = equal_shapes(&node.present_shapes());
+    Binding { rule: Rule::None, outcome, rule_inputs: node.all_present(), target: None }
 }

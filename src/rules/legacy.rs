@@ -9,6 +9,7 @@
 use super::unidirectional::one_way_axis;
 use super::Site;
 use super::{AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
+use super::{Binding, NodeView, Rule};
 use crate::shape::{Dim, Shape};
 
 /// The opset 1–6 `broadcast=1` form: B (input 1) is matched against A's dims from `axis` on (default: the
@@ -59,4 +60,16 @@ pub fn legacy_axis(a: &Shape, b: &Shape, axis: Option<i64>) -> Outcome {
 pub fn violation_lead(site: &Site, input: usize) -> String {
     let (name, shape) = site.offender(input);
     format!("{name} {shape} does not fit {} (broadcast=1)", super::unidirectional::target_label(site))
+}
+
+/// A binary op before opset 7: B onto A from `axis` with `broadcast=1`, else equal shapes.
+pub fn bind(node: &NodeView) -> Binding {
+    let (a, b) = (node.shape(0), node.shape(1));
+    let rule_inputs = vec![node.site_pos(0), node.site_pos(1)];
+    if node.attrs.int("broadcast") == Some(1) {
+        let outcome = legacy_axis(a, b, node.attrs.int("axis"));
+        Binding { rule: Rule::LegacyAxis, outcome, rule_inputs, target: None }
+    } else {
+        Binding { rule: Rule::None, outcome: super::equal_shapes(&[a, b]), rule_inputs, target: None }
+    }
 }

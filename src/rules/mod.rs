@@ -30,7 +30,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::attr::Attrs;
+use crate::ops::SiteKind;
 use crate::shape::{Dim, Shape};
+use crate::tensor::ValueFacts;
 
 /// Which broadcasting system a site follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -283,4 +286,60 @@ pub(crate) fn sorted_dims(mut dims: Vec<Dim>) -> Vec<Dim> {
     dims.sort();
     dims.dedup();
     dims
+}
+
+/// A broadcasting node as its rule sees it: its input names, what is known of each input (by position in the
+/// node's input list), and its attributes (resolved through a function's call site).
+pub struct NodeView<'a, 'm> {
+    pub inputs: &'m [String],
+    pub facts: &'a [Option<&'a ValueFacts>],
+    pub attrs: Attrs<'m>,
+}
+
+static UNRANKED: Shape = Shape(None);
+
+impl NodeView<'_, '_> {
+    /// Positions in the node's input list of the inputs that are present (not empty names).
+    pub fn present(&self) -> Vec<usize> {
+        (0..self.inputs.len()).filter(|&i| !self.inputs[i].is_empty()).collect()
+    }
+
+    /// The shape of the input at `pos`: unranked when absent or unknown.
+    pub fn shape(&self, pos: usize) -> &Shape {
+        self.facts.get(pos).copied().flatten().map_or(&UNRANKED, |f| &f.shape)
+    }
+
+    /// The position among the present inputs of the input at `pos`.
+    pub fn site_pos(&self, pos: usize) -> Option<usize> {
+        self.present().iter().position(|&p| p == pos)
+    }
+
+    fn present_shapes(&self) -> Vec<&Shape> {
+        self.present().into_iter().map(|p| self.shape(p)).collect()
+    }
+
+    fn all_present(&self) -> Vec<Option<usize>> {
+        (0..self.present().len()).map(Some).collect()
+    }
+}
+
+/// A node bound to its rule: the rule, its outcome, the rule's inputs as positions among the node's present inputs
+/// (`None`: the target, not an input), and the target when it is not an input (Gemm's (M, N), Expand's shape).
+pub struct Binding {
+    pub rule: Rule,
+    pub outcome: Outcome,
+    pub rule_inputs: Vec<Option<usize>>,
+    pub target: Option<Shape>,
+}
+
+/// Binds a node of `kind` (from the op table) to its rule and judges it; each rule's file says how.
+pub fn bind(kind: SiteKind, node: &NodeView) -> Binding {
+    match kind {
+        SiteKind::Multi => multidirectional::bind(node),
+        SiteKind::EqualShapes => equal_shapes::bind(node),
+        SiteKind::LegacyBinary => legacy::bind(node),
+        SiteKind::Gemm { legacy } => unidirectional::bind_gemm(node, legacy),
+        SiteKind::PRelu { legacy } => unidirectional::bind_prelu(node, legacy),
+        SiteKind::Expand => bidirectional::bind(node),
+    }
 }

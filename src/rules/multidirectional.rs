@@ -9,6 +9,7 @@
 //! violation.
 
 use super::Site;
+use super::{Binding, NodeView, Rule};
 use std::sync::Arc;
 
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
@@ -245,4 +246,16 @@ pub fn broadcast_index(source: &[u64], out: &[u64]) -> Option<Vec<usize>> {
 /// How a violation begins: `A [2, 3] and B [4] do not broadcast`.
 pub fn violation_lead(site: &Site) -> String {
     format!("{} do not broadcast", site.list_inputs())
+}
+
+/// Every present input takes part (`Where`'s condition included). One value in every place (`Mul(x, x)`) is no
+/// broadcast, whatever its shape.
+pub fn bind(node: &NodeView) -> Binding {
+    let present = node.present();
+    let outcome = if present.len() > 1 && present.windows(2).all(|w| node.inputs[w[0]] == node.inputs[w[1]]) {
+        Outcome { output: node.shape(present[0]).clone(), verdict: Verdict::Same }
+    } else {
+        multidirectional(&node.present_shapes())
+    };
+    Binding { rule: Rule::Multidirectional, outcome, rule_inputs: node.all_present(), target: None }
 }

@@ -9,6 +9,8 @@
 
 use super::Site;
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
+use super::{Binding, NodeView, Rule};
+use crate::attr::Attrs;
 use crate::ops::SiteKind;
 use crate::shape::{Dim, Shape};
 
@@ -77,4 +79,56 @@ pub fn target_name(site: &Site) -> &'static str {
 pub fn violation_lead(site: &Site, input: usize) -> String {
     let (name, shape) = site.offender(input);
     format!("{name} {shape} does not broadcast to {}", target_label(site))
+}
+
+/// Gemm's C (input 2) towards (M, N) from A and B after `transA`/`transB`; before opset 7 only with
+/// `broadcast=1`, else C must have the shape (M, N). Without C there is nothing to broadcast.
+pub fn bind_gemm(node: &NodeView, legacy: bool) -> Binding {
+    let target = gemm_target(node.shape(0), node.shape(1), node.attrs);
+    let equal = legacy && node.attrs.int("broadcast") != Some(1);
+    let outcome = match node.inputs.get(2).filter(|c| !c.is_empty()) {
+        None => Outcome { output: target.clone(), verdict: Verdict::Same },
+        Some(_) if equal => super::equal_shapes(&[&target, node.shape(2)]),
+        Some(_) => unidirectional(&target, node.shape(2)),
+    };
+    let rule = if equal { Rule::None } else { Rule::Unidirectional };
+    let outcome = Outcome { output: target.clone(), ..outcome };
+    Binding { rule, outcome, rule_inputs: vec![None, node.site_pos(2)], target: Some(target) }
+}
+
+/// (M, N) of a Gemm from A and B after transA/transB; unknown dims where A or B is not known to be 2-D.
+fn gemm_target(a: &Shape, b: &Shape, attrs: Attrs<'_>) -> Shape {
+    let pick = |s: &Shape, i: usize| match s.dims() {
+        Some(d) if d.len() == 2 => d[i].clone(),
+        _ => Dim::Unknown,
+    };
+    let m = pick(a, usize::from(attrs.int("transA").unwrap_or(0) != 0));
+    let n = pick(b, usize::from(attrs.int("transB").unwrap_or(0) == 0));
+    Shape::ranked(vec![m, n])
+}
+
+/// PRelu's slope (input 1) towards X (input 0); before opset 7 by the old per-channel definition where it
+/// applies.
+pub fn bind_prelu(node: &NodeView, legacy: bool) -> Binding {
+    let (x, slope) = (node.shape(0), node.shape(1));
+    let outcome = match legacy_prelu(x, slope) {
+        Some(outcome) if legacy => outcome,
+        _ => unidirectional(x, slope),
+    };
+    Binding { rule: Rule::Unidirectional, outcome, rule_inputs: vec![node.site_pos(0), node.site_pos(1)], target: None }
+}
+
+/// PRelu before opset 7: a slope of one element is shared by every channel, and a 1-D slope of C elements
+/// applies per channel (axis 1). Other slopes are judged by unidirectional broadcasting.
+fn legacy_prelu(x: &Shape, slope: &Shape) -> Option<Outcome> {
+    if slope.element_count() == Some(1) {
+        let verdict = if x.provably_eq(slope) { Verdict::Same } else { Verdict::Broadcast };
+        return Some(Outcome { output: x.clone(), verdict });
+    }
+    match (x.dims(), slope.dims()) {
+        (Some(xd), Some([c])) if xd.len() >= 2 && xd[1].provably_eq(c) => {
+            Some(Outcome { output: x.clone(), verdict: Verdict::Broadcast })
+        }
+        _ => None,
+    }
 }
