@@ -57,19 +57,7 @@ impl<'m> Walker<'m, '_> {
             _ => outcome.output.clone(),
         };
 
-        let (graph, node_name, node_index, functions) = match env.call {
-            None => (env.path.clone(), node_label(node, index), index, Vec::new()),
-            Some(call) => {
-                let inner: Vec<String> = call.inner_nodes.iter().cloned().chain([node_label(node, index)]).collect();
-                let frames = call
-                    .frames
-                    .iter()
-                    .zip(inner)
-                    .map(|(function, node)| FunctionFrame { function: function.clone(), node })
-                    .collect();
-                (call.graph.clone(), call.node.clone(), call.node_index, frames)
-            }
-        };
+        let (graph, node_name, node_index, functions) = reported_at(env, node, index);
         let site = Site {
             loc: NodeLoc { graph: env.loc.clone(), node: index },
             graph,
@@ -96,6 +84,24 @@ impl<'m> Walker<'m, '_> {
         let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
         outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
         outputs
+    }
+}
+
+/// Where a site is reported: its graph, node name and position, and the chain of function calls it sits in (inside
+/// a function: at the outermost calling node).
+fn reported_at(env: &Env<'_, '_>, node: &NodeProto, index: usize) -> (String, String, usize, Vec<FunctionFrame>) {
+    match env.call {
+        None => (env.path.clone(), node_label(node, index), index, Vec::new()),
+        Some(call) => {
+            let inner: Vec<String> = call.inner_nodes.iter().cloned().chain([node_label(node, index)]).collect();
+            let frames = call
+                .frames
+                .iter()
+                .zip(inner)
+                .map(|(function, node)| FunctionFrame { function: function.clone(), node })
+                .collect();
+            (call.graph.clone(), call.node.clone(), call.node_index, frames)
+        }
     }
 }
 

@@ -53,21 +53,7 @@ impl<'m> Walker<'m, '_> {
 
     /// Walks one body and returns the facts of its outputs.
     pub(super) fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
-        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
-        for (i, vi) in body.declared.iter().enumerate() {
-            let mut negative = Vec::new();
-            let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= body.declared_inputs);
-            if !negative.is_empty() {
-                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
-                let msg = format!(
-                    "value '{}' declares a negative size on axis {}; read as unknown",
-                    vi.name(),
-                    axes.join(", ")
-                );
-                self.note(env, Code::NegativeDim, None, msg);
-            }
-            declared.entry(vi.name()).or_insert(facts);
-        }
+        let declared = self.declared(env, &body.declared, body.declared_inputs);
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
         // after its last reader, unless a subgraph of this body might still read it by name.
@@ -93,30 +79,7 @@ impl<'m> Walker<'m, '_> {
             }
             scope.define(name, facts);
         }
-        let mut initialized: HashSet<&str> = HashSet::default();
-        for init in body.initializers {
-            if !initialized.insert(init.name()) {
-                let msg = format!("initializer '{}' is given more than once", init.name());
-                self.note(env, Code::DuplicateValue, None, msg);
-            }
-            if let Some(why) = tensor::data_mismatch(init) {
-                let msg = format!("initializer '{}' {why}", init.name());
-                self.note(env, Code::TensorDataMismatch, None, msg);
-            }
-            let mut from_tensor = tensor::facts_from_tensor(init);
-            if let Some(v) = self.external.get(init.name()) {
-                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
-            }
-            // An initializer that is also a graph input is a default the caller may override: a declared input
-            // shape wins, the initializer fills what is undeclared.
-            let facts = match scope.values.get(init.name()) {
-                Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
-                    ValueFacts::tensor(input.elem, input.shape.clone())
-                }
-                _ => from_tensor,
-            };
-            scope.define(init.name(), facts);
-        }
+        self.define_initializers(env, &mut scope, body.initializers);
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
         let mut reads = (!keep_all).then(|| Reads::count(producer, body.nodes, &body.outputs));
@@ -144,6 +107,122 @@ impl<'m> Walker<'m, '_> {
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
         outputs
+    }
+
+    /// The facts each value's declaration gives (graph inputs first: `declared_inputs` of them).
+    fn declared(
+        &mut self,
+        env: &Env<'m, '_>,
+        infos: &[&'m ValueInfoProto],
+        declared_inputs: usize,
+    ) -> HashMap<&'m str, ValueFacts> {
+        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
+        for (i, vi) in infos.iter().enumerate() {
+            let mut negative = Vec::new();
+            let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
+            if !negative.is_empty() {
+                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
+                let msg = format!(
+                    "value '{}' declares a negative size on axis {}; read as unknown",
+                    vi.name(),
+                    axes.join(", ")
+                );
+                self.note(env, Code::NegativeDim, None, msg);
+            }
+            declared.entry(vi.name()).or_insert(facts);
+        }
+        declared
+    }
+
+    /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
+    fn define_initializers(&mut self, env: &Env<'m, '_>, scope: &mut Scope<'m>, initializers: &'m [TensorProto]) {
+        let mut initialized: HashSet<&str> = HashSet::default();
+        for init in initializers {
+            if !initialized.insert(init.name()) {
+                let msg = format!("initializer '{}' is given more than once", init.name());
+                self.note(env, Code::DuplicateValue, None, msg);
+            }
+            if let Some(why) = tensor::data_mismatch(init) {
+                let msg = format!("initializer '{}' {why}", init.name());
+                self.note(env, Code::TensorDataMismatch, None, msg);
+            }
+            let mut from_tensor = tensor::facts_from_tensor(init);
+            if let Some(v) = self.external.get(init.name()) {
+                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
+            }
+            // An initializer that is also a graph input is a default the caller may override: a declared input
+            // shape wins, the initializer fills what is undeclared.
+            let facts = match scope.values.get(init.name()) {
+                Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
+                    ValueFacts::tensor(input.elem, input.shape.clone())
+                }
+                _ => from_tensor,
+            };
+            scope.define(init.name(), facts);
+        }
+    }
+
+    /// Walks the graphs `node`'s attributes hold, inside the scopes visible at it, and returns their outputs' facts
+    /// by attribute name.
+    fn subgraphs(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &Scope<'m>,
+        index: usize,
+        node: &'m NodeProto,
+        attrs: Attrs<'m>,
+    ) -> Vec<(&'m str, Vec<ValueFacts>)> {
+        let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
+        if env.depth >= MAX_NESTING && attrs.graphs().next().is_some() {
+            let msg = format!("subgraphs nest deeper than {MAX_NESTING} levels; the deeper ones are not checked");
+            self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
+        }
+        if env.depth < MAX_NESTING {
+            let label = node_label(node, index);
+            for (attribute, attr, k, graph) in attrs.graphs() {
+                let chain: Vec<&Scope<'m>> = env.outer.iter().copied().chain(std::iter::once(scope)).collect();
+                let step = GraphStep::Subgraph { node: index, attribute, graph: k };
+                let sub = Env {
+                    path: format!("{}/{}/{}", env.path, label, attr),
+                    loc: env.loc.iter().cloned().chain([step]).collect(),
+                    outer: &chain,
+                    opset: env.opset,
+                    call: env.call,
+                    depth: env.depth + 1,
+                };
+                let outputs = self.body(&sub, Body::graph(graph));
+                subgraphs.push((attr, outputs));
+            }
+        }
+        subgraphs
+    }
+
+    /// Defines a node's outputs in `scope`, checked against and completed by their declarations.
+    fn define_outputs(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &mut Scope<'m>,
+        declared: &HashMap<&'m str, ValueFacts>,
+        index: usize,
+        node: &'m NodeProto,
+        outputs: Vec<ValueFacts>,
+    ) {
+        for (name, facts) in node.output.iter().zip(outputs) {
+            if name.is_empty() {
+                continue;
+            }
+            let facts = match declared.get(name.as_str()) {
+                Some(d) => {
+                    if let Some(why) = tensor::contradiction(&facts, d) {
+                        let msg = format!("value '{name}' is declared with other facts than inference finds: {why}");
+                        self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
+                    }
+                    facts.filled_from(d)
+                }
+                None => facts,
+            };
+            scope.define(name, facts);
+        }
     }
 
     pub(super) fn lookup<'s>(&self, env: &'s Env<'m, '_>, scope: &'s Scope<'m>, name: &str) -> Option<&'s ValueFacts> {
@@ -249,28 +328,7 @@ impl<'m> Walker<'m, '_> {
             refs.push(found);
         }
 
-        let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
-        if env.depth >= MAX_NESTING && attrs.graphs().next().is_some() {
-            let msg = format!("subgraphs nest deeper than {MAX_NESTING} levels; the deeper ones are not checked");
-            self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
-        }
-        if env.depth < MAX_NESTING {
-            let label = node_label(node, index);
-            for (attribute, attr, k, graph) in attrs.graphs() {
-                let chain: Vec<&Scope<'m>> = env.outer.iter().copied().chain(std::iter::once(&*scope)).collect();
-                let step = GraphStep::Subgraph { node: index, attribute, graph: k };
-                let sub = Env {
-                    path: format!("{}/{}/{}", env.path, label, attr),
-                    loc: env.loc.iter().cloned().chain([step]).collect(),
-                    outer: &chain,
-                    opset: env.opset,
-                    call: env.call,
-                    depth: env.depth + 1,
-                };
-                let outputs = self.body(&sub, Body::graph(graph));
-                subgraphs.push((attr, outputs));
-            }
-        }
+        let subgraphs = self.subgraphs(env, scope, index, node, attrs);
 
         let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             self.site(env, index, node, attrs, op, &refs)
@@ -298,21 +356,6 @@ impl<'m> Walker<'m, '_> {
                 vec![ValueFacts::unknown(); node.output.len()]
             })
         };
-        for (name, facts) in node.output.iter().zip(outputs) {
-            if name.is_empty() {
-                continue;
-            }
-            let facts = match declared.get(name.as_str()) {
-                Some(d) => {
-                    if let Some(why) = tensor::contradiction(&facts, d) {
-                        let msg = format!("value '{name}' is declared with other facts than inference finds: {why}");
-                        self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
-                    }
-                    facts.filled_from(d)
-                }
-                None => facts,
-            };
-            scope.define(name, facts);
-        }
+        self.define_outputs(env, scope, declared, index, node, outputs);
     }
 }
