@@ -141,15 +141,18 @@ pub fn dim_value(d: &Dim) -> IntValue {
     d.to_poly()
 }
 
-/// The contents of a small int32/int64 tensor held in the file.
-pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
+/// The element count of a tensor held in the file with at most [`MAX_VALUE_ELEMENTS`] elements.
+fn small_count(t: &TensorProto) -> Option<usize> {
     if t.data_location == Some(DataLocation::External as i32) {
         return None;
     }
     let count = t.dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
-    if count > MAX_VALUE_ELEMENTS {
-        return None;
-    }
+    (count <= MAX_VALUE_ELEMENTS).then_some(count)
+}
+
+/// The contents of a small int32/int64 tensor held in the file.
+pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
+    let count = small_count(t)?;
     use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
     let values: Vec<i64> = match (DataType::try_from(t.data_type?).ok()?, t.raw_data.as_ref()) {
         (Int8, Some(raw)) => raw.iter().map(|&b| b as i8 as i64).collect(),
@@ -168,13 +171,7 @@ pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
 
 /// The contents of a small float/double tensor held in the file.
 pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
-    if t.data_location == Some(DataLocation::External as i32) {
-        return None;
-    }
-    let count = t.dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
-    if count > MAX_VALUE_ELEMENTS {
-        return None;
-    }
+    let count = small_count(t)?;
     let values: Vec<f64> = match (DataType::try_from(t.data_type?).ok()?, t.raw_data.as_ref()) {
         (DataType::Float, Some(raw)) => {
             raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")) as f64).collect()

@@ -4,17 +4,24 @@ use super::scope::{Body, CallContext, Env};
 use super::walk::{node_label, Walker};
 use super::*;
 
+/// A node that calls a model-local function: its position and the function's.
+#[derive(Clone, Copy)]
+pub(super) struct Call<'m> {
+    pub index: usize,
+    pub node: &'m NodeProto,
+    pub function_index: usize,
+    pub f: &'m FunctionProto,
+}
+
 impl<'m> Walker<'m, '_> {
     /// Walks a model-local function's body with the facts of this call's inputs.
     pub(super) fn call(
         &mut self,
         env: &Env<'m, '_>,
-        index: usize,
-        node: &'m NodeProto,
-        function_index: usize,
-        f: &'m FunctionProto,
+        call: Call<'m>,
         inputs: Vec<Option<ValueFacts>>,
     ) -> Vec<ValueFacts> {
+        let Call { index, node, function_index, f } = call;
         let memo_key = crate::calls::memo_key(function_index, node, env.opset, &inputs);
         if let Some(outputs) = memo_key.as_ref().and_then(|k| self.calls.memo.get(k)) {
             return outputs.clone();
@@ -26,7 +33,7 @@ impl<'m> Walker<'m, '_> {
             return vec![ValueFacts::unknown(); node.output.len()];
         }
         let fresh_before = self.fresh;
-        let outputs = self.walk_call(env, index, node, function_index, f, inputs);
+        let outputs = self.walk_call(env, call, inputs);
         // Outputs that hold symbols made during this call stand for this call's sizes only: never reused.
         if let (Some(k), true) = (memo_key, self.fresh == fresh_before) {
             self.calls.memo.insert(k, outputs.clone());
@@ -35,15 +42,8 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// Walks a function body for [`Walker::call`], which memoises and budgets the walks.
-    pub(super) fn walk_call(
-        &mut self,
-        env: &Env<'m, '_>,
-        index: usize,
-        node: &'m NodeProto,
-        function_index: usize,
-        f: &'m FunctionProto,
-        inputs: Vec<Option<ValueFacts>>,
-    ) -> Vec<ValueFacts> {
+    fn walk_call(&mut self, env: &Env<'m, '_>, call: Call<'m>, inputs: Vec<Option<ValueFacts>>) -> Vec<ValueFacts> {
+        let Call { index, node, function_index, f } = call;
         let key = (f.domain(), f.name());
         let unknown = || vec![ValueFacts::unknown(); node.output.len()];
         if self.active.contains(&key) {

@@ -1,5 +1,6 @@
 //! The walk over one graph or function body: values in topological order, each node inferred or judged.
 
+use super::call::Call;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
 
@@ -333,7 +334,7 @@ impl<'m> Walker<'m, '_> {
         let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             self.site(env, index, node, attrs, op, &refs)
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
-            self.call(env, index, node, k, f, refs.iter().map(|r| r.cloned()).collect())
+            self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
             let mut fresh = || fresh_symbol(&mut self.fresh);
             let mut ctx = infer::Ctx {
