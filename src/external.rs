@@ -295,6 +295,20 @@ pub fn all_tensors(model: &crate::proto::ModelProto) -> Vec<&TensorProto> {
     out
 }
 
+/// A byte range of an external data file: path, offset, length.
+pub type SourceRange = (std::path::PathBuf, u64, u64);
+
+/// Where external data goes when the rewritten model is written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExternalMoves {
+    /// Initializers whose data now sits in the model file.
+    pub inlined: Vec<String>,
+    /// The new file gathering external data, and each range to copy into it, in order.
+    pub gathered: Option<(String, Vec<SourceRange>)>,
+    /// Tensors that no longer point at their old location.
+    pub moved: std::collections::HashSet<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,11 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("attributes, op table, rules, tensor data", &["attr", "ops", "rules", "external"]),
     ("inference", &["infer"]),
     ("analysis", &["calls", "analysis"]),
-    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "materialize", "wire", "save", "verify"]),
+    (
+        "rewriting bytes: the edit spliced into the input, files written, constants expanded",
+        &["wire", "save", "materialize"],
+    ),
+    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "verify"]),
     ("rendering", &["brief", "explain", "render", "render_expand", "dot", "config"]),
     ("the binary", &["cli", "main"]),
 ];

@@ -48,19 +48,7 @@ impl Default for ExpandOptions {
     }
 }
 
-/// A byte range of an external data file: path, offset, length.
-pub type SourceRange = (std::path::PathBuf, u64, u64);
-
-/// Where external data goes when the rewritten model is written.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ExternalMoves {
-    /// Initializers whose data now sits in the model file.
-    pub inlined: Vec<String>,
-    /// The new file gathering external data, and each range to copy into it, in order.
-    pub gathered: Option<(String, Vec<SourceRange>)>,
-    /// Tensors that no longer point at their old location.
-    pub moved: std::collections::HashSet<String>,
-}
+pub use crate::external::{ExternalMoves, SourceRange};
 
 /// A site left implicit, and why.
 #[derive(Clone, Debug, PartialEq)]
@@ -147,4 +135,13 @@ pub enum ExpandError {
     Broken(Vec<crate::analysis::Note>),
 }
 
-pub use crate::save::write_expanded;
+/// Writes a rewritten model to `output`, with its external data where the plan put it; see
+/// [`crate::save::write_model`] for what may be written where. Returns the data files written beside `output`.
+pub fn write_expanded(
+    model: &Model,
+    plan: &Plan,
+    pieces: &Pieces,
+    output: &std::path::Path,
+) -> Result<Vec<String>, crate::save::SaveError> {
+    crate::save::write_model(model, &plan.external, pieces, output)
+}
