@@ -9,7 +9,7 @@ use super::{Action, ExpandOptions, ExpandSummary, LeftSite};
 use crate::analysis::{GraphStep, NodeLoc, Site};
 use crate::ops::SiteKind;
 use crate::proto::NodeProto;
-use crate::rules::{Rule, Verdict};
+use crate::rules::{Alignment, RewriteOperand, Rule, Verdict};
 use crate::shape::{Dim, Shape};
 use crate::wire::NodeEdit;
 
@@ -20,15 +20,6 @@ pub(super) struct Planner<'m> {
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
 }
 
-/// How an input's dims line up with the output's.
-#[derive(Clone, Debug)]
-enum Alignment {
-    /// numpy: right-aligned.
-    Numpy,
-    /// Reshape to these dims first (legacy `axis` forms, per-channel PRelu), then broadcast numpy-style.
-    Mapped(Vec<u64>),
-}
-
 /// One input to make explicit.
 struct Operand {
     position: usize,
@@ -36,10 +27,6 @@ struct Operand {
     shape: Shape,
     elem: Option<i32>,
     alignment: Alignment,
-}
-
-fn static_dims(shape: &Shape) -> Option<Vec<u64>> {
-    shape.dims()?.iter().map(Dim::known).collect()
 }
 
 /// What one broadcasting node becomes.
@@ -114,7 +101,7 @@ impl<'m> Planner<'m> {
             return SitePlan::Nothing;
         }
         let at = At { graph: &loc.graph, before: loc.node };
-        let result = match static_dims(&first.output_shape).filter(|_| agreed) {
+        let result = match first.output_shape.known_dims().filter(|_| agreed) {
             Some(out) => self.make_static(&at, &operands, &out, first.opset),
             None => self.make_dynamic(&at, first, &operands, node, first.opset),
         };
@@ -229,60 +216,22 @@ impl<'m> Planner<'m> {
     }
 
     /// The inputs of a site that do not already have the shape they are broadcast to.
+    /// The inputs to make explicit, as the site's rule says, with their positions in the node.
     fn operands(&self, site: &Site) -> Vec<Operand> {
-        let node_positions: Vec<usize> = {
-            // Site inputs are the node's present inputs in order; recover their positions in the node.
-            let node = self.node_proto(&site.loc);
-            (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect()
-        };
-        let operand = |site_index: usize, alignment: Alignment| {
-            let input = &site.inputs[site_index];
+        // Site inputs are the node's present inputs in order; recover their positions in the node.
+        let node = self.node_proto(&site.loc);
+        let node_positions: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+        let operand = |RewriteOperand { input, alignment }| {
+            let site_input = &site.inputs[input];
             Operand {
-                position: node_positions[site_index],
-                name: input.name.clone(),
-                shape: input.shape.clone(),
-                elem: input.elem,
+                position: node_positions[input],
+                name: site_input.name.clone(),
+                shape: site_input.shape.clone(),
+                elem: site_input.elem,
                 alignment,
             }
         };
-        let target = site.target.as_ref().unwrap_or(&site.output_shape);
-        match site.rule {
-            Rule::Multidirectional => site
-                .rule_inputs
-                .iter()
-                .flatten()
-                .filter(|&&i| !site.inputs[i].shape.provably_eq(&site.output_shape))
-                .map(|&i| operand(i, Alignment::Numpy))
-                .collect(),
-            Rule::Unidirectional => {
-                let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return Vec::new() };
-                if site.inputs[b].shape.provably_eq(target) {
-                    return Vec::new();
-                }
-                let alignment = if site.kind == (SiteKind::PRelu { legacy: true }) {
-                    legacy_prelu_alignment(&site.inputs[b].shape, target)
-                } else {
-                    Alignment::Numpy
-                };
-                vec![operand(b, alignment)]
-            }
-            Rule::LegacyAxis => {
-                let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return Vec::new() };
-                let a = &site.output_shape;
-                let (Some(ad), Some(bd)) = (a.dims(), static_dims(&site.inputs[b].shape)) else {
-                    return vec![operand(b, Alignment::Numpy)];
-                };
-                let axis = legacy_axis_of(site.attrs.axis, ad.len(), bd.len());
-                let trimmed = bd.len() - bd.iter().rev().take_while(|&&d| d == 1).count();
-                if axis + trimmed > ad.len() {
-                    return vec![operand(b, Alignment::Numpy)];
-                }
-                let mut mapped = vec![1u64; ad.len()];
-                mapped[axis..axis + trimmed].copy_from_slice(&bd[..trimmed]);
-                vec![operand(b, Alignment::Mapped(mapped))]
-            }
-            _ => Vec::new(),
-        }
+        site.rule.rewrite_operands(site).into_iter().map(operand).collect()
     }
 
     fn make_static(&mut self, at: &At<'_>, operands: &[Operand], out: &[u64], opset: i64) -> Result<Rewritten, String> {
@@ -311,7 +260,7 @@ impl<'m> Planner<'m> {
                     "no faithful rewrite at opset {opset}: Reshape and Tile take their shapes as inputs only from opset 6"
                 ));
             }
-            let Some(input_dims) = static_dims(&op.shape) else {
+            let Some(input_dims) = op.shape.known_dims() else {
                 return Err(format!(
                     "input {} has no static shape, which Reshape and Tile need below opset 8",
                     op.name
@@ -437,26 +386,4 @@ impl<'m> Planner<'m> {
 
 fn same_inputs(a: &Site, b: &Site) -> bool {
     a.inputs.len() == b.inputs.len() && a.inputs.iter().zip(&b.inputs).all(|(x, y)| x.shape == y.shape)
-}
-
-/// The start axis of a legacy `broadcast=1` node: its `axis` attribute (as evaluated), or the suffix position.
-fn legacy_axis_of(axis: Option<i64>, rank_a: usize, rank_b: usize) -> usize {
-    match axis {
-        Some(axis) if axis >= 0 => axis as usize,
-        _ => rank_a.saturating_sub(rank_b),
-    }
-}
-
-/// PRelu before opset 7 applies a 1-D slope of C elements per channel (axis 1).
-fn legacy_prelu_alignment(slope: &Shape, x: &Shape) -> Alignment {
-    match (static_dims(slope).as_deref(), x.dims()) {
-        (Some(&[c]), Some(xd))
-            if c != 1 && xd.len() >= 2 && xd[1] == Dim::Known(c) && xd.last() != Some(&Dim::Known(c)) =>
-        {
-            let mut mapped = vec![1u64; xd.len()];
-            mapped[1] = c;
-            Alignment::Mapped(mapped)
-        }
-        _ => Alignment::Numpy,
-    }
 }

@@ -8,6 +8,7 @@
 
 use super::unidirectional::one_way_axis;
 use super::Site;
+use super::{Alignment, RewriteOperand};
 use super::{AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
 use super::{Binding, NodeView, Rule};
 use crate::shape::{Dim, Shape};
@@ -71,5 +72,29 @@ pub fn bind(node: &NodeView) -> Binding {
         Binding { rule: Rule::LegacyAxis, outcome, rule_inputs, target: None }
     } else {
         Binding { rule: Rule::None, outcome: super::equal_shapes(&[a, b]), rule_inputs, target: None }
+    }
+}
+
+/// B, reshaped to A's rank with its dims (trailing 1s trimmed) placed from `axis`; numpy-aligned when its sizes
+/// or the fit are not known.
+pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
+    let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return Vec::new() };
+    let numpy = vec![RewriteOperand { input: b, alignment: Alignment::Numpy }];
+    let (Some(ad), Some(bd)) = (site.output_shape.dims(), site.inputs[b].shape.known_dims()) else { return numpy };
+    let axis = start_axis(site.attrs.axis, ad.len(), bd.len());
+    let trimmed = bd.len() - bd.iter().rev().take_while(|&&d| d == 1).count();
+    if axis + trimmed > ad.len() {
+        return numpy;
+    }
+    let mut mapped = vec![1u64; ad.len()];
+    mapped[axis..axis + trimmed].copy_from_slice(&bd[..trimmed]);
+    vec![RewriteOperand { input: b, alignment: Alignment::Mapped(mapped) }]
+}
+
+/// The start axis of a legacy `broadcast=1` node: its `axis` attribute (as evaluated), or the suffix position.
+fn start_axis(axis: Option<i64>, rank_a: usize, rank_b: usize) -> usize {
+    match axis {
+        Some(axis) if axis >= 0 => axis as usize,
+        _ => rank_a.saturating_sub(rank_b),
     }
 }

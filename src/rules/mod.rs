@@ -343,3 +343,32 @@ pub fn bind(kind: SiteKind, node: &NodeView) -> Binding {
         SiteKind::Expand => bidirectional::bind(node),
     }
 }
+
+/// How an input's dims line up with the output's when a rewrite makes its broadcast explicit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Alignment {
+    /// numpy: right-aligned.
+    Numpy,
+    /// Reshape to these dims first (legacy `axis` forms, per-channel PRelu), then broadcast numpy-style.
+    Mapped(Vec<u64>),
+}
+
+/// An input a rewrite of the site makes explicit: its position in [`Site::inputs`] and its alignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewriteOperand {
+    pub input: usize,
+    pub alignment: Alignment,
+}
+
+impl Rule {
+    /// The inputs a rewrite of `site` broadcasts explicitly (those not provably of the output's shape already);
+    /// none for the rules whose broadcast is explicit (Expand) or not allowed (equal shapes).
+    pub fn rewrite_operands(self, site: &Site) -> Vec<RewriteOperand> {
+        match self {
+            Rule::Multidirectional => multidirectional::rewrite_operands(site),
+            Rule::Unidirectional => unidirectional::rewrite_operands(site),
+            Rule::LegacyAxis => legacy::rewrite_operands(site),
+            Rule::Bidirectional | Rule::None => Vec::new(),
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! violation.
 
 use super::Site;
+use super::{Alignment, RewriteOperand};
 use super::{Binding, NodeView, Rule};
 use std::sync::Arc;
 
@@ -258,4 +259,14 @@ pub fn bind(node: &NodeView) -> Binding {
         multidirectional(&node.present_shapes())
     };
     Binding { rule: Rule::Multidirectional, outcome, rule_inputs: node.all_present(), target: None }
+}
+
+/// Every rule input whose shape is not provably the output's, right-aligned.
+pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
+    site.rule_inputs
+        .iter()
+        .flatten()
+        .filter(|&&i| !site.inputs[i].shape.provably_eq(&site.output_shape))
+        .map(|&i| RewriteOperand { input: i, alignment: Alignment::Numpy })
+        .collect()
 }

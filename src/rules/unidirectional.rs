@@ -9,6 +9,7 @@
 
 use super::Site;
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
+use super::{Alignment, RewriteOperand};
 use super::{Binding, NodeView, Rule};
 use crate::attr::Attrs;
 use crate::ops::SiteKind;
@@ -130,5 +131,35 @@ fn legacy_prelu(x: &Shape, slope: &Shape) -> Option<Outcome> {
             Some(Outcome { output: x.clone(), verdict: Verdict::Broadcast })
         }
         _ => None,
+    }
+}
+
+/// The one-way input (Gemm's C, PRelu's slope) unless it already has the target's shape; PRelu's slope before
+/// opset 7 per channel.
+pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
+    let target = site.target.as_ref().unwrap_or(&site.output_shape);
+    let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return Vec::new() };
+    if site.inputs[b].shape.provably_eq(target) {
+        return Vec::new();
+    }
+    let alignment = if site.kind == (SiteKind::PRelu { legacy: true }) {
+        legacy_prelu_alignment(&site.inputs[b].shape, target)
+    } else {
+        Alignment::Numpy
+    };
+    vec![RewriteOperand { input: b, alignment }]
+}
+
+/// PRelu before opset 7 applies a 1-D slope of C elements per channel (axis 1).
+fn legacy_prelu_alignment(slope: &Shape, x: &Shape) -> Alignment {
+    match (slope.known_dims().as_deref(), x.dims()) {
+        (Some(&[c]), Some(xd))
+            if c != 1 && xd.len() >= 2 && xd[1] == Dim::Known(c) && xd.last() != Some(&Dim::Known(c)) =>
+        {
+            let mut mapped = vec![1u64; xd.len()];
+            mapped[1] = c;
+            Alignment::Mapped(mapped)
+        }
+        _ => Alignment::Numpy,
     }
 }
