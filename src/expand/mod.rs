@@ -8,9 +8,9 @@
 //! faithfully, are left as they are and reported.
 
 //!
-//! The parts: [`strategy`] decides what each site becomes, [`builder`] makes the new nodes (one memoising
-//! constructor), [`external`] moves external data as the options ask, and `write` (in `crate::save`) writes the
-//! result beside the input.
+//! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
+//! constructor), `external` moves external data as the options ask, and [`write_expanded`] writes the result
+//! through [`crate::save`].
 
 mod builder;
 mod external;

@@ -2,11 +2,11 @@
 //!
 //! | rule | file | ops | source |
 //! | --- | --- | --- | --- |
-//! | multidirectional (numpy) | [`multidirectional`] | Add … Xor, Where, Sum/Max/Min/Mean from opset 8 | ONNX `docs/Broadcasting.md`, "Multidirectional Broadcasting"; SONNX `Broadcast`, constraint C1 |
-//! | unidirectional | [`unidirectional`] | Gemm's C, PRelu's slope | ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting" |
+//! | multidirectional (numpy) | [`multidirectional`](mod@multidirectional) | Add … Xor, Where, Sum/Max/Min/Mean from opset 8 | ONNX `docs/Broadcasting.md`, "Multidirectional Broadcasting"; SONNX `Broadcast`, constraint C1 |
+//! | unidirectional | [`unidirectional`](mod@unidirectional) | Gemm's C, PRelu's slope | ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting" |
 //! | legacy `broadcast`/`axis` | [`legacy`] | binary ops and Gemm before opset 7 | OpenVINO broadcast rules, "PDPD broadcast" |
-//! | bidirectional | [`bidirectional`] | Expand | OpenVINO broadcast rules, "Bidirectional Broadcast" |
-//! | equal shapes | [`equal_shapes`] | variadic ops before opset 8, `broadcast=0` | OpenVINO broadcast rules, "None broadcast" |
+//! | bidirectional | [`bidirectional`](mod@bidirectional) | Expand | OpenVINO broadcast rules, "Bidirectional Broadcast" |
+//! | equal shapes | [`equal_shapes`](mod@equal_shapes) | variadic ops before opset 8, `broadcast=0` | OpenVINO broadcast rules, "None broadcast" |
 //!
 //! Each rule answers with an [`Outcome`]: the result shape and one of three verdicts (holds, violated for a named
 //! input and axis, or holds only under conditions on symbols), plus "unknown" where dims are missing. A known size
