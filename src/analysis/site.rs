@@ -15,14 +15,10 @@ impl<'m> Walker<'m, '_> {
         op: BroadcastOp,
         inputs: &[Option<&ValueFacts>],
     ) -> Vec<ValueFacts> {
-        let unranked = Shape::unranked();
-        // Positions in the node's input list of the inputs that are present.
-        let present: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
-        let shape_at = |pos: usize| inputs.get(pos).copied().flatten().map_or(&unranked, |f| &f.shape);
-        let site_pos = |pos: usize| present.iter().position(|&p| p == pos);
-
-        let view = rules::NodeView { inputs: &node.input, facts: inputs, attrs };
+        let view = rules::NodeView::new(&node.input, inputs, attrs);
         let rules::Binding { rule, outcome, rule_inputs, target } = rules::bind(op.kind, &view);
+        let present = view.present();
+        let shape_at = |pos: usize| view.shape(pos);
 
         let site_inputs: Vec<SiteInput> = present
             .iter()
@@ -35,7 +31,7 @@ impl<'m> Walker<'m, '_> {
                 }
             })
             .collect();
-        let type_mismatch = type_mismatch(op.same_type, &present, &site_inputs);
+        let type_mismatch = type_mismatch(op.same_type, present, &site_inputs);
         let elem = if op.bool_output {
             Some(tensor::BOOL)
         } else {
@@ -43,7 +39,7 @@ impl<'m> Walker<'m, '_> {
                 SameType::Inputs(group) => group.first().copied().unwrap_or(0),
                 _ => 0,
             };
-            site_pos(typed).and_then(|i| site_inputs[i].elem)
+            view.site_pos(typed).and_then(|i| site_inputs[i].elem)
         };
         let unknown_out = outcome.output.dims().is_some_and(|d| d.iter().any(|d| matches!(d, Dim::Unknown)));
         let output_shape = match op.kind {

@@ -294,14 +294,21 @@ pub struct NodeView<'a, 'm> {
     pub inputs: &'m [String],
     pub facts: &'a [Option<&'a ValueFacts>],
     pub attrs: Attrs<'m>,
+    /// Positions in the node's input list of the inputs that are present (not empty names).
+    present: Vec<usize>,
 }
 
 static UNRANKED: Shape = Shape(None);
 
-impl NodeView<'_, '_> {
+impl<'a, 'm> NodeView<'a, 'm> {
+    pub fn new(inputs: &'m [String], facts: &'a [Option<&'a ValueFacts>], attrs: Attrs<'m>) -> Self {
+        let present = (0..inputs.len()).filter(|&i| !inputs[i].is_empty()).collect();
+        NodeView { inputs, facts, attrs, present }
+    }
+
     /// Positions in the node's input list of the inputs that are present (not empty names).
-    pub fn present(&self) -> Vec<usize> {
-        (0..self.inputs.len()).filter(|&i| !self.inputs[i].is_empty()).collect()
+    pub fn present(&self) -> &[usize] {
+        &self.present
     }
 
     /// The shape of the input at `pos`: unranked when absent or unknown.
@@ -311,15 +318,15 @@ impl NodeView<'_, '_> {
 
     /// The position among the present inputs of the input at `pos`.
     pub fn site_pos(&self, pos: usize) -> Option<usize> {
-        self.present().iter().position(|&p| p == pos)
+        self.present.iter().position(|&p| p == pos)
     }
 
     fn present_shapes(&self) -> Vec<&Shape> {
-        self.present().into_iter().map(|p| self.shape(p)).collect()
+        self.present.iter().map(|&p| self.shape(p)).collect()
     }
 
     fn all_present(&self) -> Vec<Option<usize>> {
-        (0..self.present().len()).map(Some).collect()
+        (0..self.present.len()).map(Some).collect()
     }
 }
 
