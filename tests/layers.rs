@@ -296,3 +296,21 @@ fn attributes_are_read_only_through_attrs() {
     let reads = attribute_reads();
     assert!(reads.is_empty(), "read NodeProto.attribute through onnx_bcast::attr instead:\n{}", reads.join("\n"));
 }
+
+/// A broadcasting site is told apart by its typed kind (`Site::kind`, from the op table), never by comparing its op
+/// name: `site.op == "Gemm"` in one place and a `SiteKind::Gemm` in another drift apart.
+#[test]
+fn sites_are_told_apart_by_kind_not_by_op_name() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let code = code_only(&std::fs::read_to_string(&file).expect("readable"));
+        for pattern in ["site.op ==", "site.op.as_str()", "first.op ==", "\"Gemm\" ==", "\"PRelu\" =="] {
+            if code.contains(pattern) {
+                found.push(format!("{}: {pattern}", file.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "compare Site::kind instead:\n{}", found.join("\n"));
+}
