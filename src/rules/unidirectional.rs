@@ -163,3 +163,70 @@ fn legacy_prelu_alignment(slope: &Shape, x: &Shape) -> Alignment {
         _ => Alignment::Numpy,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pb::{AttributeProto, NodeProto};
+    use crate::tensor::ValueFacts;
+
+    fn int(name: &str, v: i64) -> AttributeProto {
+        AttributeProto { name: Some(name.into()), i: Some(v), ..Default::default() }
+    }
+
+    /// Binds a node with these inputs (shapes of known sizes; `None`: absent) and attributes.
+    fn bind_with(
+        bind: impl Fn(&NodeView) -> Binding,
+        shapes: &[Option<&[u64]>],
+        attrs: Vec<AttributeProto>,
+    ) -> Binding {
+        let node = NodeProto {
+            input: shapes.iter().enumerate().map(|(i, s)| s.map_or(String::new(), |_| format!("x{i}"))).collect(),
+            attribute: attrs,
+            ..Default::default()
+        };
+        let facts: Vec<Option<ValueFacts>> =
+            shapes.iter().map(|s| s.map(|d| ValueFacts::tensor(Some(1), Shape::known(d)))).collect();
+        let refs: Vec<Option<&ValueFacts>> = facts.iter().map(Option::as_ref).collect();
+        bind(&NodeView::new(&node.input, &refs, Attrs::new(&node, None)))
+    }
+
+    #[test]
+    fn gemm_c_broadcasts_towards_m_n_after_the_transposes() {
+        // A is [K, M] read transposed, B is [N, K] read transposed: (M, N) = (2, 5).
+        let trans = || vec![int("transA", 1), int("transB", 1)];
+        let gemm = |node: &NodeView| bind_gemm(node, false);
+        let ok = bind_with(gemm, &[Some(&[3, 2]), Some(&[5, 3]), Some(&[5])], trans());
+        assert_eq!((ok.rule, ok.outcome.verdict), (Rule::Unidirectional, Verdict::Broadcast));
+        assert_eq!(ok.target, Some(Shape::known(&[2, 5])));
+        assert_eq!(ok.rule_inputs, vec![None, Some(2)]);
+        let bad = bind_with(gemm, &[Some(&[3, 2]), Some(&[5, 3]), Some(&[2])], trans());
+        assert!(matches!(bad.outcome.verdict, Verdict::Violation(_)), "C [2] against (M, N) [2, 5]");
+        let no_c = bind_with(gemm, &[Some(&[3, 2]), Some(&[5, 3]), None], trans());
+        assert_eq!(no_c.outcome.verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn gemm_before_opset_7_broadcasts_only_with_broadcast_1() {
+        let legacy = |node: &NodeView| bind_gemm(node, true);
+        let equal = bind_with(legacy, &[Some(&[2, 3]), Some(&[3, 4]), Some(&[4])], vec![]);
+        assert_eq!(equal.rule, Rule::None);
+        assert!(matches!(equal.outcome.verdict, Verdict::Violation(_)));
+        let allowed = bind_with(legacy, &[Some(&[2, 3]), Some(&[3, 4]), Some(&[4])], vec![int("broadcast", 1)]);
+        assert_eq!((allowed.rule, allowed.outcome.verdict), (Rule::Unidirectional, Verdict::Broadcast));
+    }
+
+    #[test]
+    fn prelu_6_applies_a_1d_slope_per_channel() {
+        let shapes: &[Option<&[u64]>] = &[Some(&[1, 3, 4, 5]), Some(&[3])];
+        let old = bind_with(|n: &NodeView| bind_prelu(n, true), shapes, vec![]);
+        assert_eq!(old.outcome.verdict, Verdict::Broadcast);
+        // From opset 7 the slope is right-aligned: [3] meets W = 5.
+        let new = bind_with(|n: &NodeView| bind_prelu(n, false), shapes, vec![]);
+        assert!(matches!(new.outcome.verdict, Verdict::Violation(_)));
+        assert_eq!(
+            legacy_prelu_alignment(&Shape::known(&[3]), &Shape::known(&[1, 3, 4, 5])),
+            Alignment::Mapped(vec![1, 3, 1, 1])
+        );
+    }
+}
