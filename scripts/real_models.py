@@ -13,7 +13,7 @@ MODELS_DIR (sorted by relative path):
   * when the original runs in onnxruntime: seeded random inputs (symbolic/unknown dims bound to small sizes,
     or to the sizes a model needs, see SPECS), original and rewritten run on the same inputs, outputs compared
     (floats: rtol 1e-4, atol 1e-5, NaN equal to NaN; everything else exactly);
-  * for issue 4: the share of broadcasting sites whose every input shape is fully resolved (a known rank, no
+  * resolved input shapes: the share of broadcasting sites whose every input shape is fully resolved (a known rank, no
     unknown dim; symbols count as resolved), once from `check --format json` and once from ONNX's
     `onnx.shape_inference.infer_shapes(model, data_prop=True)` (value_info, graph inputs/outputs and
     initializers of the site's graph and the graphs enclosing it). "static" additionally needs every dim to
@@ -377,7 +377,7 @@ def study(binary, models_dir, rel, work):
     rec["verdicts"] = {v: sum(1 for s in sites if s.get("verdict") == v) for v in VERDICTS}
     rec["sites"] = len(sites)
 
-    # issue 4: resolved input shapes, onnx-bcast vs ONNX shape inference
+    # Resolved input shapes, onnx-bcast vs ONNX shape inference
     tool = [resolved_all(s["inputs"]) for s in sites]
     rec["resolved"] = {"tool": sum(r for r, _ in tool), "tool_static": sum(st for _, st in tool)}
     try:
@@ -558,7 +558,7 @@ def figures(records, totals):
         f"{t['ort_same']} same, {t['ort_different']} different, {t['ort_not_run']} not run | "
         f"{t['full_check_ok']} ok | {t['strict_nonzero']} ≠ 0 | {t['idempotent']} yes |",
         "",
-        "## Issue 4: how many sites have fully resolved input shapes",
+        "## Resolved input shapes: how many sites have them fully",
         "",
         "A site counts as *resolved* when every input has a known rank and no unknown dim (symbols count as",
         "resolved), *static* when every dim is a number. *onnx-bcast*: the input shapes in `check --format json`.",

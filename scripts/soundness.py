@@ -1,4 +1,4 @@
-"""Issue 4 soundness: every shape `onnx-bcast shapes` infers must agree with what onnxruntime computes.
+"""Soundness of shape inference: every shape `onnx-bcast shapes` infers must agree with what onnxruntime computes.
 
     python scripts/soundness.py BIN OUT_JSON --corpus MODELS_DIR --backend DATA_DIR [--generated N] [--only TEXT]
 

@@ -1,4 +1,4 @@
-"""Measures onnx-bcast on the PyTorch export corpus of issue 12 (corpus/README.md, "PyTorch export corpus").
+"""Measures onnx-bcast on the PyTorch export corpus (corpus/README.md, "PyTorch export corpus").
 
     python scripts/torch_models.py BIN MODELS_DIR OUT_JSON [--figures corpus/TORCH_FIGURES.md] [--only TEXT]
 

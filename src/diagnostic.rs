@@ -1,11 +1,19 @@
-//! Diagnostic codes: every finding onnx-bcast reports has one, with a description and a default severity.
+//! Diagnostic codes: every finding onnx-bcast reports has one. This file is the one table that says everything
+//! about a code: its name, default severity, when it is reported, a summary and a description, the documents its
+//! rule comes from, an example and how to fix it. `onnx-bcast explain` (text and `--list`), the SARIF rules and the
+//! README's code table are all generated from it (by the `explain` module).
+//!
+//! Each code's example is a real run: `check` on a committed fixture, whose output is the insta snapshot
+//! `tests/snapshots/codes__CODE.snap` (made by `tests/codes.rs`) and is compiled in from there, so the
+//! documentation cannot drift from what `check` prints. To add a code: add its row below, create an empty
+//! `tests/snapshots/codes__CODE.snap`, run `cargo insta test --test codes --accept`, and regenerate the README's
+//! table (`ONNX_BCAST_BLESS=1 cargo test --test codes`).
 
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    Info,
     Warning,
     Error,
 }
@@ -13,15 +21,132 @@ pub enum Severity {
 impl Severity {
     pub fn as_str(self) -> &'static str {
         match self {
-            Severity::Info => "info",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
     }
 }
 
+/// When a code is reported, besides its default severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reported {
+    /// Whenever it applies, at its default severity.
+    Always,
+    /// Whenever it applies; under `--strict` as an error.
+    ErrorUnderStrict,
+    /// Only under `--strict` (or when named with `--warn`/`--deny`): without proof every model would get it.
+    OnlyUnderStrict,
+}
+
+/// A document that defines a broadcasting rule onnx-bcast checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// ONNX `docs/Broadcasting.md`: multidirectional (numpy) and unidirectional broadcasting.
+    OnnxBroadcasting,
+    /// The SONNX (safety-related ONNX profile) informal spec of `Broadcast`, its constraint C1.
+    SonnxC1,
+    /// OpenVINO's broadcast rules for element-wise ops: none, numpy, PDPD (axis) and bidirectional.
+    OpenVinoRules,
+    /// OpenVINO's `Broadcast-1` op: broadcasting data to a given target shape.
+    OpenVinoBroadcast1,
+}
+
+impl Source {
+    /// The document's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::OnnxBroadcasting => "ONNX Broadcasting.md",
+            Source::SonnxC1 => "SONNX Broadcast spec, constraint C1",
+            Source::OpenVinoRules => "OpenVINO broadcast rules",
+            Source::OpenVinoBroadcast1 => "OpenVINO Broadcast-1",
+        }
+    }
+
+    /// What in the document the rule comes from.
+    pub fn what(self) -> &'static str {
+        match self {
+            Source::OnnxBroadcasting => {
+                "multidirectional (numpy) broadcasting for Add … Xor, Where and the variadic ops; unidirectional \
+                 broadcasting for Gemm's C and PRelu's slope"
+            }
+            Source::SonnxC1 => {
+                "after padding every shape to a common rank, each dim is either the largest size on its axis or 1"
+            }
+            Source::OpenVinoRules => {
+                "none (shapes must match, no implicit broadcast), numpy, PDPD (B placed at `axis`, trailing 1s \
+                 ignored: ONNX's opset 1-6 `broadcast=1`) and bidirectional (Expand) broadcasting"
+            }
+            Source::OpenVinoBroadcast1 => "numpy mode of an explicit broadcast of data to a target shape (Expand)",
+        }
+    }
+}
+
+/// Where a code's rule comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Origin {
+    /// The broadcasting documents that define it.
+    Documents(&'static [Source]),
+    /// The part of ONNX (or of onnx-bcast) it enforces, when it is not a broadcasting rule.
+    Other(&'static str),
+}
+
+/// A code's example: `check` on a committed fixture.
+#[derive(Clone, Copy, Debug)]
+pub struct Example {
+    /// What the fixture holds, in a few words.
+    pub model: &'static str,
+    /// The fixture's path in the repository.
+    pub fixture: &'static str,
+    /// Whether the example runs `check --strict`.
+    pub strict: bool,
+    /// The insta snapshot of that run (its header, then the command line and what `check` printed).
+    snapshot: &'static str,
+}
+
+impl Example {
+    /// The command line and what `check` printed for it, from the snapshot.
+    pub fn transcript(&self) -> &'static str {
+        // An insta snapshot is `---`, a header, `---`, then the snapshot itself.
+        let mut parts = self.snapshot.splitn(3, "---\n");
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(""), Some(_header), Some(body)) => body,
+            _ => self.snapshot,
+        }
+    }
+
+    /// The command line the example runs.
+    pub fn command(&self) -> String {
+        let strict = if self.strict { "--strict " } else { "" };
+        format!("onnx-bcast check {strict}{}", self.fixture)
+    }
+}
+
+/// Everything about one code.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeDoc {
+    /// The kebab-case name users select and scripts match on.
+    pub name: &'static str,
+    pub severity: Severity,
+    pub reported: Reported,
+    /// A few words, for the README's table.
+    pub summary: &'static str,
+    /// What the code means: its first sentence is the one-line summary of `explain --list`, completions and SARIF.
+    pub description: &'static str,
+    pub origin: Origin,
+    pub example: Example,
+    /// How to fix it.
+    pub help: &'static str,
+}
+
 macro_rules! codes {
-    ($($variant:ident = $name:literal, $severity:ident, $description:literal;)*) => {
+    ($($variant:ident = $name:literal {
+        $severity:ident, $reported:ident,
+        summary: $summary:literal,
+        description: $description:literal,
+        origin: $origin:expr,
+        example: $model:literal, $fixture:literal, strict: $strict:literal,
+        help: $help:literal $(,)?
+    })*) => {
         /// A kind of finding. The kebab-case name is what users select and scripts match on.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Code { $($variant),* }
@@ -29,56 +154,203 @@ macro_rules! codes {
         impl Code {
             pub const ALL: &'static [Code] = &[$(Code::$variant),*];
 
-            pub fn as_str(self) -> &'static str {
-                match self { $(Code::$variant => $name),* }
-            }
-
-            pub fn description(self) -> &'static str {
-                match self { $(Code::$variant => $description),* }
-            }
-
-            pub fn default_severity(self) -> Severity {
-                match self { $(Code::$variant => Severity::$severity),* }
-            }
-
-            pub fn from_name(name: &str) -> Option<Code> {
-                Code::ALL.iter().copied().find(|c| c.as_str() == name)
+            /// Everything about the code.
+            pub fn doc(self) -> &'static CodeDoc {
+                match self {
+                    $(Code::$variant => &CodeDoc {
+                        name: $name,
+                        severity: Severity::$severity,
+                        reported: Reported::$reported,
+                        summary: $summary,
+                        description: $description,
+                        origin: $origin,
+                        example: Example {
+                            model: $model,
+                            fixture: $fixture,
+                            strict: $strict,
+                            snapshot: include_str!(concat!("../tests/snapshots/codes__", $name, ".snap")),
+                        },
+                        help: $help,
+                    }),*
+                }
             }
         }
     };
 }
 
+use Source::*;
+
 codes! {
-    BroadcastViolation = "broadcast-violation", Error,
-        "The input shapes break the op's broadcasting rule (constraint C1 of the SONNX spec): the op fails at run time.";
-    TypeMismatch = "type-mismatch", Error,
-        "Inputs that share one type variable in the op's schema have different element types.";
-    ConditionalBroadcast = "conditional-broadcast", Warning,
-        "The broadcast holds only if symbolic dims take certain values; other values make the op fail at run time.";
-    ImplicitBroadcast = "implicit-broadcast", Error,
-        "An input is broadcast implicitly. Reported under --strict: the SONNX profile and many accelerator toolchains require every shape conversion to be explicit.";
-    UndecidedBroadcast = "undecided-broadcast", Error,
-        "The input shapes are not known well enough to prove that no implicit broadcast happens here. Reported under --strict, which asks for proof.";
-    NegativeDim = "negative-dim", Warning,
-        "A dim_value is negative. Some exporters write -1 for an unknown size; it is read as unknown.";
-    UndefinedValue = "undefined-value", Error,
-        "A node reads a value that no graph input, initializer or node defines.";
-    DuplicateValue = "duplicate-value", Error,
-        "A value is produced by more than one node or is both produced and a graph input.";
-    GraphCycle = "graph-cycle", Error,
-        "Nodes depend on each other in a cycle, so the graph cannot run.";
-    RecursiveFunction = "recursive-function", Error,
-        "A model-local function calls itself, directly or through others.";
-    DeclaredShapeMismatch = "declared-shape-mismatch", Warning,
-        "A value_info or graph output declares an element type, rank or size that contradicts what shape inference finds from the ops; the inferred facts are used.";
-    ExternalData = "external-data", Error,
-        "A tensor's external data reference is unusable: it leaves the model's folder or is not a regular file (a folder, a FIFO, a device: refused, never opened), names a missing file, or lies beyond the file's end.";
-    TensorDataMismatch = "tensor-data-mismatch", Error,
-        "A tensor's stored data does not have the size its dims and element type call for.";
-    NestingTooDeep = "nesting-too-deep", Error,
-        "Subgraphs or model-local function calls nest deeper than onnx-bcast follows (64 levels), or function calls unfold into more nodes than it walks (100,000); the bodies past the limit are not checked.";
-    MissingOpset = "missing-opset", Error,
-        "The model imports no version of the default ONNX domain, so its ops' definitions are unknown; the latest is assumed.";
+    BroadcastViolation = "broadcast-violation" {
+        Error, Always,
+        summary: "the input shapes break the op's broadcasting rule",
+        description: "The input shapes break the op's broadcasting rule (constraint C1 of the SONNX spec): the op \
+                      fails at run time.",
+        origin: Origin::Documents(&[OnnxBroadcasting, SonnxC1, OpenVinoRules, OpenVinoBroadcast1]),
+        example: "Add(A: [2, 3], B: [4])", "fixtures/multidirectional_add_bad.onnx", strict: false,
+        help: "Make the sizes agree on the named axis: fix the exporter, or reshape, slice or transpose the offending \
+               input so that each of its dims equals the output's or is 1. A one-way rule (Gemm's C, PRelu's slope, \
+               opset 1-6 `broadcast=1`) never broadcasts its target.",
+    }
+    TypeMismatch = "type-mismatch" {
+        Error, Always,
+        summary: "inputs sharing a type variable have different element types",
+        description: "Inputs that share one type variable in the op's schema have different element types.",
+        origin: Origin::Other(
+            "the op's type constraints in the ONNX operator schemas (inputs sharing a type variable such as T)"
+        ),
+        example: "Add(A: float [2, 3], B: double [2, 3])", "fixtures/multidirectional_dtype_bad.onnx", strict: false,
+        help: "Insert a Cast so that the inputs share one element type, or fix the exporter's dtype.",
+    }
+    ConditionalBroadcast = "conditional-broadcast" {
+        Warning, ErrorUnderStrict,
+        summary: "holds only for some values of symbolic dims",
+        description: "The broadcast holds only if symbolic dims take certain values; other values make the op fail \
+                      at run time.",
+        origin: Origin::Documents(&[OnnxBroadcasting, SonnxC1]),
+        example: "Add(A: [N, 3], B: [2, 3])", "fixtures/symbolic_batch.onnx", strict: false,
+        help: "Give the symbolic dim a fixed size (dim_value) when it has one, rename symbols that stand for one size \
+               to one name, or make the broadcast explicit with an Expand (`onnx-bcast expand`). Under --strict it \
+               is an error.",
+    }
+    ImplicitBroadcast = "implicit-broadcast" {
+        Error, OnlyUnderStrict,
+        summary: "an input is broadcast implicitly",
+        description: "An input is broadcast implicitly. Reported under --strict: the SONNX profile and many \
+                      accelerator toolchains require every shape conversion to be explicit.",
+        origin: Origin::Documents(&[SonnxC1, OpenVinoRules]),
+        example: "Add(A: [2, 3], B: [3]) under --strict", "fixtures/multidirectional_add_ok.onnx", strict: true,
+        help: "Run `onnx-bcast expand IN OUT`: it rewrites every implicit broadcast into explicit ops (Expand; Reshape \
+               and Tile below opset 8). Reported only under --strict, or when named with --warn/--deny.",
+    }
+    UndecidedBroadcast = "undecided-broadcast" {
+        Error, OnlyUnderStrict,
+        summary: "the shapes are not known well enough to prove no implicit broadcast",
+        description: "The input shapes are not known well enough to prove that no implicit broadcast happens here. \
+                      Reported under --strict, which asks for proof.",
+        origin: Origin::Documents(&[SonnxC1, OpenVinoRules]),
+        example: "Add(v: a Loop-carried value of unknown rank, B: [3]) in a Loop body under --strict",
+            "fixtures/crafted/loop_body_broadcast.pb", strict: true,
+        help: "Declare the inputs' shapes (graph inputs, value_info), or replace the ops whose outputs shape inference \
+               cannot follow (`check --verbose` names them). Reported only under --strict, or when named with \
+               --warn/--deny.",
+    }
+    NegativeDim = "negative-dim" {
+        Warning, Always,
+        summary: "a negative `dim_value`, read as unknown",
+        description: "A dim_value is negative. Some exporters write -1 for an unknown size; it is read as unknown.",
+        origin: Origin::Other("the ONNX IR spec: a dim_value is a non-negative size"),
+        example: "graph input A with dims [-1, 3]", "fixtures/malformed/negative_dim.onnx", strict: false,
+        help: "Write an unknown size as a dim_param (a symbol such as \"batch\") or leave the dim unset.",
+    }
+    UndefinedValue = "undefined-value" {
+        Error, Always,
+        summary: "a node reads a value nothing defines",
+        description: "A node reads a value that no graph input, initializer or node defines.",
+        origin: Origin::Other(
+            "the ONNX IR spec: every node input is a graph input, an initializer or another node's output"
+        ),
+        example: "Add(A, missing)", "fixtures/malformed/undefined_input.onnx", strict: false,
+        help: "Add the missing graph input or initializer, or fix the name the node reads.",
+    }
+    DuplicateValue = "duplicate-value" {
+        Error, Always,
+        summary: "a value is defined more than once",
+        description: "A value is produced by more than one node or is both produced and a graph input.",
+        origin: Origin::Other("the ONNX IR spec: a graph is in single static assignment form"),
+        example: "C = Relu(A); C = Neg(A)", "fixtures/malformed/duplicate_value.onnx", strict: false,
+        help: "Give every node output a name of its own.",
+    }
+    GraphCycle = "graph-cycle" {
+        Error, Always,
+        summary: "nodes depend on each other in a cycle",
+        description: "Nodes depend on each other in a cycle, so the graph cannot run.",
+        origin: Origin::Other("the ONNX IR spec: a graph's nodes form a DAG"),
+        example: "y1 = Add(A, y2); y2 = Relu(y1)", "fixtures/malformed/graph_cycle.onnx", strict: false,
+        help: "Break the cycle; recurrences belong in a Loop or Scan body.",
+    }
+    RecursiveFunction = "recursive-function" {
+        Error, Always,
+        summary: "a model-local function calls itself",
+        description: "A model-local function calls itself, directly or through others.",
+        origin: Origin::Other("the ONNX IR spec: model-local functions may not call themselves"),
+        example: "function local.Rec whose body calls local.Rec", "fixtures/malformed/recursive_function.onnx",
+            strict: false,
+        help: "Inline the recursion or unroll it; ONNX functions cannot recurse.",
+    }
+    DeclaredShapeMismatch = "declared-shape-mismatch" {
+        Warning, Always,
+        summary: "a declaration contradicts what inference finds",
+        description: "A value_info or graph output declares an element type, rank or size that contradicts what \
+                      shape inference finds from the ops; the inferred facts are used.",
+        origin: Origin::Other("the ONNX IR spec: value_info and graph outputs state facts that hold at run time"),
+        example: "graph input A: [2, 3] overwritten by A = Relu(B: [3]); graph output C = Add(A, B) declared [2, 3]",
+            "fixtures/malformed/duplicate_shadows_input.onnx", strict: false,
+        help: "Fix or drop the stale value_info (re-run the exporter's shape inference).",
+    }
+    ExternalData = "external-data" {
+        Error, Always,
+        summary: "an external data reference leaves the model's folder, is not a regular file, is missing, or lies \
+                  beyond the file's end",
+        description: "A tensor's external data reference is unusable: it leaves the model's folder or is not a \
+                      regular file (a folder, a FIFO, a device: refused, never opened), names a missing file, or \
+                      lies beyond the file's end.",
+        origin: Origin::Other(
+            "the ONNX external data convention: `location` is a path relative to the model's folder"
+        ),
+        example: "initializer shape with location \"../../../../../../etc/passwd\"",
+            "fixtures/malformed/external_data_escapes.onnx", strict: false,
+        help: "Keep external data files in the model's folder (or below it), with offsets and lengths inside them; \
+               re-save the model with its data to fix the references.",
+    }
+    TensorDataMismatch = "tensor-data-mismatch" {
+        Error, Always,
+        summary: "a tensor's stored data does not fit its dims and type",
+        description: "A tensor's stored data does not have the size its dims and element type call for.",
+        origin: Origin::Other("the ONNX IR spec: a tensor holds exactly product(dims) elements of its type"),
+        example: "int64 initializer shape with dims [2] and 12 bytes of raw data",
+            "fixtures/malformed/raw_data_short.onnx", strict: false,
+        help: "Re-export the tensor; its data and dims disagree, so the model cannot load.",
+    }
+    NestingTooDeep = "nesting-too-deep" {
+        Error, Always,
+        summary: "subgraphs or function calls nest deeper, or unfold larger, than onnx-bcast follows",
+        description: "Subgraphs or model-local function calls nest deeper than onnx-bcast follows (64 levels), or \
+                      function calls unfold into more nodes than it walks (100,000); the bodies past the limit are \
+                      not checked.",
+        origin: Origin::Other("a limit of onnx-bcast (64 levels of subgraphs or function calls)"),
+        example: "model-local functions F0 … F99, each calling the next",
+            "fixtures/malformed/function_chain_100.onnx", strict: false,
+        help: "Flatten the control flow; the deeper bodies are not checked.",
+    }
+    MissingOpset = "missing-opset" {
+        Error, Always,
+        summary: "the model imports no opset of the default domain",
+        description: "The model imports no version of the default ONNX domain, so its ops' definitions are unknown; \
+                      the latest is assumed.",
+        origin: Origin::Other("the ONNX IR spec: a model imports an opset of every domain its ops use"),
+        example: "Add(A, B) in a model whose opset_import is empty", "fixtures/malformed/no_opset_import.onnx",
+            strict: false,
+        help: "Add an opset_import entry for the default domain (\"\") with the opset the exporter targeted.",
+    }
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        self.doc().name
+    }
+
+    pub fn description(self) -> &'static str {
+        self.doc().description
+    }
+
+    pub fn default_severity(self) -> Severity {
+        self.doc().severity
+    }
+
+    pub fn from_name(name: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
 }
 
 impl std::fmt::Display for Code {
@@ -98,6 +370,28 @@ mod tests {
             assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{name}");
             assert_eq!(Code::from_name(name), Some(code));
             assert!(code.description().ends_with('.'));
+        }
+    }
+
+    #[test]
+    fn every_code_has_a_help_an_origin_and_an_example_that_shows_it() {
+        for &code in Code::ALL {
+            let doc = code.doc();
+            assert!(!doc.help.is_empty() && !doc.summary.is_empty() && !doc.example.model.is_empty(), "{code}");
+            if let Origin::Documents(sources) = doc.origin {
+                assert!(!sources.is_empty(), "{code}");
+            }
+            let transcript = doc.example.transcript();
+            assert!(transcript.starts_with(&format!("$ {}\n", doc.example.command())), "{code}: {transcript}");
+            assert!(transcript.contains(&format!("[{code}]")), "{code}: the example shows the code");
+        }
+    }
+
+    #[test]
+    fn only_the_strict_codes_are_reported_only_under_strict() {
+        for &code in Code::ALL {
+            let doc = code.doc();
+            assert_eq!(doc.example.strict, doc.reported == Reported::OnlyUnderStrict, "{code}");
         }
     }
 }

@@ -6,17 +6,58 @@ use std::fmt::Write as _;
 
 use crate::analysis::{Analysis, GraphStep};
 use crate::attr::Attrs;
-use crate::check::{report_verdict, Report};
+use crate::broadcast::Verdict;
+use crate::check::{Report, SiteReport};
 use crate::proto::{GraphProto, ModelProto};
 
-/// Fill colours by verdict, light enough to read black text on.
-fn colour(verdict: &str) -> &'static str {
-    match verdict {
-        "same" => "#d9f2d9",
-        "broadcast" => "#fff2a8",
-        "conditional" => "#ffc97a",
-        "violation" => "#ff8f8f",
-        _ => "#cfdcff",
+/// A site's verdict as the picture shows it: its name and fill colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shade {
+    Same,
+    Broadcast,
+    Conditional,
+    Violation,
+    Unknown,
+}
+
+impl Shade {
+    /// In the legend's order.
+    const ALL: [Shade; 5] = [Shade::Same, Shade::Broadcast, Shade::Conditional, Shade::Violation, Shade::Unknown];
+
+    /// The verdict `check` reports for the site: a type mismatch makes it a violation whatever its shapes say.
+    fn of(report: &SiteReport) -> Shade {
+        if report.site.type_mismatch.is_some() {
+            return Shade::Violation;
+        }
+        match &report.site.verdict {
+            Verdict::Same => Shade::Same,
+            Verdict::Broadcast => Shade::Broadcast,
+            Verdict::Conditional(_) => Shade::Conditional,
+            Verdict::Violation(_) => Shade::Violation,
+            Verdict::Unknown => Shade::Unknown,
+        }
+    }
+
+    /// The verdict's name, as in JSON output.
+    fn name(self) -> &'static str {
+        match self {
+            Shade::Same => "same",
+            Shade::Broadcast => "broadcast",
+            Shade::Conditional => "conditional",
+            Shade::Violation => "violation",
+            Shade::Unknown => "unknown",
+        }
+    }
+
+    /// The fill colour, light enough to read black text on.
+    fn colour(self) -> &'static str {
+        match self {
+            Shade::Same => "#d9f2d9",
+            Shade::Broadcast => "#fff2a8",
+            Shade::Conditional => "#ffc97a",
+            Shade::Violation => "#ff8f8f",
+            Shade::Unknown => "#cfdcff",
+        }
     }
 }
 
@@ -54,8 +95,9 @@ pub fn main_graph(model: &ModelProto, analysis: &Analysis, report: &Report) -> S
     let mut out = canvas.nodes;
     out.push_str(&canvas.edges);
     let _ = writeln!(out, "  subgraph cluster_legend {{ label=\"verdicts\"; fontname=\"Helvetica\"; fontsize=10;");
-    for v in ["same", "broadcast", "conditional", "violation", "unknown"] {
-        let _ = writeln!(out, "    \"legend:{v}\" [label=\"{v}\", fillcolor=\"{}\"];", colour(v));
+    for shade in Shade::ALL {
+        let (name, colour) = (shade.name(), shade.colour());
+        let _ = writeln!(out, "    \"legend:{name}\" [label=\"{name}\", fillcolor=\"{colour}\"];");
     }
     let _ = writeln!(out, "  }}");
     let _ = writeln!(out, "}}");
@@ -90,7 +132,7 @@ impl<'a> Drawer<'a> {
         if let Some(g) = self.analysis.graphs.iter().find(|g| g.loc == loc) {
             facts.extend(g.values.iter().map(|(n, f)| (n.as_str(), f)));
         }
-        let sites: HashMap<usize, &crate::check::SiteReport> = self
+        let sites: HashMap<usize, &SiteReport> = self
             .report
             .sites
             .iter()
@@ -154,7 +196,7 @@ impl<'a> Drawer<'a> {
         node: &crate::proto::NodeProto,
         i: usize,
         id: &str,
-        sites: &HashMap<usize, &crate::check::SiteReport>,
+        sites: &HashMap<usize, &SiteReport>,
         initializers: &std::collections::HashSet<&str>,
         producer: &mut HashMap<String, String>,
         shape_of: &dyn Fn(&str) -> String,
@@ -162,8 +204,8 @@ impl<'a> Drawer<'a> {
         let name = if node.name().is_empty() { format!("#{i}") } else { node.name().to_string() };
         let (fill, label) = match sites.get(&i) {
             Some(r) => {
-                let verdict = report_verdict(r);
-                (colour(verdict), lines(&[node.op_type(), &name, verdict]))
+                let shade = Shade::of(r);
+                (shade.colour(), lines(&[node.op_type(), &name, shade.name()]))
             }
             None => ("white", lines(&[node.op_type(), &name])),
         };
@@ -182,6 +224,40 @@ impl<'a> Drawer<'a> {
                 None => continue,
             };
             let _ = writeln!(canvas.edges, "  {} -> {} [label={}];", quote(&from), quote(id), quote(&shape_of(input)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::analyze_model;
+    use crate::check::{check, report_verdict, CheckOptions};
+    use crate::model::Model;
+
+    /// The picture names and colours the verdict `check` reports (a type mismatch as a violation), and the
+    /// fixtures below have every verdict.
+    #[test]
+    fn shades_name_the_verdicts_check_reports() {
+        let mut seen = Vec::new();
+        for fixture in [
+            "multidirectional_add_ok.onnx",
+            "multidirectional_add_bad.onnx",
+            "multidirectional_dtype_bad.onnx",
+            "symbolic_batch.onnx",
+            "symbolic_same.onnx",
+            "inference/unknown_dim_against_fixed_size.onnx",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(fixture);
+            let model = Model::open(&path).expect("the fixture loads");
+            let report = check(&analyze_model(&model), CheckOptions::default());
+            for site in &report.sites {
+                assert_eq!(Shade::of(site).name(), report_verdict(site).to_string(), "{fixture}");
+                seen.push(Shade::of(site));
+            }
+        }
+        for shade in Shade::ALL {
+            assert!(seen.contains(&shade), "no fixture has a {} site", shade.name());
         }
     }
 }

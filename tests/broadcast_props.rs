@@ -1,83 +1,23 @@
 //! Property tests of the broadcast rules against an independent brute-force model of numpy broadcasting.
 //!
 //! The model works on plain `Vec<u64>` shapes (dims 0..=4, rank 0..=4). Symbolic properties bind symbols (and
-//! unknown dims) to concrete sizes and check that the symbolic verdict agrees with every concrete outcome.
+//! unknown dims) to concrete sizes and check that the symbolic verdict agrees with every concrete outcome. The
+//! models and the binding check are tests/oracle/rules.rs, which the fuzz target `broadcast_algebra` runs too.
 
-use std::collections::BTreeMap;
+#[path = "oracle/mod.rs"]
+mod oracle;
 
 use onnx_bcast::broadcast::{
     bidirectional, equal_shapes, legacy_axis, multidirectional, unidirectional, Condition, ConditionKind, Outcome,
     Verdict,
 };
 use onnx_bcast::shape::{Dim, Shape};
+use oracle::rules::{
+    bindings, check_bindings, conditions, holds, known, legacy_model, multi_known, numpy, permutations, refs, to_shape,
+    unknown_count, violated, Grid, D,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
-
-// ---------------------------------------------------------------------------------------------------------------
-// The reference model
-// ---------------------------------------------------------------------------------------------------------------
-
-/// numpy broadcasting, brute force: walk the axes from the right; on each, every size other than 1 must agree,
-/// and the result is that size (1 when every input has 1 or no dim there).
-fn numpy(shapes: &[Vec<u64>]) -> Option<Vec<u64>> {
-    let rank = shapes.iter().map(Vec::len).max().unwrap_or(0);
-    let mut out = vec![1u64; rank];
-    for from_right in 0..rank {
-        let mut size: Option<u64> = None;
-        for shape in shapes {
-            if from_right >= shape.len() {
-                continue; // padded with a 1 on the left
-            }
-            let d = shape[shape.len() - 1 - from_right];
-            if d == 1 {
-                continue;
-            }
-            match size {
-                None => size = Some(d),
-                Some(s) if s == d => {}
-                Some(_) => return None,
-            }
-        }
-        out[rank - 1 - from_right] = size.unwrap_or(1);
-    }
-    Some(out)
-}
-
-fn known(shape: &[u64]) -> Shape {
-    Shape::known(shape)
-}
-
-fn refs(shapes: &[Shape]) -> Vec<&Shape> {
-    shapes.iter().collect()
-}
-
-fn multi_known(shapes: &[Vec<u64>]) -> Outcome {
-    let owned: Vec<Shape> = shapes.iter().map(|s| known(s)).collect();
-    multidirectional(&refs(&owned))
-}
-
-fn holds(o: &Outcome) -> bool {
-    matches!(o.verdict, Verdict::Same | Verdict::Broadcast)
-}
-
-fn violated(o: &Outcome) -> bool {
-    matches!(o.verdict, Verdict::Violation(_))
-}
-
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for i in 0..=p.len() {
-            let mut q = p.clone();
-            q.insert(i, n - 1);
-            out.push(q);
-        }
-    }
-    out
-}
 
 /// The dim of `shape` on output axis `axis` of a broadcast to rank `rank`, if it has one there.
 fn dim_at<T>(shape: &[T], axis: usize, rank: usize) -> Option<&T> {
@@ -145,20 +85,12 @@ fn uni_towards(a_rank: std::ops::RangeInclusive<usize>) -> impl Strategy<Value =
     })
 }
 
-/// A symbolic dim description: known size, symbol N or M, or unknown.
-#[derive(Clone, Debug)]
-enum D {
-    K(u64),
-    S(&'static str),
-    U,
-}
-
 fn sym_dim(with_unknown: bool) -> BoxedStrategy<D> {
     let w_unknown = if with_unknown { 1 } else { 0 };
     prop_oneof![
         5 => size().prop_map(D::K),
-        2 => Just(D::S("N")),
-        1 => Just(D::S("M")),
+        2 => Just(D::S(0)),
+        1 => Just(D::S(1)),
         w_unknown => Just(D::U),
     ]
     .boxed()
@@ -168,175 +100,17 @@ fn sym_shapes(count: std::ops::RangeInclusive<usize>, with_unknown: bool) -> Box
     vec(vec(sym_dim(with_unknown), 0..=3), count).boxed()
 }
 
-fn to_shape(dims: &[D]) -> Shape {
-    Shape::ranked(
-        dims.iter()
-            .map(|d| match d {
-                D::K(k) => Dim::Known(*k),
-                D::S(n) => Dim::sym(n),
-                D::U => Dim::Unknown,
-            })
-            .collect(),
-    )
-}
+/// Every binding of N and M in 0..=4 and of the first three unknown dims in 0..=3.
+const GRID: Grid =
+    Grid { symbols: [&[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4], &[1]], unknown_sizes: &[0, 1, 2, 3], unknowns: 3 };
 
-// ---------------------------------------------------------------------------------------------------------------
-// Binding symbols (and unknown dims) to sizes
-// ---------------------------------------------------------------------------------------------------------------
-
-/// Values for the symbols N and M, and for every unknown dim in order of appearance.
-#[derive(Clone, Debug)]
-struct Binding {
-    syms: BTreeMap<&'static str, u64>,
-    unknowns: Vec<u64>,
-}
-
-/// Every binding of N, M in 0..=4 (and each unknown dim in {0, 1, 2, 3}, capped to keep the count small).
-fn bindings(unknown_count: usize) -> Vec<Binding> {
-    let mut out = Vec::new();
-    let unknown_values: Vec<Vec<u64>> = {
-        let mut acc = vec![vec![]];
-        for _ in 0..unknown_count.min(3) {
-            acc = acc
-                .into_iter()
-                .flat_map(|v: Vec<u64>| {
-                    (0..=3u64).map(move |x| {
-                        let mut w = v.clone();
-                        w.push(x);
-                        w
-                    })
-                })
-                .collect();
-        }
-        acc
-    };
-    for n in 0..=4u64 {
-        for m in 0..=4u64 {
-            for u in &unknown_values {
-                let mut unknowns = u.clone();
-                unknowns.resize(unknown_count, 1);
-                out.push(Binding { syms: BTreeMap::from([("N", n), ("M", m)]), unknowns });
-            }
-        }
-    }
-    out
-}
-
-fn bind_shapes(shapes: &[Vec<D>], b: &Binding) -> Vec<Vec<u64>> {
-    let mut next_unknown = 0;
-    shapes
-        .iter()
-        .map(|s| {
-            s.iter()
-                .map(|d| match d {
-                    D::K(k) => *k,
-                    D::S(n) => b.syms[n],
-                    D::U => {
-                        next_unknown += 1;
-                        b.unknowns[next_unknown - 1]
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn unknown_count(shapes: &[Vec<D>]) -> usize {
-    shapes.iter().flatten().filter(|d| matches!(d, D::U)).count()
-}
-
-/// The value of a symbolic dim of an outcome under a binding (`None` for an unknown dim).
-fn eval(d: &Dim, b: &Binding) -> Option<u64> {
-    match d {
-        Dim::Known(k) => Some(*k),
-        Dim::Sym(n) => Some(b.syms[&**n]),
-        // The broadcast of several symbols: the one size among them other than 1, or 1.
-        Dim::Broadcast(names) => Some(names.iter().map(|n| b.syms[&**n]).find(|&v| v != 1).unwrap_or(1)),
-        // The generated shapes hold plain symbols only; no expression reaches an outcome.
-        Dim::Expr(_) => None,
-        Dim::Unknown => None,
-    }
-}
-
-/// The bound value of the unknown dim of `input` (of `shapes`) on output axis `axis`.
-fn unknown_value(shapes: &[Vec<D>], input: usize, axis: usize, b: &Binding) -> u64 {
-    let rank = shapes.iter().map(Vec::len).max().unwrap_or(0);
-    let own = axis + shapes[input].len() - rank;
-    let before: usize = shapes[..input].iter().flatten().filter(|d| matches!(d, D::U)).count()
-        + shapes[input][..own].iter().filter(|d| matches!(d, D::U)).count();
-    assert!(matches!(shapes[input][own], D::U), "the condition names an unknown dim");
-    b.unknowns[before]
-}
-
-fn satisfied(c: &Condition, shapes: &[Vec<D>], b: &Binding) -> bool {
-    match &c.kind {
-        ConditionKind::AtMost { dim, bound } => eval(dim, b) <= eval(bound, b),
-        ConditionKind::UnknownOneOf { input, options } => {
-            let v = unknown_value(shapes, *input, c.axis, b);
-            options.iter().any(|o| eval(o, b) == Some(v))
-        }
-        ConditionKind::OneOf { dim, options } => {
-            let v = eval(dim, b).expect("conditions name no unknown dim");
-            options.iter().any(|o| eval(o, b) == Some(v))
-        }
-        ConditionKind::EqualOrOne { dims } => {
-            let vs: Vec<u64> = dims.iter().map(|d| eval(d, b).expect("symbolic")).collect();
-            vs.iter().all(|&x| vs.iter().all(|&y| x == y || x == 1 || y == 1))
-        }
-    }
-}
-
-/// Checks a symbolic outcome against the concrete outcome of every binding:
-/// Same/Broadcast → every binding holds with the bound output; Violation → every binding is violated;
-/// Conditional → a binding holds exactly when it satisfies every condition (and then has the bound output).
+/// [`check_bindings`] on [`GRID`], as a property's result.
 fn check_against_bindings(
     symbolic: &Outcome,
     shapes: &[Vec<D>],
     concrete: impl Fn(&[Vec<u64>]) -> (Outcome, Option<Vec<u64>>),
 ) -> Result<(), TestCaseError> {
-    for b in bindings(unknown_count(shapes)) {
-        let bound = bind_shapes(shapes, &b);
-        let (outcome, expected_output) = concrete(&bound);
-        let bound_output: Option<Vec<u64>> =
-            symbolic.output.dims().and_then(|ds| ds.iter().map(|d| eval(d, &b)).collect());
-        match &symbolic.verdict {
-            Verdict::Same | Verdict::Broadcast => {
-                prop_assert!(holds(&outcome), "symbolic {symbolic:?} holds but binding {b:?} gives {outcome:?}");
-                if let (Some(out), Some(exp)) = (&bound_output, &expected_output) {
-                    prop_assert_eq!(out, exp, "binding {:?} of {:?}", b, symbolic);
-                }
-            }
-            Verdict::Violation(_) => {
-                prop_assert!(
-                    violated(&outcome),
-                    "symbolic {symbolic:?} is violated but binding {b:?} gives {outcome:?}"
-                );
-            }
-            Verdict::Conditional(conds) => {
-                let ok = conds.iter().all(|c| satisfied(c, shapes, &b));
-                prop_assert_eq!(
-                    ok,
-                    holds(&outcome),
-                    "conditions {:?} under binding {:?} vs concrete {:?} (symbolic {:?})",
-                    conds.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                    b,
-                    outcome,
-                    symbolic
-                );
-                if ok {
-                    prop_assert_eq!(
-                        bound_output.as_ref(),
-                        expected_output.as_ref(),
-                        "binding {:?} of {:?}",
-                        b,
-                        symbolic
-                    );
-                }
-            }
-            Verdict::Unknown => {}
-        }
-    }
-    Ok(())
+    check_bindings("", symbolic, shapes, &bindings(shapes, GRID), concrete).map_err(TestCaseError::fail)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -458,15 +232,7 @@ proptest! {
     #[test]
     fn legacy_explicit_axis_agrees_with_model((a, b) in uni_pair(), axis in -2i64..=4) {
         let o = legacy_axis(&known(&a), &known(&b), Some(axis));
-        let start = if axis == -1 { a.len() as i64 - b.len() as i64 } else { axis };
-        let mut trimmed = b.clone();
-        while trimmed.last() == Some(&1) {
-            trimmed.pop();
-        }
-        let expect = b.len() <= a.len()
-            && start >= 0
-            && start as usize + trimmed.len() <= a.len()
-            && trimmed.iter().enumerate().all(|(j, &d)| d == 1 || d == a[start as usize + j]);
+        let expect = legacy_model(&a, &b, Some(axis));
         prop_assert_eq!(holds(&o), expect, "{:?} {:?} axis {} → {:?}", a, b, axis, o);
         prop_assert_eq!(violated(&o), !expect);
         prop_assert_eq!(&o.output, &known(&a));
@@ -674,30 +440,13 @@ proptest! {
     fn multidirectional_symbols_commutative(shapes in sym_shapes(1..=3, true)) {
         let owned: Vec<Shape> = shapes.iter().map(|s| to_shape(s)).collect();
         let o = multidirectional(&refs(&owned));
-        // An unknown dim's condition names its input: renumbered to the original order before comparing.
-        let conds = |o: &Outcome, order: &[usize]| -> Vec<String> {
-            let mut v: Vec<String> = match &o.verdict {
-                Verdict::Conditional(cs) => cs
-                    .iter()
-                    .map(|c| match &c.kind {
-                        ConditionKind::UnknownOneOf { input, options } => {
-                            format!("{}: unknown of {} ∈ {options:?}", c.axis, order[*input])
-                        }
-                        _ => format!("{}: {c}", c.axis),
-                    })
-                    .collect(),
-                _ => vec![],
-            };
-            v.sort();
-            v
-        };
         let identity: Vec<usize> = (0..shapes.len()).collect();
         for p in permutations(shapes.len()) {
             let permuted: Vec<Shape> = p.iter().map(|&i| owned[i].clone()).collect();
             let q = multidirectional(&refs(&permuted));
             prop_assert_eq!(q.verdict.as_str(), o.verdict.as_str(), "{:?} vs {:?}", owned, permuted);
             prop_assert_eq!(&q.output, &o.output);
-            prop_assert_eq!(conds(&q, &p), conds(&o, &identity));
+            prop_assert_eq!(conditions(&q, &p), conditions(&o, &identity));
         }
     }
 }

@@ -108,7 +108,7 @@ fn later_flags_win() {
 }
 
 /// Naming a code that only --strict reports turns it on: --warn shows implicit broadcasts without failing, --deny
-/// fails on them; `all` names them too, so `--deny all` is `--strict` with every other code denied (issue 13).
+/// fails on them; `all` names them too, so `--deny all` is `--strict` with every other code denied.
 #[test]
 fn naming_a_strict_code_enables_it() {
     let t = tree(&[], &[("ok.onnx", OK)]);

@@ -1,4 +1,4 @@
-//! `expand` never makes a model less analysable (issue 12): every value whose shape the analysis of a model
+//! `expand` never makes a model less analysable: every value whose shape the analysis of a model
 //! resolves (known rank, no unknown dim) is resolved in the analysis of `expand`'s output too, with the same
 //! shape where no fresh symbol is involved; and `expand` of `expand`'s output changes no byte. Held on every model
 //! of the ONNX backend data (with `light/`), the real-model corpus and, where it has been built, the PyTorch

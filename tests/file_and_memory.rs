@@ -4,6 +4,8 @@
 //! ONNX backend models, and generated models whose tensors straddle the window's and the copy's boundaries.
 
 mod common;
+#[path = "oracle/mod.rs"]
+mod oracle;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,7 @@ fn onnx_files(dir: &Path) -> Vec<PathBuf> {
 fn assert_agree(models: &[PathBuf], what: &str) {
     let failures: Vec<String> = models
         .iter()
-        .filter_map(|m| common::file_and_memory_disagree(m).map(|why| format!("  {}: {why}", m.display())))
+        .filter_map(|m| oracle::models::file_and_memory_disagree(m).map(|why| format!("  {}: {why}", m.display())))
         .collect();
     assert!(
         failures.is_empty(),

@@ -1,36 +1,28 @@
 //! Replays every input the fuzzers (fuzz/, `cargo +nightly fuzz`) ever crashed or hung on, on stable with plain
 //! `cargo test`, so a fixed crash stays fixed. The inputs live in `tests/fuzz_regressions/`, one file each, named
-//! `TARGET-WHAT` (see the README there):
+//! `TARGET-WHAT` (see the README there). Each goes through the very functions the fuzz targets run
+//! (tests/oracle, which the targets include):
 //!
-//! - model-shaped inputs (from `decode_check`, `expand_roundtrip` and `file_source`): the raw bytes. Each is opened
-//!   from a file and decoded from memory, which must agree (with their expansions); when it
-//!   decodes it is analysed, checked (plain and strict), rendered, and expanded (plain and materializing), the
-//!   expansion twice to see that it is deterministic; the rewritten bytes must decode, and expanding them again
-//!   must not panic. Nothing may panic.
-//! - `*.shapes` (from `broadcast_algebra`): shapes in the compact text form of `onnx_bcast::shape::parse_shape`,
-//!   one per line (`2,N,?`, an empty line for a scalar, `*` for an unknown rank), and optionally a line
-//!   `axis: K` for the legacy rule. Every rule runs on them, in every order, without panicking.
+//! - model-shaped inputs (from `decode_check`, `expand_roundtrip` and `file_source`): the raw bytes, through all
+//!   three of `oracle::models::{file_source, decode_check, expand_roundtrip}`, whichever target found them.
+//! - `*.shapes` (from `broadcast_algebra`): the text form of `oracle::rules::Input` (a shape per line, `axis: K`),
+//!   through `oracle::rules::broadcast_algebra`.
 //!
 //! Every input gets a time budget too: a fuzzer timeout that came back would otherwise only make the suite slow.
 
-mod common;
+#[path = "oracle/mod.rs"]
+mod oracle;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use onnx_bcast::analysis::analyze;
-use onnx_bcast::broadcast::{bidirectional, equal_shapes, legacy_axis, multidirectional, unidirectional};
-use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::expand::{expand_model, ExpandOptions};
-use onnx_bcast::model::Model;
-use onnx_bcast::render;
-use onnx_bcast::shape::{parse_shape, Shape};
-
-/// A folder that does not exist: external data references resolve to nothing, as in the fuzz targets.
-const PATH: &str = "/nonexistent/onnx-bcast-fuzz/model.onnx";
+use oracle::rules::Input;
 
 /// Generous for a debug build: the fuzzers' timeout was 30 s on an optimized one.
 const BUDGET: Duration = Duration::from_secs(60);
+
+/// The fuzz targets, as regression files are named.
+const TARGETS: [&str; 4] = ["decode_check", "expand_roundtrip", "file_source", "broadcast_algebra"];
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_regressions")
@@ -46,110 +38,17 @@ fn inputs() -> Vec<PathBuf> {
     files
 }
 
-fn expand(model: &Model, options: &ExpandOptions) -> Option<Vec<u8>> {
-    let (_plan, pieces) = expand_model(model, options.clone()).ok()?;
-    let out = pieces.to_vec(model.bytes()).unwrap();
-    assert_eq!(out.len() as u64, pieces.len(), "Pieces::len disagrees with the bytes written");
-    Some(out)
-}
-
-fn decode(bytes: Vec<u8>, what: &str) -> Model {
-    Model::from_bytes(PATH, bytes::Bytes::from(bytes)).unwrap_or_else(|e| panic!("{what} does not decode: {e}"))
-}
-
-/// The work of fuzz/fuzz_targets/file_source.rs on one input: opened from a file and decoded from memory, the
-/// model must be the same, and so must its expansion read either way.
-fn replay_file_source(data: &[u8]) {
-    use std::io::Write;
-    let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
-    file.write_all(data).expect("write the input");
-    if let Some(why) = common::file_and_memory_disagree(file.path()) {
-        panic!("file and memory disagree: {why}");
-    }
-}
-
-/// The work of fuzz/fuzz_targets/decode_check.rs, expand_roundtrip.rs and file_source.rs on one input.
-fn replay_model(data: &[u8]) {
-    replay_file_source(data);
-    let Ok(model) = Model::from_bytes(PATH, bytes::Bytes::copy_from_slice(data)) else {
-        return;
-    };
-    let analysis = analyze(model.proto());
-    for strict in [false, true] {
-        let report = check(&analysis, CheckOptions { strict, ..Default::default() });
-        let mut text = Vec::new();
-        render::write_text(&mut text, PATH, &report).unwrap();
-        render::write_opaque(&mut text, PATH, &report.opaque).unwrap();
-        let _ = render::report_json(PATH, &report).to_string();
-        let _ = onnx_bcast::dot::main_graph(model.proto(), &analysis, &report);
-    }
-    let mut text = Vec::new();
-    render::write_shapes_text(&mut text, PATH, &analysis).unwrap();
-    let _ = render::shapes_json(PATH, &analysis).to_string();
-    let _ = check(&onnx_bcast::analysis::analyze_model(&model), CheckOptions::default());
-
-    let options = [
-        ExpandOptions::default(),
-        ExpandOptions { materialize_constants: true, max_materialize_bytes: 4096, ..Default::default() },
-    ];
-    for opts in &options {
-        let Some(first) = expand(&model, opts) else {
-            continue;
-        };
-        let second = expand(&model, opts).expect("the second expansion of the same input failed");
-        assert!(first == second, "expanding the same input twice gave different bytes");
-        let rewritten = decode(first, "the rewritten model");
-        if let Some(again) = expand(&rewritten, opts) {
-            decode(again, "the model rewritten twice");
-        }
-    }
-}
-
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for i in 0..=p.len() {
-            let mut q = p.clone();
-            q.insert(i, n - 1);
-            out.push(q);
-        }
-    }
-    out
-}
-
-/// The rules on the shapes of a `.shapes` file, in every order: nothing panics, and multidirectional is
-/// commutative in its verdict and output.
-fn replay_shapes(text: &str) {
-    let mut shapes: Vec<Shape> = Vec::new();
-    let mut axis = None;
-    for line in text.lines() {
-        match line.strip_prefix("axis:") {
-            Some(a) => axis = Some(a.trim().parse::<i64>().expect("axis: an i64")),
-            None => shapes.push(parse_shape(line)),
-        }
-    }
-    assert!(!shapes.is_empty(), "a .shapes file holds at least one shape");
-    let all: Vec<&Shape> = shapes.iter().collect();
-    let multi = multidirectional(&all);
-    let _ = equal_shapes(&all);
-    for p in permutations(shapes.len().min(5)) {
-        let permuted: Vec<&Shape> = p.iter().map(|&i| &shapes[i]).collect();
-        let q = multidirectional(&permuted);
-        assert_eq!(q.verdict.as_str(), multi.verdict.as_str(), "{shapes:?} in order {p:?}");
-        assert_eq!(q.output, multi.output, "{shapes:?} in order {p:?}");
-        let _ = equal_shapes(&permuted);
-    }
-    for a in &shapes {
-        for b in &shapes {
-            let _ = unidirectional(a, b);
-            let _ = bidirectional(a, b);
-            for ax in [axis, None, Some(-1), Some(i64::MIN), Some(i64::MAX)] {
-                let _ = legacy_axis(a, b, ax);
-            }
-        }
+/// What the fuzz targets do with one input.
+fn replay(name: &str, data: &[u8]) {
+    if name.ends_with(".shapes") {
+        let text = std::str::from_utf8(data).expect("a .shapes file is text");
+        let input = Input::parse(text).unwrap_or_else(|e| panic!("not a .shapes file: {e}"));
+        oracle::rules::broadcast_algebra(&input);
+    } else {
+        let scratch = tempfile::NamedTempFile::new().expect("a temporary file");
+        oracle::models::file_source(data, scratch.path());
+        oracle::models::decode_check(data);
+        oracle::models::expand_roundtrip(data);
     }
 }
 
@@ -161,13 +60,7 @@ fn every_fuzz_regression_input_replays_cleanly() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let data = std::fs::read(path).unwrap();
         let start = Instant::now();
-        let result = std::panic::catch_unwind(|| {
-            if name.ends_with(".shapes") {
-                replay_shapes(std::str::from_utf8(&data).expect("a .shapes file is text"));
-            } else {
-                replay_model(&data);
-            }
-        });
+        let result = std::panic::catch_unwind(|| replay(&name, &data));
         if let Err(panic) = result {
             let message = panic
                 .downcast_ref::<&str>()
@@ -196,10 +89,21 @@ fn regression_files_are_small_and_named() {
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size <= 64 * 1024, "{name}: {size} bytes; minimize it (cargo fuzz tmin) below 64 KiB");
         assert!(
-            ["decode_check-", "expand_roundtrip-", "file_source-", "broadcast_algebra-"]
-                .iter()
-                .any(|p| name.starts_with(p)),
+            TARGETS.iter().any(|t| name.starts_with(&format!("{t}-"))),
             "{name}: name it TARGET-WHAT after the fuzz target that found it"
         );
     }
+}
+
+/// A `.shapes` file reads back as the input it was printed from (the form `cargo fuzz fmt broadcast_algebra`
+/// prints), and replays: symbols, expressions, symbolic broadcasts, unknown dims and ranks, a scalar, an axis.
+#[test]
+fn shapes_files_read_back_and_replay() {
+    let text = "2,N,?\nN+2,M-1,K\nN|M,1\n\n*\naxis: -1\n";
+    let input = Input::parse(text).expect("a .shapes text");
+    assert_eq!(format!("{input:?}"), text);
+    replay("broadcast_algebra-example.shapes", text.as_bytes());
+    let ranked = "3,N\nN,1\naxis: 0\n";
+    replay("broadcast_algebra-ranked.shapes", ranked.as_bytes());
+    assert!(Input::parse("2,Q\n").is_err(), "only N, M and K are symbols");
 }

@@ -1,4 +1,4 @@
-//! Shape inference through the patterns PyTorch exporters write (issue 12), one fixture each, made by
+//! Shape inference through the patterns PyTorch exporters write, one fixture each, made by
 //! `fixtures/inference/generate.py` (every fixture runs in onnxruntime with the sizes these shapes predict). Each
 //! test names the pattern and pins the shapes and verdicts inference must reach.
 
@@ -76,7 +76,7 @@ fn unknown_dim_of_known_rank_against_a_fixed_size_is_conditional_naming_input_an
         messages(&a)[0],
         "holds only if the unknown dim 2 of q ∈ {1, 2}: q [?, ?, ?] and b [2] broadcast to [?, ?, 2]"
     );
-    // Two unknown shapes meet undecided; strict says which dims keep it so (issue 13).
+    // Two unknown shapes meet undecided; strict says which dims keep it so.
     let strict = CheckOptions { strict: true, ..Default::default() };
     let undecided: Vec<String> = check(&a, strict).findings.iter().map(|f| f.message.clone()).collect();
     let want = "cannot prove the inputs share one shape (q's dims 0, 1 and 2, r's dims 0, 1 and 2 unknown): \
@@ -98,7 +98,7 @@ fn below_ir_4_initializers_listed_as_inputs_are_constants() {
     assert_eq!(verdicts(&a), ["broadcast"]);
 }
 
-/// nudenet (issue 13): PyTorch declared `(floor(floor(floor(height/2 - 1/2)/2)/2) + 1)*(…width…)` on a value that
+/// nudenet: PyTorch declared `(floor(floor(floor(height/2 - 1/2)/2)/2) + 1)*(…width…)` on a value that
 /// inference cannot follow. Before, the declaration was an opaque name and printed without its parentheses
 /// (`floor(floor(floor(height/2 - 1/2)/2)/2) + 1*floor(floor(floor(width/2 - 1/2)/2)/2) + 1`), and the same size
 /// inferred through the pools read `floor((height - 1) / 2)`-style: two forms of one quantity, never equal. Now the

@@ -1,6 +1,6 @@
-//! The promises a hostile model or a careless OUT tested one by one (issue 14's items and the output-path policy):
-//! function fan-out, rings, `--gather-external-data`, kills, panics, and what OUT may be. The crafted corpus
-//! (tests/crafted.rs) covers the external-data and broken-graph models in bulk.
+//! The promises a hostile model or a careless OUT tested one by one (README.md, "Robustness", and the output-path
+//! policy): function fan-out, rings, `--gather-external-data`, kills, panics, and what OUT may be. The crafted
+//! corpus (tests/crafted.rs) covers the external-data and broken-graph models in bulk.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -87,7 +87,7 @@ fn model_bytes(node: Vec<NodeProto>, initializer: Vec<TensorProto>, input: Vec<V
     .encode_to_vec()
 }
 
-/// Issue 14 item 2: F_i calls F_{i+1} twice, 40 levels deep (2^40 calls unmemoised). Every call has the same
+/// Function fan-out: F_i calls F_{i+1} twice, 40 levels deep (2^40 calls unmemoised). Every call has the same
 /// signature, so the body is walked once per level and the one broadcasting site in F39 is reported once.
 #[test]
 fn function_fan_out_is_walked_once_per_signature() {
@@ -102,7 +102,7 @@ fn function_fan_out_is_walked_once_per_signature() {
     assert!(stdout.contains("1 of 1 site made explicit"), "{stdout}");
 }
 
-/// Issue 14 item 2, the budget: calls whose outputs hold fresh sizes cannot be memoised; the walk stops with a
+/// Function fan-out, the budget: calls whose outputs hold fresh sizes cannot be memoised; the walk stops with a
 /// finding instead of running for minutes or aborting.
 #[test]
 fn calls_past_the_budget_stop_with_a_finding() {
@@ -112,7 +112,7 @@ fn calls_past_the_budget_stop_with_a_finding() {
     assert!(stdout.contains("error[nesting-too-deep]") && stdout.contains("unfold into more than"), "{stdout}");
 }
 
-/// Issue 14 item 5: a ring of 200,000 Adds is refused by `expand` with the finding `check` gives, exit 1, no OUT.
+/// Rings: a ring of 200,000 Adds is refused by `expand` with the finding `check` gives, exit 1, no OUT.
 #[test]
 fn expand_refuses_a_200k_ring_like_check() {
     let n = 200_000;
@@ -139,7 +139,7 @@ fn gather_folder() -> tempfile::TempDir {
     dir
 }
 
-/// Issue 14 item 3: `--gather-external-data FILE` never names IN, OUT or another existing file.
+/// `--gather-external-data FILE` never names IN, OUT or another existing file.
 #[test]
 fn gather_never_overwrites_in_out_or_another_file() {
     for (file, why) in [("m.onnx", "names the input model"), ("out.onnx", "names OUT itself"), ("notes.txt", "exists")]
@@ -171,7 +171,7 @@ fn gather_never_overwrites_in_out_or_another_file() {
     }
 }
 
-/// Issue 14 item 8: `kill -9` at any moment of a write leaves no file in OUT's folder but, at most, the complete
+/// Kills: `kill -9` at any moment of a write leaves no file in OUT's folder but, at most, the complete
 /// OUT. The model is large enough (64 MiB) that the kills land during the write.
 #[test]
 fn a_killed_expand_leaves_nothing_behind() {
@@ -208,7 +208,7 @@ fn a_killed_expand_leaves_nothing_behind() {
     }
 }
 
-/// Issue 14 item 10: a panic prints one `internal error` line naming the model and the place, inside the
+/// Panics: a panic prints one `internal error` line naming the model and the place, inside the
 /// per-model guard (the run goes on) and outside it (exit 2, never 101 with nothing said).
 #[test]
 fn a_panic_prints_one_internal_error_line_naming_the_model() {
@@ -240,7 +240,7 @@ fn a_panic_prints_one_internal_error_line_naming_the_model() {
     assert_eq!(names_in(dir.path()), Vec::<String>::new());
 }
 
-/// Issue 14, smaller: `sub/../good.bin` stays inside the folder and is read like `good.bin`.
+/// External data paths: `sub/../good.bin` stays inside the folder and is read like `good.bin`.
 #[test]
 fn a_dotdot_that_stays_inside_the_folder_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
@@ -257,7 +257,7 @@ fn a_dotdot_that_stays_inside_the_folder_is_accepted() {
     assert_eq!(names_in(&dir.path().join("out")), ["good.bin", "o.onnx"], "the data is carried to its plain place");
 }
 
-/// Issue 14, smaller, and issue 13 item 7: what OUT may be, and messages that name OUT (never a temporary name).
+/// What OUT may be, and messages that name OUT (never a temporary name).
 #[test]
 fn out_paths_follow_one_policy_and_name_out() {
     let dir = tempfile::tempdir().unwrap();
@@ -296,7 +296,7 @@ fn out_paths_follow_one_policy_and_name_out() {
     assert_eq!(std::fs::read(dir.path().join("target.onnx")).unwrap(), out.stdout);
 }
 
-/// Issue 14, smaller: an OUT that is a FIFO is written through, not replaced by a regular file.
+/// An OUT that is a FIFO is written through, not replaced by a regular file.
 #[test]
 fn an_out_that_is_a_fifo_is_written_through() {
     let dir = tempfile::tempdir().unwrap();
@@ -329,7 +329,7 @@ impl FifoLike for std::fs::FileType {
     }
 }
 
-/// Issue 13 item 9: without the `verify` feature, `--verify` is not offered in `--help`.
+/// Without the `verify` feature, `--verify` is not offered in `--help`.
 #[cfg(not(feature = "verify"))]
 #[test]
 fn verify_is_hidden_without_the_feature() {

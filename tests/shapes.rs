@@ -1,4 +1,4 @@
-//! `onnx-bcast shapes` (issue 13): several models in one run, `-` for standard input, and the main graph listed
+//! `onnx-bcast shapes`: several models in one run, `-` for standard input, and the main graph listed
 //! before the subgraphs it contains.
 
 use std::io::Write;
@@ -53,7 +53,7 @@ fn shapes_lists_the_main_graph_before_its_subgraphs() {
 }
 
 /// `shapes --format dot` draws the bodies of If/Loop/Scan nodes too, each as a cluster beside its node, with the
-/// body's broadcasting sites coloured by verdict (issue 13: a picture of silero_vad drew 1 of its 21 sites).
+/// body's broadcasting sites coloured by verdict (a picture of silero_vad that drew only the main graph showed 1 of its 21 sites).
 #[test]
 fn dot_draws_subgraph_bodies_with_their_sites() {
     let path = fixture("multidirectional_if_then_bad.onnx");

@@ -1,4 +1,4 @@
-//! Issue 4 soundness: every shape `onnx-bcast shapes` infers agrees with the shapes onnxruntime computes when the
+//! Soundness of shape inference: every shape `onnx-bcast shapes` infers agrees with the shapes onnxruntime computes when the
 //! model runs with concrete input sizes. `scripts/soundness.py` does the work (see its docstring) over three sets:
 //! the real-model corpus (`corpus/fetch.sh`), ~30 seeded generated models, and the ONNX backend tests that run in
 //! onnxruntime. Every value of the main graph is exposed as an output and run with graph optimisations off; known

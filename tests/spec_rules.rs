@@ -1,8 +1,9 @@
 //! One test per example and per rule statement of the five specification documents: ONNX `docs/Broadcasting.md`, the
 //! SONNX profile's Broadcast spec (and its earlier draft), the OpenVINO broadcast rules and OpenVINO `Broadcast-1`.
 //!
-//! Each group quotes the document it comes from by file name. Where a document disagrees with numpy on a
-//! dimension of size 0, numpy wins (README.md of the spec folder): 0 with 1 gives 0, 0 with 3 is a violation.
+//! Each group names the document and section it comes from, and each test quotes the sentence it proves. Where a
+//! document disagrees with numpy on a dimension of size 0, numpy and ONNX win: 0 with 1 gives 0, 0 with 3 is a
+//! violation.
 
 use onnx_bcast::broadcast::{
     bidirectional, equal_shapes, legacy_axis, multidirectional, unidirectional, ConditionKind, Outcome, Verdict,
@@ -89,7 +90,7 @@ fn broadcast_dim(names: &[&str]) -> Dim {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 004_81eb7622653c5942.txt — ONNX docs/Broadcasting.md, "Multidirectional Broadcasting" examples
+// ONNX `docs/Broadcasting.md`, "Multidirectional Broadcasting": the examples
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
@@ -117,7 +118,7 @@ fn onnx_multidirectional_a_345_b_2111() {
     assert_broadcast(&multi(&["3,4,5", "2,1,1,1"]), "2,3,4,5");
 }
 
-// 004_81eb7622653c5942.txt — multidirectional rule statements
+// ONNX `docs/Broadcasting.md`, "Multidirectional Broadcasting": the rule statements
 
 /// "The tensors all have exactly the same shape."
 #[test]
@@ -156,7 +157,7 @@ fn onnx_multidirectional_variadic_three_inputs() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 004_81eb7622653c5942.txt — ONNX docs/Broadcasting.md, "Unidirectional Broadcasting" examples (B towards A)
+// ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting": the examples (B towards A)
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
@@ -179,7 +180,7 @@ fn onnx_unidirectional_b_1315() {
     assert_broadcast(&uni("2,3,4,5", "1,3,1,5"), "2,3,4,5");
 }
 
-// 004_81eb7622653c5942.txt — unidirectional rule statements
+// ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting": the rule statements
 
 /// "Tensor A and B both have exactly the same shape."
 #[test]
@@ -236,7 +237,8 @@ fn onnx_unidirectional_b_mismatch_rejected() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 001_d22b408c9b0948c0.txt — SONNX informal spec of Broadcast: signature, step 1, step 2, constraint C1
+// The SONNX profile's Broadcast spec: "Signature", "Description of step 1", "Description of step 2",
+// "Constraints" (C1)
 // ---------------------------------------------------------------------------------------------------------------
 
 /// Signature: "L ∈ [0, 2^31-1[: number of tensors to be broadcasted minus one" — one tensor alone is its own
@@ -299,7 +301,7 @@ fn sonnx_c1_violation_has_no_output() {
     assert_eq!(o.output, Shape::unranked());
 }
 
-// 001_d22b408c9b0948c0.txt — "Alternate functionality description"
+// The SONNX profile's Broadcast spec: "Alternate functionality description"
 
 /// "The Broadcast operator is commutative, i.e. given any permutation of tensors σ(.)".
 #[test]
@@ -360,7 +362,7 @@ fn sonnx_alternate_binary_commutative() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 000_9a4215ea7b8a1f55.txt — the earlier SONNX draft: purpose and constraint C1
+// The earlier draft of the SONNX profile's Broadcast spec: "Purpose" and "Constraints" (C1)
 // ---------------------------------------------------------------------------------------------------------------
 
 /// "to provide to all tensors a number of dimensions equal to the largest number of dimensions among the input
@@ -390,7 +392,8 @@ fn sonnx_draft_c1_violation() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// README.md of the spec folder: numpy wins over the SONNX "maximum" wording for size 0
+// Dimension 0: numpy (and so ONNX, whose multidirectional broadcasting "is the same as Numpy's") wins over the
+// SONNX "maximum" wording
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
@@ -431,7 +434,7 @@ fn numpy_zero_bidirectional() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 002_2a136d2df8b0b831.txt — OpenVINO broadcast rules: "None broadcast"
+// OpenVINO "Broadcast Rules For Elementwise Operations", "Rules": None broadcast
 // ---------------------------------------------------------------------------------------------------------------
 
 /// "1. Input tensors dimensions must match."
@@ -456,7 +459,7 @@ fn openvino_none_no_implicit_broadcast() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 002_2a136d2df8b0b831.txt — OpenVINO "Numpy examples"
+// OpenVINO "Broadcast Rules For Elementwise Operations", "Numpy examples"
 // ---------------------------------------------------------------------------------------------------------------
 
 /// Also rule 5: "When both inputs are of rank = 0 the result is a scalar."
@@ -517,7 +520,7 @@ fn openvino_numpy_315_vs_445_leftmost_mismatch() {
     assert_mismatch(&multi(&["3,1,5", "4,4,5"]), 1, 0, 4, 3, 0);
 }
 
-// 002_2a136d2df8b0b831.txt — numpy rule statements
+// OpenVINO "Broadcast Rules For Elementwise Operations", "Rules": Numpy broadcast
 
 /// "1. Right aligned dimensions of the two tensors are compared elementwise."
 #[test]
@@ -533,7 +536,7 @@ fn openvino_numpy_rule4_one_matches_other() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 002_2a136d2df8b0b831.txt — OpenVINO "PDPD examples" (legacy_axis, B onto A from `axis`)
+// OpenVINO "Broadcast Rules For Elementwise Operations", "PDPD examples" (legacy_axis, B onto A from `axis`)
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
@@ -585,7 +588,7 @@ fn openvino_pdpd_8161_vs_715_axis1_rejected() {
     assert_mismatch(&legacy("8,1,6,1", "7,1,5", Some(1)), 1, 1, 7, 1, 0);
 }
 
-// 002_2a136d2df8b0b831.txt — PDPD rule statements
+// OpenVINO "Broadcast Rules For Elementwise Operations", "Rules": PDPD broadcast
 
 /// "1. First input tensor A is of any rank, second input B has rank smaller or equal to the first input."
 #[test]
@@ -671,7 +674,7 @@ fn openvino_pdpd_only_b_to_a() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 002_2a136d2df8b0b831.txt — OpenVINO "Bidirectional examples" (data A expanded to target B)
+// OpenVINO "Broadcast Rules For Elementwise Operations", "Bidirectional examples" (data A expanded to target B)
 // ---------------------------------------------------------------------------------------------------------------
 
 #[test]
@@ -701,7 +704,7 @@ fn openvino_bidirectional_31_vs_216() {
     assert_broadcast(&bidi("3,1", "2,1,6"), "2,3,6");
 }
 
-// 002_2a136d2df8b0b831.txt — bidirectional rule statements
+// OpenVINO "Broadcast Rules For Elementwise Operations", Bidirectional broadcast "Rules"
 
 /// "3. Two corresponding dimension must have the same value, or one of them is equal to 1."
 #[test]
@@ -731,7 +734,8 @@ fn openvino_bidirectional_rule4_output_may_exceed_target() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 003_3e6cf45f37fe0ec2.txt — OpenVINO Broadcast-1: numpy mode (one-directional, data onto target_shape)
+// OpenVINO operation spec `Broadcast-1`, "Detailed description": numpy mode (one-directional, data onto
+// target_shape)
 // ---------------------------------------------------------------------------------------------------------------
 
 /// The XML example: data [16, 1, 1], target_shape [1, 16, 50, 50], mode numpy → [1, 16, 50, 50].
@@ -749,7 +753,8 @@ fn openvino_broadcast1_numpy_one_directional_only() {
     assert!(matches!(assert_violation(&o, 1, None), ViolationKind::RankTooLarge { .. }));
 }
 
-// 003_3e6cf45f37fe0ec2.txt — explicit mode: axes_mapping maps data's axes to output axes (axis = axes_mapping[0])
+// OpenVINO operation spec `Broadcast-1`, "Detailed description": explicit mode, axes_mapping maps data's axes to
+// output axes (axis = axes_mapping[0])
 
 /// The XML example: data [16], target_shape [1, 16, 50, 50], axes_mapping [1].
 #[test]
@@ -790,8 +795,8 @@ fn openvino_broadcast1_explicit_wrong_mapping_rejected() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Symbols and unknown dims: the rules above applied to `dim_param` sizes (004_81eb7622653c5942.txt and
-// 001_d22b408c9b0948c0.txt C1, read with a size that is only known by name). A known size never silently wins
+// Symbols and unknown dims: the rules above applied to `dim_param` sizes (ONNX `docs/Broadcasting.md` and the
+// SONNX profile's constraint C1, read with a size that is only known by name). A known size never silently wins
 // over a symbol, and two different symbols are never taken to be equal.
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -863,7 +868,7 @@ fn symbols_known_mismatch_still_violation() {
 }
 
 /// An unnamed dim of a known rank against a fixed size is a condition like a named symbol's, naming the input
-/// (issue 12: `[?, 129, ?]` against `[2]` holds only if that dim is 1 or 2).
+/// (as in PyTorch exports: `[?, 129, ?]` against `[2]` holds only if that dim is 1 or 2).
 #[test]
 fn unknown_dim_of_known_rank_against_a_fixed_size_is_conditional() {
     let o = multi(&["?", "3"]);

@@ -1,4 +1,4 @@
-//! `--strict` means proof (issue 13): every conditional or undecided site fails it, an explicit `Expand`
+//! `--strict` means proof: every conditional or undecided site fails it, an explicit `Expand`
 //! included, so a model `expand` rewrote passes it only when nothing about its broadcasts is left to a condition.
 
 use std::path::Path;
@@ -60,7 +60,7 @@ fn strict_passes_what_expand_rewrote_when_every_site_is_proven() {
 }
 
 /// `explain --list` says which codes only `--strict` (or `--warn`/`--deny`) reports, with the severity they
-/// have there (issue 13 items 1 and 12).
+/// have there.
 #[test]
 fn explain_list_marks_the_strict_only_codes_with_their_severity() {
     let (code, stdout) = run(bin().args(["explain", "--list"]));
@@ -73,7 +73,7 @@ fn explain_list_marks_the_strict_only_codes_with_their_severity() {
     assert!(line.contains("warning") && !line.contains("only under"), "{line}");
 }
 
-/// Counts agree with their nouns: "1 site", "1 node added", "1 Expand" (issue 13 item 12).
+/// Counts agree with their nouns: "1 site", "1 node added", "1 Expand".
 #[test]
 fn expand_summary_counts_agree_with_their_nouns() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! `onnx-bcast check`, `shapes` and `expand` over the PyTorch export corpus of issue 12 (corpus/README.md,
+//! `onnx-bcast check`, `shapes` and `expand` over the PyTorch export corpus (corpus/README.md,
 //! "PyTorch export corpus"): small random-init transformers and CNNs exported by `torch.onnx.export` with
 //! TorchScript (opsets 14 and 17) and dynamo (opset 18, also with value_info stripped), dynamic batch and sequence
 //! (and image size). `corpus/torch_fetch.sh` builds it in a cache outside the clone (the export runs again only
@@ -10,7 +10,7 @@
 //! output gives the original's outputs at both sizes and a second expand changes no byte; at least as many sites
 //! resolved as onnxruntime's `symbolic_shape_infer`; `check --strict` on the rewritten model fails only on the
 //! conditional sites the original already has (strict means proof; `seq ≤ 64` of a 64-entry position table is a
-//! real condition, and making it explicit keeps it). Over the corpus: at least 99.5% of sites resolved (issue 12).
+//! real condition, and making it explicit keeps it). Over the corpus: at least 99.5% of sites resolved.
 //! The figures go to corpus/TORCH_FIGURES.md.
 
 mod common;
@@ -150,7 +150,7 @@ fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
     let sites = n(t, "sites");
     let resolved = &t["resolved"];
     if n(resolved, "tool") * 1000 < sites * 995 {
-        problems.push(format!("only {} of {sites} sites resolved (issue 12: at least 99.5%)", resolved["tool"]));
+        problems.push(format!("only {} of {sites} sites resolved (at least 99.5% must be)", resolved["tool"]));
     }
     println!(
         "torch models: {} models, {} sites; resolved: onnx-bcast {:.1}%, ORT symbolic {:.1}%, onnx data_prop {:.1}% \

@@ -1,9 +1,41 @@
-//! `onnx-bcast completions SHELL`: the script clap_complete generates, repaired where it is wrong for this binary.
+//! `onnx-bcast completions SHELL` and `onnx-bcast man`: generated from the command line's definition. The bash
+//! script clap_complete generates is repaired where it is wrong for this binary.
 
 use std::io::{self, Write};
+use std::path::Path;
+
+use clap::CommandFactory;
+
+use super::args::Cli;
+use super::Status;
 
 /// The binary's name, as the shell sees it.
 const BIN: &str = "onnx-bcast";
+
+/// `onnx-bcast completions SHELL`: the script on stdout.
+pub fn completions(shell: clap_complete::Shell) -> io::Result<Status> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    write(shell, &mut Cli::command(), &mut out)?;
+    out.flush()?;
+    Ok(Status::Clean)
+}
+
+/// `onnx-bcast man`: onnx-bcast(1) on stdout, or with `out_dir` a page per subcommand there too.
+pub fn man(out_dir: Option<&Path>) -> io::Result<Status> {
+    let command = Cli::command();
+    match out_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            clap_mangen::generate_to(command, dir)?;
+        }
+        None => {
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            clap_mangen::Man::new(command).render(&mut out)?;
+            out.flush()?;
+        }
+    }
+    Ok(Status::Clean)
+}
 
 /// Writes the completion script for `shell`.
 pub fn write(shell: clap_complete::Shell, command: &mut clap::Command, out: &mut impl Write) -> io::Result<()> {

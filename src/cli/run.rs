@@ -108,9 +108,6 @@ pub fn run_checks(
     let mut progress = Progress::new(targets);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let stdout_is_terminal = io::stdout().is_terminal();
-    // With a bar on the terminal, results on the terminal must be out before the bar is drawn again.
-    let flush_each = progress.bar.is_some() && stdout_is_terminal;
     let result = std::thread::scope(|scope| {
         let cancel = &cancel;
         scope.spawn(move || {
@@ -123,54 +120,66 @@ pub fn run_checks(
                 });
             })
         });
-        let mut worst = Status::Clean;
-        let mut early = BTreeMap::new();
-        let mut next = 0;
-        let emitted = (|| -> io::Result<()> {
-            loop {
-                progress.tick();
-                match rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok((i, outcome)) => {
-                        early.insert(i, outcome);
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-                }
-                let mut ready = Vec::new();
-                while let Some(outcome) = early.remove(&next) {
-                    next += 1;
-                    worst = worst.max(status_of(&outcome));
-                    ready.push(outcome);
-                }
-                if ready.is_empty() {
-                    continue;
-                }
-                // Failures go to stderr, where the bar is.
-                let interrupts = stdout_is_terminal || ready.iter().any(|o| o.report.is_err());
-                progress.models_done(ready.len(), interrupts, || -> io::Result<()> {
-                    for outcome in ready {
-                        let shown = outcome.shown.clone();
-                        onnx_bcast::panics::about(&shown, || {
-                            onnx_bcast::panics::test_point("render");
-                            sink.emit(&mut out, outcome)
-                        })?;
-                    }
-                    if flush_each {
-                        out.flush()?;
-                    }
-                    Ok(())
-                })?;
-            }
-        })();
+        let emitted = emit_in_order(&rx, &mut progress, &mut sink, &mut out);
         if emitted.is_err() {
             cancel.store(true, Ordering::Relaxed);
         }
         drop(rx);
-        emitted.map(|()| worst)
+        emitted
     });
     progress.finish();
     let worst = result?;
     sink.finish(&mut out)?;
     out.flush()?;
     Ok(worst)
+}
+
+/// Receives the outcomes as the workers send them and emits each in target order, as soon as the ones before it
+/// are out; returns the worst status once every worker is done.
+fn emit_in_order(
+    rx: &mpsc::Receiver<(usize, Outcome)>,
+    progress: &mut Progress,
+    sink: &mut Reporter,
+    out: &mut impl Write,
+) -> io::Result<Status> {
+    let stdout_is_terminal = io::stdout().is_terminal();
+    // With a bar on the terminal, results on the terminal must be out before the bar is drawn again.
+    let flush_each = progress.bar.is_some() && stdout_is_terminal;
+    let mut worst = Status::Clean;
+    let mut early = BTreeMap::new();
+    let mut next = 0;
+    loop {
+        progress.tick();
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok((i, outcome)) => {
+                early.insert(i, outcome);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(worst),
+        }
+        let mut ready = Vec::new();
+        while let Some(outcome) = early.remove(&next) {
+            next += 1;
+            worst = worst.max(status_of(&outcome));
+            ready.push(outcome);
+        }
+        if ready.is_empty() {
+            continue;
+        }
+        // Failures go to stderr, where the bar is.
+        let interrupts = stdout_is_terminal || ready.iter().any(|o| o.report.is_err());
+        progress.models_done(ready.len(), interrupts, || -> io::Result<()> {
+            for outcome in ready {
+                let shown = outcome.shown.clone();
+                onnx_bcast::panics::about(&shown, || {
+                    onnx_bcast::panics::test_point("render");
+                    sink.emit(out, outcome)
+                })?;
+            }
+            if flush_each {
+                out.flush()?;
+            }
+            Ok(())
+        })?;
+    }
 }

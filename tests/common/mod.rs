@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests: the ONNX backend test data and the reference Python environment, which
 //! both come from `scripts/testdata.sh` (installed on first use; nothing here skips: if the data cannot be
-//! fetched, the calling test panics with the script's own message), and the file-against-memory comparison.
+//! fetched, the calling test panics with the script's own message).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -141,34 +141,4 @@ pub fn fetched_dir(script: &str, what: &str) -> PathBuf {
     let dir = PathBuf::from(lines[0].trim());
     assert!(dir.is_absolute() && dir.is_dir(), "{script} printed {}, which is not a directory", dir.display());
     dir
-}
-
-/// What differs between the model opened from the file at `path` (read through a `pread` window, large fields as
-/// map views) and the one decoded from the same bytes in memory, if anything: whether they decode, what they
-/// decode to, and their expansion read through the file (by `to_vec` and by `write_to_file`) or from memory.
-pub fn file_and_memory_disagree(path: &Path) -> Option<String> {
-    use onnx_bcast::expand::{expand_model, ExpandOptions};
-    use onnx_bcast::model::Model;
-    use prost::Message;
-    use std::io::{Read, Seek};
-    let bytes = std::fs::read(path).ok()?;
-    let (from_file, in_memory) = match (Model::open(path), Model::from_bytes(path, bytes::Bytes::from(bytes))) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(_), Err(_)) => return None,
-        (a, b) => return Some(format!("file: {:?}, memory: {:?}", a.err(), b.err())),
-    };
-    // Compared encoded: a NaN in a tensor or attribute is not equal to itself.
-    if from_file.proto().encode_to_vec() != in_memory.proto().encode_to_vec() {
-        return Some("decode to different models".into());
-    }
-    let Ok((_, pieces)) = expand_model(&from_file, ExpandOptions::default()) else { return None };
-    let through_file = pieces.to_vec(from_file.source()).expect("read the model file");
-    if through_file != pieces.to_vec(in_memory.bytes()).unwrap() {
-        return Some("the expansion read through the file differs".into());
-    }
-    let mut out = tempfile::tempfile().unwrap();
-    pieces.write_to_file(from_file.source(), &mut out).unwrap();
-    let mut written = Vec::new();
-    out.rewind().and_then(|_| out.read_to_end(&mut written)).unwrap();
-    (written != through_file).then(|| "write_to_file differs from to_vec".into())
 }

@@ -1,0 +1,298 @@
+//! The command line's definition (clap): every subcommand, its flags, and the parsers of their values.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use onnx_bcast::diagnostic::Code;
+
+#[derive(Parser)]
+#[command(name = "onnx-bcast", version, about = "Make broadcasting in ONNX models visible, checked and explicit")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Check every broadcasting site of the models against its rule.
+    ///
+    /// Models are checked in parallel and reported in argument order (a folder's models in path order). Settings
+    /// come from onnx-bcast.toml or [tool.onnx-bcast] in pyproject.toml, the first found from the current folder
+    /// upwards; flags override them.
+    ///
+    /// Exit status: 0 when no model has an error, 1 when one does (a violation, a broken graph, a code made an error
+    /// by --deny, or under --strict any implicit or conditional broadcast), 2 when a model could not be checked or
+    /// the settings are wrong.
+    Check(CheckArgs),
+    /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
+    Shapes(ShapesArgs),
+    /// Rewrite every implicit broadcast into explicit ops (Expand; Reshape and Tile below opset 8).
+    ///
+    /// Exit status: 0 when every broadcast was made explicit, 1 when some site was left as it was (a violation, or
+    /// no faithful rewrite at the model's opset) or --verify found a difference, 2 when nothing could be written.
+    Expand(ExpandArgs),
+    /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
+    Explain(ExplainArgs),
+    /// Print a shell completion script, generated from this command line's definition.
+    ///
+    /// For example `onnx-bcast completions bash > ~/.local/share/bash-completion/completions/onnx-bcast`, or
+    /// `onnx-bcast completions zsh > "${fpath[1]}/_onnx-bcast"`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), generated from this command line's definition.
+    ///
+    /// `onnx-bcast man | man -l -` shows it; `--out-dir DIR` writes onnx-bcast.1 and a page per subcommand.
+    Man {
+        /// Write onnx-bcast.1 and onnx-bcast-SUBCOMMAND.1 into this folder instead of printing onnx-bcast(1).
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// ONNX model files, or folders: every .onnx file below a folder is checked, in path order.
+    #[arg(required = true)]
+    pub models: Vec<PathBuf>,
+    /// Output format: text (coloured on a terminal), json (one object per model per line), sarif (one SARIF 2.1.0
+    /// log for the whole run), github (GitHub Actions workflow commands, shown as annotations).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// Also fail on every implicit broadcast and every conditional site (the SONNX profile's rule).
+    #[arg(long, overrides_with = "no_strict")]
+    pub strict: bool,
+    /// Do not apply --strict, even if the config file sets `strict = true`.
+    #[arg(long, overrides_with = "strict")]
+    pub no_strict: bool,
+    /// Also print each model's summary line, name the ops that stopped shape inference (no rule for them: their
+    /// outputs are unknown), and the config file used (on stderr).
+    #[arg(long, short, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Print only errors (findings of error severity, and models that could not be checked): no warnings and no
+    /// total line. The exit code is the same.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Report CODE as an error, which fails the run (exit 1); `all` for every code. Repeatable; a later --deny,
+    /// --warn or --allow overrides an earlier one, and all of them override the config file.
+    #[arg(long, value_name = "CODE", value_parser = code_parser(true), hide_possible_values = true)]
+    pub deny: Vec<String>,
+    /// Report CODE as a warning, which does not fail the run; `all` for every code. Repeatable.
+    #[arg(long, value_name = "CODE", value_parser = code_parser(true), hide_possible_values = true)]
+    pub warn: Vec<String>,
+    /// Do not report CODE at all; `all` for every code. Repeatable.
+    #[arg(long, value_name = "CODE", value_parser = code_parser(true), hide_possible_values = true)]
+    pub allow: Vec<String>,
+    /// Skip paths that match GLOB: a file or folder name (`legacy`, `*_bad.onnx`) or a path relative to the current
+    /// folder (`models/old/**`). Repeatable; adds to the config file's `exclude`.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Skip excluded paths even when they are named on the command line (a named file or folder is checked
+    /// otherwise, whatever --exclude says), e.g. for pre-commit, which names the staged files.
+    #[arg(long)]
+    pub force_exclude: bool,
+    /// Also walk into hidden folders and paths that .gitignore, .ignore or .git/info/exclude list.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Read settings from FILE (an onnx-bcast.toml, or a pyproject.toml's [tool.onnx-bcast]) instead of looking
+    /// for one.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+    /// Read no config file.
+    #[arg(long)]
+    pub no_config: bool,
+    /// When to colour text output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+    /// Check at most N models at once (default: one per core).
+    #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<NonZeroUsize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args)]
+pub struct ShapesArgs {
+    /// The ONNX model files, in order; `-` reads one model from standard input.
+    #[arg(required = true)]
+    pub models: Vec<PathBuf>,
+    /// Output format: text, json, or dot (Graphviz; sites coloured by verdict, shapes on the edges).
+    #[arg(long, value_enum, default_value_t = ShapesFormat::Text)]
+    pub format: ShapesFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShapesFormat {
+    Text,
+    Json,
+    Dot,
+}
+
+#[derive(Args)]
+pub struct ExpandArgs {
+    /// The model to rewrite.
+    pub input: PathBuf,
+    /// Where to write the rewritten model (may be INPUT). Written atomically: a failure leaves it untouched.
+    pub output: PathBuf,
+    /// Write constant inputs (initializers, Constant nodes) out at their broadcast shape instead of adding an
+    /// Expand, for toolchains that reject Expand.
+    #[arg(long)]
+    pub materialize_constants: bool,
+    /// The largest constant that --materialize-constants writes out, in bytes (units allowed: 1KiB, 16MiB, 2GB).
+    #[arg(long, value_name = "BYTES", default_value = "16MiB", value_parser = parse_bytes)]
+    pub max_materialize_bytes: u64,
+    /// Write external data of at most BYTES per tensor into the model file itself (main-graph initializers).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub inline_external_below: Option<u64>,
+    /// Gather the external data of main-graph initializers into this one new file beside OUTPUT.
+    #[arg(long, value_name = "FILE")]
+    pub gather_external_data: Option<String>,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Print the plan and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not list the sites made explicit (one line each); the sites left implicit and the totals are still
+    /// printed.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// After rewriting, run the original and the rewritten model with tract-onnx on the same seeded random
+    /// inputs (symbolic dims bound to small sizes) and compare every output. Exit 1 when they differ or the
+    /// rewritten model fails where the original runs, 2 when tract cannot run the original. Needs a build with
+    /// the `verify` feature (hidden from --help in builds without it).
+    #[arg(long, hide = cfg!(not(feature = "verify")))]
+    pub verify: bool,
+    /// With --verify: bind the symbolic input dim SYMBOL to SIZE (e.g. `--verify-size height=64` for a model
+    /// that needs multiples of 32) instead of the small sizes tried by default. Repeatable.
+    #[arg(long, value_name = "SYMBOL=SIZE", value_parser = parse_size_binding, requires = "verify", hide = cfg!(not(feature = "verify")))]
+    pub verify_size: Vec<(String, usize)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
+pub struct ExplainArgs {
+    /// The code, e.g. broadcast-violation.
+    #[arg(value_name = "CODE", required_unless_present = "list", value_parser = code_parser(false), hide_possible_values = true)]
+    pub code: Option<String>,
+    /// List every code with its default severity and a one-line summary.
+    #[arg(long, conflicts_with = "code")]
+    pub list: bool,
+    /// With --list: text, or markdown (the table of codes in the README).
+    #[arg(long, value_enum, default_value_t = ListFormat::Text, requires = "list")]
+    pub format: ListFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Markdown,
+}
+
+/// `all` and every diagnostic code (without `all` for `explain`), each with its summary for completions.
+pub fn code_parser(with_all: bool) -> PossibleValuesParser {
+    let all = with_all.then(|| PossibleValue::new("all").help("every code"));
+    let codes = Code::ALL.iter().map(|&c| PossibleValue::new(c.as_str()).help(onnx_bcast::explain::summary(c)));
+    PossibleValuesParser::new(all.into_iter().chain(codes))
+}
+
+/// `-j N`: a number of threads, at least 1.
+pub fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
+    let n: usize = text.trim().parse().map_err(|_| format!("`{text}` is not a number of threads"))?;
+    NonZeroUsize::new(n).ok_or_else(|| "must be at least 1; leave -j out for one thread per core".to_string())
+}
+
+/// A size in bytes: a number, optionally with a unit, `KiB`/`MiB`/`GiB` (powers of 1024, also `K`, `M`, `G`) or
+/// `kB`/`MB`/`GB` (powers of 1000); `16MiB`, `1.5 GiB` and `4096` are all sizes.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = (&text[..split], text[split..].trim());
+    let scale: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        _ => return Err(format!("`{text}`: unknown unit `{unit}`; use B, KiB, MiB, GiB, kB, MB or GB")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size in bytes (e.g. 4096, 16MiB)"))?;
+    let bytes = value * scale as f64;
+    if !(0.0..=u64::MAX as f64).contains(&bytes) {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// `SYMBOL=SIZE` for --verify-size.
+pub fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
+    let (symbol, size) = text.split_once('=').ok_or_else(|| format!("'{text}' is not SYMBOL=SIZE"))?;
+    let size = size.trim().parse::<usize>().map_err(|_| format!("'{size}' is not a size"))?;
+    if symbol.trim().is_empty() || size == 0 {
+        return Err(format!("'{text}' is not SYMBOL=SIZE with a size of at least 1"));
+    }
+    Ok((symbol.trim().to_string(), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_and_decimal_units() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("1KiB"), Ok(1024));
+        assert_eq!(parse_bytes("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_bytes("1.5 GiB"), Ok(3 << 29));
+        assert_eq!(parse_bytes("2kB"), Ok(2000));
+        assert_eq!(parse_bytes("1M"), Ok(1 << 20));
+        assert!(parse_bytes("12 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_bytes("MiB").is_err());
+    }
+
+    #[test]
+    fn jobs_must_be_at_least_one() {
+        assert_eq!(parse_jobs("3").map(|n| n.get()), Ok(3));
+        assert!(parse_jobs("0").unwrap_err().contains("at least 1"));
+        assert!(parse_jobs("x").is_err());
+    }
+
+    #[test]
+    fn size_bindings_name_a_symbol_and_a_positive_size() {
+        assert_eq!(parse_size_binding("height = 64"), Ok(("height".to_string(), 64)));
+        assert!(parse_size_binding("height").is_err());
+        assert!(parse_size_binding("=3").is_err());
+        assert!(parse_size_binding("h=0").is_err());
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

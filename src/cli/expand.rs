@@ -1,0 +1,226 @@
+//! `onnx-bcast expand`: the model read, every implicit broadcast planned explicit, optionally verified by running
+//! both models, then written atomically, and the summary printed.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use onnx_bcast::expand::{expand_model, ExpandError, ExpandOptions, ExpandSummary, Plan};
+use onnx_bcast::model::Model;
+use onnx_bcast::wire::Pieces;
+
+use super::args::{ExpandArgs, Format};
+use super::Status;
+
+const NO_VERIFY: &str =
+    "onnx-bcast: error: --verify: built without the `verify` feature; rebuild with --features verify";
+
+/// What was asked besides the rewrite itself.
+struct Request {
+    format: Format,
+    dry_run: bool,
+    quiet: bool,
+    /// `--verify`, with the `--verify-size` bindings.
+    verify: Option<Vec<(String, usize)>>,
+}
+
+pub fn command(args: ExpandArgs) -> io::Result<Status> {
+    if args.verify && !cfg!(feature = "verify") {
+        eprintln!("{NO_VERIFY}");
+        return Ok(Status::Failed);
+    }
+    let options = ExpandOptions {
+        materialize_constants: args.materialize_constants,
+        max_materialize_bytes: args.max_materialize_bytes,
+        inline_external_below: args.inline_external_below,
+        gather_external: args.gather_external_data,
+    };
+    let request = Request {
+        format: args.format,
+        dry_run: args.dry_run,
+        quiet: args.quiet,
+        verify: args.verify.then_some(args.verify_size),
+    };
+    expand(&args.input, &args.output, options, &request)
+}
+
+/// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
+fn plan(input: &Path, output: &Path, options: ExpandOptions, dry_run: bool) -> Result<(Model, Plan, Pieces), Status> {
+    let shown = input.display().to_string();
+    let model = Model::open(input).map_err(|e| {
+        eprintln!("onnx-bcast: error: {e}");
+        Status::Failed
+    })?;
+    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
+    if !dry_run {
+        if let Err(e) = onnx_bcast::save::destination(output) {
+            eprintln!("onnx-bcast: error: {e}");
+            return Err(Status::Failed);
+        }
+    }
+    let planned = onnx_bcast::panics::guard(|| {
+        onnx_bcast::panics::test_point("expand");
+        expand_model(&model, options)
+    });
+    match planned {
+        Ok(Ok((plan, pieces))) => Ok((model, plan, pieces)),
+        Ok(Err(ExpandError::Broken(notes))) => {
+            for note in &notes {
+                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
+            }
+            eprintln!("onnx-bcast: {shown}: not rewritten: `check` reports the model as broken; nothing was written");
+            Err(Status::Findings)
+        }
+        Ok(Err(e)) => {
+            eprintln!("onnx-bcast: error: {shown}: {e}");
+            Err(Status::Failed)
+        }
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            Err(Status::Failed)
+        }
+    }
+}
+
+fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request) -> io::Result<Status> {
+    let shown = input.display().to_string();
+    let (model, plan, pieces) = match plan(input, output, options, request.dry_run) {
+        Ok(planned) => planned,
+        Err(status) => return Ok(status),
+    };
+    let status = if plan.summary.left.is_empty() { Status::Clean } else { Status::Findings };
+    // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
+    let verified = match &request.verify {
+        Some(sizes) => {
+            let rewrite = Rewrite {
+                shown: &shown,
+                original: model.bytes(),
+                pieces: &pieces,
+                unchanged: plan.edit.is_empty(),
+                format: request.format,
+                sizes,
+            };
+            let verified = verify_rewrite(rewrite)?;
+            if verified != Status::Clean {
+                eprintln!("onnx-bcast: {}: not written, since verification failed", output.display());
+                write_summary(&shown, None, &plan.summary, request, Some(verified))?;
+                return Ok(status.max(verified));
+            }
+            Some(verified)
+        }
+        None => None,
+    };
+    let written = if request.dry_run {
+        None
+    } else {
+        // An unchanged model written over itself needs no write at all.
+        let unchanged_in_place = plan.edit.is_empty() && same_file(input, output);
+        if !unchanged_in_place {
+            if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
+                eprintln!("onnx-bcast: error: {e}");
+                return Ok(Status::Failed);
+            }
+        }
+        Some(output.display().to_string())
+    };
+    write_summary(&shown, written.as_deref(), &plan.summary, request, verified)?;
+    Ok(status.max(verified.unwrap_or(Status::Clean)))
+}
+
+/// `expand`'s summary, on stdout unless the model itself went there (OUT `-`), and then on stderr. `verified`:
+/// the result of `--verify`, when it ran.
+fn write_summary(
+    shown: &str,
+    written: Option<&str>,
+    summary: &ExpandSummary,
+    request: &Request,
+    verified: Option<Status>,
+) -> io::Result<()> {
+    let mut out: Box<dyn Write> = if written == Some("-") {
+        Box::new(io::stderr().lock())
+    } else {
+        Box::new(io::BufWriter::new(io::stdout().lock()))
+    };
+    match request.format {
+        Format::Text => onnx_bcast::render_expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?,
+        Format::Json => {
+            let mut json = onnx_bcast::render_expand::expand_json(shown, written, summary);
+            if let Some(status) = verified {
+                json["verified"] = serde_json::Value::Bool(status == Status::Clean);
+            }
+            writeln!(out, "{json}")?
+        }
+    }
+    out.flush()
+}
+
+/// What `--verify` compares: the original model's bytes and the rewrite of them. (Without the `verify` feature
+/// nothing reads it: `command` refuses --verify first.)
+#[cfg_attr(not(feature = "verify"), allow(dead_code))]
+struct Rewrite<'a> {
+    shown: &'a str,
+    original: &'a [u8],
+    pieces: &'a Pieces,
+    /// Whether nothing was rewritten.
+    unchanged: bool,
+    format: Format,
+    /// The `--verify-size` bindings.
+    sizes: &'a [(String, usize)],
+}
+
+/// `expand --verify`: runs both models with tract and compares their outputs.
+#[cfg(feature = "verify")]
+fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
+    /// Inputs are drawn from this seed, so a run is reproducible.
+    const SEED: u64 = 0x0b_ca57;
+    let Rewrite { shown, original, pieces, unchanged, format, sizes } = rewrite;
+    if unchanged {
+        if format == Format::Text {
+            println!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
+        }
+        return Ok(Status::Clean);
+    }
+    let rewritten = pieces.to_vec(original)?;
+    let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify_with(original, &rewritten, SEED, sizes));
+    match verified {
+        Ok(Ok(report)) if report.differs() => {
+            eprintln!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
+            for line in report.differences() {
+                eprintln!("onnx-bcast: verify: {shown}: {line}");
+            }
+            Ok(Status::Findings)
+        }
+        Ok(Ok(report)) => {
+            if format == Format::Text {
+                println!("verify: {shown}: {report}");
+            }
+            Ok(Status::Clean)
+        }
+        // The original runs and the rewrite does not: a finding about the rewrite, like a difference.
+        Ok(Err(e @ onnx_bcast::verify::VerifyError::Rewritten { .. })) => {
+            eprintln!("onnx-bcast: verify: {shown}: {e}");
+            Ok(Status::Findings)
+        }
+        Ok(Err(e)) => {
+            eprintln!("onnx-bcast: error: verify: {shown}: {e}");
+            Ok(Status::Failed)
+        }
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: verify: {shown}: {panic}");
+            Ok(Status::Failed)
+        }
+    }
+}
+
+/// `command` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
+#[cfg(not(feature = "verify"))]
+fn verify_rewrite(_: Rewrite<'_>) -> io::Result<Status> {
+    eprintln!("{NO_VERIFY}");
+    Ok(Status::Failed)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,61 @@
+//! `onnx-bcast shapes`: every value's inferred element type and shape (text, JSON), or a Graphviz picture.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use onnx_bcast::analysis::analyze_model;
+use onnx_bcast::check::{check, CheckOptions};
+use onnx_bcast::model::Model;
+use onnx_bcast::render;
+
+use super::args::{ShapesArgs, ShapesFormat};
+use super::Status;
+
+/// Each model in turn, the worst status wins; a model that cannot be read does not stop the others.
+pub fn command(args: &ShapesArgs) -> io::Result<Status> {
+    let mut worst = Status::Clean;
+    for model in &args.models {
+        worst = worst.max(shapes(model, args.format)?);
+    }
+    Ok(worst)
+}
+
+/// Opens `path`, or reads standard input for `-`.
+fn open(path: &Path) -> io::Result<Result<Model, onnx_bcast::model::LoadError>> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
+        Ok(Model::from_bytes("-", bytes.into()))
+    } else {
+        Ok(Model::open(path))
+    }
+}
+
+fn shapes(path: &Path, format: ShapesFormat) -> io::Result<Status> {
+    let shown = path.display().to_string();
+    let model = match open(path)? {
+        Ok(model) => model,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    let analysis = match onnx_bcast::panics::guard(|| analyze_model(&model)) {
+        Ok(a) => a,
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            return Ok(Status::Failed);
+        }
+    };
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match format {
+        ShapesFormat::Text => render::write_shapes_text(&mut out, &shown, &analysis)?,
+        ShapesFormat::Json => writeln!(out, "{}", render::shapes_json(&shown, &analysis))?,
+        ShapesFormat::Dot => {
+            let report = check(&analysis, CheckOptions::default());
+            out.write_all(onnx_bcast::dot::main_graph(model.proto(), &analysis, &report).as_bytes())?
+        }
+    }
+    out.flush()?;
+    Ok(Status::Clean)
+}

@@ -1,0 +1,208 @@
+//! One JSON object per model: its sites, findings, summary and the ops inference stopped at; written whole or
+//! streamed site by site.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::shape_json;
+use crate::check::{report_verdict, Finding, Report, SiteReport};
+use crate::shape::Dim;
+
+#[derive(Serialize)]
+struct JsonInput<'a> {
+    name: &'a str,
+    shape: Value,
+}
+
+#[derive(Serialize)]
+struct JsonFunction<'a> {
+    function: &'a str,
+    node: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSite<'a> {
+    graph: &'a str,
+    node: &'a str,
+    op: &'a str,
+    rule: &'static str,
+    inputs: Vec<JsonInput<'a>>,
+    output_shape: Value,
+    verdict: &'static str,
+    message: String,
+    code: Option<&'static str>,
+    axis: Option<usize>,
+    offending_input: Option<&'a str>,
+    conditions: &'a [String],
+    functions: Vec<JsonFunction<'a>>,
+    constraints: Vec<Value>,
+}
+
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    code: &'static str,
+    severity: &'static str,
+    graph: &'a str,
+    node: Option<&'a str>,
+    op: Option<&'a str>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    sites: usize,
+    same: usize,
+    broadcast: usize,
+    violations: usize,
+    conditional: usize,
+    unknown: usize,
+    errors: usize,
+    warnings: usize,
+    /// Nodes whose op no inference rule knows.
+    opaque_nodes: usize,
+}
+
+#[derive(Serialize)]
+struct JsonModel<'a> {
+    model: &'a str,
+    sites: Vec<JsonSite<'a>>,
+    findings: Vec<JsonFinding<'a>>,
+    summary: JsonSummary,
+    opaque_ops: &'a std::collections::BTreeMap<String, usize>,
+}
+
+fn json_site(r: &SiteReport) -> JsonSite<'_> {
+    let s = &r.site;
+    JsonSite {
+        graph: &s.graph,
+        node: &s.node,
+        op: &s.op,
+        rule: s.rule.as_str(),
+        inputs: s.inputs.iter().map(|i| JsonInput { name: &i.name, shape: shape_json(&i.shape) }).collect(),
+        output_shape: shape_json(&s.output_shape),
+        verdict: report_verdict(r),
+        message: r.message(),
+        code: r.code.map(|c| c.as_str()),
+        axis: r.axis,
+        offending_input: r.offending_input.as_deref(),
+        conditions: &r.conditions,
+        functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
+        constraints: match &s.verdict {
+            crate::broadcast::Verdict::Conditional(conditions) => conditions.iter().map(constraint_json).collect(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// A dim as a JSON value: its size, or its expression.
+fn dim_json(dim: &Dim) -> Value {
+    match dim {
+        Dim::Known(n) => Value::from(*n),
+        other => Value::from(other.to_string()),
+    }
+}
+
+/// One condition of a conditional site, structured: `{"axis", "symbol", "values"}` when a symbol must take one of
+/// some values, `{"axis", "expression", "values"}` when an expression must, `{"axis", "equal_or_one": [dims]}` when
+/// dims must be equal or 1, `{"axis", "input", "unknown_dim_values"}` when an unknown dim of rule input `input`
+/// must, and `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer (`seq ≤ 512`).
+fn constraint_json(condition: &crate::broadcast::Condition) -> Value {
+    use crate::broadcast::ConditionKind;
+    match &condition.kind {
+        ConditionKind::OneOf { dim, options } => {
+            let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
+            serde_json::json!({
+                "axis": condition.axis,
+                key: dim.to_string(),
+                "values": options.iter().map(dim_json).collect::<Vec<_>>(),
+            })
+        }
+        ConditionKind::EqualOrOne { dims } => serde_json::json!({
+            "axis": condition.axis,
+            "equal_or_one": dims.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::UnknownOneOf { input, options } => serde_json::json!({
+            "axis": condition.axis,
+            "input": input,
+            "unknown_dim_values": options.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::AtMost { dim, bound } => {
+            let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
+            serde_json::json!({ "axis": condition.axis, key: dim.to_string(), "at_most": dim_json(bound) })
+        }
+    }
+}
+
+fn json_finding(f: &Finding) -> JsonFinding<'_> {
+    JsonFinding {
+        code: f.code.as_str(),
+        severity: f.severity.as_str(),
+        graph: &f.graph,
+        node: f.node.as_deref(),
+        op: f.op.as_deref(),
+        message: &f.message,
+    }
+}
+
+/// The start of a model's JSON object as [`report_json`] writes it, up to its list of sites: for output that
+/// streams the sites ([`write_json_site`]) as they are judged, then ends with [`write_json_model_end`].
+pub fn write_json_model_start(out: &mut impl Write, path: &str) -> io::Result<()> {
+    out.write_all(b"{\"model\":")?;
+    serde_json::to_writer(&mut *out, path)?;
+    out.write_all(b",\"sites\":[")
+}
+
+/// One site of a streamed model object; `first` for the first one (no comma before it).
+pub fn write_json_site(out: &mut impl Write, site: &SiteReport, first: bool) -> io::Result<()> {
+    if !first {
+        out.write_all(b",")?;
+    }
+    serde_json::to_writer(&mut *out, &json_site(site))?;
+    Ok(())
+}
+
+/// The rest of a streamed model object after its sites: findings, summary, opaque ops, and the newline.
+pub fn write_json_model_end(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    out.write_all(b"],\"findings\":")?;
+    let findings: Vec<JsonFinding<'_>> = report.findings.iter().map(json_finding).collect();
+    serde_json::to_writer(&mut *out, &findings)?;
+    out.write_all(b",\"summary\":")?;
+    serde_json::to_writer(&mut *out, &json_summary(report))?;
+    out.write_all(b",\"opaque_ops\":")?;
+    serde_json::to_writer(&mut *out, &report.opaque)?;
+    out.write_all(b"}\n")
+}
+
+fn json_summary(report: &Report) -> JsonSummary {
+    let s = report.summary;
+    JsonSummary {
+        sites: s.sites,
+        same: s.same,
+        broadcast: s.broadcast,
+        violations: s.violations,
+        conditional: s.conditional,
+        unknown: s.unknown,
+        errors: s.errors,
+        warnings: s.warnings,
+        opaque_nodes: report.opaque.values().sum(),
+    }
+}
+
+/// The JSON object of one model's report.
+pub fn report_json(path: &str, report: &Report) -> Value {
+    let model = JsonModel {
+        model: path,
+        sites: report.sites.iter().map(json_site).collect(),
+        findings: report.findings.iter().map(json_finding).collect(),
+        summary: json_summary(report),
+        opaque_ops: &report.opaque,
+    };
+    serde_json::to_value(model).expect("report serializes")
+}
+
+/// The JSON object for a model that could not be checked.
+pub fn error_json(path: &str, message: &str) -> Value {
+    serde_json::json!({ "model": path, "error": message })
+}
