@@ -4,7 +4,8 @@
 //! upward import, a new cycle or a module missing from [`LAYERS`] fails this test.
 //!
 //! Also here: nothing outside the attribute module reads `NodeProto.attribute` (attributes are read through
-//! `attr::Attrs`, which follows a model-local function's `ref_attr_name` to the call site).
+//! `attr::Attrs`, which follows a model-local function's `ref_attr_name` to the call site); sites are told apart by
+//! their kind, not their op name; and no file is over 600 lines, no function over 80.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -313,4 +314,37 @@ fn sites_are_told_apart_by_kind_not_by_op_name() {
         }
     }
     assert!(found.is_empty(), "compare Site::kind instead:\n{}", found.join("\n"));
+}
+
+/// The style's limits: no source file over 600 lines, no function over 80 (tests included; a function's length
+/// runs from its `fn` line to the closing brace at its indentation).
+#[test]
+fn modules_and_functions_are_short() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut over = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() > 600 {
+            over.push(format!("{}: {} lines", file.display(), lines.len()));
+        }
+        for (start, line) in lines.iter().enumerate() {
+            let code = line.trim_start();
+            let indent = &line[..line.len() - code.len()];
+            let words: Vec<&str> = code.split_whitespace().take_while(|w| !w.starts_with("fn")).collect();
+            let is_fn = code.split_whitespace().any(|w| w == "fn")
+                && words.iter().all(|w| ["pub", "pub(crate)", "pub(super)", "const", "async", "unsafe"].contains(w))
+                && !code.trim_end().ends_with(';');
+            if !is_fn {
+                continue;
+            }
+            let close = format!("{indent}}}");
+            let end = (start + 1..lines.len()).find(|&k| lines[k].trim_end() == close).unwrap_or(lines.len() - 1);
+            if end - start + 1 > 80 {
+                over.push(format!("{}:{}: {} lines: {}", file.display(), start + 1, end - start + 1, code));
+            }
+        }
+    }
+    assert!(over.is_empty(), "over the limits:\n{}", over.join("\n"));
 }
