@@ -64,3 +64,50 @@ impl<'m> Attrs<'m> {
             .flat_map(|(i, a)| a.g.iter().chain(&a.graphs).enumerate().map(move |(k, g)| (i, a.name(), k, g)))
     }
 }
+
+impl<'m> CallSite<'m> {
+    /// The call that `node` makes into a function whose declared attribute defaults are `defaults`.
+    pub fn of(node: &'m NodeProto, defaults: &'m [AttributeProto]) -> Self {
+        CallSite { attrs: &node.attribute, defaults }
+    }
+}
+
+/// The graph held by `node`'s attribute at position `attribute`, at position `graph` within it (`g` first, then
+/// each of `graphs`): the numbering of [`crate::model::GraphStep::Subgraph`].
+pub fn subgraph(node: &NodeProto, attribute: usize, graph: usize) -> Option<&GraphProto> {
+    let a = node.attribute.get(attribute)?;
+    a.g.iter().chain(&a.graphs).nth(graph)
+}
+
+/// Every graph `node`'s attributes hold, in attribute order.
+pub fn subgraphs(node: &NodeProto) -> impl Iterator<Item = &GraphProto> {
+    node.attribute.iter().flat_map(|a| a.g.iter().chain(&a.graphs))
+}
+
+/// Every graph `node`'s attributes hold, for rewriting them in place.
+pub fn subgraphs_mut(node: &mut NodeProto) -> impl Iterator<Item = &mut GraphProto> {
+    node.attribute.iter_mut().flat_map(|a| a.g.iter_mut().chain(&mut a.graphs))
+}
+
+/// Every tensor `node`'s attributes hold directly (`t`, `tensors`, and the values and indices of sparse tensors);
+/// not those inside subgraphs.
+pub fn tensors(node: &NodeProto) -> impl Iterator<Item = &TensorProto> {
+    node.attribute.iter().flat_map(|a| {
+        let sparse = a.sparse_tensor.iter().chain(&a.sparse_tensors).flat_map(|s| s.values.iter().chain(&s.indices));
+        a.t.iter().chain(&a.tensors).chain(sparse)
+    })
+}
+
+/// Whether `node` has any attribute at all.
+pub fn has_any(node: &NodeProto) -> bool {
+    !node.attribute.is_empty()
+}
+
+/// The attributes of a call as a memo key, when the call's result depends on nothing else: `None` when an
+/// attribute refers to the enclosing function's (`ref_attr_name`), whose value depends on the outer call.
+pub fn call_signature(node: &NodeProto) -> Option<String> {
+    if node.attribute.iter().any(|a| !a.ref_attr_name().is_empty()) {
+        return None;
+    }
+    Some(format!("{:?}", node.attribute))
+}

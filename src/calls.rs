@@ -55,8 +55,6 @@ impl Calls {
 /// The signature of a call, when it can be memoised: not when an attribute refers to the enclosing function's
 /// (its value then depends on the outer call).
 pub fn memo_key(function: usize, node: &NodeProto, opset: i64, inputs: &[Option<ValueFacts>]) -> Option<String> {
-    if node.attribute.iter().any(|a| !a.ref_attr_name().is_empty()) {
-        return None;
-    }
-    Some(format!("{function}|{opset}|{:?}|{inputs:?}", node.attribute))
+    let attributes = crate::attr::call_signature(node)?;
+    Some(format!("{function}|{opset}|{attributes}|{inputs:?}"))
 }

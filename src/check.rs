@@ -1,8 +1,8 @@
 //! `check`: turns an analysis into findings and a summary. Text and JSON renderings both come from `Report`.
 
 use crate::analysis::{Analysis, Site};
-use crate::broadcast::{Rule, Verdict, ViolationKind};
 use crate::diagnostic::{Code, Severity};
+use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
 use crate::shape::Shape;
 use crate::tensor::elem_type_name;
 
@@ -200,13 +200,6 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
     report(analysis, analysis.sites.iter().cloned(), options)
 }
 
-/// Like [`check`], moving the analysis's sites into the report instead of copying them: for callers that need
-/// only the report afterwards.
-pub fn check_into(mut analysis: Analysis, options: CheckOptions) -> Report {
-    let sites = std::mem::take(&mut analysis.sites);
-    report(&analysis, sites.into_iter(), options)
-}
-
 fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, options: CheckOptions) -> Report {
     let mut judge = Judge::new(options, true);
     judge.sites.reserve(all_sites.len());
@@ -215,7 +208,7 @@ fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, o
 }
 
 /// Judges sites one at a time, as [`crate::analysis::analyze_model_each`] hands them over, and makes the report
-/// once the analysis is complete. [`check`] and [`check_into`] go through it too.
+/// once the analysis is complete. [`check`] goes through it too.
 pub struct Judge {
     options: CheckOptions,
     keep_sites: bool,
@@ -243,12 +236,12 @@ impl Judge {
         let site = &report.site;
         let summary = &mut self.summary;
         summary.sites += 1;
-        match report_verdict(&report) {
-            "same" => summary.same += 1,
-            "broadcast" => summary.broadcast += 1,
-            "violation" => summary.violations += 1,
-            "conditional" => summary.conditional += 1,
-            _ => summary.unknown += 1,
+        match reported_verdict(&report) {
+            VerdictKind::Same => summary.same += 1,
+            VerdictKind::Broadcast => summary.broadcast += 1,
+            VerdictKind::Violation => summary.violations += 1,
+            VerdictKind::Conditional => summary.conditional += 1,
+            VerdictKind::Unknown => summary.unknown += 1,
         }
         if let Some(code) = report.code {
             let severity = match code {
@@ -299,24 +292,17 @@ impl Judge {
 }
 
 /// The verdict as reported: a type mismatch makes an otherwise sound site a violation.
-pub fn report_verdict(report: &SiteReport) -> &'static str {
+pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
     if report.site.type_mismatch.is_some() {
-        "violation"
+        VerdictKind::Violation
     } else {
-        report.site.verdict.as_str()
+        report.site.verdict.kind()
     }
 }
 
-fn list_inputs(site: &Site) -> String {
-    if let (Rule::Bidirectional, Some(data), Some(target)) = (site.rule, site.inputs.first(), &site.target) {
-        return format!("{} {} and the target shape {target}", data.name, data.shape);
-    }
-    let parts: Vec<String> = site.inputs.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
-    match parts.len() {
-        0 => "no inputs".into(),
-        1 => parts[0].clone(),
-        n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
-    }
+/// [`reported_verdict`]'s name, as JSON and dot output write it.
+pub fn report_verdict(report: &SiteReport) -> &'static str {
+    reported_verdict(report).as_str()
 }
 
 /// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
@@ -347,23 +333,6 @@ fn unknown_parts(site: &Site) -> String {
         "some sizes".into()
     } else {
         parts.join(", ")
-    }
-}
-
-/// How the target of a one-way rule is named in messages.
-fn target_label(site: &Site) -> String {
-    match (site.op.as_str(), &site.target) {
-        ("Gemm", Some(t)) => format!("(M, N) {t}"),
-        (_, Some(t)) => format!("the target shape {t}"),
-        (_, None) => site.inputs.first().map_or_else(|| "the target".into(), |i| format!("{} {}", i.name, i.shape)),
-    }
-}
-
-fn rule_input_name(site: &Site, rule_input: usize) -> String {
-    match site.rule_inputs.get(rule_input).copied().flatten() {
-        Some(i) => site.inputs[i].name.clone(),
-        None if site.op == "Gemm" => "(M, N)".into(),
-        None => "the target".into(),
     }
 }
 
@@ -398,14 +367,14 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
 
 /// A condition in words; an unknown dim is named by its input (or the target: Expand's shape value, Gemm's
 /// (M, N)) and that input's own axis.
-fn condition_text(site: &Site, c: &crate::broadcast::Condition) -> String {
-    let crate::broadcast::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
+fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
+    let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
     let own =
         site.rule_inputs.get(*input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && *input == 1));
     let (name, shape) = match (own, &site.target) {
         (Some(i), _) => (site.inputs[i].name.clone(), &site.inputs[i].shape),
         (None, Some(target)) => ("the target shape".to_string(), target),
-        (None, None) => (rule_input_name(site, *input), &site.output_shape),
+        (None, None) => (site.rule_input_name(*input), &site.output_shape),
     };
     let rank = |s: &Shape| s.rank().unwrap_or(0);
     let axis = (c.axis + rank(shape)).saturating_sub(rank(&site.output_shape));
@@ -417,7 +386,7 @@ fn condition_text(site: &Site, c: &crate::broadcast::Condition) -> String {
 fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
     let prefix: String =
         site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
-    let inputs = list_inputs(site);
+    let inputs = site.list_inputs();
     let body = match (&site.verdict, code) {
         (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
         (_, Some(Code::TypeMismatch)) => {
@@ -458,34 +427,15 @@ fn broadcast_inputs(site: &Site) -> String {
         .map(|i| format!("{} {}", i.name, i.shape))
         .collect();
     if names.is_empty() {
-        list_inputs(site)
+        site.list_inputs()
     } else {
         names.join(" and ")
     }
 }
 
 fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Option<usize>) -> String {
-    let offender = || {
-        site.rule_inputs
-            .get(input)
-            .copied()
-            .flatten()
-            .map(|i| (site.inputs[i].name.clone(), site.inputs[i].shape.clone()))
-            .unwrap_or_else(|| ("?".into(), Shape::unranked()))
-    };
-    let lead = match site.rule {
-        Rule::Multidirectional => format!("{} do not broadcast", list_inputs(site)),
-        Rule::Unidirectional => {
-            let (name, shape) = offender();
-            format!("{name} {shape} does not broadcast to {}", target_label(site))
-        }
-        Rule::LegacyAxis => {
-            let (name, shape) = offender();
-            format!("{name} {shape} does not fit {} (broadcast=1)", target_label(site))
-        }
-        Rule::Bidirectional => format!("{} do not broadcast", list_inputs(site)),
-        Rule::None => format!("{} at opset {} requires equal shapes: {}", site.op, site.opset, list_inputs(site)),
-    };
+    let offender = || site.offender(input);
+    let lead = site.rule.violation_lead(site, input);
     let detail = match kind {
         ViolationKind::Mismatch { found, expected, against } => {
             let (name, shape) = offender();
@@ -499,7 +449,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
             } else {
                 format!("axis {}", axis.unwrap_or(0))
             };
-            format!("on {where_}, {name} has {found}{local} where {} has {expected}", rule_input_name(site, *against))
+            format!("on {where_}, {name} has {found}{local} where {} has {expected}", site.rule_input_name(*against))
         }
         ViolationKind::RankTooLarge { rank, target_rank } => {
             let (name, _) = offender();
@@ -507,7 +457,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
         }
         ViolationKind::RankDiffers { rank, expected } => {
             let (name, _) = offender();
-            format!("{name} has rank {rank} where {} has rank {expected}", rule_input_name(site, 0))
+            format!("{name} has rank {rank} where {} has rank {expected}", site.rule_input_name(0))
         }
         ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
             let dims = if *len == 1 { "1 dim".to_string() } else { format!("{len} dims") };

@@ -148,7 +148,7 @@ pub fn normalize(relative: &Path) -> Option<PathBuf> {
 /// The bytes a tensor's data takes by its dims and element type, when that is fixed (not strings, not sub-byte
 /// types) and the dims are valid.
 pub fn expected_length(t: &TensorProto) -> Option<u64> {
-    let unit = crate::materialize::raw_size(t.data_type?)? as u64;
+    let unit = crate::pb::raw_size(t.data_type?)? as u64;
     t.dims.iter().try_fold(unit, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
 }
 
@@ -267,14 +267,9 @@ pub fn all_tensors(model: &crate::proto::ModelProto) -> Vec<&TensorProto> {
     use crate::proto::{GraphProto, NodeProto};
     fn nodes<'a>(ns: &'a [NodeProto], out: &mut Vec<&'a TensorProto>) {
         for n in ns {
-            for a in &n.attribute {
-                out.extend(a.t.iter().chain(&a.tensors));
-                for s in a.sparse_tensor.iter().chain(&a.sparse_tensors) {
-                    out.extend(s.values.iter().chain(&s.indices));
-                }
-                for g in a.g.iter().chain(&a.graphs) {
-                    graph(g, out);
-                }
+            out.extend(crate::attr::tensors(n));
+            for g in crate::attr::subgraphs(n) {
+                graph(g, out);
             }
         }
     }
@@ -298,6 +293,20 @@ pub fn all_tensors(model: &crate::proto::ModelProto) -> Vec<&TensorProto> {
         }
     }
     out
+}
+
+/// A byte range of an external data file: path, offset, length.
+pub type SourceRange = (std::path::PathBuf, u64, u64);
+
+/// Where external data goes when the rewritten model is written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExternalMoves {
+    /// Initializers whose data now sits in the model file.
+    pub inlined: Vec<String>,
+    /// The new file gathering external data, and each range to copy into it, in order.
+    pub gathered: Option<(String, Vec<SourceRange>)>,
+    /// Tensors that no longer point at their old location.
+    pub moved: std::collections::HashSet<String>,
 }
 
 #[cfg(test)]

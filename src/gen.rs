@@ -16,26 +16,16 @@ use std::io::{self, Write};
 use bytes::Bytes;
 use prost::Message;
 
-use crate::proto::{
+use crate::pb::{
     tensor_shape_proto::{dimension, Dimension},
-    type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto,
-    ValueInfoProto,
+    type_proto, DataType, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto,
+    TypeProto, ValueInfoProto,
 };
 
 /// ONNX's FLOAT element type.
-const FLOAT: i32 = 1;
+const FLOAT: i32 = DataType::Float as i32;
 
-/// Protobuf wire type of length-delimited fields.
-const LEN: u32 = 2;
-
-/// Field numbers of `ModelProto.graph`, `GraphProto`'s repeated fields and `TensorProto.raw_data`.
-const MODEL_GRAPH: u32 = 7;
-const GRAPH_NODE: u32 = 1;
-const GRAPH_NAME: u32 = 2;
-const GRAPH_INITIALIZER: u32 = 5;
-const GRAPH_INPUT: u32 = 11;
-const GRAPH_OUTPUT: u32 = 12;
-const TENSOR_RAW_DATA: u32 = 9;
+use crate::pb::field::{graph, model, tensor, LEN};
 
 /// The ops of the chain; all broadcast multidirectionally from opset 7 on.
 const OPS: [&str; 4] = ["Add", "Mul", "Sub", "Div"];
@@ -143,14 +133,14 @@ pub fn write_synthetic(spec: &SyntheticSpec, out: &mut impl Write) -> io::Result
     let mut head = gen.model_head();
     let opset_import = std::mem::take(&mut head.opset_import);
     head.encode(&mut sink.buf).expect("a Vec grows as needed");
-    put_key(&mut sink.buf, MODEL_GRAPH, LEN);
+    put_key(&mut sink.buf, model::GRAPH, LEN);
     put_varint(&mut sink.buf, graph_len);
 
     // GraphProto, in prost's order (by field number): node, name, initializer, input, output.
     for i in 0..spec.nodes {
-        sink.message(GRAPH_NODE, &gen.node(i))?;
+        sink.message(graph::NODE, &gen.node(i))?;
     }
-    put_key(&mut sink.buf, GRAPH_NAME, LEN);
+    put_key(&mut sink.buf, graph::NAME, LEN);
     put_varint(&mut sink.buf, GRAPH_NAME_STR.len() as u64);
     sink.buf.extend_from_slice(GRAPH_NAME_STR.as_bytes());
     for k in 0..spec.large_initializers {
@@ -159,20 +149,20 @@ pub fn write_synthetic(spec: &SyntheticSpec, out: &mut impl Write) -> io::Result
         // Of dims (1), data_type (2), name (8) and raw_data (9), prost writes raw_data last: write the others,
         // then the data straight from the shared buffer.
         let raw = tensor.raw_data.take().expect("large tensors hold raw_data");
-        put_key(&mut sink.buf, GRAPH_INITIALIZER, LEN);
+        put_key(&mut sink.buf, graph::INITIALIZER, LEN);
         put_varint(&mut sink.buf, len);
         let head = sink.buf.len();
         tensor.encode(&mut sink.buf).expect("a Vec grows as needed");
-        put_key(&mut sink.buf, TENSOR_RAW_DATA, LEN);
+        put_key(&mut sink.buf, tensor::RAW_DATA, LEN);
         put_varint(&mut sink.buf, raw.len() as u64);
         debug_assert_eq!((sink.buf.len() - head + raw.len()) as u64, len);
         sink.bytes(&raw)?;
     }
     for k in 0..spec.small_initializers {
-        sink.message(GRAPH_INITIALIZER, &gen.small(k))?;
+        sink.message(graph::INITIALIZER, &gen.small(k))?;
     }
-    sink.message(GRAPH_INPUT, &gen.input())?;
-    sink.message(GRAPH_OUTPUT, &gen.output())?;
+    sink.message(graph::INPUT, &gen.input())?;
+    sink.message(graph::OUTPUT, &gen.output())?;
     let tail = ModelProto { opset_import, ..Default::default() };
     tail.encode(&mut sink.buf).expect("a Vec grows as needed");
     sink.flush()?;
@@ -235,19 +225,19 @@ impl<'s> Generator<'s> {
     }
 
     fn graph_encoded_len(&self) -> u64 {
-        let nodes: u64 = (0..self.spec.nodes).map(|i| field_len(GRAPH_NODE, self.node(i).encoded_len() as u64)).sum();
+        let nodes: u64 = (0..self.spec.nodes).map(|i| field_len(graph::NODE, self.node(i).encoded_len() as u64)).sum();
         let large: u64 = (0..self.spec.large_initializers)
-            .map(|k| field_len(GRAPH_INITIALIZER, self.large(k).encoded_len() as u64))
+            .map(|k| field_len(graph::INITIALIZER, self.large(k).encoded_len() as u64))
             .sum();
         let small: u64 = (0..self.spec.small_initializers)
-            .map(|k| field_len(GRAPH_INITIALIZER, self.small(k).encoded_len() as u64))
+            .map(|k| field_len(graph::INITIALIZER, self.small(k).encoded_len() as u64))
             .sum();
         nodes
-            + field_len(GRAPH_NAME, GRAPH_NAME_STR.len() as u64)
+            + field_len(graph::NAME, GRAPH_NAME_STR.len() as u64)
             + large
             + small
-            + field_len(GRAPH_INPUT, self.input().encoded_len() as u64)
-            + field_len(GRAPH_OUTPUT, self.output().encoded_len() as u64)
+            + field_len(graph::INPUT, self.input().encoded_len() as u64)
+            + field_len(graph::OUTPUT, self.output().encoded_len() as u64)
     }
 
     /// Node `i`: `v_i = OP(v_{i-1}, W)` (or `OP(W, v_{i-1})`), reading `X` first and writing `Y` last.

@@ -1,20 +1,29 @@
 //! onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
 //!
-//! This is the library behind the `onnx-bcast` command line. A model goes through five steps:
+//! This is the library behind the `onnx-bcast` command line. Its modules form layers; each uses only its own layer
+//! and the ones below it (`tests/layers.rs` keeps it so, and ARCHITECTURE.md draws the map):
 //!
-//! 1. **Load**: [`model::Model::open`] memory-maps an `.onnx` file and decodes it (tensor data stays in the map).
-//! 2. **Analyze**: [`analysis::analyze_model`] infers every value's element type and shape (known sizes, symbols,
-//!    unknowns) through the main graph, `If`/`Loop`/`Scan` bodies and model-local functions, and judges every
-//!    broadcasting *site* by its op's rule at the model's opset ([`broadcast::Rule`], [`broadcast::Verdict`]).
-//! 3. **Check**: [`check::check`] turns the analysis into a [`check::Report`]: one [`check::Finding`] per problem,
-//!    each with a [`diagnostic::Code`] and a [`diagnostic::Severity`] (changed by a [`check::RuleSelection`]), and a
-//!    summary. [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`] documents
-//!    every code.
-//! 4. **Expand**: [`expand::expand_model`] plans the rewrite of every implicit broadcast into explicit ops and
-//!    splices the new nodes into the original bytes ([`wire::Pieces`]).
-//! 5. **Save**: [`expand::write_expanded`] writes the result atomically (a failure leaves no file behind).
-//!
-//! [`config`] finds and reads the command line's config file and which model files a run checks.
+//! 1. **Schema and system calls**: [`pb`] (the generated ONNX messages, field numbers, element types), [`atomic`]
+//!    and [`copy`] (writing files), [`panics`].
+//! 2. **Loading**: [`source`] reads a file's field headers without touching tensor data; [`model::Model::open`]
+//!    memory-maps an `.onnx` file and decodes it (tensor data stays in the map); [`gen`] streams synthetic models.
+//! 3. **Values**: [`sym`] (symbolic sizes), [`shape`] (dims and shapes), [`tensor`] (element types and the facts
+//!    tensors give), [`diagnostic`] (the codes every finding carries).
+//! 4. **Attributes, op table, rules**: [`attr`] (the one reader of node attributes), [`ops`] (which op broadcasts
+//!    by which rule at which opset), [`rules`] (one file per broadcast rule: its maths, how a node binds to it, its
+//!    wording and the operands its rewrite needs; also reachable as `broadcast`), [`external`] (external data).
+//! 5. **Inference**: [`infer`], shapes, types and small values of the ops that do not broadcast.
+//! 6. **Analysis**: [`analysis::analyze_model`] walks every graph (main graph, `If`/`Loop`/`Scan` bodies,
+//!    model-local functions at each call site, see [`calls`]) and judges every broadcasting site by its rule at the
+//!    model's opset ([`rules::Rule`], [`rules::Verdict`]). It only reads, and returns side tables.
+//! 7. **Rewriting bytes**: [`wire`] splices an edit into the original bytes ([`wire::Pieces`]); [`save`] writes the
+//!    result and its external data atomically; [`materialize`] writes a constant out at its broadcast shape.
+//! 8. **Check | expand**: [`check::check`] turns an analysis into a [`check::Report`] (one [`check::Finding`] per
+//!    problem, with a [`diagnostic::Code`] and a [`diagnostic::Severity`] changed by a [`check::RuleSelection`]);
+//!    [`refuse`] names what makes a model too broken to rewrite; [`expand::expand_model`] plans the rewrite of every
+//!    implicit broadcast (strategy, builder, external data) and [`expand::write_expanded`] writes it.
+//! 9. **Rendering**: [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`]
+//!    documents every code; [`config`] finds and reads the command line's config file.
 //!
 //! # Check a model
 //!
@@ -96,16 +105,16 @@
 
 pub mod model;
 
-pub mod proto {
-    //! The ONNX wire schema, generated from `proto/onnx.proto`. Only the loader and writer touch it directly.
-    #![allow(clippy::all, missing_docs)]
-    include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
-}
+pub mod pb;
+/// The generated schema under the name the crate has always used for it ([`pb`] holds it).
+pub use pb as proto;
 pub mod analysis;
 pub mod atomic;
 pub mod attr;
 pub mod brief;
-pub mod broadcast;
+pub mod rules;
+/// The broadcast rules under the name the crate has always used for them ([`rules`] holds them).
+pub use rules as broadcast;
 pub mod calls;
 pub mod check;
 pub mod config;

@@ -1,6 +1,7 @@
 //! Writing a constant out at its broadcast shape, for toolchains that reject `Expand`.
 
-use crate::proto::{tensor_proto::DataLocation, TensorProto};
+use crate::pb::{raw_size, tensor_proto::DataLocation, DataType, TensorProto};
+use crate::rules::broadcast_index;
 
 /// Where each element's data lives in a tensor held in the file.
 enum Data<'t> {
@@ -14,70 +15,24 @@ enum Data<'t> {
     Strings(&'t [bytes::Bytes]),
 }
 
-/// Bytes per element in `raw_data`; `None` for strings and sub-byte types.
-pub fn raw_size(data_type: i32) -> Option<usize> {
-    Some(match data_type {
-        2 | 3 | 9 | 17..=20 | 24 => 1,
-        4 | 5 | 10 | 16 => 2,
-        1 | 6 | 12 => 4,
-        7 | 11 | 13 | 14 => 8,
-        15 => 16,
-        _ => return None,
-    })
-}
-
 fn data(t: &TensorProto) -> Option<Data<'_>> {
     let dt = t.data_type?;
     if let Some(raw) = t.raw_data.as_deref() {
         return Some(Data::Raw(raw, raw_size(dt)?));
     }
-    Some(match dt {
-        1 => Data::Floats(&t.float_data, 1),
-        14 => Data::Floats(&t.float_data, 2),
-        2 | 3 | 4 | 5 | 6 | 9 | 10 | 16 | 17..=20 | 24 => Data::Int32s(&t.int32_data),
-        7 => Data::Int64s(&t.int64_data),
-        8 => Data::Strings(&t.string_data),
-        11 => Data::Doubles(&t.double_data, 1),
-        15 => Data::Doubles(&t.double_data, 2),
-        12 | 13 => Data::Uint64s(&t.uint64_data),
-        _ => return None,
+    use DataType::*;
+    Some(match DataType::try_from(dt).ok()? {
+        Float => Data::Floats(&t.float_data, 1),
+        Complex64 => Data::Floats(&t.float_data, 2),
+        Uint8 | Int8 | Uint16 | Int16 | Int32 | Bool | Float16 | Bfloat16 | Float8e4m3fn | Float8e4m3fnuz
+        | Float8e5m2 | Float8e5m2fnuz | Float8e8m0 => Data::Int32s(&t.int32_data),
+        Int64 => Data::Int64s(&t.int64_data),
+        String => Data::Strings(&t.string_data),
+        Double => Data::Doubles(&t.double_data, 1),
+        Complex128 => Data::Doubles(&t.double_data, 2),
+        Uint32 | Uint64 => Data::Uint64s(&t.uint64_data),
+        Undefined | Uint4 | Int4 | Float4e2m1 | Uint2 | Int2 => return None,
     })
-}
-
-/// For each element of the output (row-major), the index of its source element. `source` dims are aligned to
-/// the output numpy-style (right-aligned), and are 1 or equal to the output's on every axis.
-pub fn broadcast_index(source: &[u64], out: &[u64]) -> Option<Vec<usize>> {
-    if source.len() > out.len() {
-        return None;
-    }
-    let mut padded = vec![1u64; out.len() - source.len()];
-    padded.extend_from_slice(source);
-    if padded.iter().zip(out).any(|(&s, &o)| s != 1 && s != o) {
-        return None;
-    }
-    let count = out.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
-    // Stride of each source axis, 0 where it is broadcast.
-    let mut strides = vec![0usize; out.len()];
-    let mut stride = 1usize;
-    for axis in (0..out.len()).rev() {
-        if padded[axis] != 1 {
-            strides[axis] = stride;
-        }
-        stride = stride.checked_mul(padded[axis] as usize)?;
-    }
-    let mut index = Vec::with_capacity(count);
-    let mut counter = vec![0u64; out.len()];
-    for _ in 0..count {
-        index.push(counter.iter().zip(&strides).map(|(&c, &s)| c as usize * s).sum());
-        for axis in (0..out.len()).rev() {
-            counter[axis] += 1;
-            if counter[axis] < out[axis] {
-                break;
-            }
-            counter[axis] = 0;
-        }
-    }
-    Some(index)
 }
 
 /// `source` broadcast to `out` (after viewing it with `mapped` dims, when given), or `None` when it is stored
@@ -168,7 +123,7 @@ mod tests {
     fn raw_float_tensor_is_written_expanded() {
         let source = TensorProto {
             dims: vec![2, 1],
-            data_type: Some(1),
+            data_type: Some(DataType::Float as i32),
             raw_data: Some([1f32, 2.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>().into()),
             ..Default::default()
         };

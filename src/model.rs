@@ -1,4 +1,4 @@
-//! Loading and saving models: the only place that turns files into `ModelProto` and back.
+//! Loading models: the only place that turns a file into a `ModelProto` (writing is `wire`'s and `save`'s).
 //!
 //! The file is memory-mapped, and every large `bytes` field of the decoded model (tensor `raw_data` above all) is a
 //! view into the mapping: weights are never copied or even read. The rest is read with `pread` (see
@@ -12,6 +12,23 @@ use prost::Message;
 
 use crate::proto::ModelProto;
 use crate::source::{DecodeFailure, FileSource, Source};
+
+/// One step from a model down to a graph body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GraphStep {
+    /// The body of the model-local function at this position of `ModelProto.functions`.
+    Function(usize),
+    /// A graph held by a node's attribute: node position, attribute position, position of the graph within the
+    /// attribute (`g` is 0, `graphs[k]` is k, or k + 1 when both are set).
+    Subgraph { node: usize, attribute: usize, graph: usize },
+}
+
+/// Where a node sits in the model's structure; an empty path is the main graph.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeLoc {
+    pub graph: Vec<GraphStep>,
+    pub node: usize,
+}
 
 /// Why a model could not be loaded or saved. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -180,12 +197,6 @@ fn decode_reason(raw: &str) -> String {
 /// Encodes a model to its wire form.
 pub fn encode(model: &ModelProto) -> Vec<u8> {
     model.encode_to_vec()
-}
-
-/// Writes a file so that it appears complete or not at all: a failure (or a kill) leaves no file behind and
-/// whatever was at `path` untouched (`path` may be the model being read). See [`crate::atomic`].
-pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
-    crate::atomic::write_atomically(path, write)
 }
 
 #[cfg(test)]

@@ -132,13 +132,6 @@ fn by_op() -> &'static rustc_hash::FxHashMap<&'static str, std::ops::Range<usize
     })
 }
 
-/// Every op name the table knows, for documentation and tests.
-pub fn broadcasting_ops() -> impl Iterator<Item = &'static str> {
-    let mut names: Vec<&'static str> = TABLE.iter().map(|entry| entry.op).collect();
-    names.dedup();
-    names.into_iter()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

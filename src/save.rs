@@ -20,8 +20,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::atomic::{folder_of, write_atomically};
-use crate::expand::Plan;
-use crate::external;
+use crate::external::{self, ExternalMoves, SourceRange};
 use crate::wire::Pieces;
 
 /// Where the rewritten model goes.
@@ -113,21 +112,21 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// another folder than the input, each external data file is copied beside it at the same relative location
 /// (checked to stay inside both folders). The copies are made first and removed again if the model cannot be
 /// written, so a failure leaves nothing behind. Returns the locations written beside OUT.
-pub fn write_expanded(
+pub fn write_model(
     model: &crate::model::Model,
-    plan: &Plan,
+    moves: &ExternalMoves,
     pieces: &Pieces,
     output: &Path,
 ) -> Result<Vec<String>, SaveError> {
     let out = output.display().to_string();
     let path = match destination(output)? {
-        Destination::Stdout => return write_stream(model, plan, pieces, &out, &mut io::stdout().lock()),
+        Destination::Stdout => return write_stream(model, moves, pieces, &out, &mut io::stdout().lock()),
         Destination::Stream(path) => {
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&path)
                 .map_err(|e| SaveError::Io { out: out.clone(), reason: reason(&e) })?;
-            return write_stream(model, plan, pieces, &out, &mut file);
+            return write_stream(model, moves, pieces, &out, &mut file);
         }
         Destination::File(path) => path,
     };
@@ -136,8 +135,8 @@ pub fn write_expanded(
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    let carried = if same_folder { Vec::new() } else { carried_locations(model, plan, &out)? };
-    if let Some((file, _)) = &plan.external.gathered {
+    let carried = if same_folder { Vec::new() } else { carried_locations(model, moves, &out)? };
+    if let Some((file, _)) = &moves.gathered {
         gather_allowed(model, &path, file, &carried, &out)?;
     }
     let mut written: Vec<PathBuf> = Vec::new();
@@ -157,7 +156,7 @@ pub fn write_expanded(
         written.push(target);
         names.push(location.clone());
     }
-    if let Some((file, ranges)) = &plan.external.gathered {
+    if let Some((file, ranges)) = &moves.gathered {
         let target = to.join(file);
         if let Err(e) = write_atomically(&target, |w| gather(ranges, w)) {
             undo(&written);
@@ -176,12 +175,12 @@ pub fn write_expanded(
 /// The model to a stream: its external data references stay as they are.
 fn write_stream(
     model: &crate::model::Model,
-    plan: &Plan,
+    moves: &ExternalMoves,
     pieces: &Pieces,
     out: &str,
     stream: &mut dyn Write,
 ) -> Result<Vec<String>, SaveError> {
-    if let Some((file, _)) = &plan.external.gathered {
+    if let Some((file, _)) = &moves.gathered {
         let why = "OUT is not a regular file, so there is no folder to gather into".to_string();
         return Err(SaveError::Gather { out: out.to_string(), file: file.clone(), why });
     }
@@ -194,12 +193,16 @@ fn write_stream(
 }
 
 /// Each distinct external data location the rewritten model still references, with the file it resolves to.
-fn carried_locations(model: &crate::model::Model, plan: &Plan, out: &str) -> Result<Vec<(String, PathBuf)>, SaveError> {
+fn carried_locations(
+    model: &crate::model::Model,
+    moves: &ExternalMoves,
+    out: &str,
+) -> Result<Vec<(String, PathBuf)>, SaveError> {
     let from = folder_of(model.path());
     let mut seen = HashSet::new();
     let mut carried = Vec::new();
     for t in external::all_tensors(model.proto()) {
-        if plan.external.moved.contains(t.name()) {
+        if moves.moved.contains(t.name()) {
             continue;
         }
         let Some(r) = external::reference(t) else { continue };
@@ -252,7 +255,7 @@ fn gather_allowed(
 }
 
 /// Copies the gathered ranges one after the other, each on a 64-byte boundary.
-fn gather(ranges: &[crate::expand::SourceRange], w: &mut File) -> io::Result<()> {
+fn gather(ranges: &[SourceRange], w: &mut File) -> io::Result<()> {
     let mut written = 0u64;
     for (source, offset, length) in ranges {
         let pad = written.div_ceil(64) * 64 - written;

@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use crate::sym::Poly;
 
+/// Ranks above this are treated as unknown rather than materialized.
+pub const MAX_RANK: u64 = 1024;
+
 /// One dimension of a tensor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dim {
@@ -156,6 +159,11 @@ impl Shape {
     }
 
     /// Every dim is known: the shape is static.
+    /// Every size, when the rank and every dim are known.
+    pub fn known_dims(&self) -> Option<Vec<u64>> {
+        self.dims()?.iter().map(Dim::known).collect()
+    }
+
     pub fn is_static(&self) -> bool {
         self.dims().is_some_and(|d| d.iter().all(|d| d.known().is_some()))
     }

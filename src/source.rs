@@ -17,10 +17,10 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use bytes::{Buf, Bytes};
+use prost::encoding::decode_varint;
 use prost::Message;
 
-use crate::proto::{GraphProto, ModelProto, NodeProto};
-use crate::wire;
+use crate::pb::{field, GraphProto, ModelProto, NodeProto};
 
 /// `bytes` fields of this size or more become views of the map instead of copies.
 pub const LARGE: usize = 16 << 10;
@@ -195,6 +195,76 @@ pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailur
     Ok(model)
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("malformed protobuf at byte {offset}: {reason}")]
+    Malformed { offset: usize, reason: &'static str },
+    #[error("cannot read the input: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// One field of a message: its number, the whole field's range and, for length-delimited fields, the payload's.
+pub struct Field {
+    pub number: u32,
+    pub range: Range<usize>,
+    pub payload: Range<usize>,
+}
+
+/// A field's key and a varint (its value or its length) take at most this many bytes.
+const MAX_HEAD: usize = 20;
+
+/// The fields of the message held in `source[range]`, in order. Reads only their headers.
+pub(crate) fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError> {
+    let mut out = Vec::new();
+    for_each_field(source, range, |f| out.push(f))?;
+    Ok(out)
+}
+
+/// Calls `each` with the fields of the message held in `source[range]`, in order. Reads only their headers.
+pub fn for_each_field(source: &Source, range: Range<usize>, mut each: impl FnMut(Field)) -> Result<(), WireError> {
+    let mut pos = range.start;
+    let err = |offset, reason| WireError::Malformed { offset, reason };
+    let mut head = Vec::with_capacity(MAX_HEAD);
+    while pos < range.end {
+        let start = pos;
+        head.clear();
+        source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
+        let mut rest = head.as_slice();
+        // Bytes of the message after the head that was read.
+        let beyond = range.end - pos - head.len();
+        let before = rest.len();
+        let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
+        let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;
+        let wire = key & 7;
+        let mut payload = 0..0;
+        match wire {
+            0 => {
+                decode_varint(&mut rest).map_err(|_| err(start, "bad varint"))?;
+            }
+            1 | 5 => {
+                let n = if wire == 1 { 8 } else { 4 };
+                if rest.len() < n {
+                    return Err(err(start, "truncated fixed-size field"));
+                }
+                rest = &rest[n..];
+            }
+            2 => {
+                let len = decode_varint(&mut rest).map_err(|_| err(start, "bad length"))?;
+                let len = usize::try_from(len).map_err(|_| err(start, "length out of range"))?;
+                if len > rest.len() + beyond {
+                    return Err(err(start, "length beyond the message"));
+                }
+                let p = pos + (before - rest.len());
+                payload = p..p + len;
+            }
+            _ => return Err(err(start, "unsupported wire type")),
+        }
+        pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
+        each(Field { number, range: start..pos, payload });
+    }
+    Ok(())
+}
+
 /// The decoder leaves each node's input and output lists with room for four names (a `Vec`'s first growth) where
 /// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (issue 14: `check`
 /// of such a chain must stay under 500 MiB). Moving the names into lists of their exact length gives it back.
@@ -215,8 +285,8 @@ fn fit_name_lists(nodes: &mut [NodeProto]) {
 fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
     let source = Source::File(FileSource::new(file, len));
     let mut graphs = Vec::new();
-    wire::for_each_field(&source, 0..len, |f| {
-        if f.number == wire::MODEL_GRAPH {
+    for_each_field(&source, 0..len, |f| {
+        if f.number == field::model::GRAPH {
             graphs.push(f.payload)
         }
     })
@@ -226,12 +296,12 @@ fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
     }
     let mut counts = [0; 5];
     for graph in graphs {
-        wire::for_each_field(&source, graph, |f| match f.number {
-            1 => counts[0] += 1,
-            5 => counts[1] += 1,
-            11 => counts[2] += 1,
-            12 => counts[3] += 1,
-            13 => counts[4] += 1,
+        for_each_field(&source, graph, |f| match f.number {
+            field::graph::NODE => counts[0] += 1,
+            field::graph::INITIALIZER => counts[1] += 1,
+            field::graph::INPUT => counts[2] += 1,
+            field::graph::OUTPUT => counts[3] += 1,
+            field::graph::VALUE_INFO => counts[4] += 1,
             _ => {}
         })
         .ok()?;

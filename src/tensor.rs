@@ -1,49 +1,17 @@
 //! Element types and the facts that tensors and type declarations give about values.
 
-use crate::proto::{tensor_proto::DataLocation, TensorProto, TensorShapeProto, TypeProto};
+use crate::pb::{tensor_proto::DataLocation, DataType, TensorProto, TensorShapeProto, TypeProto};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 
 /// The most elements of an integer tensor whose values shape inference reads (shape vectors, axes).
 pub const MAX_VALUE_ELEMENTS: usize = 64;
 
-pub const BOOL: i32 = 9;
-pub const INT64: i32 = 7;
-pub const INT32: i32 = 6;
+pub const BOOL: i32 = DataType::Bool as i32;
+pub const INT64: i32 = DataType::Int64 as i32;
+pub const INT32: i32 = DataType::Int32 as i32;
 
-/// The ONNX name of an element type, as written in messages.
-pub fn elem_type_name(elem: i32) -> String {
-    let name = match elem {
-        1 => "float",
-        2 => "uint8",
-        3 => "int8",
-        4 => "uint16",
-        5 => "int16",
-        6 => "int32",
-        7 => "int64",
-        8 => "string",
-        9 => "bool",
-        10 => "float16",
-        11 => "double",
-        12 => "uint32",
-        13 => "uint64",
-        14 => "complex64",
-        15 => "complex128",
-        16 => "bfloat16",
-        17 => "float8e4m3fn",
-        18 => "float8e4m3fnuz",
-        19 => "float8e5m2",
-        20 => "float8e5m2fnuz",
-        21 => "uint4",
-        22 => "int4",
-        23 => "float4e2m1",
-        24 => "float8e8m0",
-        25 => "uint2",
-        26 => "int2",
-        other => return format!("element type {other}"),
-    };
-    name.to_string()
-}
+pub use crate::pb::elem_type_name;
 
 /// One element of a small integer tensor: its exact value (a constant or a symbolic expression), or unknown.
 pub type IntValue = Option<Poly>;
@@ -173,26 +141,29 @@ pub fn dim_value(d: &Dim) -> IntValue {
     d.to_poly()
 }
 
-/// The contents of a small int32/int64 tensor held in the file.
-pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
+/// The element count of a tensor held in the file with at most [`MAX_VALUE_ELEMENTS`] elements.
+fn small_count(t: &TensorProto) -> Option<usize> {
     if t.data_location == Some(DataLocation::External as i32) {
         return None;
     }
     let count = t.dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
-    if count > MAX_VALUE_ELEMENTS {
-        return None;
-    }
-    let values: Vec<i64> = match (t.data_type?, t.raw_data.as_ref()) {
-        (BOOL | 2 | 3, Some(raw)) => {
-            raw.iter().map(|&b| if t.data_type == Some(3) { b as i8 as i64 } else { b as i64 }).collect()
-        }
-        (BOOL | 2 | 3 | 4 | 5, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
-        (INT64, Some(raw)) => raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
-        (INT32, Some(raw)) => {
+    (count <= MAX_VALUE_ELEMENTS).then_some(count)
+}
+
+/// The contents of a small int32/int64 tensor held in the file.
+pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
+    let count = small_count(t)?;
+    use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
+    let values: Vec<i64> = match (DataType::try_from(t.data_type?).ok()?, t.raw_data.as_ref()) {
+        (Int8, Some(raw)) => raw.iter().map(|&b| b as i8 as i64).collect(),
+        (Bool | Uint8, Some(raw)) => raw.iter().map(|&b| b as i64).collect(),
+        (Bool | Uint8 | Int8 | Uint16 | Int16, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
+        (Int64, Some(raw)) => raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+        (Int32, Some(raw)) => {
             raw.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes")) as i64).collect()
         }
-        (INT64, None) => t.int64_data.clone(),
-        (INT32, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
+        (Int64, None) => t.int64_data.clone(),
+        (Int32, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
         _ => return None,
     };
     (values.len() == count).then_some(values)
@@ -200,20 +171,16 @@ pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
 
 /// The contents of a small float/double tensor held in the file.
 pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
-    if t.data_location == Some(DataLocation::External as i32) {
-        return None;
-    }
-    let count = t.dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))?;
-    if count > MAX_VALUE_ELEMENTS {
-        return None;
-    }
-    let values: Vec<f64> = match (t.data_type?, t.raw_data.as_ref()) {
-        (1, Some(raw)) => {
+    let count = small_count(t)?;
+    let values: Vec<f64> = match (DataType::try_from(t.data_type?).ok()?, t.raw_data.as_ref()) {
+        (DataType::Float, Some(raw)) => {
             raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")) as f64).collect()
         }
-        (11, Some(raw)) => raw.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
-        (1, None) => t.float_data.iter().map(|&v| v as f64).collect(),
-        (11, None) => t.double_data.clone(),
+        (DataType::Double, Some(raw)) => {
+            raw.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+        }
+        (DataType::Float, None) => t.float_data.iter().map(|&v| v as f64).collect(),
+        (DataType::Double, None) => t.double_data.clone(),
         _ => return None,
     };
     (values.len() == count).then_some(values)
@@ -231,17 +198,21 @@ pub fn data_mismatch(t: &TensorProto) -> Option<String> {
     };
     let dt = t.data_type?;
     let (found, unit) = if let Some(raw) = &t.raw_data {
-        let size = crate::materialize::raw_size(dt)? as u64;
+        let size = crate::pb::raw_size(dt)? as u64;
         (raw.len() as u64, size)
     } else {
-        let n = match dt {
-            1 | 14 => t.float_data.len() as u64 / if dt == 14 { 2 } else { 1 },
-            11 | 15 => t.double_data.len() as u64 / if dt == 15 { 2 } else { 1 },
-            7 => t.int64_data.len() as u64,
-            12 | 13 => t.uint64_data.len() as u64,
-            8 => t.string_data.len() as u64,
-            2..=6 | 9 | 10 | 16..=20 | 24 => t.int32_data.len() as u64,
-            _ => return None,
+        use DataType::*;
+        let n = match DataType::try_from(dt).ok()? {
+            Float => t.float_data.len() as u64,
+            Complex64 => t.float_data.len() as u64 / 2,
+            Double => t.double_data.len() as u64,
+            Complex128 => t.double_data.len() as u64 / 2,
+            Int64 => t.int64_data.len() as u64,
+            Uint32 | Uint64 => t.uint64_data.len() as u64,
+            String => t.string_data.len() as u64,
+            Uint8 | Int8 | Uint16 | Int16 | Int32 | Bool | Float16 | Bfloat16 | Float8e4m3fn | Float8e4m3fnuz
+            | Float8e5m2 | Float8e5m2fnuz | Float8e8m0 => t.int32_data.len() as u64,
+            Undefined | Uint4 | Int4 | Float4e2m1 | Uint2 | Int2 => return None,
         };
         (n, 1)
     };

@@ -143,35 +143,10 @@ pub fn verify_with(
     let (og, rg) = (graph(&original, Which::Original)?, graph(&rewritten, Which::Rewritten)?);
 
     let inputs = fed_inputs(&og);
-    let rinputs = fed_inputs(&rg);
-    let signature = |v: &[&ValueInfoProto]| -> Vec<(String, Option<i32>)> {
-        v.iter().map(|i| (i.name().to_string(), elem_type(i))).collect()
-    };
-    if signature(&inputs) != signature(&rinputs) {
-        return Err(VerifyError::Interface(format!("inputs {:?} and {:?}", signature(&inputs), signature(&rinputs))));
-    }
-    let out_names = |g: &GraphProto| g.output.iter().map(|o| o.name().to_string()).collect::<Vec<_>>();
-    if out_names(&og) != out_names(&rg) {
-        return Err(VerifyError::Interface(format!("outputs {:?} and {:?}", out_names(&og), out_names(&rg))));
-    }
+    same_interface(&og, &rg)?;
 
     let symbols = symbols_of(&inputs);
-    let candidates: Vec<Vec<(String, usize)>> = bindings(&symbols)
-        .into_iter()
-        .map(|b| {
-            b.into_iter()
-                .map(|(s, v)| {
-                    let given = sizes.iter().find(|(name, _)| *name == s).map(|&(_, size)| size);
-                    (s, given.unwrap_or(v))
-                })
-                .collect()
-        })
-        .fold(Vec::new(), |mut unique, b| {
-            if !unique.contains(&b) {
-                unique.push(b);
-            }
-            unique
-        });
+    let candidates = candidates(&symbols, sizes);
     let mut first_failure = None;
     for (tried, binding) in candidates.iter().enumerate() {
         let feeds = make_inputs(&inputs, binding, seed)?;
@@ -223,6 +198,45 @@ pub fn verify_with(
         message: first_failure.unwrap_or_else(|| "no binding to try".into()),
         tried: candidates.len(),
     })
+}
+
+/// The names of a graph's outputs.
+fn out_names(g: &GraphProto) -> Vec<String> {
+    g.output.iter().map(|o| o.name().to_string()).collect()
+}
+
+/// Whether the two graphs take the same inputs (names and element types) and give the same outputs (names).
+fn same_interface(og: &GraphProto, rg: &GraphProto) -> Result<(), VerifyError> {
+    let signature = |g: &GraphProto| -> Vec<(String, Option<i32>)> {
+        fed_inputs(g).iter().map(|i| (i.name().to_string(), elem_type(i))).collect()
+    };
+    if signature(og) != signature(rg) {
+        return Err(VerifyError::Interface(format!("inputs {:?} and {:?}", signature(og), signature(rg))));
+    }
+    if out_names(og) != out_names(rg) {
+        return Err(VerifyError::Interface(format!("outputs {:?} and {:?}", out_names(og), out_names(rg))));
+    }
+    Ok(())
+}
+
+/// The bindings of `symbols` to try, in order, with the sizes given in `sizes` fixed; each binding once.
+fn candidates(symbols: &[String], sizes: &[(String, usize)]) -> Vec<Vec<(String, usize)>> {
+    bindings(symbols)
+        .into_iter()
+        .map(|b| {
+            b.into_iter()
+                .map(|(s, v)| {
+                    let given = sizes.iter().find(|(name, _)| *name == s).map(|&(_, size)| size);
+                    (s, given.unwrap_or(v))
+                })
+                .collect()
+        })
+        .fold(Vec::new(), |mut unique, b| {
+            if !unique.contains(&b) {
+                unique.push(b);
+            }
+            unique
+        })
 }
 
 /// Graph inputs that take a value at run time (not those an initializer of the same name fills).
@@ -395,10 +409,8 @@ fn bind_model(model: &ModelProto, fed: &HashMap<String, Vec<usize>>, sizes: &Has
             bind_vi(vi, sizes);
         }
         for n in &mut g.node {
-            for a in &mut n.attribute {
-                for sub in a.g.iter_mut().chain(&mut a.graphs) {
-                    bind_graph(sub, sizes);
-                }
+            for sub in crate::attr::subgraphs_mut(n) {
+                bind_graph(sub, sizes);
             }
         }
     }

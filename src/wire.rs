@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::ops::Range;
 
-use prost::encoding::{decode_varint, encode_varint, WireType};
+use prost::encoding::{encode_varint, WireType};
 use prost::Message;
 
-use crate::analysis::GraphStep;
-use crate::source::Source;
+use crate::model::GraphStep;
+use crate::pb::field;
+pub use crate::source::WireError;
+use crate::source::{fields, Source};
 
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
@@ -63,14 +65,6 @@ impl ModelEdit {
     pub fn graph_mut(&mut self, loc: &[GraphStep]) -> &mut GraphEdit {
         self.graphs.entry(loc.to_vec()).or_default()
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum WireError {
-    #[error("malformed protobuf at byte {offset}: {reason}")]
-    Malformed { offset: usize, reason: &'static str },
-    #[error("cannot read the input: {0}")]
-    Io(#[from] io::Error),
 }
 
 /// Output as a sequence of input byte ranges and new bytes.
@@ -191,73 +185,8 @@ impl Pieces {
     }
 }
 
-/// One field of a message: its number, the whole field's range and, for length-delimited fields, the payload's.
-pub(crate) struct Field {
-    pub number: u32,
-    pub range: Range<usize>,
-    pub payload: Range<usize>,
-}
-
 /// How much of the input `write_to` reads at a time.
 const COPY_CHUNK: usize = 1 << 20;
-/// A field's key and a varint (its value or its length) take at most this many bytes.
-const MAX_HEAD: usize = 20;
-
-/// The fields of the message held in `source[range]`, in order. Reads only their headers.
-fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError> {
-    let mut out = Vec::new();
-    for_each_field(source, range, |f| out.push(f))?;
-    Ok(out)
-}
-
-/// Calls `each` with the fields of the message held in `source[range]`, in order. Reads only their headers.
-pub(crate) fn for_each_field(
-    source: &Source,
-    range: Range<usize>,
-    mut each: impl FnMut(Field),
-) -> Result<(), WireError> {
-    let mut pos = range.start;
-    let err = |offset, reason| WireError::Malformed { offset, reason };
-    let mut head = Vec::with_capacity(MAX_HEAD);
-    while pos < range.end {
-        let start = pos;
-        head.clear();
-        source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
-        let mut rest = head.as_slice();
-        // Bytes of the message after the head that was read.
-        let beyond = range.end - pos - head.len();
-        let before = rest.len();
-        let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
-        let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;
-        let wire = key & 7;
-        let mut payload = 0..0;
-        match wire {
-            0 => {
-                decode_varint(&mut rest).map_err(|_| err(start, "bad varint"))?;
-            }
-            1 | 5 => {
-                let n = if wire == 1 { 8 } else { 4 };
-                if rest.len() < n {
-                    return Err(err(start, "truncated fixed-size field"));
-                }
-                rest = &rest[n..];
-            }
-            2 => {
-                let len = decode_varint(&mut rest).map_err(|_| err(start, "bad length"))?;
-                let len = usize::try_from(len).map_err(|_| err(start, "length out of range"))?;
-                if len > rest.len() + beyond {
-                    return Err(err(start, "length beyond the message"));
-                }
-                let p = pos + (before - rest.len());
-                payload = p..p + len;
-            }
-            _ => return Err(err(start, "unsupported wire type")),
-        }
-        pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
-        each(Field { number, range: start..pos, payload });
-    }
-    Ok(())
-}
 
 /// Field numbers of the containers the writer edits.
 struct BodyFields {
@@ -267,15 +196,21 @@ struct BodyFields {
     value_info: u32,
 }
 
-const GRAPH: BodyFields = BodyFields { node: 1, initializer: Some(5), input: Some(11), value_info: 13 };
-const FUNCTION: BodyFields = BodyFields { node: 7, initializer: None, input: None, value_info: 12 };
-pub(crate) const MODEL_GRAPH: u32 = 7;
-const MODEL_FUNCTIONS: u32 = 25;
-const NODE_INPUT: u32 = 1;
-const NODE_ATTRIBUTE: u32 = 5;
-const ATTRIBUTE_NAME: u32 = 1;
-const ATTRIBUTE_G: u32 = 6;
-const ATTRIBUTE_GRAPHS: u32 = 11;
+const GRAPH: BodyFields = BodyFields {
+    node: field::graph::NODE,
+    initializer: Some(field::graph::INITIALIZER),
+    input: Some(field::graph::INPUT),
+    value_info: field::graph::VALUE_INFO,
+};
+const FUNCTION: BodyFields =
+    BodyFields { node: field::function::NODE, initializer: None, input: None, value_info: field::function::VALUE_INFO };
+const MODEL_GRAPH: u32 = field::model::GRAPH;
+const MODEL_FUNCTIONS: u32 = field::model::FUNCTIONS;
+const NODE_INPUT: u32 = field::node::INPUT;
+const NODE_ATTRIBUTE: u32 = field::node::ATTRIBUTE;
+const ATTRIBUTE_NAME: u32 = field::attribute::NAME;
+const ATTRIBUTE_G: u32 = field::attribute::G;
+const ATTRIBUTE_GRAPHS: u32 = field::attribute::GRAPHS;
 
 /// Applies `edit` to the model encoded in `source`.
 pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Pieces, WireError> {

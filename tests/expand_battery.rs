@@ -38,8 +38,11 @@ use onnx_bcast::proto::{
     OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 
-// `src/verify.rs` refers to the crate's `proto` and `tensor` modules; these stand in for them here, so the battery
-// runs the very code of `--verify` without needing the `verify` feature.
+// `src/verify.rs` refers to the crate's `proto`, `tensor` and `attr` modules; these stand in for them here, so the
+// battery runs the very code of `--verify` without needing the `verify` feature.
+mod attr {
+    pub use onnx_bcast::attr::*;
+}
 mod proto {
     pub use onnx_bcast::proto::*;
 }

@@ -58,7 +58,7 @@ fn reshape(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let value = ctx.input(0).and_then(|f| f.value.clone());
     let Some(target) = target else {
         let shape = match ctx.dims(1) {
-            Some([Dim::Known(n)]) if *n <= crate::analysis::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
+            Some([Dim::Known(n)]) if *n <= crate::shape::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
             _ => Shape::unranked(),
         };
         return ValueFacts { value, ..ValueFacts::tensor(elem, shape) };

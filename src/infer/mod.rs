@@ -11,9 +11,11 @@ pub mod reduce;
 pub mod slice;
 pub mod valops;
 pub mod values;
+pub mod window;
 
 use crate::attr::Attrs;
 use crate::shape::{Dim, Shape};
+use crate::sym::Poly;
 use crate::tensor::{IntValue, ValueFacts};
 
 /// Everything an op's rule may look at.
@@ -108,6 +110,29 @@ pub fn normalize_insert_axis(axis: i64, rank: usize) -> Option<usize> {
     let r = i64::try_from(rank).ok()?;
     let a = if axis < 0 { axis + r + 1 } else { axis };
     (0..=r).contains(&a).then_some(a as usize)
+}
+
+/// A constant size.
+pub(crate) fn c(n: i64) -> Poly {
+    Poly::constant(n)
+}
+
+pub(crate) fn dim_of(p: Option<Poly>) -> Dim {
+    p.map_or(Dim::Unknown, Dim::from_poly)
+}
+
+/// Dim `i` of `dims`, unknown when the rank is unknown or too small.
+pub(crate) fn dim_at(dims: Option<&[Dim]>, i: usize) -> Dim {
+    dims.and_then(|d| d.get(i).cloned()).unwrap_or(Dim::Unknown)
+}
+
+pub(crate) fn output_dtype(ctx: &Ctx<'_, '_>) -> Option<i32> {
+    ctx.attrs.int("output_dtype").filter(|&t| t != 0).and_then(|t| i32::try_from(t).ok())
+}
+
+/// A non-empty int list attribute.
+pub(crate) fn ints_attr<'m>(ctx: &Ctx<'_, 'm>, name: &str) -> Option<&'m [i64]> {
+    ctx.attrs.ints(name).filter(|v| !v.is_empty())
 }
 
 /// Infers the outputs of a non-broadcasting node; `None` when no rule knows the op.

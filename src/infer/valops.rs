@@ -176,7 +176,7 @@ pub fn tile(dims: &[usize], value: &[IntValue], repeats: &[usize]) -> Option<Vec
 pub fn spread(facts: &ValueFacts, out: &[u64]) -> Option<Vec<IntValue>> {
     let dims: Vec<u64> = facts.shape.dims()?.iter().map(Dim::known).collect::<Option<_>>()?;
     let value = facts.value.as_ref()?;
-    let index = crate::materialize::broadcast_index(&dims, out)?;
+    let index = crate::rules::broadcast_index(&dims, out)?;
     index.iter().map(|&i| value.get(i).cloned()).collect()
 }
 

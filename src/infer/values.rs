@@ -101,7 +101,7 @@ fn constant_of_shape(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let shape = match ctx.value(0) {
         Some(v) => Shape::ranked(v.iter().map(tensor::value_dim).collect()),
         None => match ctx.dims(0) {
-            Some([Dim::Known(n)]) if *n <= crate::analysis::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
+            Some([Dim::Known(n)]) if *n <= crate::shape::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
             _ => Shape::unranked(),
         },
     };

@@ -1,0 +1,162 @@
+//! Walks every graph of a model (main graph, If/Loop/Scan bodies, model-local functions at each call site),
+//! infers value facts in topological order and evaluates every broadcasting site.
+//!
+//! The model is only read; the result is a side table of sites and notes that `check` and `expand` consume.
+
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::attr::{Attrs, CallSite};
+use crate::diagnostic::Code;
+use crate::infer;
+use crate::ops::{self, BroadcastOp, SameType, SiteKind};
+use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
+use crate::rules;
+use crate::shape::{Dim, Shape};
+use crate::tensor::{self, ValueFacts};
+
+/// The newest default-domain opset this tool knows; assumed when a model imports none.
+pub const LATEST_OPSET: i64 = 23;
+
+pub use crate::shape::MAX_RANK;
+
+/// Subgraph and function nesting deeper than this is refused rather than followed.
+pub const MAX_NESTING: usize = 64;
+
+pub use crate::model::{GraphStep, NodeLoc};
+
+pub use crate::rules::site::{FunctionFrame, Site, SiteAttrs, SiteInput, TypeMismatch};
+
+/// A finding about the graph itself rather than a broadcasting site.
+#[derive(Clone, Debug)]
+pub struct Note {
+    pub code: Code,
+    pub graph: String,
+    pub node: Option<String>,
+    pub op: Option<String>,
+    pub message: String,
+}
+
+/// The facts inferred for the values of one graph body, in definition order.
+#[derive(Clone, Debug)]
+pub struct GraphFacts {
+    pub path: String,
+    pub loc: Vec<GraphStep>,
+    pub values: Vec<(String, ValueFacts)>,
+}
+
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub sites: Vec<Site>,
+    pub notes: Vec<Note>,
+    /// Every value's facts, graph by graph; empty when [`Options::value_facts`] is off.
+    pub graphs: Vec<GraphFacts>,
+    /// Ops that no inference rule knows (`domain.op` outside the default domain), with how many nodes each: their
+    /// outputs are unknown, and so is what depends on them.
+    pub opaque: std::collections::BTreeMap<String, usize>,
+}
+
+/// What an analysis keeps besides its sites and notes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Keep the facts of every value ([`Analysis::graphs`]), which `shapes` shows. `check` and `expand` need only
+    /// the sites, and skip them on large models' behalf.
+    pub value_facts: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { value_facts: true }
+    }
+}
+
+/// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
+pub fn analyze(model: &ModelProto) -> Analysis {
+    analyze_with(model, HashMap::default(), Vec::new(), Options::default(), None)
+}
+
+/// Analyses a loaded model, following its external data references: every location is checked to stay inside
+/// the model's folder (never opened otherwise), and small integer tensors stored outside the file are read,
+/// since shape inference needs their values. Other external data is never read.
+pub fn analyze_model(model: &crate::model::Model) -> Analysis {
+    analyze_model_with(model, Options::default())
+}
+
+/// [`analyze_model`], keeping what `options` asks for.
+pub fn analyze_model_with(model: &crate::model::Model, options: Options) -> Analysis {
+    analyze_model_impl(model, options, None)
+}
+
+/// [`analyze_model_with`], handing each site to `each_site` as soon as it is evaluated instead of keeping it in
+/// [`Analysis::sites`], which stays empty: a large model's sites then never all exist at once.
+pub fn analyze_model_each(model: &crate::model::Model, options: Options, each_site: &mut dyn FnMut(Site)) -> Analysis {
+    analyze_model_impl(model, options, Some(each_site))
+}
+
+fn analyze_model_impl(
+    model: &crate::model::Model,
+    options: Options,
+    each_site: Option<&mut dyn FnMut(Site)>,
+) -> Analysis {
+    let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let (values, problems) = crate::external::survey(folder, model.proto());
+    let notes = problems
+        .into_iter()
+        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string() })
+        .collect();
+    analyze_with(model.proto(), values, notes, options, each_site)
+}
+
+fn analyze_with(
+    model: &ModelProto,
+    external: HashMap<String, Vec<i64>>,
+    notes: Vec<Note>,
+    options: Options,
+    each_site: Option<&mut dyn FnMut(Site)>,
+) -> Analysis {
+    let mut walker = Walker {
+        options,
+        each_site,
+        functions: HashMap::default(),
+        active: Vec::new(),
+        out: Analysis { notes, ..Analysis::default() },
+        opset_missing: false,
+        fresh: 0,
+        external,
+        constant_initializers: model.ir_version() < 4,
+        calls: crate::calls::Calls::default(),
+    };
+    for (i, f) in model.functions.iter().enumerate() {
+        walker.functions.insert((f.domain(), f.name()), (i, f));
+    }
+    let opset = match default_opset(&model.opset_import) {
+        Some(v) => v,
+        None if model.opset_import.is_empty() && model.ir_version() < 3 => 1,
+        // A model may use only other domains (ai.onnx.ml, say); the first default-domain node reports the gap.
+        None => {
+            walker.opset_missing = true;
+            LATEST_OPSET
+        }
+    };
+    if let Some(graph) = &model.graph {
+        let env = Env { path: "main".into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
+        walker.body(&env, Body::graph(graph));
+    }
+    // A body's facts are recorded when its walk ends, before its graph's: the main graph goes first, the
+    // subgraphs after it in the order they were met.
+    walker.out.graphs.sort_by_key(|g| !g.loc.is_empty());
+    walker.out
+}
+
+fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
+    imports.iter().find(|o| ops::is_default_domain(o.domain())).map(|o| o.version())
+}
+
+mod call;
+mod scope;
+mod site;
+mod walk;
+
+use scope::{Body, Env};
+use walk::Walker;

@@ -1,0 +1,131 @@
+//! What a walk carries: the values in scope, their remaining readers, the body being walked and where it is.
+
+use super::*;
+
+/// The values visible in one graph body.
+pub(super) struct Scope<'m> {
+    pub(super) values: HashMap<&'m str, ValueFacts>,
+    /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
+    /// `None` when the body's facts are not recorded.
+    pub(super) order: Option<Vec<&'m str>>,
+}
+
+impl<'m> Scope<'m> {
+    /// Room for every value a body defines, so that the table is never rehashed while it grows.
+    pub(super) fn with_capacity(n: usize) -> Scope<'m> {
+        let order = Some(Vec::with_capacity(n));
+        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order }
+    }
+
+    /// A scope whose values come and go (see [`Reads`]) and whose order is not kept.
+    pub(super) fn unordered(n: usize) -> Scope<'m> {
+        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order: None }
+    }
+
+    pub(super) fn define(&mut self, name: &'m str, facts: ValueFacts) {
+        if self.values.insert(name, facts).is_none() {
+            if let Some(order) = &mut self.order {
+                order.push(name);
+            }
+        }
+    }
+}
+
+/// How many reads of each node-made value of a body are still to come. Once a value's last reader has been
+/// walked its facts are dropped, so that memory follows the graph's width, not its length: a chain of a million
+/// nodes holds a few values at a time (issue 14: `check` of such a chain). Graph outputs are never dropped.
+pub(super) struct Reads<'m>(HashMap<&'m str, usize>);
+
+impl<'m> Reads<'m> {
+    /// Turns the table of producers into one of read counts (same keys: no second table of every name).
+    pub(super) fn count(mut counts: HashMap<&'m str, usize>, nodes: &'m [NodeProto], outputs: &[&'m str]) -> Reads<'m> {
+        counts.values_mut().for_each(|c| *c = 0);
+        let read = nodes.iter().flat_map(|n| n.input.iter().map(String::as_str));
+        // A graph output counts as one read that never comes.
+        for name in read.chain(outputs.iter().copied()) {
+            if let Some(c) = counts.get_mut(name) {
+                *c += 1;
+            }
+        }
+        Reads(counts)
+    }
+
+    /// After `node` was walked: its inputs have one reader less, and what nobody reads any more goes.
+    pub(super) fn after(&mut self, node: &'m NodeProto, scope: &mut Scope<'m>) {
+        for name in &node.input {
+            if let Some(c) = self.0.get_mut(name.as_str()) {
+                *c = c.saturating_sub(1);
+            }
+        }
+        for name in node.input.iter().chain(&node.output).map(String::as_str) {
+            if self.0.get(name) == Some(&0) {
+                scope.values.remove(name);
+            }
+        }
+    }
+}
+
+/// Values some node of a body produces, even one stuck in a cycle: reading them is not reading nothing. Only asked
+/// about a name that is not defined yet, which a well-formed model never has, so the set is built on first use.
+pub(super) struct Produced<'m> {
+    pub(super) nodes: &'m [NodeProto],
+    pub(super) names: std::cell::OnceCell<HashSet<&'m str>>,
+}
+
+impl<'m> Produced<'m> {
+    pub(super) fn contains(&self, name: &str) -> bool {
+        let names = self.names.get_or_init(|| {
+            self.nodes.iter().flat_map(|n| n.output.iter().map(String::as_str)).filter(|o| !o.is_empty()).collect()
+        });
+        names.contains(name)
+    }
+}
+
+/// A graph or function body, as far as the walk needs it.
+pub(super) struct Body<'m> {
+    pub(super) nodes: &'m [NodeProto],
+    /// Inputs with the facts they start with.
+    pub(super) inputs: Vec<(&'m str, ValueFacts)>,
+    pub(super) initializers: &'m [TensorProto],
+    pub(super) declared: Vec<&'m ValueInfoProto>,
+    /// How many of `declared`, from the front, declare graph inputs.
+    pub(super) declared_inputs: usize,
+    pub(super) outputs: Vec<&'m str>,
+    /// Only graphs record their facts: a function body's facts depend on the call site.
+    pub(super) record: bool,
+}
+
+impl<'m> Body<'m> {
+    pub(super) fn graph(g: &'m GraphProto) -> Body<'m> {
+        Body {
+            nodes: &g.node,
+            inputs: g.input.iter().map(|vi| (vi.name(), ValueFacts::unknown())).collect(),
+            initializers: &g.initializer,
+            declared: g.input.iter().chain(&g.value_info).chain(&g.output).collect(),
+            declared_inputs: g.input.len(),
+            outputs: g.output.iter().map(|vi| vi.name()).collect(),
+            record: true,
+        }
+    }
+}
+
+/// Where a walk is: graph path, enclosing scopes, opset, and the function call it is inside, if any.
+pub(super) struct Env<'m, 'a> {
+    pub(super) path: String,
+    pub(super) loc: Vec<GraphStep>,
+    pub(super) outer: &'a [&'a Scope<'m>],
+    pub(super) opset: i64,
+    pub(super) call: Option<&'a CallContext<'m>>,
+    pub(super) depth: usize,
+}
+
+/// The call of a model-local function: where its sites are reported and how its attributes resolve.
+pub(super) struct CallContext<'m> {
+    pub(super) attrs: CallSite<'m>,
+    pub(super) graph: String,
+    pub(super) node: String,
+    pub(super) node_index: usize,
+    /// Frames of the enclosing calls, outermost first; the innermost frame's node is filled per site.
+    pub(super) frames: Vec<String>,
+    pub(super) inner_nodes: Vec<String>,
+}

@@ -1,0 +1,147 @@
+//! `expand`: plans the rewrite of every implicit broadcast into explicit ops, as an edit applied in one step.
+//!
+//! Planning only reads the model and its analysis. Each site whose inputs are not proven to have the output's
+//! shape gets, for each such input, an explicit broadcast placed right before the node: `Expand` to a constant
+//! shape when the output shape is static, `Expand` to a shape computed in the graph by `Shape` ops when it is
+//! symbolic, `Reshape` + `Tile` below opset 8 (where `Expand` does not exist), or, on request, the constant input
+//! itself written out expanded. Sites that break their rule, or that no op of the model's opset can make explicit
+//! faithfully, are left as they are and reported.
+
+//!
+//! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
+//! constructor), `external` moves external data as the options ask, and [`write_expanded`] writes the result
+//! through [`crate::save`].
+
+mod builder;
+mod external;
+mod strategy;
+
+use std::collections::BTreeMap;
+
+use crate::analysis::{NodeLoc, Site};
+use crate::model::Model;
+use crate::wire::{self, ModelEdit, Pieces};
+
+pub use builder::value_info;
+
+#[derive(Clone, Debug)]
+pub struct ExpandOptions {
+    /// Write constant inputs out expanded instead of inserting an `Expand` for them.
+    pub materialize_constants: bool,
+    /// The largest expanded constant, in bytes, that `materialize_constants` writes.
+    pub max_materialize_bytes: u64,
+    /// Main-graph initializers whose external data is at most this many bytes are written into the model file.
+    pub inline_external_below: Option<u64>,
+    /// All other external data of main-graph initializers is gathered into this one new file beside the output
+    /// (a plain file name).
+    pub gather_external: Option<String>,
+}
+
+impl Default for ExpandOptions {
+    fn default() -> Self {
+        ExpandOptions {
+            materialize_constants: false,
+            max_materialize_bytes: 16 << 20,
+            inline_external_below: None,
+            gather_external: None,
+        }
+    }
+}
+
+pub use crate::external::{ExternalMoves, SourceRange};
+
+/// A site left implicit, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeftSite {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    pub reason: String,
+}
+
+/// What one site became.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    /// One line per input made explicit, e.g. `B [3] -> Expand to [2, 3]`.
+    pub steps: Vec<String>,
+    /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
+    /// explicit, not valid for other sizes.
+    pub conditions: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExpandSummary {
+    /// Broadcasting sites examined (a site in a function body counts once, however often it is called).
+    pub sites: usize,
+    pub made_explicit: usize,
+    pub expands_inserted: usize,
+    /// Inputs that reuse an `Expand` already inserted for the same value and target.
+    pub expands_shared: usize,
+    pub materialized: usize,
+    pub nodes_added: usize,
+    pub actions: Vec<Action>,
+    pub left: Vec<LeftSite>,
+}
+
+pub struct Plan {
+    pub edit: ModelEdit,
+    pub summary: ExpandSummary,
+    pub external: ExternalMoves,
+}
+
+/// Plans the rewrite of `model`: analyses it, refuses a model `check` calls broken, and plans every site. The
+/// plan is made from the model's own analysis, never from another's.
+pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> {
+    let analysis = crate::analysis::analyze_model_with(model, crate::analysis::Options { value_facts: false });
+    let broken = crate::refuse::broken(&analysis);
+    if !broken.is_empty() {
+        return Err(ExpandError::Broken(broken));
+    }
+    let mut groups: BTreeMap<&NodeLoc, Vec<&Site>> = BTreeMap::new();
+    for site in &analysis.sites {
+        groups.entry(&site.loc).or_default().push(site);
+    }
+    let max = options.max_materialize_bytes;
+    let mut planner = strategy::Planner::new(builder::Builder::new(model.proto(), max), options);
+    planner.summary.sites = groups.len();
+    for (loc, sites) in groups {
+        planner.site(loc, &sites);
+    }
+    Ok(planner.finish())
+}
+
+/// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
+pub fn expand_model(model: &Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
+    let mut plan = plan(model, options.clone())?;
+    plan.external = external::move_external(model, &options, &mut plan.edit)?;
+    let pieces = wire::apply(model.source(), &plan.edit)?;
+    Ok((plan, pieces))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    #[error(transparent)]
+    Wire(#[from] wire::WireError),
+    #[error(transparent)]
+    External(#[from] crate::external::ExternalError),
+    #[error("--gather-external-data takes a plain file name, not '{0}'")]
+    GatherName(String),
+    /// The model is broken in a way `check` reports as an error (a cycle, an undefined value, unusable external
+    /// data, ...): nothing is rewritten, and the findings say why.
+    #[error("{}", crate::refuse::summary(.0))]
+    Broken(Vec<crate::analysis::Note>),
+}
+
+/// Writes a rewritten model to `output`, with its external data where the plan put it; see
+/// [`crate::save::write_model`] for what may be written where. Returns the data files written beside `output`.
+pub fn write_expanded(
+    model: &Model,
+    plan: &Plan,
+    pieces: &Pieces,
+    output: &std::path::Path,
+) -> Result<Vec<String>, crate::save::SaveError> {
+    crate::save::write_model(model, &plan.external, pieces, output)
+}

@@ -1,0 +1,251 @@
+//! Shape inference for sliding-window ops: convolutions (and their transposes), pooling, unpooling and RoI
+//! pooling. Sizes are polynomials: a stride-1 'same' convolution keeps `H`, a strided one is a floor expression.
+
+use super::{c, dim_at, dim_of, ints_attr, Ctx};
+use crate::shape::{Dim, Shape};
+use crate::sym::Poly;
+use crate::tensor::{self, ValueFacts};
+
+/// A per-axis int list attribute: `default` on every axis when absent, `None` when its length is wrong or a value
+/// is below `min`.
+fn per_axis(ctx: &Ctx<'_, '_>, name: &str, len: usize, default: i64, min: i64) -> Option<Vec<i64>> {
+    match ints_attr(ctx, name) {
+        Some(v) => (v.len() == len && v.iter().all(|&x| x >= min)).then(|| v.to_vec()),
+        None => Some(vec![default; len]),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AutoPad {
+    NotSet,
+    /// SAME_UPPER or SAME_LOWER: which side gets the odd pad does not change the size.
+    Same,
+    Valid,
+}
+
+/// The sliding-window attributes of a convolution or pooling node over `n` spatial axes.
+struct Window {
+    kernel: Vec<Option<Poly>>,
+    strides: Vec<i64>,
+    dilations: Vec<i64>,
+    /// `[x1_begin, x2_begin…, x1_end, x2_end…]`.
+    pads: Vec<i64>,
+    auto_pad: AutoPad,
+}
+
+/// The window attributes; the kernel from `kernel_shape`, else from the spatial dims of the weight input. `None`
+/// when an attribute is malformed.
+fn window(ctx: &Ctx<'_, '_>, n: usize, weights: Option<usize>) -> Option<Window> {
+    let auto_pad = match ctx.attrs.string("auto_pad") {
+        None | Some(b"NOTSET" | b"") => AutoPad::NotSet,
+        Some(b"SAME_UPPER" | b"SAME_LOWER") => AutoPad::Same,
+        Some(b"VALID") => AutoPad::Valid,
+        Some(_) => return None,
+    };
+    let strides = per_axis(ctx, "strides", n, 1, 1)?;
+    let dilations = per_axis(ctx, "dilations", n, 1, 1)?;
+    let pads = per_axis(ctx, "pads", 2 * n, 0, i64::MIN)?;
+    let kernel = match ints_attr(ctx, "kernel_shape") {
+        Some(k) if k.len() == n && k.iter().all(|&x| x >= 1) => k.iter().map(|&x| Some(c(x))).collect(),
+        Some(_) => return None,
+        None => match weights.and_then(|w| ctx.dims(w)) {
+            Some(w) if w.len() == n + 2 => w[2..].iter().map(Dim::to_poly).collect(),
+            _ => vec![None; n],
+        },
+    };
+    Some(Window { kernel, strides, dilations, pads, auto_pad })
+}
+
+impl Window {
+    fn n(&self) -> usize {
+        self.strides.len()
+    }
+
+    /// `(k - 1) * dilation + 1`.
+    fn effective_kernel(&self, i: usize) -> Option<Poly> {
+        self.kernel[i].as_ref()?.sub(&c(1))?.mul(&c(self.dilations[i]))?.add(&c(1))
+    }
+
+    /// Explicit pads of axis `i`; none for VALID.
+    fn pads(&self, i: usize) -> (i64, i64) {
+        match self.auto_pad {
+            AutoPad::NotSet => (self.pads[i], self.pads[i + self.n()]),
+            _ => (0, 0),
+        }
+    }
+
+    /// The output size of a convolution or pooling window along spatial axis `i`.
+    fn output(&self, i: usize, input: &Dim, ceil_mode: bool) -> Dim {
+        dim_of(self.output_poly(i, input, ceil_mode))
+    }
+
+    fn output_poly(&self, i: usize, input: &Dim, ceil_mode: bool) -> Option<Poly> {
+        let s = self.strides[i];
+        let x = input.to_poly()?;
+        let ek = self.effective_kernel(i);
+        if self.auto_pad == AutoPad::Same {
+            // ceil(in / s) in both the ONNX inference and runtimes. In ceil mode a kernel narrower than the stride
+            // gets no padding and the window count can exceed that; left unknown.
+            let spans_stride = ek.as_ref().and_then(Poly::as_constant).is_some_and(|e| e >= s);
+            if ceil_mode && s > 1 && !spans_stride {
+                return None;
+            }
+            return x.div_ceil(s);
+        }
+        let (pb, pe) = self.pads(i);
+        let ek = ek?;
+        let span = x.add(&c(pb))?.add(&c(pe))?.sub(&ek)?;
+        if !ceil_mode {
+            return span.div_floor(s)?.add(&c(1));
+        }
+        let out = span.div_ceil(s)?.add(&c(1))?;
+        // Newer definitions drop a last window that would start in the end padding; older ones keep it. It can
+        // start there only when pe + s > effective kernel; then the size is claimed only when both agree.
+        if ek.as_constant().is_some_and(|e| pe.checked_add(s).is_some_and(|t| t <= e)) {
+            return Some(out);
+        }
+        let (o, inp) = (out.as_constant()?, x.as_constant()?);
+        ((o - 1).checked_mul(s)? < inp.checked_add(pb)?).then_some(out)
+    }
+
+    /// The output size of a transposed convolution along spatial axis `i`, without `output_shape`.
+    fn transpose_output(&self, i: usize, input: &Dim, output_padding: i64) -> Option<Poly> {
+        let s = self.strides[i];
+        let x = input.to_poly()?;
+        let ek = self.effective_kernel(i)?;
+        if self.auto_pad == AutoPad::Same {
+            // `in * s` when the padding it needs is not negative; the ONNX inference adds output_padding on top
+            // where runtimes do not, so only output_padding 0 is claimed.
+            return (output_padding == 0 && ek.as_constant()? >= s).then(|| x.mul(&c(s))).flatten();
+        }
+        let (pb, pe) = self.pads(i);
+        x.sub(&c(1))?.mul(&c(s))?.add(&c(output_padding))?.add(&ek)?.sub(&c(pb))?.sub(&c(pe))
+    }
+}
+
+/// The number of spatial axes: from the data's rank, else the weights' rank, else the kernel attribute.
+pub(super) fn spatial_rank(ctx: &Ctx<'_, '_>, x: usize, w: Option<usize>) -> Option<usize> {
+    if let Some(d) = ctx.dims(x) {
+        return d.len().checked_sub(2);
+    }
+    if let Some(d) = w.and_then(|w| ctx.dims(w)) {
+        return d.len().checked_sub(2);
+    }
+    ints_attr(ctx, "kernel_shape").map(<[i64]>::len)
+}
+
+/// Conv, ConvInteger, QLinearConv, DeformConv: data `x`, weights `w` of shape `[M, C/group, k…]`.
+pub(super) fn conv(ctx: &Ctx<'_, '_>, x: usize, w: usize, elem: Option<i32>) -> ValueFacts {
+    ValueFacts::tensor(elem, conv_shape(ctx, x, w).unwrap_or_default())
+}
+
+pub(super) fn conv_shape(ctx: &Ctx<'_, '_>, x: usize, w: usize) -> Option<Shape> {
+    let n = spatial_rank(ctx, x, Some(w))?;
+    let xd = ctx.dims(x);
+    let mut dims = vec![dim_at(xd, 0), dim_at(ctx.dims(w), 0)];
+    let win = window(ctx, n, Some(w));
+    for i in 0..n {
+        let input = dim_at(xd, i + 2);
+        dims.push(win.as_ref().map_or(Dim::Unknown, |win| win.output(i, &input, false)));
+    }
+    Some(Shape::ranked(dims))
+}
+
+/// ConvTranspose: weights `[C, M/group, k…]`; output channels `W[1] * group`.
+pub(super) fn conv_transpose_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
+    let n = spatial_rank(ctx, 0, Some(1))?;
+    let xd = ctx.dims(0);
+    let group = ctx.int("group", 1);
+    let channels = dim_at(ctx.dims(1), 1).to_poly().and_then(|m| m.mul(&c(group)));
+    let mut dims = vec![dim_at(xd, 0), if group >= 1 { dim_of(channels) } else { Dim::Unknown }];
+    if let Some(out) = ints_attr(ctx, "output_shape") {
+        // The spatial sizes, or (as some exporters write) the whole shape.
+        let spatial = match out.len() {
+            l if l == n => out,
+            l if l == n + 2 => &out[2..],
+            _ => &[],
+        };
+        if spatial.len() == n {
+            dims.extend(spatial.iter().map(|&v| u64::try_from(v).map_or(Dim::Unknown, Dim::Known)));
+        } else {
+            dims.resize(n + 2, Dim::Unknown);
+        }
+        return Some(Shape::ranked(dims));
+    }
+    let win = window(ctx, n, Some(1));
+    let output_padding = per_axis(ctx, "output_padding", n, 0, 0);
+    for i in 0..n {
+        let input = dim_at(xd, i + 2);
+        let out = match (&win, &output_padding) {
+            (Some(win), Some(op)) => dim_of(win.transpose_output(i, &input, op[i])),
+            _ => Dim::Unknown,
+        };
+        dims.push(out);
+    }
+    Some(Shape::ranked(dims))
+}
+
+/// MaxPool, AveragePool, LpPool: `[N, C, windows…]`, the kernel from `kernel_shape`.
+pub(super) fn pool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
+    let n = spatial_rank(ctx, 0, None)?;
+    let xd = ctx.dims(0);
+    let mut dims = vec![dim_at(xd, 0), dim_at(xd, 1)];
+    let ceil_mode = ctx.int("ceil_mode", 0) != 0;
+    let win = window(ctx, n, None);
+    for i in 0..n {
+        let input = dim_at(xd, i + 2);
+        dims.push(win.as_ref().map_or(Dim::Unknown, |win| win.output(i, &input, ceil_mode)));
+    }
+    Some(Shape::ranked(dims))
+}
+
+/// MaxUnpool: the `output_shape` input when given, else `(in - 1) * s + k - pads`.
+pub(super) fn max_unpool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
+    if ctx.inputs.len() > 2 {
+        if let Some(v) = ctx.value(2) {
+            return Some(Shape::ranked(v.iter().map(tensor::value_dim).collect()));
+        }
+        return match ctx.rank(0) {
+            Some(r) => Some(Shape::ranked(vec![Dim::Unknown; r])),
+            None => match ctx.dims(2) {
+                Some([Dim::Known(r)]) if *r <= crate::shape::MAX_RANK => {
+                    Some(Shape::ranked(vec![Dim::Unknown; *r as usize]))
+                }
+                _ => None,
+            },
+        };
+    }
+    let n = spatial_rank(ctx, 0, None)?;
+    let xd = ctx.dims(0);
+    let mut dims = vec![dim_at(xd, 0), dim_at(xd, 1)];
+    let win = window(ctx, n, None);
+    for i in 0..n {
+        let input = dim_at(xd, i + 2);
+        let out = win.as_ref().and_then(|w| {
+            let k = w.kernel[i].as_ref()?;
+            let (pb, pe) = (w.pads[i], w.pads[i + n]);
+            input.to_poly()?.sub(&c(1))?.mul(&c(w.strides[i]))?.add(k)?.sub(&c(pb))?.sub(&c(pe))
+        });
+        dims.push(dim_of(out));
+    }
+    Some(Shape::ranked(dims))
+}
+
+/// MaxRoiPool `[num_rois, C, pooled_shape…]`, RoiAlign `[num_rois, C, output_height, output_width]`.
+pub(super) fn roi_shape(ctx: &Ctx<'_, '_>) -> Shape {
+    let mut rois = dim_at(ctx.dims(1), 0);
+    if ctx.op == "RoiAlign" && matches!(rois, Dim::Unknown) {
+        rois = dim_at(ctx.dims(2), 0);
+    }
+    let channels = dim_at(ctx.dims(0), 1);
+    let size = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).map_or(Dim::Unknown, Dim::Known);
+    let pooled: Vec<Dim> = if ctx.op == "RoiAlign" {
+        vec![size(Some(ctx.int("output_height", 1))), size(Some(ctx.int("output_width", 1)))]
+    } else {
+        match ints_attr(ctx, "pooled_shape") {
+            Some(p) => p.iter().map(|&v| size(Some(v))).collect(),
+            None => vec![Dim::Unknown; 2],
+        }
+    };
+    Shape::ranked([rois, channels].into_iter().chain(pooled).collect())
+}

@@ -1,0 +1,132 @@
+//! A broadcasting site as evaluated: the node, its kind and resolved attributes, its inputs' shapes and types,
+//! the rule it follows and the rule's verdict. `analysis` makes sites; `check` words them and `expand` rewrites
+//! them.
+
+use super::{Rule, Verdict, ViolationKind};
+use crate::attr::Attrs;
+use crate::model::NodeLoc;
+use crate::ops::SiteKind;
+use crate::shape::Shape;
+
+/// One broadcasting node, evaluated.
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// The broadcasting node itself (inside a function body: in the body, not at the call).
+    pub loc: NodeLoc,
+    /// The graph the site is reported in: "main", or "main/NODE/ATTR" for a subgraph.
+    pub graph: String,
+    /// The reported node's name, or `#INDEX (OP)` for an unnamed one. Inside a function: the calling node.
+    pub node: String,
+    /// Position of the node in its graph's node list (the calling node's, inside a function).
+    pub node_index: usize,
+    pub op: String,
+    /// How the node binds to its rule (plain numpy, Gemm's C, PRelu's slope, the legacy form, …), from the op table.
+    pub kind: SiteKind,
+    pub rule: Rule,
+    /// Every present input of the node, in order.
+    pub inputs: Vec<SiteInput>,
+    /// The shape the rule broadcasts towards, when it is not an input: Gemm's (M, N), Expand's target value.
+    pub target: Option<Shape>,
+    pub output_shape: Shape,
+    pub verdict: Verdict,
+    /// Maps the rule's input positions to positions in `inputs` (`None`: the target, not an input).
+    pub rule_inputs: Vec<Option<usize>>,
+    pub type_mismatch: Option<TypeMismatch>,
+    /// The chain of model-local function calls the site sits in, outermost first.
+    pub functions: Vec<FunctionFrame>,
+    /// Default-domain opset the op was evaluated at.
+    pub opset: i64,
+    /// The attributes a rewrite of the site reads, resolved at this evaluation (inside a function, through the
+    /// call's attributes).
+    pub attrs: SiteAttrs,
+}
+
+/// Gemm's `transA`/`transB` and the legacy `axis` of a site, as evaluated: a function body's attribute references
+/// are followed to the calling node, so two calls of one function may differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SiteAttrs {
+    pub trans_a: bool,
+    pub trans_b: bool,
+    pub axis: Option<i64>,
+}
+
+impl SiteAttrs {
+    pub fn of(attrs: Attrs<'_>) -> SiteAttrs {
+        SiteAttrs {
+            trans_a: attrs.int("transA").unwrap_or(0) != 0,
+            trans_b: attrs.int("transB").unwrap_or(0) != 0,
+            axis: attrs.int("axis"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SiteInput {
+    pub name: String,
+    pub shape: Shape,
+    pub elem: Option<i32>,
+}
+
+/// Two inputs sharing a type variable with different element types (positions in `Site::inputs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeMismatch {
+    pub input: usize,
+    pub found: i32,
+    pub against: usize,
+    pub expected: i32,
+}
+
+#[derive(Clone, Debug)]
+pub struct FunctionFrame {
+    /// `domain.name` of the function.
+    pub function: String,
+    /// The node inside the function body (at the innermost frame: the broadcasting node itself).
+    pub node: String,
+}
+
+impl Site {
+    /// The offending input (position in `inputs`) of a violation.
+    pub fn offending_input(&self) -> Option<usize> {
+        match &self.verdict {
+            Verdict::Violation(v) if !matches!(v.kind, ViolationKind::Unsatisfiable { .. }) => {
+                self.rule_inputs.get(v.input).copied().flatten()
+            }
+            Verdict::Violation(_) => None,
+            _ => self.type_mismatch.as_ref().map(|m| m.input),
+        }
+    }
+}
+
+/// How sites are named in messages; the words of each rule's own messages are in its file.
+impl Site {
+    /// The inputs in words: `A [2, 3] and B [4]`; Expand's data and its target shape.
+    pub fn list_inputs(&self) -> String {
+        if let (Rule::Bidirectional, Some(data), Some(target)) = (self.rule, self.inputs.first(), &self.target) {
+            return format!("{} {} and the target shape {target}", data.name, data.shape);
+        }
+        let parts: Vec<String> = self.inputs.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
+        match parts.len() {
+            0 => "no inputs".into(),
+            1 => parts[0].clone(),
+            n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
+        }
+    }
+
+    /// The name and shape of rule input `input` (the offender of a violation).
+    pub fn offender(&self, input: usize) -> (String, Shape) {
+        self.rule_inputs
+            .get(input)
+            .copied()
+            .flatten()
+            .map(|i| (self.inputs[i].name.clone(), self.inputs[i].shape.clone()))
+            .unwrap_or_else(|| ("?".into(), Shape::unranked()))
+    }
+
+    /// The name of rule input `rule_input`: an input's name, or the target when it is not an input.
+    pub fn rule_input_name(&self, rule_input: usize) -> String {
+        match self.rule_inputs.get(rule_input).copied().flatten() {
+            Some(i) => self.inputs[i].name.clone(),
+            None => super::unidirectional::target_name(self).into(),
+        }
+    }
+}
