@@ -369,17 +369,25 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
 /// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let own =
-        site.rule_inputs.get(*input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && *input == 1));
-    let (name, shape) = match (own, &site.target) {
-        (Some(i), _) => (site.inputs[i].name.clone(), &site.inputs[i].shape),
-        (None, Some(target)) => ("the target shape".to_string(), target),
-        (None, None) => (site.rule_input_name(*input), &site.output_shape),
-    };
-    let rank = |s: &Shape| s.rank().unwrap_or(0);
-    let axis = (c.axis + rank(shape)).saturating_sub(rank(&site.output_shape));
+    let (name, axis) = unknown_dim_owner(site, *input, c.axis);
+    let name = name.unwrap_or_else(|| "the target shape".to_string());
     let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
     format!("the unknown dim {axis} of {name} ∈ {{{}}}", opts.join(", "))
+}
+
+/// Whose unknown dim an `UnknownOneOf` condition on rule input `input` is about, and on which axis of that value's
+/// own shape (the condition's `axis` counts from the left of the broadcast output): the input's name, or `None`
+/// for the target (Expand's shape value, Gemm's (M, N)).
+pub fn unknown_dim_owner(site: &Site, input: usize, axis: usize) -> (Option<String>, usize) {
+    let own =
+        site.rule_inputs.get(input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && input == 1));
+    let (name, shape) = match (own, &site.target) {
+        (Some(i), _) => (Some(site.inputs[i].name.clone()), &site.inputs[i].shape),
+        (None, Some(target)) => (None, target),
+        (None, None) => (Some(site.rule_input_name(input)), &site.output_shape),
+    };
+    let rank = |s: &Shape| s.rank().unwrap_or(0);
+    (name, (axis + rank(shape)).saturating_sub(rank(&site.output_shape)))
 }
 
 /// The message of a site judged by [`describe`].

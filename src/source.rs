@@ -266,8 +266,8 @@ pub fn for_each_field(source: &Source, range: Range<usize>, mut each: impl FnMut
 }
 
 /// The decoder leaves each node's input and output lists with room for four names (a `Vec`'s first growth) where
-/// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (issue 14: `check`
-/// of such a chain must stay under 500 MiB). Moving the names into lists of their exact length gives it back.
+/// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (whose check is to
+/// stay under 500 MiB: bench/run.sh hostile). Moving the names into lists of their exact length gives it back.
 fn fit_name_lists(nodes: &mut [NodeProto]) {
     for node in nodes {
         for list in [&mut node.input, &mut node.output] {

@@ -691,3 +691,17 @@ fn json_conditions_are_structured() {
     assert_eq!(site["conditions"], json!(["N ∈ {1, 2}"]));
     assert_eq!(site["constraints"], json!([{ "axis": 0, "symbol": "N", "values": [1, 2] }]));
 }
+
+/// An unknown dim's condition names its input and the axis of that input's own shape in JSON too, not only the
+/// input's position among the rule's operands (which says nothing to a reader of the report).
+#[test]
+fn json_condition_on_an_unknown_dim_names_its_input_and_own_axis() {
+    let r = run(&["check", "--format", "json", "fixtures/inference/unknown_dim_against_fixed_size.onnx"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let site = &v["sites"][0];
+    assert_eq!(site["conditions"], json!(["the unknown dim 2 of q ∈ {1, 2}"]));
+    assert_eq!(
+        site["constraints"],
+        json!([{ "axis": 2, "input": 0, "input_name": "q", "input_axis": 2, "unknown_dim_values": [1, 2] }])
+    );
+}

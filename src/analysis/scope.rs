@@ -33,7 +33,7 @@ impl<'m> Scope<'m> {
 
 /// How many reads of each node-made value of a body are still to come. Once a value's last reader has been
 /// walked its facts are dropped, so that memory follows the graph's width, not its length: a chain of a million
-/// nodes holds a few values at a time (issue 14: `check` of such a chain). Graph outputs are never dropped.
+/// nodes holds a few values at a time (bench/run.sh hostile measures it). Graph outputs are never dropped.
 pub(super) struct Reads<'m>(HashMap<&'m str, usize>);
 
 impl<'m> Reads<'m> {

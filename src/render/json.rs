@@ -90,7 +90,9 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
         conditions: &r.conditions,
         functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
         constraints: match &s.verdict {
-            crate::broadcast::Verdict::Conditional(conditions) => conditions.iter().map(constraint_json).collect(),
+            crate::broadcast::Verdict::Conditional(conditions) => {
+                conditions.iter().map(|c| constraint_json(s, c)).collect()
+            }
             _ => Vec::new(),
         },
     }
@@ -106,9 +108,11 @@ fn dim_json(dim: &Dim) -> Value {
 
 /// One condition of a conditional site, structured: `{"axis", "symbol", "values"}` when a symbol must take one of
 /// some values, `{"axis", "expression", "values"}` when an expression must, `{"axis", "equal_or_one": [dims]}` when
-/// dims must be equal or 1, `{"axis", "input", "unknown_dim_values"}` when an unknown dim of rule input `input`
-/// must, and `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer (`seq ≤ 512`).
-fn constraint_json(condition: &crate::broadcast::Condition) -> Value {
+/// dims must be equal or 1, `{"axis", "input", "input_name", "input_axis", "unknown_dim_values"}` when an unknown
+/// dim of rule input `input` must (named, with the axis of its own shape; `input_name` is null for the target
+/// shape of Expand or Gemm), and `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer
+/// (`seq ≤ 512`).
+fn constraint_json(site: &crate::analysis::Site, condition: &crate::broadcast::Condition) -> Value {
     use crate::broadcast::ConditionKind;
     match &condition.kind {
         ConditionKind::OneOf { dim, options } => {
@@ -123,11 +127,16 @@ fn constraint_json(condition: &crate::broadcast::Condition) -> Value {
             "axis": condition.axis,
             "equal_or_one": dims.iter().map(dim_json).collect::<Vec<_>>(),
         }),
-        ConditionKind::UnknownOneOf { input, options } => serde_json::json!({
-            "axis": condition.axis,
-            "input": input,
-            "unknown_dim_values": options.iter().map(dim_json).collect::<Vec<_>>(),
-        }),
+        ConditionKind::UnknownOneOf { input, options } => {
+            let (name, own_axis) = crate::check::unknown_dim_owner(site, *input, condition.axis);
+            serde_json::json!({
+                "axis": condition.axis,
+                "input": input,
+                "input_name": name,
+                "input_axis": own_axis,
+                "unknown_dim_values": options.iter().map(dim_json).collect::<Vec<_>>(),
+            })
+        }
         ConditionKind::AtMost { dim, bound } => {
             let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
             serde_json::json!({ "axis": condition.axis, key: dim.to_string(), "at_most": dim_json(bound) })
