@@ -45,7 +45,7 @@ parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
 if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile cold); fi
 for p in "${parts[@]}"; do
-    case "$p" in big | nodes | parallel | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, cold)" ;; esac
+    case "$p" in big | nodes | parallel | hostile | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, cold)" ;; esac
 done
 
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
