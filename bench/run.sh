@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of onnx-bcast against the ONNX Python tools and cp, on seeded synthetic models.
 #
-#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | cold
+#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | write | cold
 #
 #   big       the 1 GB model (200 float32 tensors of 1280x1024, 20,000 broadcasting element-wise nodes):
 #             every contender, warm page cache
@@ -10,6 +10,7 @@
 #   parallel  two 100,000-node models in one `onnx-bcast check a b` against one after the other
 #   hostile   limits on hostile input: a 1M-node chain (check --format json), a 200k-node ring (expand refuses it),
 #             the function fan-out at K = 40
+#   write     expand's write path against cp in paired rounds (bench/write_path.sh; report in bench/WRITE_PATH.txt)
 #   cold      the 1 GB model again with the page cache dropped before every run (needs root; skipped otherwise)
 #
 # Each measurement runs RUNS times (default 3); the table shows the median wall time and the median peak RSS
@@ -43,9 +44,9 @@ say() { echo "bench/run.sh: $*" >&2; }
 
 parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
-if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile cold); fi
+if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile write cold); fi
 for p in "${parts[@]}"; do
-    case "$p" in big | nodes | parallel | hostile | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, cold)" ;; esac
+    case "$p" in big | nodes | parallel | hostile | write | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, write, cold)" ;; esac
 done
 
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
@@ -281,6 +282,13 @@ for part in "${parts[@]}"; do
         measure hostile ring_200000 "expand (refused)" "$BIN" expand "$ring" "$BENCH_DIR/out/ring.onnx"
         PREP_IN=("$repo/fixtures/crafted/fanout_40.pb") PREP_OUT=()
         measure hostile fanout_40 "check" "$BIN" check "$repo/fixtures/crafted/fanout_40.pb"
+        ;;
+    write)
+        # The write path in paired rounds against cp (bench/write_path.sh); its report goes to bench/WRITE_PATH.txt.
+        gen big "${BIG_ARGS[@]}"
+        BENCH_NO_BUILD=1 WRITE_PATH_BIN="$BIN" ROUNDS="${WRITE_ROUNDS:-7}" bash "$repo/bench/write_path.sh" \
+            | tee "$repo/bench/WRITE_PATH.txt" || die "bench/write_path.sh failed"
+        continue
         ;;
     cold)
         if [[ $can_drop != yes ]]; then

@@ -16,7 +16,7 @@ ROUNDS="${ROUNDS:-11}"
 STRATEGIES="${STRATEGIES:-default}"
 mkdir -p "$BENCH_DIR"/{models,out}
 [[ -n "${BENCH_NO_BUILD:-}" ]] || cargo build --release --quiet --bin onnx-bcast --example generate_model
-BIN="$repo/target/release/onnx-bcast"
+BIN="${WRITE_PATH_BIN:-$repo/target/release/onnx-bcast}"
 M="$BENCH_DIR/models/big.onnx"
 ARGS="--tensors 200 --dims 1280,1024 --nodes 20000 --small 100 --seed 1 --opset 17"
 if [[ ! -f "$M" || "$(cat "$BENCH_DIR/models/big.args" 2>/dev/null)" != "$ARGS" ]]; then

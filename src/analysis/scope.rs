@@ -31,36 +31,53 @@ impl<'m> Scope<'m> {
     }
 }
 
-/// How many reads of each node-made value of a body are still to come. Once a value's last reader has been
-/// walked its facts are dropped, so that memory follows the graph's width, not its length: a chain of a million
-/// nodes holds a few values at a time (bench/run.sh hostile measures it). Graph outputs are never dropped.
-pub(super) struct Reads<'m>(HashMap<&'m str, usize>);
+/// When each node-made value of a body has had its last reader. Once it has, its facts are dropped, so that
+/// memory follows the graph's width, not its length: a chain of a million nodes holds a few values at a time
+/// (bench/run.sh hostile measures it). Graph outputs are never dropped. The drops are worked out once, as a list
+/// sorted by walk position, so that the walk itself does no more than one removal per value.
+pub(super) struct Reads<'m> {
+    /// (position in the walk after which the value goes, value), by position.
+    drops: Vec<(usize, &'m str)>,
+    next: usize,
+}
 
 impl<'m> Reads<'m> {
-    /// Turns the table of producers into one of read counts (same keys: no second table of every name).
-    pub(super) fn count(mut counts: HashMap<&'m str, usize>, nodes: &'m [NodeProto], outputs: &[&'m str]) -> Reads<'m> {
-        counts.values_mut().for_each(|c| *c = 0);
-        let read = nodes.iter().flat_map(|n| n.input.iter().map(String::as_str));
-        // A graph output counts as one read that never comes.
-        for name in read.chain(outputs.iter().copied()) {
-            if let Some(c) = counts.get_mut(name) {
-                *c += 1;
+    /// From the table of producers (value → node index) and the walk's order of nodes.
+    pub(super) fn plan(
+        mut last: HashMap<&'m str, usize>,
+        nodes: &'m [NodeProto],
+        order: &[usize],
+        outputs: &[&'m str],
+    ) -> Reads<'m> {
+        let mut position = vec![0; nodes.len()];
+        for (p, &i) in order.iter().enumerate() {
+            position[i] = p;
+        }
+        // A value nobody reads goes right after its producer; one that is read, after its last reader.
+        last.values_mut().for_each(|v| *v = position[*v]);
+        for (p, &i) in order.iter().enumerate() {
+            for name in &nodes[i].input {
+                if let Some(l) = last.get_mut(name.as_str()) {
+                    *l = (*l).max(p);
+                }
             }
         }
-        Reads(counts)
+        for name in outputs {
+            last.remove(name);
+        }
+        let mut drops: Vec<(usize, &'m str)> = last.into_iter().map(|(name, p)| (p, name)).collect();
+        drops.sort_unstable_by_key(|&(p, _)| p);
+        Reads { drops, next: 0 }
     }
 
-    /// After `node` was walked: its inputs have one reader less, and what nobody reads any more goes.
-    pub(super) fn after(&mut self, node: &'m NodeProto, scope: &mut Scope<'m>) {
-        for name in &node.input {
-            if let Some(c) = self.0.get_mut(name.as_str()) {
-                *c = c.saturating_sub(1);
+    /// After the node at walk position `position` was walked: what nobody reads any more goes.
+    pub(super) fn after(&mut self, position: usize, scope: &mut Scope<'m>) {
+        while let Some(&(p, name)) = self.drops.get(self.next) {
+            if p > position {
+                break;
             }
-        }
-        for name in node.input.iter().chain(&node.output).map(String::as_str) {
-            if self.0.get(name) == Some(&0) {
-                scope.values.remove(name);
-            }
+            scope.values.remove(name);
+            self.next += 1;
         }
     }
 }

@@ -83,18 +83,18 @@ impl<'m> Walker<'m, '_> {
         self.define_initializers(env, &mut scope, body.initializers);
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
-        let mut reads = (!keep_all).then(|| Reads::count(producer, body.nodes, &body.outputs));
+        let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
         if self.each_site.is_none() {
             // Room for this body's sites at once: growing by doubling would copy them, and briefly hold them twice.
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
             self.out.sites.reserve(here.count());
         }
         let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
-        for index in order {
+        for (position, &index) in order.iter().enumerate() {
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
             if let Some(reads) = &mut reads {
-                reads.after(node, &mut scope);
+                reads.after(position, &mut scope);
             }
         }
 
