@@ -14,9 +14,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use serde_json::Value;
 
 /// Sites `expand` may leave, as (model, node, start of the reason), each one a documented limitation:
@@ -60,27 +57,8 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
 fn real_models_check_and_expand_faithfully() {
     let models = common::corpus_dir();
     let python = common::venv_python();
-    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let out_json = tmp.join("real-models.json");
-    let figures = common::repo_root().join("corpus").join("FIGURES.md");
-    let script = common::repo_root().join("scripts").join("real_models.py");
-
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg(bin)
-        .arg(&models)
-        .arg(&out_json)
-        .arg("--figures")
-        .arg(&figures)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "scripts/real_models.py failed ({}):\n{stderr}", out.status);
-    println!("{}", String::from_utf8_lossy(&out.stdout));
-
-    let text = std::fs::read_to_string(&out_json).unwrap_or_else(|e| panic!("cannot read {}: {e}", out_json.display()));
-    let report: Value = serde_json::from_str(&text).expect("real-models.json is not JSON");
+    let (report, stdout) = common::run_corpus_script(&python, "real_models", &models, "FIGURES.md");
+    println!("{stdout}");
     let records = report["models"].as_array().expect("real-models.json has no models list");
 
     let mut problems: Vec<String> = Vec::new();
@@ -192,13 +170,12 @@ fn real_models_check_and_expand_faithfully() {
     let totals = &report["totals"];
     println!(
         "real models: {} models, {} sites, {} made explicit, {} strict errors inherited from the original's \
-         conditional or undecided sites, {} problems (figures in {})",
+         conditional or undecided sites, {} problems (figures in corpus/FIGURES.md)",
         records.len(),
         totals["sites"],
         totals["made_explicit"],
         inherited_strict,
         problems.len(),
-        figures.display()
     );
     assert!(
         problems.is_empty(),

@@ -17,7 +17,6 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -61,25 +60,7 @@ fn pct(part: i64, whole: i64) -> f64 {
 fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
     let models = torch_corpus_dir();
     let python = corpus_python(&models);
-    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
-    let out_json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("torch-models.json");
-    let figures = common::repo_root().join("corpus").join("TORCH_FIGURES.md");
-    let script = common::repo_root().join("scripts").join("torch_models.py");
-
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg(bin)
-        .arg(&models)
-        .arg(&out_json)
-        .arg("--figures")
-        .arg(&figures)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "scripts/torch_models.py failed ({}):\n{stderr}", out.status);
-
-    let text = std::fs::read_to_string(&out_json).unwrap_or_else(|e| panic!("cannot read {}: {e}", out_json.display()));
-    let report: Value = serde_json::from_str(&text).expect("torch-models.json is not JSON");
+    let (report, _) = common::run_corpus_script(&python, "torch_models", &models, "TORCH_FIGURES.md");
     let records = report["models"].as_array().expect("torch-models.json has no models list");
 
     let mut problems: Vec<String> = Vec::new();
@@ -155,7 +136,7 @@ fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
     println!(
         "torch models: {} models, {} sites; resolved: onnx-bcast {:.1}%, ORT symbolic {:.1}%, onnx data_prop {:.1}% \
          (at least 99.5%); {} conditional; expanded models clean under check --strict: {} of {} ({} findings); \
-         Shape nodes {} -> {}; figures in {}",
+         Shape nodes {} -> {}; figures in corpus/TORCH_FIGURES.md",
         records.len(),
         sites,
         pct(n(resolved, "tool"), sites),
@@ -167,7 +148,6 @@ fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
         t["strict_findings"],
         t["shape_nodes_before"],
         t["shape_nodes_after"],
-        figures.display()
     );
     for (variant, v) in t["per_variant"].as_object().into_iter().flatten() {
         let vs = n(v, "sites");

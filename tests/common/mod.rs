@@ -142,3 +142,24 @@ pub fn fetched_dir(script: &str, what: &str) -> PathBuf {
     assert!(dir.is_absolute() && dir.is_dir(), "{script} printed {}, which is not a directory", dir.display());
     dir
 }
+
+/// Runs a corpus study script (`scripts/NAME.py BIN MODELS OUT_JSON --figures corpus/FIGURES`) with `python` and
+/// returns its JSON report and its standard output; panics with the script's stderr when it fails.
+pub fn run_corpus_script(python: &Path, name: &str, models: &Path, figures: &str) -> (serde_json::Value, String) {
+    let out_json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.json"));
+    let script = repo_root().join("scripts").join(format!("{name}.py"));
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_onnx-bcast"))
+        .arg(models)
+        .arg(&out_json)
+        .arg("--figures")
+        .arg(repo_root().join("corpus").join(figures))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "scripts/{name}.py failed ({}):\n{stderr}", out.status);
+    let text = std::fs::read_to_string(&out_json).unwrap_or_else(|e| panic!("cannot read {}: {e}", out_json.display()));
+    let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", out_json.display()));
+    (report, String::from_utf8_lossy(&out.stdout).into_owned())
+}
