@@ -24,6 +24,7 @@
 //!    implicit broadcast (strategy, builder, external data) and [`expand::write_expanded`] writes it.
 //! 9. **Rendering**: [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`]
 //!    documents every code; [`config`] finds and reads the command line's config file.
+//! 10. **The command line**: [`cli`], the whole program behind the `onnx-bcast` binary and the Python wheel's command.
 //!
 //! # Check a model
 //!
@@ -103,6 +104,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The command line's modules name the crate as `onnx_bcast::…`, as a program using the library would.
+extern crate self as onnx_bcast;
+
+pub mod cli;
 pub mod model;
 
 pub mod pb;

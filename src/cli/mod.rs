@@ -1,6 +1,7 @@
-//! The binary's parts: the command line's definition (`args`), one module per command (`check` with its runner
-//! `run`, where results go `sink` and the `progress` bar; `shapes`, `expand`, `explain`, and `completions` with the
-//! man page).
+//! The command line: its definition (`args`), one module per command (`check` with its runner `run`, where results
+//! go `sink` and the `progress` bar; `shapes`, `expand`, `explain`, and `completions` with the man page), and
+//! [`main_from`], the whole program behind `main`. It is part of the library so that the Python wheel's
+//! `onnx-bcast` command runs this very code, with the same flags, output and exit codes as the binary.
 
 pub mod args;
 pub mod check;
@@ -12,7 +13,10 @@ pub mod run;
 pub mod shapes;
 pub mod sink;
 
+use std::ffi::OsString;
 use std::io;
+
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 
@@ -40,4 +44,77 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { out_dir } => completions::man(out_dir.as_deref()),
     }
+}
+
+/// The whole command line: parses `args` (the program name first), runs the command and returns the exit status.
+/// Help, `--version` and usage errors print as clap prints them and return clap's status (0 or 2) rather than
+/// exiting the process, so a host (the Python wheel) can flush its own buffers before it exits.
+pub fn main_from<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    // A panic is a bug in onnx-bcast, never the user's fault: one `internal error` line names the model and the
+    // place (see crate::panics), and the run goes on with the next model or ends with exit 2.
+    crate::panics::install_hook();
+    let matches = match Cli::command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(e) => return clap_exit(&e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
+    #[cfg(feature = "mimalloc")]
+    purge_freed_memory_at_once_for_large_models(&cli.command);
+    // A panic outside every per-model guard (writing the output, say) has printed its line: exit 2, not 101.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli, &matches)));
+    let Ok(ran) = ran else { return Status::Failed as u8 };
+    match ran {
+        Ok(status) => status as u8,
+        // A reader that stopped listening (`| head`) is not an error.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            Status::Failed as u8
+        }
+    }
+}
+
+/// Prints a clap outcome (help, version or a usage error) and returns the status `Error::exit` would have used.
+fn clap_exit(e: &clap::Error) -> u8 {
+    let printed = e.print();
+    if printed.as_ref().is_err_and(|e| e.kind() != io::ErrorKind::BrokenPipe) {
+        return Status::Failed as u8;
+    }
+    u8::try_from(e.exit_code()).unwrap_or(Status::Failed as u8)
+}
+
+/// For a large model, freed pages go back to the OS at once rather than after mimalloc's default second: decoding
+/// leaves the decoder's spare list room behind (see `source::fit_name_lists`), and a chain of a million nodes (36
+/// MB) then peaks at 493 MiB instead of 555 (503 at a 10 ms delay; the goal is under 500 MiB). Small models keep the
+/// default: purging at once refaults pages that are reused straight after, and cost the 100,000-node check (7.6
+/// MB) 15-25% of its time. `MIMALLOC_PURGE_DELAY` in the environment, mimalloc's own way to set it, still wins.
+/// It only matters where mimalloc is the global allocator (the binary, the Python extension).
+#[cfg(feature = "mimalloc")]
+fn purge_freed_memory_at_once_for_large_models(command: &Command) {
+    const LARGE: u64 = 32 << 20;
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
+    let paths: &[std::path::PathBuf] = match command {
+        Command::Check(a) => &a.models,
+        Command::Shapes(a) => &a.models,
+        Command::Expand(a) => std::slice::from_ref(&a.input),
+        _ => &[],
+    };
+    // Named files only: a folder's models are many and mostly small.
+    let large = paths.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > LARGE));
+    if !large {
+        return;
+    }
+    // `mi_option_purge_delay` in mimalloc 3's `mi_option_t` (libmimalloc-sys 0.1.49 names no constant for it).
+    const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    // SAFETY: sets one of mimalloc's numeric options; any value is valid, and options may be set at any time.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
 }

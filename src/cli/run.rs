@@ -58,7 +58,7 @@ fn check_streaming(
     options: CheckOptions,
 ) -> Result<(onnx_bcast::check::Report, Spool), Failure> {
     let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {e}"));
-    let mut spool = Spool::new();
+    let mut spool = Spool::default();
     render::write_json_model_start(&mut spool, shown).map_err(spooling)?;
     let mut judge = Judge::new(options, false);
     let mut first = true;

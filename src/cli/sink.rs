@@ -213,12 +213,14 @@ pub enum Spool {
     File(io::BufWriter<std::fs::File>),
 }
 
-impl Spool {
-    const IN_MEMORY: usize = 4 << 20;
-
-    pub fn new() -> Spool {
+impl Default for Spool {
+    fn default() -> Spool {
         Spool::Memory(Vec::new())
     }
+}
+
+impl Spool {
+    const IN_MEMORY: usize = 4 << 20;
 
     /// Writes the spooled bytes to `out`.
     fn copy_to(self, out: &mut impl Write) -> io::Result<()> {
