@@ -165,6 +165,9 @@ pub struct Finding {
     pub node: Option<String>,
     pub op: Option<String>,
     pub message: String,
+    /// The finding's site: its index in [`Report::sites`] when the report lists its sites; `None` for a finding
+    /// about the model rather than a site (an undefined value, a cycle), or when the sites were not kept.
+    pub site: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -258,6 +261,7 @@ impl Judge {
                     node: Some(site.node.clone()),
                     op: Some(site.op.clone()),
                     message: report.message(),
+                    site: self.keep_sites.then_some(self.sites.len()),
                 });
             }
         }
@@ -282,6 +286,7 @@ impl Judge {
                 node: note.node.clone(),
                 op: note.op.clone(),
                 message: note.message.clone(),
+                site: None,
             });
         }
         findings.extend(self.findings);

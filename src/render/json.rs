@@ -98,6 +98,11 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
     }
 }
 
+/// One site's JSON object, as the `sites` of [`report_json`] list it.
+pub fn site_json(site: &SiteReport) -> Value {
+    serde_json::to_value(json_site(site)).expect("a site serializes")
+}
+
 /// A dim as a JSON value: its size, or its expression.
 fn dim_json(dim: &Dim) -> Value {
     match dim {
@@ -182,6 +187,11 @@ pub fn write_json_model_end(out: &mut impl Write, report: &Report) -> io::Result
     out.write_all(b",\"opaque_ops\":")?;
     serde_json::to_writer(&mut *out, &report.opaque)?;
     out.write_all(b"}\n")
+}
+
+/// A model's `summary` object, as [`report_json`] writes it.
+pub fn summary_json(report: &Report) -> Value {
+    serde_json::to_value(json_summary(report)).expect("a summary serializes")
 }
 
 fn json_summary(report: &Report) -> JsonSummary {

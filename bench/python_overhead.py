@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""What the Python API costs over the command line, and what it saves over onnx's own shape inference.
+
+    .cache/wheel-test-venv/bin/python bench/python_overhead.py --binary BIN --model NODES_100000.onnx \
+        --exports DIR [--rounds 7]
+
+(The venv is the one scripts/python_wheel.sh installs the wheel into; BIN is a release `onnx-bcast`, e.g.
+target/bench/bin/onnx-bcast from bench/run.sh; DIR holds PyTorch exports, e.g. the corpus corpus/torch_fetch.sh
+makes.) `bench/run.sh python` runs it with those defaults.
+
+1. `onnx_bcast.check(path)` in this process against `onnx-bcast check PATH` as a command (its process start
+   included, as a user pays it), rounds interleaved, medians compared; also the API in a fresh interpreter
+   (`python -c "import onnx_bcast; onnx_bcast.check(path)"`), which pays Python's start and the import.
+2. On each transformer export: `onnx_bcast.check(model_proto)` (serialization included) against
+   `onnx.shape_inference.infer_shapes(model_proto)` on the same loaded object.
+
+Prints a table; exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+
+import onnx_bcast
+
+
+def timed(f) -> float:
+    start = time.perf_counter()
+    f()
+    return time.perf_counter() - start
+
+
+def cli_overhead(binary: str, model: str, rounds: int) -> None:
+    onnx_bcast.check(model)  # page cache warm for both
+    cli, api, fresh = [], [], []
+    for _ in range(rounds):
+        cli.append(timed(lambda: subprocess.run([binary, "check", model], stdout=subprocess.DEVNULL)))
+        api.append(timed(lambda: onnx_bcast.check(model)))
+        fresh.append(timed(lambda: subprocess.run(
+            [sys.executable, "-c", "import sys, onnx_bcast; onnx_bcast.check(sys.argv[1])", model])))
+    c, a, f = (statistics.median(x) for x in (cli, api, fresh))
+    print(f"## check of {Path(model).name}, {rounds} interleaved rounds (median, min)\n")
+    print("| | median | min | vs CLI |")
+    print("|---|--:|--:|--:|")
+    print(f"| `onnx-bcast check` (command) | {c:.3f} s | {min(cli):.3f} s | 1.00× |")
+    print(f"| `onnx_bcast.check(path)` in process | {a:.3f} s | {min(api):.3f} s | {a / c:.2f}× |")
+    print(f"| fresh `python -c` import + check | {f:.3f} s | {min(fresh):.3f} s | {f / c:.2f}× |")
+    print()
+
+
+def against_infer_shapes(exports: list[Path], rounds: int) -> None:
+    print(f"## check(ModelProto) against onnx.shape_inference.infer_shapes, {rounds} rounds (median)\n")
+    print("| export | nodes | MB | infer_shapes | check(ModelProto) | faster |")
+    print("|---|--:|--:|--:|--:|--:|")
+    ratios = []
+    for path in exports:
+        model = onnx.load(str(path))
+        ours = statistics.median(timed(lambda: onnx_bcast.check(model)) for _ in range(rounds))
+        theirs = statistics.median(timed(lambda: onnx.shape_inference.infer_shapes(model)) for _ in range(rounds))
+        ratios.append(theirs / ours)
+        mb = model.ByteSize() / 1e6
+        print(f"| {path.name} | {len(model.graph.node)} | {mb:.1f} | {theirs * 1e3:.1f} ms | {ours * 1e3:.1f} ms "
+              f"| {theirs / ours:.1f}× |")
+    print(f"\nmedian {statistics.median(ratios):.1f}×, least {min(ratios):.1f}× faster over {len(ratios)} exports\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--model", required=True, help="the 100,000-node benchmark model")
+    parser.add_argument("--exports", required=True, help="a folder of transformer exports")
+    parser.add_argument("--pattern", default="*.torchscript17.onnx")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    cli_overhead(args.binary, args.model, args.rounds)
+    exports = sorted(Path(args.exports).glob(args.pattern))
+    assert exports, f"no {args.pattern} in {args.exports}"
+    against_infer_shapes(exports, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,370 @@
+"""onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
+
+The Python API of the ``onnx-bcast`` command line, in the shape ONNX users already call
+(``onnx.checker.check_model``, ``onnx.shape_inference.infer_shapes``, ``onnxsim.simplify``)::
+
+    import onnx_bcast
+
+    report = onnx_bcast.check("model.onnx")            # a path, bytes, or an onnx.ModelProto
+    assert report.ok, report                           # the repr lists the findings
+    model, summary = onnx_bcast.expand(model_proto)    # returns the kind it was given
+    onnx_bcast.shapes("model.onnx")["main"]["logits"]  # TensorType(elem_type='float', shape=('batch', 10))
+
+A model given as a path is memory-mapped, exactly as the command line maps it; an ``onnx.ModelProto`` is taken
+through ``SerializeToString()``, so ``onnx`` is not a dependency. Every call releases the GIL while it works. An
+unreadable model raises :class:`ModelError` with the command line's one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._native import InternalError, ModelError, OnnxBcastError, RefusedError
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "check",
+    "expand",
+    "shapes",
+    "Report",
+    "Finding",
+    "Site",
+    "Input",
+    "Summary",
+    "Expanded",
+    "ExpandSummary",
+    "Action",
+    "LeftSite",
+    "TensorType",
+    "OnnxBcastError",
+    "ModelError",
+    "RefusedError",
+    "InternalError",
+]
+
+#: A dim: a known size, a symbol or expression over symbols (``"N"``, ``"min(512, seq)"``), or unknown (``None``).
+Dim = Union[int, str, None]
+#: A shape: its dims, or ``None`` when even the rank is unknown.
+Shape = Optional[Tuple[Dim, ...]]
+#: What every function takes as a model: a path, the bytes of a model, or anything with ``SerializeToString()``
+#: (an ``onnx.ModelProto``).
+ModelLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
+
+
+def _native_model(model: ModelLike) -> Tuple[Union[str, bytes], str]:
+    """The model as the extension takes it (a path or bytes), and its kind: ``"path"``, ``"bytes"`` or ``"proto"``."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fsdecode(model), "path"
+    if isinstance(model, bytes):
+        return model, "bytes"
+    if isinstance(model, (bytearray, memoryview)):
+        return bytes(model), "bytes"
+    serialize = getattr(model, "SerializeToString", None)
+    if callable(serialize):
+        return serialize(), "proto"
+    raise TypeError(
+        f"a model is a path, bytes or an onnx.ModelProto, not {type(model).__name__}"
+    )
+
+
+def _shape(value: Optional[List[Dim]]) -> Shape:
+    return None if value is None else tuple(value)
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input of a broadcasting site: its value's name and inferred shape."""
+
+    name: str
+    shape: Shape
+
+
+@dataclass(frozen=True)
+class Site:
+    """One broadcasting site, judged by its rule (``multidirectional``, ``unidirectional``, ...)."""
+
+    graph: str
+    node: str
+    op: str
+    rule: str
+    inputs: Tuple[Input, ...]
+    output_shape: Shape
+    #: ``same``, ``broadcast``, ``violation``, ``conditional`` or ``unknown``.
+    verdict: str
+    message: str
+    code: Optional[str]
+    axis: Optional[int]
+    offending_input: Optional[str]
+    conditions: Tuple[str, ...]
+    #: The structured conditions, as the command line's JSON gives them.
+    constraints: Tuple[Dict[str, Any], ...]
+    #: The function calls the site is reached through, outermost first: ``{"function", "node"}``.
+    functions: Tuple[Dict[str, str], ...]
+
+    @classmethod
+    def _from_json(cls, s: Dict[str, Any]) -> "Site":
+        return cls(
+            graph=s["graph"],
+            node=s["node"],
+            op=s["op"],
+            rule=s["rule"],
+            inputs=tuple(Input(i["name"], _shape(i["shape"])) for i in s["inputs"]),
+            output_shape=_shape(s["output_shape"]),
+            verdict=s["verdict"],
+            message=s["message"],
+            code=s["code"],
+            axis=s["axis"],
+            offending_input=s["offending_input"],
+            conditions=tuple(s["conditions"]),
+            constraints=tuple(s["constraints"]),
+            functions=tuple(s["functions"]),
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something wrong or worth knowing, at a node: a diagnostic code (``onnx-bcast explain CODE``) and severity."""
+
+    code: str
+    #: ``error`` (fails the check) or ``warning``.
+    severity: str
+    graph: str
+    node: Optional[str]
+    op: Optional[str]
+    message: str
+    #: The axis at fault, for a site's finding.
+    axis: Optional[int]
+    #: The site's inputs with their names and shapes (empty for a finding about the model).
+    inputs: Tuple[Input, ...]
+    #: The site the finding is about, or ``None`` for one about the model (an undefined value, a cycle).
+    site: Optional[Site]
+
+    def __str__(self) -> str:
+        where = "/".join(p for p in (self.graph, self.node) if p)
+        op = f" ({self.op})" if self.op else ""
+        return f"{self.severity}[{self.code}] {where}{op}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The totals of one model's check."""
+
+    sites: int
+    same: int
+    broadcast: int
+    violations: int
+    conditional: int
+    unknown: int
+    errors: int
+    warnings: int
+    opaque_nodes: int
+
+
+class Report:
+    """One model's check. ``ok`` is what the command line's exit status says (no error-level finding); ``findings``,
+    ``sites`` and ``to_json()`` are read on demand, so a large model costs nothing more until they are."""
+
+    def __init__(self, native: Any, model: str) -> None:
+        self._native = native
+        #: The model as messages name it: its path, or ``<bytes>`` / ``<ModelProto>``.
+        self.model = model
+
+    @property
+    def ok(self) -> bool:
+        return not self._native.failed()
+
+    @cached_property
+    def summary(self) -> Summary:
+        return Summary(**json.loads(self._native.summary_json()))
+
+    @cached_property
+    def findings(self) -> List[Finding]:
+        findings = []
+        for f in json.loads(self._native.findings_json()):
+            site = None if f["site"] is None else Site._from_json(f["site"])
+            findings.append(
+                Finding(
+                    code=f["code"],
+                    severity=f["severity"],
+                    graph=f["graph"],
+                    node=f["node"],
+                    op=f["op"],
+                    message=f["message"],
+                    axis=None if site is None else site.axis,
+                    inputs=() if site is None else site.inputs,
+                    site=site,
+                )
+            )
+        return findings
+
+    @cached_property
+    def sites(self) -> List[Site]:
+        return [Site._from_json(s) for s in self.to_dict()["sites"]]
+
+    def to_json(self) -> str:
+        """Exactly the object ``onnx-bcast check --format json`` writes for this model."""
+        return self._native.to_json()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(self.to_json())
+
+    def __repr__(self) -> str:
+        head = f"<Report {self.model}: {'ok' if self.ok else 'failed'}; {self._native.summary_text()}"
+        shown = self.findings[:10]
+        lines = [head + (">" if not shown else "")]
+        lines += [f"  {f}" for f in shown]
+        if len(self.findings) > len(shown):
+            lines.append(f"  ... and {len(self.findings) - len(shown)} more")
+        if shown:
+            lines[-1] += ">"
+        return "\n".join(lines)
+
+
+def check(
+    model: ModelLike,
+    *,
+    strict: bool = False,
+    deny: Sequence[str] = (),
+    warn: Sequence[str] = (),
+    allow: Sequence[str] = (),
+) -> Report:
+    """Infers shapes through the whole model and judges every broadcasting site by its rule, like
+    ``onnx-bcast check``. ``strict``: every implicit broadcast and every conditional site is an error. ``deny``,
+    ``warn``, ``allow``: codes (or ``"all"``) whose findings become errors, warnings or nothing; ``"all"`` applies
+    first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. No config file
+    is read: the arguments are the whole configuration."""
+    native, kind = _native_model(model)
+    name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
+    report = _native.check(
+        native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow)
+    )
+    return Report(report, native if kind == "path" else name)
+
+
+def _names(codes: Sequence[str]) -> List[str]:
+    if isinstance(codes, str):
+        return [codes]
+    return list(codes)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A value's inferred element type (``"float"``, ``"int64"``, ...; ``None`` if unknown) and shape."""
+
+    elem_type: Optional[str]
+    shape: Shape
+
+
+def shapes(model: ModelLike) -> Dict[str, Dict[str, TensorType]]:
+    """Every value's inferred element type and shape, by graph (``"main"``, then subgraphs and function bodies as
+    ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings."""
+    native, kind = _native_model(model)
+    name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
+    found = json.loads(_native.shapes(native, name=name))
+    return {
+        g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
+        for g in found["graphs"]
+    }
+
+
+@dataclass(frozen=True)
+class Action:
+    """A site made explicit: one step per input (``B [3] -> Expand to [2, 3]``) and the conditions on symbols it
+    still holds only under."""
+
+    graph: str
+    node: str
+    op: str
+    steps: Tuple[str, ...]
+    conditions: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LeftSite:
+    """A site left implicit, and why."""
+
+    graph: str
+    node: str
+    op: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExpandSummary:
+    """What ``expand`` made explicit: the same fields as ``onnx-bcast expand --format json``."""
+
+    sites: int
+    made_explicit: int
+    expands_inserted: int
+    expands_shared: int
+    materialized: int
+    nodes_added: int
+    actions: Tuple[Action, ...]
+    left: Tuple[LeftSite, ...]
+    #: The output path, when one was written.
+    output: Optional[str]
+
+    @classmethod
+    def _from_json(cls, s: Dict[str, Any]) -> "ExpandSummary":
+        return cls(
+            sites=s["sites"],
+            made_explicit=s["made_explicit"],
+            expands_inserted=s["expands_inserted"],
+            expands_shared=s["expands_shared"],
+            materialized=s["materialized"],
+            nodes_added=s["nodes_added"],
+            actions=tuple(
+                Action(a["graph"], a["node"], a["op"], tuple(a["steps"]), tuple(a["conditions"]))
+                for a in s["actions"]
+            ),
+            left=tuple(LeftSite(l["graph"], l["node"], l["op"], l["reason"]) for l in s["left"]),
+            output=s["output"],
+        )
+
+
+class Expanded(NamedTuple):
+    """``expand``'s result: the rewritten model, of the kind it was given (or the path it was written to), and the
+    summary. Unpacks like ``onnxsim.simplify``'s: ``model, summary = onnx_bcast.expand(model)``."""
+
+    model: Any
+    summary: ExpandSummary
+
+
+def expand(
+    model: ModelLike,
+    out: Union[str, "os.PathLike[str]", None] = None,
+    *,
+    materialize_constants: bool = False,
+    max_materialize_bytes: int = 16 << 20,
+    inline_external_below: Optional[int] = None,
+    gather_external_data: Optional[str] = None,
+) -> Expanded:
+    """Rewrites every implicit broadcast into explicit ops (``Expand`` of ``Shape`` values, or a constant written
+    out at its broadcast shape with ``materialize_constants``), everything else byte for byte as it was.
+
+    With ``out``, writes the model there (atomically, with its external data, as ``onnx-bcast expand IN OUT``
+    does) and returns ``out``; without, returns the rewritten model as the kind it was given: ``bytes`` for bytes,
+    a new ``ModelProto`` for a ``ModelProto``, and ``bytes`` for a path (its external data, if any, stays where the
+    input's is). Raises :class:`RefusedError` for a model ``check`` reports as broken."""
+    native, kind = _native_model(model)
+    name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
+    options = {
+        "materialize_constants": materialize_constants,
+        "max_materialize_bytes": max_materialize_bytes,
+        "inline_external_below": inline_external_below,
+        "gather_external_data": gather_external_data,
+    }
+    written = None if out is None else os.fsdecode(out)
+    rewritten, summary_json = _native.expand(native, written, options, name=name)
+    summary = ExpandSummary._from_json(json.loads(summary_json))
+    if out is not None:
+        return Expanded(out, summary)
+    if kind == "proto":
+        return Expanded(type(model).FromString(rewritten), summary)
+    return Expanded(rewritten, summary)

@@ -1,0 +1,308 @@
+//! `onnx_bcast._native`, the compiled half of the Python package: the command line (`run_cli`, the same program as
+//! the `onnx-bcast` binary) and `check`, `expand` and `shapes` on a model given as a path or as bytes. The Python
+//! half (`python/onnx_bcast/`) turns `onnx.ModelProto` and path-likes into these two, and the results into objects.
+//!
+//! Every call lets go of the GIL while Rust works, so threads scale; a path is memory-mapped exactly as the command
+//! line maps it, and bytes are borrowed from their Python object, not copied. Errors come back as the package's
+//! exceptions with the command line's one-line message; a panic (a bug) becomes `InternalError`, never a crash.
+
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::PyBytes;
+
+use onnx_bcast::analysis::{self, analyze_model, analyze_model_each};
+use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
+use onnx_bcast::expand::{expand_model, ExpandError, ExpandOptions};
+use onnx_bcast::model::Model;
+use onnx_bcast::render;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+create_exception!(_native, OnnxBcastError, PyException, "Any error onnx-bcast reports.");
+create_exception!(_native, ModelError, OnnxBcastError, "The model cannot be read: not a file, not ONNX, undecodable.");
+create_exception!(
+    _native,
+    RefusedError,
+    OnnxBcastError,
+    "`expand` will not rewrite a model that `check` reports as broken (a cycle, an undefined value, ...)."
+);
+create_exception!(_native, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
+
+/// A model as the Python half hands it over: a file, or the bytes of one (named for messages).
+enum Input {
+    Path(PathBuf),
+    Bytes(PyBackedBytes, String),
+}
+
+impl Input {
+    fn from_py(model: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Input> {
+        if let Ok(bytes) = model.cast::<PyBytes>() {
+            let name = name.unwrap_or_else(|| "<bytes>".to_string());
+            return Ok(Input::Bytes(PyBackedBytes::from(bytes.clone()), name));
+        }
+        Ok(Input::Path(model.extract::<PathBuf>()?))
+    }
+
+    fn shown(&self) -> String {
+        match self {
+            Input::Path(path) => path.display().to_string(),
+            Input::Bytes(_, name) => name.clone(),
+        }
+    }
+
+    fn open(self) -> Result<Model, Failure> {
+        let opened = match self {
+            Input::Path(path) => Model::open(path),
+            Input::Bytes(bytes, name) => Model::from_bytes(name, bytes::Bytes::from_owner(bytes)),
+        };
+        opened.map_err(|e| Failure::Model(e.to_string()))
+    }
+}
+
+/// What went wrong, decided without the GIL and turned into an exception with it.
+enum Failure {
+    Model(String),
+    Refused(String),
+    Other(String),
+    Internal(String),
+}
+
+impl From<Failure> for PyErr {
+    fn from(failure: Failure) -> PyErr {
+        match failure {
+            Failure::Model(m) => ModelError::new_err(m),
+            Failure::Refused(m) => RefusedError::new_err(m),
+            Failure::Other(m) => OnnxBcastError::new_err(m),
+            Failure::Internal(m) => InternalError::new_err(format!("internal error: {m}")),
+        }
+    }
+}
+
+/// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model.
+fn without_gil<T: Send>(py: Python<'_>, shown: &str, work: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
+    let outcome = py.detach(|| onnx_bcast::panics::guard(work));
+    match outcome {
+        Ok(done) => Ok(done?),
+        Err(panic) => Err(Failure::Internal(format!("{shown}: {panic}")).into()),
+    }
+}
+
+/// The rule selection of `deny`, `warn` and `allow`: `all` in any of them first, then the codes they name, so that
+/// `deny=["all"], allow=["negative-dim"]` carves an exception out as the flags do in that order. A code named at two
+/// levels is an error (the flags would let the later one win; keyword arguments have no order).
+fn selection(deny: &[String], warn: &[String], allow: &[String]) -> PyResult<RuleSelection> {
+    let levels = [(deny, Level::Deny, "deny"), (warn, Level::Warn, "warn"), (allow, Level::Allow, "allow")];
+    let mut parsed: Vec<(Selector, Level, &str)> = Vec::new();
+    for (names, level, argument) in levels {
+        for name in names {
+            let selector = Selector::parse(name).map_err(|e| PyValueError::new_err(format!("{argument}: {e}")))?;
+            if let Some((_, _, other)) = parsed.iter().find(|(s, l, _)| *s == selector && *l != level) {
+                return Err(PyValueError::new_err(format!("`{name}` is given both to {other} and to {argument}")));
+            }
+            parsed.push((selector, level, argument));
+        }
+    }
+    let mut rules = RuleSelection::default();
+    let (all, codes): (Vec<_>, Vec<_>) = parsed.into_iter().partition(|(s, _, _)| *s == Selector::All);
+    for (selector, level, _) in all.into_iter().chain(codes) {
+        rules.select(selector, level);
+    }
+    Ok(rules)
+}
+
+/// A model's check: its findings, sites and totals. The Python `Report` wraps it and reads the parts it is asked
+/// for, so a model with a hundred thousand sites costs nothing more until `sites` or `to_json()` is read.
+#[pyclass(frozen, module = "onnx_bcast._native")]
+struct NativeReport {
+    shown: String,
+    report: onnx_bcast::check::Report,
+}
+
+#[pymethods]
+impl NativeReport {
+    /// Whether an error-level finding fails the check (the command line's exit status 1).
+    fn failed(&self) -> bool {
+        self.report.failed()
+    }
+
+    /// The `summary` object of the command line's JSON report.
+    fn summary_json(&self) -> String {
+        render::summary_json(&self.report).to_string()
+    }
+
+    /// The totals in words, as the command line's text output ends: `1 site: 0 same, 0 broadcast, 1 violation, ...`.
+    fn summary_text(&self) -> String {
+        let s = self.report.summary;
+        let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
+        format!(
+            "{}; {}, {}",
+            render::summary_text(&self.report),
+            plural(s.errors, "error"),
+            plural(s.warnings, "warning")
+        )
+    }
+
+    /// The findings as the command line's JSON lists them, each with its site's JSON object (or null).
+    fn findings_json(&self) -> String {
+        let findings: Vec<serde_json::Value> = self
+            .report
+            .findings
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "code": f.code.as_str(),
+                    "severity": f.severity.as_str(),
+                    "graph": f.graph,
+                    "node": f.node,
+                    "op": f.op,
+                    "message": f.message,
+                    "site": f.site.and_then(|i| self.report.sites.get(i)).map(render::site_json),
+                })
+            })
+            .collect();
+        serde_json::Value::Array(findings).to_string()
+    }
+
+    /// The whole report: exactly the object `onnx-bcast check --format json` writes for this model.
+    fn to_json(&self, py: Python<'_>) -> String {
+        py.detach(|| render::report_json(&self.shown, &self.report).to_string())
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new()))]
+fn check(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    name: Option<String>,
+    strict: bool,
+    deny: Vec<String>,
+    warn: Vec<String>,
+    allow: Vec<String>,
+) -> PyResult<NativeReport> {
+    let input = Input::from_py(model, name)?;
+    let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
+    let shown = input.shown();
+    let report = without_gil(py, &shown, move || {
+        let model = input.open()?;
+        onnx_bcast::panics::test_point("check");
+        let mut judge = Judge::new(options, true);
+        let sites_only = analysis::Options { value_facts: false };
+        let analysis = analyze_model_each(&model, sites_only, &mut |site| judge.judge(site));
+        Ok(judge.finish(&analysis))
+    })?;
+    Ok(NativeReport { shown, report })
+}
+
+/// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
+#[pyfunction]
+#[pyo3(signature = (model, name=None))]
+fn shapes(py: Python<'_>, model: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<String> {
+    let input = Input::from_py(model, name)?;
+    let shown = input.shown();
+    without_gil(py, &shown.clone(), move || {
+        let model = input.open()?;
+        Ok(render::shapes_json(&shown, &analyze_model(&model)).to_string())
+    })
+}
+
+/// `expand`'s options as the Python keyword arguments give them.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct ExpandArgs {
+    materialize_constants: bool,
+    max_materialize_bytes: u64,
+    inline_external_below: Option<u64>,
+    gather_external_data: Option<String>,
+}
+
+/// Rewrites every implicit broadcast; writes `out` when given (atomically, with its external data, as the command
+/// line does) and returns `(None, summary JSON)`, or returns `(the rewritten bytes, summary JSON)`.
+#[pyfunction]
+#[pyo3(signature = (model, out, options, name=None))]
+fn expand(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    out: Option<PathBuf>,
+    options: ExpandArgs,
+    name: Option<String>,
+) -> PyResult<(Option<Py<PyBytes>>, String)> {
+    let input = Input::from_py(model, name)?;
+    let options = ExpandOptions {
+        materialize_constants: options.materialize_constants,
+        max_materialize_bytes: options.max_materialize_bytes,
+        inline_external_below: options.inline_external_below,
+        gather_external: options.gather_external_data,
+    };
+    let shown = input.shown();
+    let same_file = match (&input, &out) {
+        (Input::Path(a), Some(b)) => {
+            std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+        }
+        _ => false,
+    };
+    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
+        let model = input.open()?;
+        if let Some(out) = &out {
+            onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+        }
+        onnx_bcast::panics::test_point("expand");
+        let (plan, pieces) = expand_model(&model, options).map_err(|e| refused(&shown, e))?;
+        let written = out.as_ref().map(|p| p.display().to_string());
+        let bytes = match &out {
+            // An unchanged model written over itself needs no write at all.
+            Some(_) if plan.edit.is_empty() && same_file => None,
+            Some(out) => {
+                onnx_bcast::expand::write_expanded(&model, &plan, &pieces, out)
+                    .map_err(|e| Failure::Other(e.to_string()))?;
+                None
+            }
+            None => Some(pieces.to_vec(model.bytes()).map_err(|e| Failure::Other(format!("{shown}: {e}")))?),
+        };
+        let summary = onnx_bcast::render_expand::expand_json(&shown, written.as_deref(), &plan.summary);
+        Ok((bytes, summary.to_string()))
+    })?;
+    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
+}
+
+/// The command line's message for a model `expand` will not rewrite.
+fn refused(shown: &str, error: ExpandError) -> Failure {
+    match error {
+        ExpandError::Broken(notes) => {
+            let mut lines: Vec<String> =
+                notes.iter().map(|n| format!("{shown}: {}", onnx_bcast::refuse::line(n))).collect();
+            lines.push(format!("{shown}: not rewritten: `check` reports the model as broken"));
+            Failure::Refused(lines.join("\n"))
+        }
+        other => Failure::Other(format!("{shown}: {other}")),
+    }
+}
+
+/// The command line: `argv` as `sys.argv` gives it; returns the exit status. The GIL is let go, so the Python
+/// process does nothing else meanwhile but can still exit cleanly afterwards.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    py.detach(|| onnx_bcast::cli::main_from(argv))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    onnx_bcast::panics::install_hook();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<NativeReport>()?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(expand, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    let py = m.py();
+    m.add("OnnxBcastError", py.get_type::<OnnxBcastError>())?;
+    m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("RefusedError", py.get_type::<RefusedError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    Ok(())
+}

@@ -1,0 +1,215 @@
+"""`onnx_bcast.check`, `shapes` and `expand` against the command line (ONNX `docs/Broadcasting.md` rules are the
+command line's; here the API must give exactly its verdicts), and the three ways to give a model."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import onnx
+import pytest
+
+import onnx_bcast
+from conftest import BINARY, FIXTURES, cli_json
+
+BAD = FIXTURES / "multidirectional_add_bad.onnx"
+SYMBOLIC = FIXTURES / "symbolic_batch.onnx"
+
+
+def test_the_installed_package_is_the_wheel_not_the_source_tree():
+    assert "site-packages" in onnx_bcast.__file__, onnx_bcast.__file__
+    assert "site-packages" in onnx_bcast._native.__file__
+
+
+def test_check_names_the_violation_its_axis_and_input_shapes():
+    report = onnx_bcast.check(BAD)
+    assert not report.ok
+    [finding] = report.findings
+    assert (finding.code, finding.severity, finding.graph, finding.node, finding.op) == (
+        "broadcast-violation", "error", "main", "add", "Add")
+    assert finding.message == "A [2, 3] and B [4] do not broadcast: on axis 1, B has 4 where A has 3"
+    assert finding.axis == 1
+    assert [(i.name, i.shape) for i in finding.inputs] == [("A", (2, 3)), ("B", (4,))]
+    assert report.summary.violations == 1 and report.summary.errors == 1
+    assert [s.verdict for s in report.sites] == ["violation"]
+    shown = repr(report)
+    assert "failed" in shown and "error[broadcast-violation] main/add (Add)" in shown
+
+
+def test_check_matches_the_command_lines_json_on_every_fixture(fixtures):
+    expected = cli_json(*fixtures)
+    for path in fixtures:
+        cli = expected[str(path)]
+        if "error" in cli:
+            with pytest.raises(onnx_bcast.OnnxBcastError) as raised:
+                onnx_bcast.check(path)
+            assert str(raised.value) == cli["error"], path
+            continue
+        assert json.loads(onnx_bcast.check(path).to_json()) == cli, path
+
+
+def test_check_matches_the_command_lines_json_on_every_backend_model(backend):
+    """Every model of the ONNX backend data: the report object is the command line's, field for field."""
+    for strict in (False, True):
+        flags = ["--strict"] if strict else []
+        expected = cli_json(*flags, *backend)
+        assert len(expected) == len(backend)
+        differ = []
+        for path in backend:
+            cli = expected[str(path)]
+            if "error" in cli:
+                with pytest.raises(onnx_bcast.OnnxBcastError):
+                    onnx_bcast.check(path, strict=strict)
+                continue
+            report = onnx_bcast.check(path, strict=strict)
+            if json.loads(report.to_json()) != cli or report.ok != (cli["summary"]["errors"] == 0):
+                differ.append(str(path))
+        assert not differ, f"{len(differ)} models differ from the CLI (strict={strict}): {differ[:5]}"
+
+
+def _without_model(report: onnx_bcast.Report) -> dict:
+    d = report.to_dict()
+    d.pop("model")
+    return d
+
+
+def test_a_path_bytes_and_a_modelproto_give_the_same_report(fixtures, backend):
+    models = fixtures + backend[::10]
+    for path in models:
+        try:
+            by_path = onnx_bcast.check(path)
+        except onnx_bcast.ModelError:
+            continue
+        data = path.read_bytes()
+        by_bytes = onnx_bcast.check(data)
+        by_proto = onnx_bcast.check(onnx.load_from_string(data))
+        assert by_bytes.model == "<bytes>" and by_proto.model == "<ModelProto>"
+        assert _without_model(by_path) == _without_model(by_bytes) == _without_model(by_proto), path
+    assert onnx_bcast.check(os.fsencode(BAD).decode()).ok is False
+    assert onnx_bcast.check(bytearray(BAD.read_bytes())).ok is False
+
+
+def test_deny_warn_and_allow_select_severities_as_the_flags_do():
+    assert onnx_bcast.check(SYMBOLIC).ok
+    assert not onnx_bcast.check(SYMBOLIC, deny=["conditional-broadcast"]).ok
+    assert not onnx_bcast.check(SYMBOLIC, strict=True).ok
+    allowed = onnx_bcast.check(SYMBOLIC, deny=["all"], allow=["conditional-broadcast", "implicit-broadcast"])
+    assert allowed.findings == [] and allowed.ok
+    cli = cli_json("--deny", "all", "--allow", "conditional-broadcast", "--allow", "implicit-broadcast", SYMBOLIC)
+    assert json.loads(allowed.to_json()) == cli[str(SYMBOLIC)]
+    with pytest.raises(ValueError, match="unknown code `no-such-code`"):
+        onnx_bcast.check(SYMBOLIC, deny=["no-such-code"])
+    with pytest.raises(ValueError, match="both to deny and to allow"):
+        onnx_bcast.check(SYMBOLIC, deny=["negative-dim"], allow=["negative-dim"])
+
+
+def test_shapes_match_the_command_lines_json():
+    import subprocess
+    run = subprocess.run([str(BINARY), "shapes", "--format", "json", str(SYMBOLIC)], capture_output=True, text=True)
+    cli = json.loads(run.stdout)
+    api = onnx_bcast.shapes(SYMBOLIC)
+    assert list(api) == [g["graph"] for g in cli["graphs"]]
+    for graph in cli["graphs"]:
+        for value in graph["values"]:
+            got = api[graph["graph"]][value["name"]]
+            shape = None if value["shape"] is None else tuple(value["shape"])
+            assert (got.elem_type, got.shape) == (value["elem_type"], shape)
+    assert any(isinstance(d, str) for t in api["main"].values() for d in (t.shape or ())), "a symbol as str"
+
+
+def test_unreadable_models_raise_model_error_with_the_command_lines_message(tmp_path):
+    missing = tmp_path / "missing.onnx"
+    with pytest.raises(onnx_bcast.ModelError) as raised:
+        onnx_bcast.check(missing)
+    assert str(raised.value) == cli_json(missing)[str(missing)]["error"]
+    with pytest.raises(onnx_bcast.ModelError, match=r"^<bytes>: not a binary ONNX model"):
+        onnx_bcast.check(b"ir_version: 8")
+    with pytest.raises(TypeError, match="a model is a path, bytes or an onnx.ModelProto"):
+        onnx_bcast.check(42)
+
+
+def test_every_malformed_model_gives_the_command_lines_verdict_or_its_error(tmp_path):
+    """fixtures/malformed: no crash of the interpreter, the CLI's error message or the CLI's report."""
+    malformed = sorted((FIXTURES / "malformed").glob("*.onnx"))
+    assert len(malformed) > 30
+    expected = cli_json(*malformed)
+    raised = 0
+    for path in malformed:
+        cli = expected[str(path)]
+        if "error" in cli:
+            with pytest.raises(onnx_bcast.ModelError) as error:
+                onnx_bcast.check(path)
+            assert str(error.value) == cli["error"], path
+            with pytest.raises(onnx_bcast.OnnxBcastError):
+                onnx_bcast.expand(path, tmp_path / "out.onnx")
+            raised += 1
+        else:
+            assert json.loads(onnx_bcast.check(path).to_json()) == cli, path
+            try:
+                onnx_bcast.expand(path)
+            except onnx_bcast.RefusedError as refused:
+                assert "not rewritten" in str(refused)
+            except onnx_bcast.OnnxBcastError:
+                pass
+    assert raised > 5
+    assert not list(tmp_path.iterdir()), "nothing is written for a model that cannot be rewritten"
+
+
+def test_a_panic_is_an_internal_error_not_a_crash():
+    import subprocess
+    import sys
+    code = (
+        "import onnx_bcast, sys\n"
+        "try:\n    onnx_bcast.check(sys.argv[1])\n"
+        "except onnx_bcast.InternalError as e:\n    print('caught:', e)\n"
+        "print('still running')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code, str(BAD)], capture_output=True, text=True,
+                         env={**os.environ, "ONNX_BCAST_TEST_PANIC": "check"})
+    assert run.returncode == 0, run.stderr
+    assert "caught: internal error:" in run.stdout and "test panic at check" in run.stdout
+    assert run.stdout.rstrip().endswith("still running")
+
+
+def test_the_gil_is_released_while_rust_works(tmp_path):
+    """A Python thread keeps counting while `check` runs on a model large enough to take a while."""
+    from onnx import TensorProto, helper
+    n = 20000
+    nodes = [helper.make_node("Add", [f"v{i}", "b"], [f"v{i + 1}"], name=f"add{i}") for i in range(n)]
+    graph = helper.make_graph(
+        nodes, "chain",
+        [helper.make_tensor_value_info("v0", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [8])],
+        [helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, None)])
+    path = tmp_path / "chain.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    counter = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            counter[0] += 1
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        for _ in range(3):
+            before = counter[0]
+            report = onnx_bcast.check(path)
+            during = counter[0] - before
+            if during > 1000:
+                break
+    finally:
+        stop.set()
+        thread.join()
+    assert report.summary.sites == n
+    assert during > 1000, f"the counting thread advanced {during} times while check ran"
+
+
+def test_threads_check_models_concurrently_with_the_same_results(fixtures):
+    from concurrent.futures import ThreadPoolExecutor
+    serial = [onnx_bcast.check(p).to_json() for p in fixtures]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(lambda p: onnx_bcast.check(p).to_json(), fixtures))
+    assert parallel == serial
