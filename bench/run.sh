@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of onnx-bcast against the ONNX Python tools and cp, on seeded synthetic models.
 #
-#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | write | cold
+#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | write | cold | python
 #
 #   big       the 1 GB model (200 float32 tensors of 1280x1024, 20,000 broadcasting element-wise nodes):
 #             every contender, warm page cache
@@ -12,6 +12,10 @@
 #             the function fan-out at K = 40
 #   write     expand's write path against cp in paired rounds (bench/write_path.sh; report in bench/WRITE_PATH.txt)
 #   cold      the 1 GB model again with the page cache dropped before every run (needs root; skipped otherwise)
+#   python    the Python API (bench/python_overhead.py; report in bench/PYTHON.txt): check(path) against the command
+#             on the 100,000-node model, check(ModelProto) against onnx.shape_inference.infer_shapes on full-size
+#             transformer exports (bench/export_full_size.py, in the PyTorch corpus venv of corpus/torch_fetch.sh).
+#             Needs the wheel installed by scripts/python_wheel.sh (.cache/wheel-test-venv). Not part of `all`.
 #
 # Each measurement runs RUNS times (default 3); the table shows the median wall time and the median peak RSS
 # (`/usr/bin/time -f '%e %M'`; wall time at millisecond resolution from bash's EPOCHREALTIME around the same call).
@@ -46,7 +50,7 @@ parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
 if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile write cold); fi
 for p in "${parts[@]}"; do
-    case "$p" in big | nodes | parallel | hostile | write | cold) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, write, cold)" ;; esac
+    case "$p" in big | nodes | parallel | hostile | write | cold | python) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, write, cold, python)" ;; esac
 done
 
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
@@ -288,6 +292,19 @@ for part in "${parts[@]}"; do
         gen big "${BIG_ARGS[@]}"
         BENCH_NO_BUILD=1 WRITE_PATH_BIN="$BIN" ROUNDS="${WRITE_ROUNDS:-7}" bash "$repo/bench/write_path.sh" \
             | tee "$repo/bench/WRITE_PATH.txt" || die "bench/write_path.sh failed"
+        continue
+        ;;
+    python)
+        wheel_python="$repo/.cache/wheel-test-venv/bin/python"
+        [[ -x $wheel_python ]] || die "python: no $wheel_python; run scripts/python_wheel.sh first"
+        torch_models="$(bash "$repo/corpus/torch_fetch.sh")" || die "python: cannot make the PyTorch corpus venv"
+        torch_python="$("$wheel_python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["python"])' \
+            "$torch_models/manifest.json")"
+        gen nodes_100000 $(nodes_args 100000 1)
+        "$torch_python" "$repo/bench/export_full_size.py" "$BENCH_DIR/models/full" || die "python: export failed"
+        "$wheel_python" "$repo/bench/python_overhead.py" --binary "$BIN" --model "$BENCH_DIR/models/nodes_100000.onnx" \
+            --exports "$BENCH_DIR/models/full" --pattern '*.onnx' --rounds "${PYTHON_ROUNDS:-7}" \
+            | tee "$repo/bench/PYTHON.txt" || die "bench/python_overhead.py failed"
         continue
         ;;
     cold)

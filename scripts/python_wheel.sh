@@ -12,7 +12,7 @@
 set -euo pipefail
 
 MATURIN_PIN="maturin==1.16.0"
-TEST_PINS="onnx==1.22.0 onnxruntime==1.31.1 numpy==2.4.6 pytest==9.2.0 dask==2026.8.0 distributed==2026.8.0"
+TEST_PINS="onnx==1.22.0 onnxruntime==1.31.1 numpy==2.4.6 pytest==9.2.0 dask==2026.8.0 distributed==2026.8.0 pre-commit==4.7.0"
 
 die() { echo "scripts/python_wheel.sh: error: $*" >&2; exit 1; }
 

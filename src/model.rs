@@ -109,6 +109,38 @@ impl Model {
         Ok(Model { path, bytes, file: None, proto })
     }
 
+    /// A model whose caller left the data of some main-graph initializers out (`raw_data` of `(index, byte length)`),
+    /// to analyse it without copying gigabytes: each such tensor gets that many zero bytes, views of one anonymous
+    /// map whose pages are never touched. Analysis reads the values of a tensor only when its dims hold at most
+    /// [`crate::tensor::MAX_VALUE_ELEMENTS`] elements and its data has exactly their size (at most 1 KiB), and only
+    /// the length of any other, so it judges the model exactly as with the real data as long as every tensor left out
+    /// has more elements than that or more data than 1 KiB; others are refused. For analysis only: never written.
+    pub fn with_placeholder_data(mut self, left_out: &[(usize, usize)]) -> Result<Model, LoadError> {
+        let path = self.path.clone();
+        let refuse = |reason: String| LoadError::Decode { path: path.clone(), reason };
+        let longest = left_out.iter().map(|&(_, len)| len).max().unwrap_or(0);
+        let zeros = match longest {
+            0 => Bytes::new(),
+            n => memmap2::MmapMut::map_anon(n)
+                .and_then(|map| map.make_read_only())
+                .map(Bytes::from_owner)
+                .map_err(|e| refuse(format!("cannot map {n} bytes to stand for tensor data: {e}")))?,
+        };
+        let graph = self.proto.graph.as_mut().ok_or_else(|| LoadError::NoGraph { path: path.clone() })?;
+        for &(index, len) in left_out {
+            let values_read = |t: &crate::pb::TensorProto| {
+                let count = t.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?));
+                count.is_some_and(|c| c <= crate::tensor::MAX_VALUE_ELEMENTS as u64) && len <= 1024
+            };
+            let tensor = graph.initializer.get_mut(index).filter(|t| t.raw_data.is_none() && !values_read(t));
+            let Some(tensor) = tensor else {
+                return Err(refuse(format!("initializer {index} cannot stand for {len} bytes left out")));
+            };
+            tensor.raw_data = Some(zeros.slice(..len));
+        }
+        Ok(self)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

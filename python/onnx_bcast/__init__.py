@@ -11,7 +11,8 @@ The Python API of the ``onnx-bcast`` command line, in the shape ONNX users alrea
     onnx_bcast.shapes("model.onnx")["main"]["logits"]  # TensorType(elem_type='float', shape=('batch', 10))
 
 A model given as a path is memory-mapped, exactly as the command line maps it; an ``onnx.ModelProto`` is taken
-through ``SerializeToString()``, so ``onnx`` is not a dependency. Every call releases the GIL while it works. An
+through ``SerializeToString()``, so ``onnx`` is not a dependency (``check`` and ``shapes`` leave the data of large
+initializers out of what they serialize: only its length matters to them). Every call releases the GIL while it works. An
 unreadable model raises :class:`ModelError` with the command line's one-line message.
 """
 
@@ -68,9 +69,67 @@ def _native_model(model: ModelLike) -> Tuple[Union[str, bytes], str]:
     serialize = getattr(model, "SerializeToString", None)
     if callable(serialize):
         return serialize(), "proto"
-    raise TypeError(
-        f"a model is a path, bytes or an onnx.ModelProto, not {type(model).__name__}"
-    )
+    raise TypeError(f"a model is a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
+
+
+#: Analysis reads the values of a tensor of at most this many elements (the length of the data of any other).
+_VALUES_READ_UP_TO = 64
+
+
+def _analysable(model: ModelLike) -> Tuple[Union[str, bytes], str, List[Tuple[int, int]]]:
+    """As `_native_model`, but a ModelProto is serialized without the data of its large main-graph initializers (over
+    64 elements), whose values analysis never reads: the weights of a model are not serialized to check it. Returns
+    those initializers as (index, data length); the extension stands in for their data with untouched zero pages."""
+    graph = getattr(model, "graph", None)
+    initializers = getattr(graph, "initializer", None)
+    if initializers is None or isinstance(model, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return (*_native_model(model), [])
+    large = {i for i, t in enumerate(initializers) if _elements(t.dims) > _VALUES_READ_UP_TO and t.HasField("raw_data")}
+    if not large:
+        return (*_native_model(model), [])
+    skeleton = type(model)()
+    _copy_fields(model, skeleton, skip="graph")
+    _copy_fields(graph, skeleton.graph, skip="initializer")
+    left_out = []
+    for i, tensor in enumerate(initializers):
+        if i not in large:
+            skeleton.graph.initializer.add().CopyFrom(tensor)
+            continue
+        _copy_fields(tensor, skeleton.graph.initializer.add(), skip="raw_data", by_descriptor=True)
+        # The exact length: a tensor whose data has the wrong size is a finding (tensor-data-mismatch).
+        left_out.append((i, len(tensor.raw_data)))
+    return skeleton.SerializeToString(), "proto", left_out
+
+
+def _elements(dims: Sequence[int]) -> int:
+    count = 1
+    for d in dims:
+        if d < 0:
+            return 0
+        count *= d
+    return count
+
+
+def _copy_fields(source: Any, target: Any, skip: str, by_descriptor: bool = False) -> None:
+    """Every field set in `source` but `skip`, into `target`. `by_descriptor` walks the schema rather than
+    `ListFields()`, which would make a Python copy of the skipped field's value (a tensor's data) on the way."""
+    if by_descriptor:
+        fields = [(f, None) for f in source.DESCRIPTOR.fields if f.name != skip]
+    else:
+        fields = [(f, v) for f, v in source.ListFields() if f.name != skip]
+    for field, value in fields:
+        repeated = getattr(field, "is_repeated", None)
+        if repeated is None:
+            repeated = field.label == field.LABEL_REPEATED
+        if by_descriptor and not repeated and not source.HasField(field.name):
+            continue
+        value = getattr(source, field.name) if value is None else value
+        if repeated:
+            getattr(target, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(target, field.name).CopyFrom(value)
+        else:
+            setattr(target, field.name, value)
 
 
 def _shape(value: Optional[List[Dim]]) -> Shape:
@@ -239,10 +298,11 @@ def check(
     ``warn``, ``allow``: codes (or ``"all"``) whose findings become errors, warnings or nothing; ``"all"`` applies
     first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. No config file
     is read: the arguments are the whole configuration."""
-    native, kind = _native_model(model)
+    native, kind, left_out = _analysable(model)
     name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
     report = _native.check(
-        native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow)
+        native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow),
+        left_out=left_out,
     )
     return Report(report, native if kind == "path" else name)
 
@@ -264,9 +324,9 @@ class TensorType:
 def shapes(model: ModelLike) -> Dict[str, Dict[str, TensorType]]:
     """Every value's inferred element type and shape, by graph (``"main"``, then subgraphs and function bodies as
     ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings."""
-    native, kind = _native_model(model)
+    native, kind, left_out = _analysable(model)
     name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
-    found = json.loads(_native.shapes(native, name=name))
+    found = json.loads(_native.shapes(native, name=name, left_out=left_out))
     return {
         g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
         for g in found["graphs"]

@@ -36,14 +36,15 @@ create_exception!(_native, InternalError, OnnxBcastError, "A bug in onnx-bcast: 
 /// A model as the Python half hands it over: a file, or the bytes of one (named for messages).
 enum Input {
     Path(PathBuf),
-    Bytes(PyBackedBytes, String),
+    /// The bytes, their name, and the main-graph initializers whose data the Python half left out (index, bytes).
+    Bytes(PyBackedBytes, String, Vec<(usize, usize)>),
 }
 
 impl Input {
-    fn from_py(model: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Input> {
+    fn from_py(model: &Bound<'_, PyAny>, name: Option<String>, left_out: Vec<(usize, usize)>) -> PyResult<Input> {
         if let Ok(bytes) = model.cast::<PyBytes>() {
             let name = name.unwrap_or_else(|| "<bytes>".to_string());
-            return Ok(Input::Bytes(PyBackedBytes::from(bytes.clone()), name));
+            return Ok(Input::Bytes(PyBackedBytes::from(bytes.clone()), name, left_out));
         }
         Ok(Input::Path(model.extract::<PathBuf>()?))
     }
@@ -51,14 +52,18 @@ impl Input {
     fn shown(&self) -> String {
         match self {
             Input::Path(path) => path.display().to_string(),
-            Input::Bytes(_, name) => name.clone(),
+            Input::Bytes(_, name, _) => name.clone(),
         }
     }
 
     fn open(self) -> Result<Model, Failure> {
         let opened = match self {
             Input::Path(path) => Model::open(path),
-            Input::Bytes(bytes, name) => Model::from_bytes(name, bytes::Bytes::from_owner(bytes)),
+            Input::Bytes(bytes, name, left_out) if left_out.is_empty() => {
+                Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
+            }
+            Input::Bytes(bytes, name, left_out) => Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
+                .and_then(|model| model.with_placeholder_data(&left_out)),
         };
         opened.map_err(|e| Failure::Model(e.to_string()))
     }
@@ -123,6 +128,17 @@ struct NativeReport {
     report: onnx_bcast::check::Report,
 }
 
+impl Drop for NativeReport {
+    /// A report of many sites takes a while to free (11 ms for 100,000): that happens on a thread of its own, not
+    /// in the caller's time and with the GIL held.
+    fn drop(&mut self) {
+        if self.report.sites.len() > 10_000 {
+            let sites = std::mem::take(&mut self.report.sites);
+            std::thread::spawn(move || drop(sites));
+        }
+    }
+}
+
 #[pymethods]
 impl NativeReport {
     /// Whether an error-level finding fails the check (the command line's exit status 1).
@@ -175,7 +191,8 @@ impl NativeReport {
 }
 
 #[pyfunction]
-#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new()))]
+#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
@@ -184,8 +201,9 @@ fn check(
     deny: Vec<String>,
     warn: Vec<String>,
     allow: Vec<String>,
+    left_out: Vec<(usize, usize)>,
 ) -> PyResult<NativeReport> {
-    let input = Input::from_py(model, name)?;
+    let input = Input::from_py(model, name, left_out)?;
     let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
     let shown = input.shown();
     let report = without_gil(py, &shown, move || {
@@ -201,9 +219,14 @@ fn check(
 
 /// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
 #[pyfunction]
-#[pyo3(signature = (model, name=None))]
-fn shapes(py: Python<'_>, model: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<String> {
-    let input = Input::from_py(model, name)?;
+#[pyo3(signature = (model, name=None, left_out=Vec::new()))]
+fn shapes(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    name: Option<String>,
+    left_out: Vec<(usize, usize)>,
+) -> PyResult<String> {
+    let input = Input::from_py(model, name, left_out)?;
     let shown = input.shown();
     without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
@@ -232,7 +255,7 @@ fn expand(
     options: ExpandArgs,
     name: Option<String>,
 ) -> PyResult<(Option<Py<PyBytes>>, String)> {
-    let input = Input::from_py(model, name)?;
+    let input = Input::from_py(model, name, Vec::new())?;
     let options = ExpandOptions {
         materialize_constants: options.materialize_constants,
         max_materialize_bytes: options.max_materialize_bytes,

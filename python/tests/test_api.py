@@ -213,3 +213,38 @@ def test_threads_check_models_concurrently_with_the_same_results(fixtures):
     with ThreadPoolExecutor(4) as pool:
         parallel = list(pool.map(lambda p: onnx_bcast.check(p).to_json(), fixtures))
     assert parallel == serial
+
+
+def test_a_modelproto_with_large_initializers_is_judged_as_its_file(tmp_path):
+    """`check`/`shapes` of a ModelProto leave large initializers' data out of what they serialize; the report must
+    still be the file's, down to a large tensor whose data has the wrong size (tensor-data-mismatch) and a small one
+    whose data is far too long."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((256, 512)).astype(np.float32), "w")
+    short = numpy_helper.from_array(np.ones((300, 300), np.float32), "short")
+    short.raw_data = short.raw_data[:-8]
+    long_small = numpy_helper.from_array(np.array([2, 256, 1, 512], np.int64), "long_small")
+    long_small.raw_data = b"\0" * 5000
+    shape = numpy_helper.from_array(np.array([2, 256, 512], np.int64), "shape")
+    nodes = [
+        helper.make_node("Add", ["x", "w"], ["y"], name="add"),
+        helper.make_node("Mul", ["y", "short"], ["z"], name="mul"),
+        helper.make_node("Expand", ["z", "shape"], ["e"], name="expand"),
+        helper.make_node("Reshape", ["e", "long_small"], ["r"], name="reshape"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 512])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)],
+        initializer=[weight, short, long_small, shape])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "large.onnx"
+    onnx.save(model, path)
+    native, kind, left_out = onnx_bcast._analysable(model)
+    assert left_out == [(0, 256 * 512 * 4), (1, 300 * 300 * 4 - 8)] and len(native) < 10_000
+    by_path, by_proto = onnx_bcast.check(path), onnx_bcast.check(model)
+    assert _without_model(by_proto) == _without_model(by_path)
+    assert {f.code for f in by_path.findings} >= {"tensor-data-mismatch"}, by_path
+    assert onnx_bcast.shapes(model) == onnx_bcast.shapes(path)
+    assert onnx.load(path).SerializeToString() == model.SerializeToString(), "the caller's model is untouched"
