@@ -244,4 +244,29 @@ mod tests {
         assert_eq!(looks_like(b"\x08\x08\x12\x04"), None);
         assert_eq!(looks_like(b""), None);
     }
+
+    /// `Model::with_placeholder_data` stands in for the data of a tensor whose values analysis never reads, with its
+    /// exact length (so tensor-data-mismatch still sees a wrong size), and refuses one whose values it would read.
+    #[test]
+    fn placeholder_data_only_for_tensors_whose_values_are_never_read() {
+        use crate::pb::{GraphProto, ModelProto, TensorProto};
+        use prost::Message;
+        let tensor = |name: &str, dims: Vec<i64>| TensorProto {
+            name: Some(name.into()),
+            dims,
+            data_type: Some(crate::pb::DataType::Float as i32),
+            ..Default::default()
+        };
+        let graph =
+            GraphProto { initializer: vec![tensor("w", vec![256, 512]), tensor("s", vec![4])], ..Default::default() };
+        let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+        let open = || super::Model::from_bytes("<bytes>", bytes.clone().into()).unwrap();
+        let model = open().with_placeholder_data(&[(0, 256 * 512 * 4 - 8)]).unwrap();
+        let w = &model.proto().graph.as_ref().unwrap().initializer[0];
+        assert_eq!(w.raw_data.as_ref().map(|d| d.len()), Some(256 * 512 * 4 - 8));
+        assert!(w.raw_data.as_ref().unwrap().iter().all(|&b| b == 0));
+        assert!(crate::tensor::data_mismatch(w).is_some(), "the length is the caller's, short by 8 bytes");
+        assert!(open().with_placeholder_data(&[(1, 16)]).is_err(), "4 elements: analysis reads their values");
+        assert!(open().with_placeholder_data(&[(2, 4096)]).is_err(), "no such initializer");
+    }
 }
