@@ -273,6 +273,13 @@ class Report:
     def to_dict(self) -> Dict[str, Any]:
         return json.loads(self.to_json())
 
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        # A process pool sends reports back pickled: the native object's answers travel as strings.
+        native = self._native
+        answers = (native.failed(), native.summary_json(), native.summary_text(), native.findings_json(),
+                   native.to_json())
+        return (_unpickle_report, (answers, self.model))
+
     def __repr__(self) -> str:
         head = f"<Report {self.model}: {'ok' if self.ok else 'failed'}; {self._native.summary_text()}"
         shown = self.findings[:10]
@@ -283,6 +290,32 @@ class Report:
         if shown:
             lines[-1] += ">"
         return "\n".join(lines)
+
+
+class _Answers:
+    """A report's native answers, kept as strings: what an unpickled `Report` reads instead of the extension."""
+
+    def __init__(self, failed: bool, summary_json: str, summary_text: str, findings_json: str, to_json: str) -> None:
+        self._answers = (failed, summary_json, summary_text, findings_json, to_json)
+
+    def failed(self) -> bool:
+        return self._answers[0]
+
+    def summary_json(self) -> str:
+        return self._answers[1]
+
+    def summary_text(self) -> str:
+        return self._answers[2]
+
+    def findings_json(self) -> str:
+        return self._answers[3]
+
+    def to_json(self) -> str:
+        return self._answers[4]
+
+
+def _unpickle_report(answers: Tuple[Any, ...], model: str) -> Report:
+    return Report(_Answers(*answers), model)
 
 
 def check(

@@ -248,3 +248,18 @@ def test_a_modelproto_with_large_initializers_is_judged_as_its_file(tmp_path):
     assert {f.code for f in by_path.findings} >= {"tensor-data-mismatch"}, by_path
     assert onnx_bcast.shapes(model) == onnx_bcast.shapes(path)
     assert onnx.load(path).SerializeToString() == model.SerializeToString(), "the caller's model is untouched"
+
+
+def test_a_process_pool_maps_check_and_sends_reports_back(fixtures):
+    """Reports pickle (their answers travel as strings), so `ProcessPoolExecutor.map(onnx_bcast.check, paths)`
+    works, and the reports that come back read as the ones made here."""
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+    models = [p for p in fixtures if p.parent == FIXTURES]
+    here = [onnx_bcast.check(p) for p in models]
+    with ProcessPoolExecutor(2) as pool:
+        back = list(pool.map(onnx_bcast.check, models))
+    for a, b in zip(here, back):
+        assert (b.ok, b.to_json(), b.summary, b.findings, repr(b)) == (a.ok, a.to_json(), a.summary, a.findings, repr(a))
+    again = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(here[0]))))
+    assert again.to_json() == here[0].to_json() and again.sites == here[0].sites
