@@ -11,7 +11,9 @@
 # Exit status: pytest's, or 1 when a step before it fails (with a message on stderr).
 set -euo pipefail
 
-MATURIN_PIN="maturin==1.16.0"
+# zig links the extension against glibc 2.17 symbols, so the wheel is manylinux2014: it installs on any Linux
+# with glibc 2.17 or later, not only on systems as new as the build machine (manylinux_2_34 without it).
+MATURIN_PINS="maturin==1.16.0 ziglang==0.17.1"
 TEST_PINS="onnx==1.22.0 onnxruntime==1.31.1 numpy==2.4.6 pytest==9.2.0 dask==2026.8.0 distributed==2026.8.0 pre-commit==4.7.0"
 
 die() { echo "scripts/python_wheel.sh: error: $*" >&2; exit 1; }
@@ -26,20 +28,23 @@ backend="$(bash "$repo/scripts/testdata.sh")" || die "cannot fetch the ONNX back
 
 # maturin, in a venv of its own, kept while its pin holds.
 tools="$cache/maturin-venv"
-if [[ "$(cat "$tools/.pin" 2>/dev/null)" != "$MATURIN_PIN" ]]; then
+if [[ "$(cat "$tools/.pin" 2>/dev/null)" != "$MATURIN_PINS" ]]; then
     rm -rf "$tools"
     "$py" -m venv "$tools" || die "cannot create $tools"
-    "$tools/bin/pip" install -q --disable-pip-version-check "$MATURIN_PIN" || die "cannot install $MATURIN_PIN"
-    echo "$MATURIN_PIN" > "$tools/.pin"
+    # shellcheck disable=SC2086
+    "$tools/bin/pip" install -q --disable-pip-version-check $MATURIN_PINS || die "cannot install $MATURIN_PINS"
+    echo "$MATURIN_PINS" > "$tools/.pin"
 fi
 
 # The wheel, into an empty folder so that exactly one file is there. Its own target folder: `cargo test` may hold
 # the lock of the default one while this runs.
 wheels="$repo/target/wheels"
 rm -rf "$wheels"
-echo "==> maturin build --release --locked" >&2
-CARGO_TARGET_DIR="$repo/target/wheel" "$tools/bin/maturin" build --release --locked --quiet --out "$wheels" \
-    --manifest-path "$repo/python/Cargo.toml" >&2 || die "maturin build failed"
+echo "==> maturin build --release --locked --zig --compatibility manylinux2014" >&2
+# maturin finds zig as `python3 -m ziglang` of the python3 first on PATH: the tools venv's.
+PATH="$tools/bin:$PATH" CARGO_TARGET_DIR="$repo/target/wheel" "$tools/bin/maturin" build --release --locked --quiet \
+    --zig --compatibility manylinux2014 --out "$wheels" --manifest-path "$repo/python/Cargo.toml" >&2 \
+    || die "maturin build failed"
 shopt -s nullglob
 built=("$wheels"/*.whl)
 [[ ${#built[@]} -eq 1 ]] || die "expected one wheel in $wheels, found ${#built[@]}"

@@ -132,6 +132,11 @@ def _copy_fields(source: Any, target: Any, skip: str, by_descriptor: bool = Fals
             setattr(target, field.name, value)
 
 
+def _shown(kind: str) -> Optional[str]:
+    """How messages name a model given in memory (a path names itself)."""
+    return {"path": None, "bytes": "<bytes>", "proto": "<ModelProto>"}[kind]
+
+
 def _shape(value: Optional[List[Dim]]) -> Shape:
     return None if value is None else tuple(value)
 
@@ -332,7 +337,7 @@ def check(
     first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. No config file
     is read: the arguments are the whole configuration."""
     native, kind, left_out = _analysable(model)
-    name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
+    name = _shown(kind)
     report = _native.check(
         native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow),
         left_out=left_out,
@@ -358,7 +363,7 @@ def shapes(model: ModelLike) -> Dict[str, Dict[str, TensorType]]:
     """Every value's inferred element type and shape, by graph (``"main"``, then subgraphs and function bodies as
     ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings."""
     native, kind, left_out = _analysable(model)
-    name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
+    name = _shown(kind)
     found = json.loads(_native.shapes(native, name=name, left_out=left_out))
     return {
         g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
@@ -446,7 +451,7 @@ def expand(
     a new ``ModelProto`` for a ``ModelProto``, and ``bytes`` for a path (its external data, if any, stays where the
     input's is). Raises :class:`RefusedError` for a model ``check`` reports as broken."""
     native, kind = _native_model(model)
-    name = None if kind == "path" else f"<{'ModelProto' if kind == 'proto' else 'bytes'}>"
+    name = _shown(kind)
     options = {
         "materialize_constants": materialize_constants,
         "max_materialize_bytes": max_materialize_bytes,
