@@ -112,6 +112,11 @@ pub struct CheckArgs {
     /// Check at most N models at once (default: one per core).
     #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
+    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
+    /// is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -137,6 +142,11 @@ pub struct ShapesArgs {
     /// Output format: text, json, or dot (Graphviz; sites coloured by verdict, shapes on the edges).
     #[arg(long, value_enum, default_value_t = ShapesFormat::Text)]
     pub format: ShapesFormat,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
+    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
+    /// is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -185,6 +195,11 @@ pub struct ExpandArgs {
     /// that needs multiples of 32) instead of the small sizes tried by default. Repeatable.
     #[arg(long, value_name = "SYMBOL=SIZE", value_parser = parse_size_binding, requires = "verify", hide = cfg!(not(feature = "verify")))]
     pub verify_size: Vec<(String, usize)>,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
+    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
+    /// is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -259,6 +274,16 @@ pub fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
     Ok((symbol.trim().to_string(), size))
 }
 
+/// `NAME=SIZE` for --bind: a symbol and a size (0 included: numpy and ONNX allow empty tensors).
+pub fn parse_bind(text: &str) -> Result<(String, u64), String> {
+    let (name, size) = text.split_once('=').ok_or_else(|| format!("'{text}' is not NAME=SIZE"))?;
+    let size = size.trim().parse::<u64>().map_err(|_| format!("'{}' is not a size", size.trim()))?;
+    if name.trim().is_empty() {
+        return Err(format!("'{text}' names no symbol"));
+    }
+    Ok((name.trim().to_string(), size))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +313,15 @@ mod tests {
         assert!(parse_size_binding("height").is_err());
         assert!(parse_size_binding("=3").is_err());
         assert!(parse_size_binding("h=0").is_err());
+    }
+
+    #[test]
+    fn bindings_name_a_symbol_and_a_size() {
+        assert_eq!(parse_bind("seq=512"), Ok(("seq".to_string(), 512)));
+        assert_eq!(parse_bind(" batch = 0"), Ok(("batch".to_string(), 0)));
+        assert!(parse_bind("seq").is_err());
+        assert!(parse_bind("=3").is_err());
+        assert!(parse_bind("seq=-1").is_err());
     }
 
     #[test]

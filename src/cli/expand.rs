@@ -33,6 +33,13 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
         max_materialize_bytes: args.max_materialize_bytes,
         inline_external_below: args.inline_external_below,
         gather_external: args.gather_external_data,
+        bindings: match onnx_bcast::analysis::Bindings::new(&args.bind) {
+            Ok(bindings) => bindings,
+            Err(e) => {
+                eprintln!("onnx-bcast: error: {e}");
+                return Ok(Status::Failed);
+            }
+        },
     };
     let request = Request {
         format: args.format,

@@ -35,6 +35,8 @@ pub struct ExpandOptions {
     /// All other external data of main-graph initializers is gathered into this one new file beside the output
     /// (a plain file name).
     pub gather_external: Option<String>,
+    /// `--bind`: sizes given to the inputs' symbols before the analysis the plan is made from.
+    pub bindings: crate::analysis::Bindings,
 }
 
 impl Default for ExpandOptions {
@@ -44,6 +46,7 @@ impl Default for ExpandOptions {
             max_materialize_bytes: 16 << 20,
             inline_external_below: None,
             gather_external: None,
+            bindings: crate::analysis::Bindings::default(),
         }
     }
 }
@@ -95,7 +98,9 @@ pub struct Plan {
 /// Plans the rewrite of `model`: analyses it, refuses a model `check` calls broken, and plans every site. The
 /// plan is made from the model's own analysis, never from another's.
 pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> {
-    let analysis = crate::analysis::analyze_model_with(model, crate::analysis::Options { value_facts: false });
+    let request = crate::analysis::Request { bindings: options.bindings.clone(), function_facts: false };
+    let analysis =
+        crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
     let broken = crate::refuse::broken(&analysis);
     if !broken.is_empty() {
         return Err(ExpandError::Broken(broken));
@@ -127,6 +132,8 @@ pub enum ExpandError {
     Wire(#[from] wire::WireError),
     #[error(transparent)]
     External(#[from] crate::external::ExternalError),
+    #[error(transparent)]
+    Bind(#[from] crate::analysis::BindError),
     #[error("--gather-external-data takes a plain file name, not '{0}'")]
     GatherName(String),
     /// The model is broken in a way `check` reports as an error (a cycle, an undefined value, unusable external
