@@ -31,6 +31,9 @@ pub struct GraphEdit {
     /// New graph inputs: before IR version 4 every initializer must also be one.
     pub inputs: Vec<crate::proto::ValueInfoProto>,
     pub value_info: Vec<crate::proto::ValueInfoProto>,
+    /// Existing declarations replaced whole, by (field number: the body's `input`, `output` or `value_info`;
+    /// position among the fields of that number). `infer` writes shapes into declarations this way.
+    pub declaration_edits: BTreeMap<(u32, usize), crate::proto::ValueInfoProto>,
 }
 
 impl GraphEdit {
@@ -41,6 +44,7 @@ impl GraphEdit {
             && self.initializers.is_empty()
             && self.inputs.is_empty()
             && self.value_info.is_empty()
+            && self.declaration_edits.is_empty()
     }
 }
 
@@ -275,9 +279,19 @@ fn body(
 
     let mut node_index = 0;
     let mut initializer_index = 0;
+    let mut declarations: BTreeMap<u32, usize> = BTreeMap::new();
     for f in fields(source, range)? {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
+        }
+        if !here.declaration_edits.is_empty() && f.number != kind.node {
+            let position = declarations.entry(f.number).or_default();
+            let replaced = here.declaration_edits.get(&(f.number, *position));
+            *position += 1;
+            if let Some(v) = replaced {
+                out.message(f.number, v);
+                continue;
+            }
         }
         if Some(f.number) == kind.initializer {
             match here.initializer_edits.get(&initializer_index) {

@@ -34,6 +34,16 @@ pub enum Command {
     /// Exit status: 0 when every broadcast was made explicit, 1 when some site was left as it was (a violation, or
     /// no faithful rewrite at the model's opset) or --verify found a difference, 2 when nothing could be written.
     Expand(ExpandArgs),
+    /// Write every value's inferred element type and shape into the model (value_info and graph outputs, in
+    /// subgraphs and function bodies too); with --bind, a static model.
+    ///
+    /// Symbols stay dim_params; a derived size is written as its expression (`min(128, seq)`). Declarations that
+    /// agree are kept; one that contradicts inference is reported (declared-shape-mismatch) and replaced only with
+    /// --overwrite-declared. Everything else stays byte for byte.
+    ///
+    /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
+    /// the model is broken, and nothing was written), 2 when nothing could be written.
+    Infer(InferArgs),
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
     Explain(ExplainArgs),
     /// Print a shell completion script, generated from this command line's definition.
@@ -200,6 +210,28 @@ pub struct ExpandArgs {
     /// is an error (exit 2).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
+}
+
+#[derive(Args)]
+pub struct InferArgs {
+    /// The model to annotate.
+    pub input: PathBuf,
+    /// Where to write the annotated model (may be INPUT). Written atomically: a failure leaves it untouched.
+    pub output: PathBuf,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference; the inputs are
+    /// rewritten too, so binding every symbol writes a static model. Repeatable. A name no input declares, or a
+    /// size the model contradicts, is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
+    /// Replace declarations that contradict inference with the inferred facts instead of keeping them.
+    #[arg(long)]
+    pub overwrite_declared: bool,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Print the summary and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

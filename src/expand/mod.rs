@@ -122,6 +122,8 @@ pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> 
 pub fn expand_model(model: &Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
     let mut plan = plan(model, options.clone())?;
     plan.external = external::move_external(model, &options, &mut plan.edit)?;
+    // With --bind the plan holds only at the bound sizes: the inputs say so.
+    crate::annotate::bind_inputs(model.proto(), &options.bindings, &mut plan.edit);
     let pieces = wire::apply(model.source(), &plan.edit)?;
     Ok((plan, pieces))
 }
