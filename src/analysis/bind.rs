@@ -139,7 +139,18 @@ pub fn analyze_model_request(
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Result<Analysis, BindError> {
     request.bindings.check_names(model.proto())?;
-    let analysis = analyze_model_impl(model, options, request, each_site);
+    let mut analysis = analyze_model_impl(model, options, request, each_site);
+    let mismatch = |n: &&Note| n.code == Code::DeclaredShapeMismatch;
+    if !request.bindings.is_empty() && analysis.notes.iter().any(|n| mismatch(&n)) {
+        // A declaration that contradicts inference only at the bound sizes (`y: [4, 3]` of a `[N, 3]`, at N = 5)
+        // is the binding's contradiction. Telling it from the model's own needs the unbound analysis, run only
+        // when a contradiction is there to tell.
+        let unbound = analyze_model_impl(model, Options { value_facts: false }, &Request::default(), None);
+        let key = |n: &Note| (n.graph.clone(), n.node.clone());
+        let own: Vec<_> = unbound.notes.iter().filter(mismatch).map(key).collect();
+        let new = analysis.notes.iter().filter(mismatch).filter(|n| !own.contains(&key(n)));
+        analysis.binding_conflicts.extend(new.map(|n| n.message.clone()));
+    }
     if !analysis.binding_conflicts.is_empty() {
         return Err(BindError::Contradicts(analysis.binding_conflicts));
     }
