@@ -113,7 +113,11 @@ fn dims(v: &ValueInfoProto) -> Vec<String> {
 }
 
 fn declared<'a>(g: &'a GraphProto, name: &str) -> &'a ValueInfoProto {
-    g.value_info.iter().chain(&g.output).find(|v| v.name() == name).unwrap_or_else(|| panic!("no declaration of {name}"))
+    g.value_info
+        .iter()
+        .chain(&g.output)
+        .find(|v| v.name() == name)
+        .unwrap_or_else(|| panic!("no declaration of {name}"))
 }
 
 /// y = Relu(x) with x [N, 3], declared as y [2, 4] or as given.
@@ -136,7 +140,10 @@ fn check_bind_turns_a_condition_on_the_sequence_into_a_violation_with_its_node_a
     let past = run(&["check", "--format", "json", "--bind", "seq=128", POSITION_TABLE]);
     assert_eq!(past.code, 1, "{}", past.stderr);
     let site = &json(&past)["sites"][0];
-    assert_eq!((site["verdict"].as_str(), site["node"].as_str(), site["axis"].as_i64()), (Some("violation"), Some("#7 (Add)"), Some(1)));
+    assert_eq!(
+        (site["verdict"].as_str(), site["node"].as_str(), site["axis"].as_i64()),
+        (Some("violation"), Some("#7 (Add)"), Some(1))
+    );
     assert!(site["message"].as_str().unwrap().contains("pos_emb has 64 where tok_emb has 128"), "{site}");
     let within = run(&["check", "--format", "json", "--bind", "seq=32", POSITION_TABLE]);
     assert_eq!((within.code, json(&within)["sites"][0]["verdict"].as_str()), (0, Some("broadcast")));
@@ -154,7 +161,10 @@ fn a_binding_of_a_name_no_input_declares_is_an_error_naming_the_file_and_the_inp
         assert_eq!(r.code, 2, "{command}: {}", r.stderr);
         // (`check` reports a model it could not check in its report, on stdout, as it does any unreadable model.)
         let said = format!("{}{}", r.stdout, r.stderr);
-        assert!(said.contains(POSITION_TABLE) && said.contains("'sq'") && said.contains("batch, seq"), "{command}: {said}");
+        assert!(
+            said.contains(POSITION_TABLE) && said.contains("'sq'") && said.contains("batch, seq"),
+            "{command}: {said}"
+        );
         assert!(!Path::new(&out).exists(), "{command} wrote {out}");
     }
 }
@@ -257,7 +267,10 @@ fn infer_reports_a_contradicting_declaration_and_replaces_it_only_when_asked() {
     let kept = run(&["infer", "--format", "json", &path, &out]);
     assert_eq!(kept.code, 1, "{}", kept.stderr);
     let m = &json(&kept)["mismatches"][0];
-    assert_eq!((m["code"].as_str(), m["value"].as_str(), m["replaced"].as_bool()), (Some("declared-shape-mismatch"), Some("y"), Some(false)));
+    assert_eq!(
+        (m["code"].as_str(), m["value"].as_str(), m["replaced"].as_bool()),
+        (Some("declared-shape-mismatch"), Some("y"), Some(false))
+    );
     assert_eq!(dims(&load(&out).graph.unwrap().output[0]), ["2", "4"]);
     let replaced = run(&["infer", "--overwrite-declared", &path, &out]);
     assert_eq!(replaced.code, 0, "{}", replaced.stderr);
@@ -274,7 +287,13 @@ fn infer_bind_writes_a_static_model_inputs_included() {
     let g = load(&out).graph.unwrap();
     assert_eq!(dims(&g.input[0]), ["2", "32"]);
     assert_eq!(dims(declared(&g, "pos_emb")), ["1", "32", "8"]);
-    let params = g.input.iter().chain(&g.value_info).chain(&g.output).flat_map(|v| dims(v)).filter(|d| d.parse::<u64>().is_err());
+    let params = g
+        .input
+        .iter()
+        .chain(&g.value_info)
+        .chain(&g.output)
+        .flat_map(|v| dims(v))
+        .filter(|d| d.parse::<u64>().is_err());
     assert_eq!(params.collect::<Vec<_>>(), Vec::<String>::new());
 }
 

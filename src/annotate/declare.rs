@@ -94,8 +94,10 @@ fn merged_dim(declared: &Dimension, inferred: &Dim, replace: bool) -> Dimension 
     let written = dim_value(inferred);
     match (&declared.value, written) {
         (_, Some(Value::DimValue(n))) => Dimension { value: Some(Value::DimValue(n)), ..declared.clone() },
-        (Some(Value::DimValue(_)), _) if !replace => declared.clone(),
-        (Some(Value::DimParam(p)), _) if !p.is_empty() && !replace => declared.clone(),
+        // A negative size and Paddle's `?` name no size (as `tensor::shape_from_proto` reads them): what inference
+        // knows replaces them.
+        (Some(Value::DimValue(n)), _) if *n >= 0 && !replace => declared.clone(),
+        (Some(Value::DimParam(p)), _) if !p.is_empty() && !p.starts_with('?') && !replace => declared.clone(),
         (_, Some(w)) => Dimension { value: Some(w), ..declared.clone() },
         (_, None) => declared.clone(),
     }
