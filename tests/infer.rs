@@ -287,13 +287,8 @@ fn infer_bind_writes_a_static_model_inputs_included() {
     let g = load(&out).graph.unwrap();
     assert_eq!(dims(&g.input[0]), ["2", "32"]);
     assert_eq!(dims(declared(&g, "pos_emb")), ["1", "32", "8"]);
-    let params = g
-        .input
-        .iter()
-        .chain(&g.value_info)
-        .chain(&g.output)
-        .flat_map(|v| dims(v))
-        .filter(|d| d.parse::<u64>().is_err());
+    let params =
+        g.input.iter().chain(&g.value_info).chain(&g.output).flat_map(dims).filter(|d| d.parse::<u64>().is_err());
     assert_eq!(params.collect::<Vec<_>>(), Vec::<String>::new());
 }
 
