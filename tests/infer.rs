@@ -356,3 +356,45 @@ fn infer_refuses_a_model_that_cannot_be_read_with_one_error_naming_it() {
     assert!(r.stderr.contains("garbage.onnx"), "{}", r.stderr);
     assert!(!Path::new(&out).exists());
 }
+
+#[test]
+fn infer_into_another_folder_carries_the_external_data_and_reads_small_external_shapes() {
+    use onnx_bcast::proto::{tensor_proto::DataLocation, StringStringEntryProto, TensorProto};
+    let entry = |k: &str, v: String| StringStringEntryProto { key: Some(k.into()), value: Some(v) };
+    let external = |name: &str, dims: &[i64], data_type: i32, offset: u64, length: u64| TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(data_type),
+        data_location: Some(DataLocation::External as i32),
+        external_data: vec![
+            entry("location", "data/w.bin".into()),
+            entry("offset", offset.to_string()),
+            entry("length", length.to_string()),
+        ],
+        ..Default::default()
+    };
+    let root = scratch("external");
+    let (src, dst) = (root.join("src"), root.join("dst"));
+    std::fs::create_dir_all(src.join("data")).unwrap();
+    std::fs::create_dir_all(&dst).unwrap();
+    let mut data: Vec<u8> = [4i64, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+    data.extend((0..12).flat_map(|i| (i as f32).to_le_bytes()));
+    std::fs::write(src.join("data/w.bin"), &data).unwrap();
+    let graph = GraphProto {
+        name: Some("g".into()),
+        node: vec![node("Expand", &["X", "S"], "E"), node("Add", &["E", "W"], "Y")],
+        initializer: vec![external("S", &[2], 7, 0, 16), external("W", &[4, 3], FLOAT, 16, 48)],
+        input: vec![vi("X", &["1", "3"])],
+        output: vec![vi("Y", &["", ""])],
+        ..Default::default()
+    };
+    let path = save(&src, "m.onnx", &model(8, graph, vec![]));
+    let out = dst.join("m.onnx").display().to_string();
+    let r = run(&["infer", &path, &out]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read(dst.join("data/w.bin")).unwrap(), data, "the data file is carried beside OUT");
+    let g = load(&out).graph.unwrap();
+    assert_eq!(dims(declared(&g, "E")), ["4", "3"], "S's values are read from the external file");
+    assert_eq!(dims(declared(&g, "Y")), ["4", "3"]);
+    assert_eq!(std::fs::read(src.join("data/w.bin")).unwrap(), data, "the input is never modified");
+}
