@@ -13,8 +13,9 @@ torch corpus venv). Model sets, each optional:
   torch    the PyTorch export corpus (corpus/torch_fetch.sh: MODELS_DIR/manifest.json), at the manifest's two
            bindings.
 
-For every model: `BIN infer --format json IN OUT`; `onnx.checker.check_model(OUT, full_check=True)` (ONNX's strict
-shape inference over the written shapes); the original and OUT run in onnxruntime on the same inputs, outputs
+For every model: `BIN infer --format json IN OUT`; `BIN check` gives the same verdicts on OUT as on IN (writing the
+shapes loses nothing); `onnx.checker.check_model(OUT, full_check=True)` (ONNX's strict shape inference over the
+written shapes); the original and OUT run in onnxruntime on the same inputs, outputs
 compared (rtol 1e-4, atol 1e-5, as scripts/real_models.py); every shape OUT declares in its main graph (value_info
 and outputs) is compared with the shape onnxruntime computes (scripts/soundness.py's judge: known dims equal,
 symbols one size everywhere, expressions evaluated under the binding). How many node outputs (all graphs) have a
@@ -194,6 +195,15 @@ def study(binary, label, path, runs, work):
         except Exception as orig_ex:  # noqa: BLE001  (the original fails it too: not infer's doing)
             rec["checker_original"] = f"{type(orig_ex).__name__}: {str(orig_ex)[:300]}"
 
+    # The written model is as analysable as the original: `check` gives the same verdicts, site by site.
+    try:
+        before, after = verdicts(binary, path), verdicts(binary, out)
+        rec["verdicts_kept"] = before == after
+        if before != after:
+            diff = [f"{a} vs {b}" for a, b in zip(before, after) if a != b][:5]
+            rec["problems"].append(f"check of the written model gives other verdicts: {diff or 'site count'}")
+    except Exception as ex:  # noqa: BLE001
+        rec["problems"].append(f"check: {str(ex)[:400]}")
     orig = onnx.load(path)
     written = onnx.load(out)
     rec["before"], rec["after"] = resolution(orig), resolution(written)
@@ -335,12 +345,13 @@ def one(binary, job, work):
 # ----------------------------------------------------------------------------------------- figures
 
 def totals(records):
-    t = {"models": len(records), "written": 0, "checker_ok": 0, "checker_fails_original_too": 0, "reported": 0, "ran": 0, "outputs_equal": 0, "excluded": 0,
+    t = {"models": len(records), "verdicts_kept": 0, "written": 0, "checker_ok": 0, "checker_fails_original_too": 0, "reported": 0, "ran": 0, "outputs_equal": 0, "excluded": 0,
          "claims": 0, "mismatches": 0, "values": 0, "resolved_before": 0, "resolved_after": 0, "static_after": 0,
          "infer_seconds": 0.0, "problems": 0, "bind_models": 0, "bind_static": 0, "bind_outputs_equal": 0,
          "bind_verdicts_equal": 0, "bind_sites": 0, "bind_problems": 0}
     for r in records:
         t["written"] += "after" in r
+        t["verdicts_kept"] += bool(r.get("verdicts_kept"))
         t["checker_ok"] += r.get("checker") == "ok"
         t["checker_fails_original_too"] += "checker_original" in r
         t["reported"] += len(r.get("reported", []))

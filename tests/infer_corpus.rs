@@ -2,7 +2,7 @@
 //! judged by onnx's checker and onnxruntime (`scripts/infer_study.py`, run once with the project venv). Never skips:
 //! a missing data set or corpus fails the test with the reason.
 //!
-//! Asserted on every model: `infer` writes it; `onnx.checker.check_model(full_check=True)` accepts the output
+//! Asserted on every model: `infer` writes it; `check` gives the same verdicts on it as on the original; `onnx.checker.check_model(full_check=True)` accepts the output
 //! (unless it rejects the original as well); onnxruntime runs the output wherever it runs the original, with equal
 //! outputs, at every binding (two per dynamic axis for the corpora); every shape `infer` wrote in the main graph
 //! agrees with the one onnxruntime computes. On every model with symbolic inputs of the corpora: `infer --bind` of
@@ -64,6 +64,7 @@ fn infer_output_passes_the_checker_runs_the_same_and_agrees_with_onnxruntime_and
         let t = &sets[set];
         assert!(n(t, "models") >= least_models, "{set}: only {} models", n(t, "models"));
         assert_eq!(n(t, "written"), n(t, "models"), "{set}: every model is written");
+        assert_eq!(n(t, "verdicts_kept"), n(t, "written"), "{set}: check gives the same verdicts after infer");
         assert_eq!(n(t, "checker_ok") + n(t, "checker_fails_original_too"), n(t, "written"), "{set}: checker");
         assert_eq!(n(t, "outputs_equal"), n(t, "ran"), "{set}: outputs");
         assert!(n(t, "claims") >= least_claims, "{set}: only {} shape claims judged", n(t, "claims"));
