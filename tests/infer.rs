@@ -398,3 +398,21 @@ fn infer_into_another_folder_carries_the_external_data_and_reads_small_external_
     assert_eq!(dims(declared(&g, "Y")), ["4", "3"]);
     assert_eq!(std::fs::read(src.join("data/w.bin")).unwrap(), data, "the input is never modified");
 }
+
+#[test]
+fn infer_bind_rewrites_every_declaration_that_names_a_bound_symbol() {
+    let dir = scratch("bind-everywhere");
+    let mut m = relu_model(&["N", "3"]);
+    let g = m.graph.as_mut().unwrap();
+    g.value_info.push(vi("x", &["N", "3"]));
+    g.value_info.push(vi("r", &["N", ""]));
+    let path = save(&dir, "m.onnx", &m);
+    let out = dir.join("out.onnx").display().to_string();
+    let r = run(&["infer", "--bind", "N=2", &path, &out]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let g = load(&out).graph.unwrap();
+    let all: Vec<(String, Vec<String>)> =
+        g.input.iter().chain(&g.value_info).chain(&g.output).map(|v| (v.name().to_string(), dims(v))).collect();
+    let expected = [("x", ["2", "3"]), ("x", ["2", "3"]), ("r", ["2", "3"]), ("y", ["2", "3"])];
+    assert_eq!(all, expected.map(|(n, d)| (n.to_string(), d.map(String::from).to_vec())));
+}

@@ -109,7 +109,7 @@ pub fn plan(model: &Model, options: &InferOptions) -> Result<Plan, InferError> {
             plan.summary.functions_skipped += 1;
             continue;
         }
-        let mut planner = BodyPlanner { options, path, facts, summary: &mut plan.summary };
+        let mut planner = BodyPlanner { options, main: loc.is_empty(), path, facts, summary: &mut plan.summary };
         planner.plan(body, plan.edit.graph_mut(loc));
     }
     plan.summary.inputs_bound = bind_inputs(proto, &options.bindings, &mut plan.edit);
@@ -190,6 +190,8 @@ const NOT_TENSORS: &[&str] =
 
 struct BodyPlanner<'a> {
     options: &'a InferOptions,
+    /// The main graph (whose inputs `bind_inputs` rewrites).
+    main: bool,
     path: &'a str,
     facts: &'a HashMap<String, ValueFacts>,
     summary: &'a mut InferSummary,
@@ -210,7 +212,12 @@ impl BodyPlanner<'_> {
         let declarations: Vec<(u32, usize, &ValueInfoProto)> = match body {
             Body::Graph(g) => {
                 let outputs = g.output.iter().enumerate().map(|(i, v)| (field::graph::OUTPUT, i, v));
-                outputs.chain(g.value_info.iter().enumerate().map(|(i, v)| (field::graph::VALUE_INFO, i, v))).collect()
+                let infos = g.value_info.iter().enumerate().map(|(i, v)| (field::graph::VALUE_INFO, i, v));
+                // A subgraph's inputs (a Loop body's carried values) may name bound symbols too; the main graph's
+                // are `bind_inputs`'s.
+                let inputs = g.input.iter().enumerate().map(|(i, v)| (field::graph::INPUT, i, v));
+                let inputs = inputs.filter(|_| !self.main && !self.options.bindings.is_empty());
+                outputs.chain(infos).chain(inputs).collect()
             }
             Body::Function(f) => {
                 f.value_info.iter().enumerate().map(|(i, v)| (field::function::VALUE_INFO, i, v)).collect()
@@ -221,6 +228,7 @@ impl BodyPlanner<'_> {
         for &(number, position, vi) in &declarations {
             declared.insert(vi.name());
             if !produced_set.contains(vi.name()) || skip.contains(vi.name()) {
+                self.bind_only(vi, (number, position), edit);
                 continue;
             }
             let Some(facts) = self.facts.get(vi.name()) else { continue };
@@ -242,6 +250,19 @@ impl BodyPlanner<'_> {
             self.summary.declared += 1;
             self.count(&vi);
             edit.value_info.push(vi);
+        }
+    }
+
+    /// A declaration of a value no node of the body makes (an input, an initializer): only bound symbols change.
+    fn bind_only(&mut self, vi: &ValueInfoProto, at: (u32, usize), edit: &mut GraphEdit) {
+        if self.options.bindings.is_empty() {
+            return;
+        }
+        match declare::merged(vi, &ValueFacts::unknown(), &self.options.bindings, false) {
+            Some(bound) if bound != *vi => {
+                edit.declaration_edits.insert(at, bound);
+            }
+            _ => {}
         }
     }
 
