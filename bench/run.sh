@@ -198,7 +198,9 @@ PY_INFER_PATH='import sys, onnx
 onnx.shape_inference.infer_shapes_path(sys.argv[1], sys.argv[2])'
 PY_LOAD_SAVE='import sys, onnx
 onnx.save(onnx.load(sys.argv[1]), sys.argv[2])'
-PY_ORT_SYMBOLIC='import sys, onnx
+# symbolic_shape_infer writes temporary files into the current folder for large models: run it in OUT's folder.
+PY_ORT_SYMBOLIC='import os, sys, onnx
+os.chdir(os.path.dirname(os.path.abspath(sys.argv[2])))
 from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 m = SymbolicShapeInference.infer_shapes(onnx.load(sys.argv[1]), int_max=2**31 - 1, auto_merge=True)
 onnx.save(m, sys.argv[2])'

@@ -35,8 +35,6 @@ pub struct ExpandOptions {
     /// All other external data of main-graph initializers is gathered into this one new file beside the output
     /// (a plain file name).
     pub gather_external: Option<String>,
-    /// `--bind`: sizes given to the inputs' symbols before the analysis the plan is made from.
-    pub bindings: crate::analysis::Bindings,
 }
 
 impl Default for ExpandOptions {
@@ -46,7 +44,6 @@ impl Default for ExpandOptions {
             max_materialize_bytes: 16 << 20,
             inline_external_below: None,
             gather_external: None,
-            bindings: crate::analysis::Bindings::default(),
         }
     }
 }
@@ -98,7 +95,16 @@ pub struct Plan {
 /// Plans the rewrite of `model`: analyses it, refuses a model `check` calls broken, and plans every site. The
 /// plan is made from the model's own analysis, never from another's.
 pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> {
-    let request = crate::analysis::Request { bindings: options.bindings.clone(), function_facts: false };
+    plan_bound(model, options, &crate::analysis::Bindings::default())
+}
+
+/// [`plan`] with `--bind` sizes given to the inputs' symbols before the analysis the plan is made from.
+pub fn plan_bound(
+    model: &Model,
+    options: ExpandOptions,
+    bindings: &crate::analysis::Bindings,
+) -> Result<Plan, ExpandError> {
+    let request = crate::analysis::Request { bindings: bindings.clone(), function_facts: false };
     let analysis =
         crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
     let broken = crate::refuse::broken(&analysis);
@@ -120,10 +126,18 @@ pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> 
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
 pub fn expand_model(model: &Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
-    let mut plan = plan(model, options.clone())?;
+    expand_model_bound(model, options, &crate::analysis::Bindings::default())
+}
+
+/// [`expand_model`] with `--bind` sizes: the plan holds only at those sizes, so the inputs are rewritten to say so.
+pub fn expand_model_bound(
+    model: &Model,
+    options: ExpandOptions,
+    bindings: &crate::analysis::Bindings,
+) -> Result<(Plan, Pieces), ExpandError> {
+    let mut plan = plan_bound(model, options.clone(), bindings)?;
     plan.external = external::move_external(model, &options, &mut plan.edit)?;
-    // With --bind the plan holds only at the bound sizes: the inputs say so.
-    crate::annotate::bind_inputs(model.proto(), &options.bindings, &mut plan.edit);
+    crate::annotate::bind_inputs(model.proto(), bindings, &mut plan.edit);
     let pieces = wire::apply(model.source(), &plan.edit)?;
     Ok((plan, pieces))
 }
