@@ -204,6 +204,24 @@ def main():
         if fan:
             targets.append(("check of the function fan-out, K = 40: < 1 s", f"{fan['wall']:.3f} s", fan["wall"] < 1))
 
+    if any(r["part"] == "infer" for r in rows):
+        out.append("## Writing inferred shapes into the model (`infer`)")
+        out.append("")
+        out.append("`onnx-bcast infer M OUT` against `infer_shapes_path(M, OUT)` and onnxruntime's "
+                   "`symbolic_shape_infer(auto_merge=True)` with load and save, warm page cache; `cp` for the write.")
+        out.append("")
+        for model in ("nodes_100000", "big"):
+            out.append(f"### {model}")
+            out.append("")
+            sel = [r for r in rows if r["part"] == "infer" and r["model"] == model]
+            infer = find(rows, "infer", model, "onnx-bcast infer")
+            out.append("| contender | wall s (median) | runs s | peak RSS MiB | ÷ infer |")
+            out.append("|---|---:|---|---:|---:|")
+            for r in sel:
+                out.append(f"| {r['contender']} | {fmt_wall(r)} | {r['walls'].replace(',', ' / ')} | "
+                           f"{r['rss']:.1f} | {ratio(r, infer)} |")
+            out.append("")
+
     out.append("## Targets")
     out.append("")
     out.append("| target | measured | verdict |")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of onnx-bcast against the ONNX Python tools and cp, on seeded synthetic models.
 #
-#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | write | cold | python
+#   bench/run.sh [PART...]     PART: all (default) | big | nodes | parallel | hostile | write | cold | infer | python
 #
 #   big       the 1 GB model (200 float32 tensors of 1280x1024, 20,000 broadcasting element-wise nodes):
 #             every contender, warm page cache
@@ -12,6 +12,8 @@
 #             the function fan-out at K = 40
 #   write     expand's write path against cp in paired rounds (bench/write_path.sh; report in bench/WRITE_PATH.txt)
 #   cold      the 1 GB model again with the page cache dropped before every run (needs root; skipped otherwise)
+#   infer     `onnx-bcast infer` on the 100,000-node and the 1 GB models against infer_shapes_path and onnxruntime's
+#             symbolic_shape_infer(auto_merge=True) (load, infer, save; needs sympy: ORT_PYTHON)
 #   python    the Python API (bench/python_overhead.py; report in bench/PYTHON.txt): check(path) against the command
 #             on the 100,000-node model, check(ModelProto) against onnx.shape_inference.infer_shapes on full-size
 #             transformer exports (bench/export_full_size.py, in the PyTorch corpus venv of corpus/torch_fetch.sh).
@@ -34,6 +36,8 @@
 #   BENCH_BIN   use this onnx-bcast binary instead of building it with `cargo build --release`
 #   BENCH_NO_BUILD=1  reuse the binaries a previous run copied into BENCH_DIR/bin (no cargo at all)
 #   PYTHON      Python with onnx (default: .cache/venv/bin/python, made by scripts/testdata.sh)
+#   ORT_PYTHON  Python with onnx, onnxruntime and sympy for the `infer` part's onnxruntime contender (default: PYTHON;
+#               the PyTorch corpus venv has all three, see scripts/infer_figures.py)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -48,9 +52,9 @@ say() { echo "bench/run.sh: $*" >&2; }
 
 parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=(all)
-if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile write cold); fi
+if [[ " ${parts[*]} " == *" all "* ]]; then parts=(big nodes parallel hostile write cold infer); fi
 for p in "${parts[@]}"; do
-    case "$p" in big | nodes | parallel | hostile | write | cold | python) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, write, cold, python)" ;; esac
+    case "$p" in big | nodes | parallel | hostile | write | cold | infer | python) ;; *) die "unknown part '$p' (all, big, nodes, parallel, hostile, write, cold, infer, python)" ;; esac
 done
 
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
@@ -198,6 +202,13 @@ PY_INFER_PATH='import sys, onnx
 onnx.shape_inference.infer_shapes_path(sys.argv[1], sys.argv[2])'
 PY_LOAD_SAVE='import sys, onnx
 onnx.save(onnx.load(sys.argv[1]), sys.argv[2])'
+# symbolic_shape_infer writes temporary files into the current folder for large models: run it in OUT's folder.
+PY_ORT_SYMBOLIC='import os, sys, onnx
+os.chdir(os.path.dirname(os.path.abspath(sys.argv[2])))
+from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+m = SymbolicShapeInference.infer_shapes(onnx.load(sys.argv[1]), int_max=2**31 - 1, auto_merge=True)
+onnx.save(m, sys.argv[2])'
+ORT_PYTHON="${ORT_PYTHON:-$PYTHON}"
 
 # settle FILE...: the warm state: the cache dropped (when permitted), then the files read once with cat.
 settle() {
@@ -293,6 +304,27 @@ for part in "${parts[@]}"; do
         BENCH_NO_BUILD=1 WRITE_PATH_BIN="$BIN" ROUNDS="${WRITE_ROUNDS:-7}" bash "$repo/bench/write_path.sh" \
             | tee "$repo/bench/WRITE_PATH.txt" || die "bench/write_path.sh failed"
         continue
+        ;;
+    infer)
+        # Writing the inferred shapes into the model: onnx-bcast infer against the Python tools that do the same.
+        gen big "${BIG_ARGS[@]}"
+        # shellcheck disable=SC2046
+        gen nodes_100000 $(nodes_args 100000 1)
+        CACHE=warm
+        for name in nodes_100000 big; do
+            m="$BENCH_DIR/models/$name.onnx" o="$BENCH_DIR/out/$name.out.onnx"
+            PREP_IN=("$m") PREP_OUT=("$o")
+            settle "$m"
+            measure infer "$name" "onnx-bcast infer" "$BIN" infer "$m" "$o"
+            measure infer "$name" "cp" cp "$m" "$o"
+            measure infer "$name" "infer_shapes_path" "$PYTHON" -c "$PY_INFER_PATH" "$m" "$o"
+            if "$ORT_PYTHON" -c 'import onnxruntime, sympy' 2>/dev/null; then
+                measure infer "$name" "ORT symbolic_shape_infer (load, infer, save)" "$ORT_PYTHON" -c "$PY_ORT_SYMBOLIC" "$m" "$o"
+            else
+                say "infer: $ORT_PYTHON has no onnxruntime or sympy: set ORT_PYTHON to measure symbolic_shape_infer"
+            fi
+            rm -f "$o"
+        done
         ;;
     python)
         wheel_python="$repo/.cache/wheel-test-venv/bin/python"

@@ -31,6 +31,9 @@ pub struct GraphEdit {
     /// New graph inputs: before IR version 4 every initializer must also be one.
     pub inputs: Vec<crate::proto::ValueInfoProto>,
     pub value_info: Vec<crate::proto::ValueInfoProto>,
+    /// Existing declarations replaced whole, by (field number: the body's `input`, `output` or `value_info`;
+    /// position among the fields of that number). `infer` writes shapes into declarations this way.
+    pub declaration_edits: BTreeMap<(u32, usize), crate::proto::ValueInfoProto>,
 }
 
 impl GraphEdit {
@@ -41,6 +44,7 @@ impl GraphEdit {
             && self.initializers.is_empty()
             && self.inputs.is_empty()
             && self.value_info.is_empty()
+            && self.declaration_edits.is_empty()
     }
 }
 
@@ -255,29 +259,23 @@ fn body(
     let empty = GraphEdit::default();
     let here = edit.graphs.get(&loc).unwrap_or(&empty);
     let mut out = Pieces::default();
-    // New initializers and value_info go after the existing fields of their number, before the first field
-    // numbered higher: the order a protobuf encoder would have used.
-    let mut pending: Vec<(u32, Pieces)> = Vec::new();
-    if let Some(tag) = kind.initializer {
-        let mut p = Pieces::default();
-        here.initializers.iter().for_each(|t| p.message(tag, t));
-        pending.push((tag, p));
-    }
-    if let Some(tag) = kind.input {
-        let mut p = Pieces::default();
-        here.inputs.iter().for_each(|v| p.message(tag, v));
-        pending.push((tag, p));
-    }
-    let mut p = Pieces::default();
-    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
-    pending.push((kind.value_info, p));
-    pending.sort_by_key(|(tag, _)| *tag);
+    let mut pending = appended(here, kind);
 
     let mut node_index = 0;
     let mut initializer_index = 0;
+    let mut declarations: BTreeMap<u32, usize> = BTreeMap::new();
     for f in fields(source, range)? {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
+        }
+        if !here.declaration_edits.is_empty() && f.number != kind.node {
+            let position = declarations.entry(f.number).or_default();
+            let replaced = here.declaration_edits.get(&(f.number, *position));
+            *position += 1;
+            if let Some(v) = replaced {
+                out.message(f.number, v);
+                continue;
+            }
         }
         if Some(f.number) == kind.initializer {
             match here.initializer_edits.get(&initializer_index) {
@@ -317,6 +315,27 @@ fn body(
         out.append(p);
     }
     Ok(out)
+}
+
+/// The fields an edit adds to a body, by field number. New initializers and value_info go after the existing fields
+/// of their number, before the first field numbered higher: the order a protobuf encoder would have used.
+fn appended(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
+    let mut pending: Vec<(u32, Pieces)> = Vec::new();
+    if let Some(tag) = kind.initializer {
+        let mut p = Pieces::default();
+        here.initializers.iter().for_each(|t| p.message(tag, t));
+        pending.push((tag, p));
+    }
+    if let Some(tag) = kind.input {
+        let mut p = Pieces::default();
+        here.inputs.iter().for_each(|v| p.message(tag, v));
+        pending.push((tag, p));
+    }
+    let mut p = Pieces::default();
+    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
+    pending.push((kind.value_info, p));
+    pending.sort_by_key(|(tag, _)| *tag);
+    pending
 }
 
 fn string_field(tag: u32, s: &str) -> Vec<u8> {
@@ -449,6 +468,26 @@ mod tests {
         encode_varint(99 << 3, &mut unknown);
         encode_varint(42, &mut unknown);
         assert!(out.windows(unknown.len()).any(|w| w == unknown), "the unknown field survives");
+    }
+
+    #[test]
+    fn a_declaration_replaced_by_position_leaves_its_neighbours_byte_for_byte() {
+        use crate::proto::ValueInfoProto;
+        let named = |n: &str| ValueInfoProto { name: Some(n.into()), ..Default::default() };
+        let graph = GraphProto {
+            node: vec![node("Add", &["a", "b"], "c")],
+            output: vec![named("c"), named("d")],
+            value_info: vec![named("e")],
+            ..Default::default()
+        };
+        let source = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+        let mut edit = ModelEdit::default();
+        let doc = ValueInfoProto { doc_string: Some("new".into()), ..named("d") };
+        edit.graph_mut(&[]).declaration_edits.insert((field::graph::OUTPUT, 1), doc.clone());
+        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
+        let g = out.graph.unwrap();
+        assert_eq!(g.output, [named("c"), doc]);
+        assert_eq!(g.value_info, [named("e")]);
     }
 
     #[test]

@@ -92,7 +92,8 @@ impl<'m> Walker<'m, '_> {
             declared: f.value_info.iter().collect(),
             declared_inputs: 0,
             outputs: f.output.iter().map(String::as_str).collect(),
-            record: false,
+            // A function body's facts depend on the call: recorded per call only when asked (`infer`).
+            record: self.function_facts,
         };
         let opset = default_opset(&f.opset_import).unwrap_or(env.opset);
         let inner = Env {

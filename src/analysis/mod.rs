@@ -55,6 +55,8 @@ pub struct Analysis {
     /// Ops that no inference rule knows (`domain.op` outside the default domain), with how many nodes each: their
     /// outputs are unknown, and so is what depends on them.
     pub opaque: std::collections::BTreeMap<String, usize>,
+    /// Where a `--bind` size contradicts a size the model fixes (see [`bind`]); the analysis is then an error.
+    pub binding_conflicts: Vec<String>,
 }
 
 /// What an analysis keeps besides its sites and notes.
@@ -73,7 +75,7 @@ impl Default for Options {
 
 /// Analyses a decoded model. Never fails: what cannot be understood becomes unknown facts or notes.
 pub fn analyze(model: &ModelProto) -> Analysis {
-    analyze_with(model, HashMap::default(), Vec::new(), Options::default(), None)
+    analyze_with(model, HashMap::default(), Vec::new(), (Options::default(), &Request::default()), None)
 }
 
 /// Analyses a loaded model, following its external data references: every location is checked to stay inside
@@ -85,18 +87,19 @@ pub fn analyze_model(model: &crate::model::Model) -> Analysis {
 
 /// [`analyze_model`], keeping what `options` asks for.
 pub fn analyze_model_with(model: &crate::model::Model, options: Options) -> Analysis {
-    analyze_model_impl(model, options, None)
+    analyze_model_impl(model, options, &Request::default(), None)
 }
 
 /// [`analyze_model_with`], handing each site to `each_site` as soon as it is evaluated instead of keeping it in
 /// [`Analysis::sites`], which stays empty: a large model's sites then never all exist at once.
 pub fn analyze_model_each(model: &crate::model::Model, options: Options, each_site: &mut dyn FnMut(Site)) -> Analysis {
-    analyze_model_impl(model, options, Some(each_site))
+    analyze_model_impl(model, options, &Request::default(), Some(each_site))
 }
 
 fn analyze_model_impl(
     model: &crate::model::Model,
     options: Options,
+    request: &Request,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
@@ -105,18 +108,20 @@ fn analyze_model_impl(
         .into_iter()
         .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string() })
         .collect();
-    analyze_with(model.proto(), values, notes, options, each_site)
+    analyze_with(model.proto(), values, notes, (options, request), each_site)
 }
 
 fn analyze_with(
     model: &ModelProto,
     external: HashMap<String, Vec<i64>>,
     notes: Vec<Note>,
-    options: Options,
+    (options, request): (Options, &Request),
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
     let mut walker = Walker {
         options,
+        bindings: request.bindings.clone(),
+        function_facts: request.function_facts,
         each_site,
         functions: HashMap::default(),
         active: Vec::new(),
@@ -153,6 +158,7 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
     imports.iter().find(|o| ops::is_default_domain(o.domain())).map(|o| o.version())
 }
 
+pub mod bind;
 mod call;
 mod scope;
 mod site;
@@ -160,3 +166,5 @@ mod walk;
 
 use scope::{Body, Env};
 use walk::Walker;
+
+pub use bind::{analyze_model_request, BindError, Bindings, Request};

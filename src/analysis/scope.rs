@@ -108,7 +108,7 @@ pub(super) struct Body<'m> {
     /// How many of `declared`, from the front, declare graph inputs.
     pub(super) declared_inputs: usize,
     pub(super) outputs: Vec<&'m str>,
-    /// Only graphs record their facts: a function body's facts depend on the call site.
+    /// Graphs record their facts; a function body, whose facts depend on the call site, only when asked.
     pub(super) record: bool,
 }
 

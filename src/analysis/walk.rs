@@ -6,6 +6,10 @@ use super::*;
 
 pub(super) struct Walker<'m, 's> {
     pub(super) options: Options,
+    /// `--bind` sizes: graph inputs' declared symbols take them before inference.
+    pub(super) bindings: Bindings,
+    /// Record function bodies' facts too (`infer` writes them).
+    pub(super) function_facts: bool,
     /// Where sites go when they are not kept in the analysis.
     pub(super) each_site: Option<&'s mut dyn FnMut(Site)>,
     pub(super) functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
@@ -120,7 +124,10 @@ impl<'m> Walker<'m, '_> {
         let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
         for (i, vi) in infos.iter().enumerate() {
             let mut negative = Vec::new();
-            let facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
+            let mut facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
+            if i < declared_inputs && !self.bindings.is_empty() {
+                facts = self.bindings.facts(&facts);
+            }
             if !negative.is_empty() {
                 let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
                 let msg = format!(
@@ -214,11 +221,24 @@ impl<'m> Walker<'m, '_> {
             }
             let facts = match declared.get(name.as_str()) {
                 Some(d) => {
-                    if let Some(why) = tensor::contradiction(&facts, d) {
-                        let msg = format!("value '{name}' is declared with other facts than inference finds: {why}");
-                        self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
+                    // A declaration is read with the bound sizes too; one that contradicts inference only once they
+                    // are bound is the binding's contradiction, not the model's.
+                    let bound = match self.bindings.is_empty() {
+                        true => std::borrow::Cow::Borrowed(d),
+                        false => std::borrow::Cow::Owned(self.bindings.facts(d)),
+                    };
+                    if let Some(why) = tensor::contradiction(&facts, &bound) {
+                        if !self.bindings.is_empty() && tensor::contradiction(&facts, d).is_none() {
+                            let at = node_label(node, index);
+                            let msg = format!("value '{name}' of node {at} in {}: {why}", env.path);
+                            self.out.binding_conflicts.push(msg);
+                        } else {
+                            let msg =
+                                format!("value '{name}' is declared with other facts than inference finds: {why}");
+                            self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
+                        }
                     }
-                    facts.filled_from(d)
+                    facts.filled_from(&bound)
                 }
                 None => facts,
             };

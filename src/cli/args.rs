@@ -34,6 +34,16 @@ pub enum Command {
     /// Exit status: 0 when every broadcast was made explicit, 1 when some site was left as it was (a violation, or
     /// no faithful rewrite at the model's opset) or --verify found a difference, 2 when nothing could be written.
     Expand(ExpandArgs),
+    /// Write every value's inferred element type and shape into the model (value_info and graph outputs, in
+    /// subgraphs and function bodies too); with --bind, a static model.
+    ///
+    /// Symbols stay dim_params; a derived size is written as its expression (`min(128, seq)`). Declarations that
+    /// agree are kept; one that contradicts inference is reported (declared-shape-mismatch) and replaced only with
+    /// --overwrite-declared. Everything else stays byte for byte.
+    ///
+    /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
+    /// the model is broken, and nothing was written), 2 when nothing could be written.
+    Infer(InferArgs),
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
     Explain(ExplainArgs),
     /// Print a shell completion script, generated from this command line's definition.
@@ -112,6 +122,11 @@ pub struct CheckArgs {
     /// Check at most N models at once (default: one per core).
     #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
+    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
+    /// is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -137,6 +152,11 @@ pub struct ShapesArgs {
     /// Output format: text, json, or dot (Graphviz; sites coloured by verdict, shapes on the edges).
     #[arg(long, value_enum, default_value_t = ShapesFormat::Text)]
     pub format: ShapesFormat,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
+    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
+    /// is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -185,6 +205,33 @@ pub struct ExpandArgs {
     /// that needs multiples of 32) instead of the small sizes tried by default. Repeatable.
     #[arg(long, value_name = "SYMBOL=SIZE", value_parser = parse_size_binding, requires = "verify", hide = cfg!(not(feature = "verify")))]
     pub verify_size: Vec<(String, usize)>,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
+    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
+    /// is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
+}
+
+#[derive(Args)]
+pub struct InferArgs {
+    /// The model to annotate.
+    pub input: PathBuf,
+    /// Where to write the annotated model (may be INPUT). Written atomically: a failure leaves it untouched.
+    pub output: PathBuf,
+    /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference; the inputs are
+    /// rewritten too, so binding every symbol writes a static model. Repeatable. A name no input declares, or a
+    /// size the model contradicts, is an error (exit 2).
+    #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
+    pub bind: Vec<(String, u64)>,
+    /// Replace declarations that contradict inference with the inferred facts instead of keeping them.
+    #[arg(long)]
+    pub overwrite_declared: bool,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Print the summary and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -259,6 +306,16 @@ pub fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
     Ok((symbol.trim().to_string(), size))
 }
 
+/// `NAME=SIZE` for --bind: a symbol and a size (0 included: numpy and ONNX allow empty tensors).
+pub fn parse_bind(text: &str) -> Result<(String, u64), String> {
+    let (name, size) = text.split_once('=').ok_or_else(|| format!("'{text}' is not NAME=SIZE"))?;
+    let size = size.trim().parse::<u64>().map_err(|_| format!("'{}' is not a size", size.trim()))?;
+    if name.trim().is_empty() {
+        return Err(format!("'{text}' names no symbol"));
+    }
+    Ok((name.trim().to_string(), size))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +345,15 @@ mod tests {
         assert!(parse_size_binding("height").is_err());
         assert!(parse_size_binding("=3").is_err());
         assert!(parse_size_binding("h=0").is_err());
+    }
+
+    #[test]
+    fn bindings_name_a_symbol_and_a_size() {
+        assert_eq!(parse_bind("seq=512"), Ok(("seq".to_string(), 512)));
+        assert_eq!(parse_bind(" batch = 0"), Ok(("batch".to_string(), 0)));
+        assert!(parse_bind("seq").is_err());
+        assert!(parse_bind("=3").is_err());
+        assert!(parse_bind("seq=-1").is_err());
     }
 
     #[test]

@@ -28,7 +28,14 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
     for warning in warnings {
         eprintln!("onnx-bcast: warning: {warning}");
     }
-    run_checks(&targets, options, args.jobs, reporter(args))
+    let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
+        Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false },
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    run_checks(&targets, options, args.jobs, reporter(args), &request)
 }
 
 /// Where the results go: the format, its colours, and how much it says.

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::expand::{expand_model, ExpandError, ExpandOptions, ExpandSummary, Plan};
+use onnx_bcast::expand::{expand_model_bound, ExpandError, ExpandOptions, ExpandSummary, Plan};
 use onnx_bcast::model::Model;
 use onnx_bcast::wire::Pieces;
 
@@ -21,6 +21,8 @@ struct Request {
     quiet: bool,
     /// `--verify`, with the `--verify-size` bindings.
     verify: Option<Vec<(String, usize)>>,
+    /// `--bind`.
+    bindings: onnx_bcast::analysis::Bindings,
 }
 
 pub fn command(args: ExpandArgs) -> io::Result<Status> {
@@ -34,17 +36,31 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
         inline_external_below: args.inline_external_below,
         gather_external: args.gather_external_data,
     };
+    let bindings = match onnx_bcast::analysis::Bindings::new(&args.bind) {
+        Ok(bindings) => bindings,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
     let request = Request {
         format: args.format,
         dry_run: args.dry_run,
         quiet: args.quiet,
         verify: args.verify.then_some(args.verify_size),
+        bindings,
     };
     expand(&args.input, &args.output, options, &request)
 }
 
 /// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
-fn plan(input: &Path, output: &Path, options: ExpandOptions, dry_run: bool) -> Result<(Model, Plan, Pieces), Status> {
+fn plan(
+    input: &Path,
+    output: &Path,
+    options: ExpandOptions,
+    request: &Request,
+) -> Result<(Model, Plan, Pieces), Status> {
+    let dry_run = request.dry_run;
     let shown = input.display().to_string();
     let model = Model::open(input).map_err(|e| {
         eprintln!("onnx-bcast: error: {e}");
@@ -59,7 +75,7 @@ fn plan(input: &Path, output: &Path, options: ExpandOptions, dry_run: bool) -> R
     }
     let planned = onnx_bcast::panics::guard(|| {
         onnx_bcast::panics::test_point("expand");
-        expand_model(&model, options)
+        expand_model_bound(&model, options, &request.bindings)
     });
     match planned {
         Ok(Ok((plan, pieces))) => Ok((model, plan, pieces)),
@@ -83,7 +99,7 @@ fn plan(input: &Path, output: &Path, options: ExpandOptions, dry_run: bool) -> R
 
 fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request) -> io::Result<Status> {
     let shown = input.display().to_string();
-    let (model, plan, pieces) = match plan(input, output, options, request.dry_run) {
+    let (model, plan, pieces) = match plan(input, output, options, request) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };

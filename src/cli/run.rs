@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
-use onnx_bcast::analysis::analyze_model_each;
+use onnx_bcast::analysis::{analyze_model_request, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
 use onnx_bcast::config::Target;
 use onnx_bcast::model::Model;
@@ -22,7 +22,7 @@ use super::{Status, SITES_ONLY};
 /// Checks one model on a worker thread: each site is judged and dropped as the analysis reaches it. For JSON
 /// output (`json`) each site is written to the model's spool as it is judged, so memory does not grow with the
 /// number of sites.
-fn check_target(target: &Target, options: CheckOptions, json: bool) -> Outcome {
+fn check_target(target: &Target, options: CheckOptions, json: bool, request: &Request) -> Outcome {
     let shown = target.path().display().to_string();
     let mut spool = None;
     let report = match target {
@@ -32,7 +32,7 @@ fn check_target(target: &Target, options: CheckOptions, json: bool) -> Outcome {
             Err(e) => Err(Failure::Load(e.to_string())),
             Ok(model) if json => {
                 onnx_bcast::panics::test_point("check");
-                check_streaming(&model, &shown, options).map(|(report, written)| {
+                check_streaming(&model, &shown, options, request).map(|(report, written)| {
                     spool = Some(written);
                     report
                 })
@@ -40,7 +40,8 @@ fn check_target(target: &Target, options: CheckOptions, json: bool) -> Outcome {
             Ok(model) => {
                 onnx_bcast::panics::test_point("check");
                 let mut judge = Judge::new(options, false);
-                let analysis = analyze_model_each(&model, SITES_ONLY, &mut |site| judge.judge(site));
+                let analysis = analyze_model_request(&model, SITES_ONLY, request, Some(&mut |site| judge.judge(site)))
+                    .map_err(|e| Failure::Load(format!("{shown}: {e}")))?;
                 Ok(judge.finish(&analysis))
             }
         })
@@ -56,6 +57,7 @@ fn check_streaming(
     model: &Model,
     shown: &str,
     options: CheckOptions,
+    request: &Request,
 ) -> Result<(onnx_bcast::check::Report, Spool), Failure> {
     let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {e}"));
     let mut spool = Spool::default();
@@ -63,14 +65,20 @@ fn check_streaming(
     let mut judge = Judge::new(options, false);
     let mut first = true;
     let mut written: io::Result<()> = Ok(());
-    let analysis = analyze_model_each(model, SITES_ONLY, &mut |site| {
-        judge.judge_with(site, |report| {
-            if written.is_ok() {
-                written = render::write_json_site(&mut spool, report, first);
-                first = false;
-            }
-        })
-    });
+    let analysis = analyze_model_request(
+        model,
+        SITES_ONLY,
+        request,
+        Some(&mut |site| {
+            judge.judge_with(site, |report| {
+                if written.is_ok() {
+                    written = render::write_json_site(&mut spool, report, first);
+                    first = false;
+                }
+            })
+        }),
+    )
+    .map_err(|e| Failure::Load(format!("{shown}: {e}")))?;
     written.map_err(spooling)?;
     let report = judge.finish(&analysis);
     render::write_json_model_end(&mut spool, &report).map_err(spooling)?;
@@ -94,6 +102,7 @@ pub fn run_checks(
     options: CheckOptions,
     jobs: Option<std::num::NonZeroUsize>,
     mut sink: Reporter,
+    request: &Request,
 ) -> io::Result<Status> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.map_or(0, |n| n.get()))
@@ -115,7 +124,7 @@ pub fn run_checks(
                 // par_bridge hands out targets in order, so results arrive roughly in order.
                 targets.iter().enumerate().par_bridge().for_each_with(tx, |tx, (i, target)| {
                     if !cancel.load(Ordering::Relaxed) {
-                        let _ = tx.send((i, check_target(target, options, streams_json)));
+                        let _ = tx.send((i, check_target(target, options, streams_json, request)));
                     }
                 });
             })

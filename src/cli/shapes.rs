@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::analysis::analyze_model;
+use onnx_bcast::analysis::{analyze_model_request, Bindings, Options, Request};
 use onnx_bcast::check::{check, CheckOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::render;
@@ -13,9 +13,16 @@ use super::Status;
 
 /// Each model in turn, the worst status wins; a model that cannot be read does not stop the others.
 pub fn command(args: &ShapesArgs) -> io::Result<Status> {
+    let request = match Bindings::new(&args.bind) {
+        Ok(bindings) => Request { bindings, function_facts: false },
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
     let mut worst = Status::Clean;
     for model in &args.models {
-        worst = worst.max(shapes(model, args.format)?);
+        worst = worst.max(shapes(model, args.format, &request)?);
     }
     Ok(worst)
 }
@@ -31,7 +38,7 @@ fn open(path: &Path) -> io::Result<Result<Model, onnx_bcast::model::LoadError>> 
     }
 }
 
-fn shapes(path: &Path, format: ShapesFormat) -> io::Result<Status> {
+fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<Status> {
     let shown = path.display().to_string();
     let model = match open(path)? {
         Ok(model) => model,
@@ -40,8 +47,13 @@ fn shapes(path: &Path, format: ShapesFormat) -> io::Result<Status> {
             return Ok(Status::Failed);
         }
     };
-    let analysis = match onnx_bcast::panics::guard(|| analyze_model(&model)) {
-        Ok(a) => a,
+    let analysis = match onnx_bcast::panics::guard(|| analyze_model_request(&model, Options::default(), request, None))
+    {
+        Ok(Ok(a)) => a,
+        Ok(Err(e)) => {
+            eprintln!("onnx-bcast: error: {shown}: {e}");
+            return Ok(Status::Failed);
+        }
         Err(panic) => {
             eprintln!("onnx-bcast: internal error: {shown}: {panic}");
             return Ok(Status::Failed);

@@ -95,7 +95,18 @@ pub struct Plan {
 /// Plans the rewrite of `model`: analyses it, refuses a model `check` calls broken, and plans every site. The
 /// plan is made from the model's own analysis, never from another's.
 pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> {
-    let analysis = crate::analysis::analyze_model_with(model, crate::analysis::Options { value_facts: false });
+    plan_bound(model, options, &crate::analysis::Bindings::default())
+}
+
+/// [`plan`] with `--bind` sizes given to the inputs' symbols before the analysis the plan is made from.
+pub fn plan_bound(
+    model: &Model,
+    options: ExpandOptions,
+    bindings: &crate::analysis::Bindings,
+) -> Result<Plan, ExpandError> {
+    let request = crate::analysis::Request { bindings: bindings.clone(), function_facts: false };
+    let analysis =
+        crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
     let broken = crate::refuse::broken(&analysis);
     if !broken.is_empty() {
         return Err(ExpandError::Broken(broken));
@@ -115,8 +126,18 @@ pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> 
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
 pub fn expand_model(model: &Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
-    let mut plan = plan(model, options.clone())?;
+    expand_model_bound(model, options, &crate::analysis::Bindings::default())
+}
+
+/// [`expand_model`] with `--bind` sizes: the plan holds only at those sizes, so the inputs are rewritten to say so.
+pub fn expand_model_bound(
+    model: &Model,
+    options: ExpandOptions,
+    bindings: &crate::analysis::Bindings,
+) -> Result<(Plan, Pieces), ExpandError> {
+    let mut plan = plan_bound(model, options.clone(), bindings)?;
     plan.external = external::move_external(model, &options, &mut plan.edit)?;
+    crate::annotate::bind_inputs(model.proto(), bindings, &mut plan.edit);
     let pieces = wire::apply(model.source(), &plan.edit)?;
     Ok((plan, pieces))
 }
@@ -127,6 +148,8 @@ pub enum ExpandError {
     Wire(#[from] wire::WireError),
     #[error(transparent)]
     External(#[from] crate::external::ExternalError),
+    #[error(transparent)]
+    Bind(#[from] crate::analysis::BindError),
     #[error("--gather-external-data takes a plain file name, not '{0}'")]
     GatherName(String),
     /// The model is broken in a way `check` reports as an error (a cycle, an undefined value, unusable external

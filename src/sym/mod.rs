@@ -13,6 +13,7 @@
 mod bounds;
 pub(crate) mod display;
 mod parse;
+mod subst;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

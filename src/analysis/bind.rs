@@ -1,0 +1,179 @@
+//! `--bind NAME=SIZE`: sizes given to the symbols the model's inputs name (`dim_param`s), before inference, so
+//! that every size derived from them is worked out again (`min(128, seq)` at seq = 512 is 128). A binding must
+//! name a symbol of the main graph's inputs, and must not contradict a size the model fixes elsewhere (a declared
+//! `dim_value` that inference then finds to be another size): either is an error, never a silent choice.
+
+use std::collections::BTreeMap;
+
+use super::*;
+
+/// Sizes given to symbols, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bindings {
+    sizes: BTreeMap<String, u64>,
+}
+
+/// What an analysis is asked for beyond [`Options`].
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub bindings: Bindings,
+    /// Also record the facts of each model-local function body, per call ([`GraphFacts`] at
+    /// `[GraphStep::Function(i)]`, once per distinct call signature), as `infer` writes them into the body.
+    pub function_facts: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BindError {
+    #[error("--bind {name}={size}: {name} is already bound to {earlier}")]
+    Twice { name: String, size: u64, earlier: u64 },
+    #[error("--bind {name}={size}: the size is larger than ONNX allows (a dim is an int64)")]
+    TooLarge { name: String, size: u64 },
+    #[error("--bind {name}: no input of the model has a dim named '{name}' ({known})")]
+    Unknown { name: String, known: String },
+    #[error("--bind contradicts the model: {}", .0.join("; "))]
+    Contradicts(Vec<String>),
+}
+
+impl Bindings {
+    /// The bindings `NAME=SIZE` in command-line order; one name given two sizes is an error.
+    pub fn new(pairs: &[(String, u64)]) -> Result<Bindings, BindError> {
+        let mut sizes = BTreeMap::new();
+        for (name, size) in pairs {
+            if i64::try_from(*size).is_err() {
+                return Err(BindError::TooLarge { name: name.clone(), size: *size });
+            }
+            match sizes.insert(name.clone(), *size) {
+                Some(earlier) if earlier != *size => {
+                    return Err(BindError::Twice { name: name.clone(), size: *size, earlier })
+                }
+                _ => {}
+            }
+        }
+        Ok(Bindings { sizes })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.sizes.get(name).copied()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.sizes.iter().map(|(k, &v)| (k.as_str(), v))
+    }
+
+    fn size(&self, name: &str) -> Option<i64> {
+        self.get(name).and_then(|v| i64::try_from(v).ok())
+    }
+
+    /// A dim with the bound symbols replaced by their sizes.
+    pub fn dim(&self, d: &Dim) -> Dim {
+        let poly = match d {
+            Dim::Known(_) | Dim::Unknown => return d.clone(),
+            Dim::Sym(s) => return self.get(s).map_or_else(|| d.clone(), Dim::Known),
+            Dim::Expr(p) => (**p).clone(),
+            Dim::Broadcast(names) => crate::sym::Poly::broadcast(names.clone()),
+        };
+        match poly.substitute(&|name| self.size(name)) {
+            Some(p) => Dim::from_poly(p),
+            None => d.clone(),
+        }
+    }
+
+    pub fn shape(&self, s: &Shape) -> Shape {
+        Shape(s.dims().map(|dims| dims.iter().map(|d| self.dim(d)).collect()))
+    }
+
+    /// Facts with the bound symbols replaced, in the shape and in the contents.
+    pub fn facts(&self, f: &ValueFacts) -> ValueFacts {
+        if self.is_empty() {
+            return f.clone();
+        }
+        let value = f
+            .value
+            .as_ref()
+            .map(|v| v.iter().map(|x| x.as_ref().and_then(|p| p.substitute(&|name| self.size(name)))).collect());
+        ValueFacts { shape: self.shape(&f.shape), value, ..f.clone() }
+    }
+
+    /// Every bound name is a symbol some input of the main graph declares.
+    pub fn check_names(&self, model: &ModelProto) -> Result<(), BindError> {
+        let named = input_symbols(model);
+        for name in self.sizes.keys() {
+            if !named.iter().any(|n| n == name) {
+                let known = match named.is_empty() {
+                    true => "its inputs name no size".to_string(),
+                    false => format!("its inputs name {}", named.join(", ")),
+                };
+                return Err(BindError::Unknown { name: name.clone(), known });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `dim_param`s of the main graph's inputs, in order of appearance, each once.
+pub fn input_symbols(model: &ModelProto) -> Vec<String> {
+    use crate::proto::tensor_shape_proto::dimension::Value;
+    let mut out: Vec<String> = Vec::new();
+    let inputs = model.graph.iter().flat_map(|g| &g.input);
+    let shapes = inputs.filter_map(|vi| vi.r#type.as_ref()?.tensor_type.as_ref()?.shape.as_ref());
+    for dim in shapes.flat_map(|s| &s.dim) {
+        if let Some(Value::DimParam(p)) = &dim.value {
+            if !p.is_empty() && !p.starts_with('?') && !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+    }
+    out
+}
+
+/// [`analyze_model_each`] or [`analyze_model_with`] (when `each_site` is `None`) with the bindings and records of
+/// `request`. A bound name no input declares, or a binding the model contradicts, is an error.
+pub fn analyze_model_request(
+    model: &crate::model::Model,
+    options: Options,
+    request: &Request,
+    each_site: Option<&mut dyn FnMut(Site)>,
+) -> Result<Analysis, BindError> {
+    request.bindings.check_names(model.proto())?;
+    let mut analysis = analyze_model_impl(model, options, request, each_site);
+    let mismatch = |n: &&Note| n.code == Code::DeclaredShapeMismatch;
+    if !request.bindings.is_empty() && analysis.notes.iter().any(|n| mismatch(&n)) {
+        // A declaration that contradicts inference only at the bound sizes (`y: [4, 3]` of a `[N, 3]`, at N = 5)
+        // is the binding's contradiction. Telling it from the model's own needs the unbound analysis, run only
+        // when a contradiction is there to tell.
+        let unbound = analyze_model_impl(model, Options { value_facts: false }, &Request::default(), None);
+        let key = |n: &Note| (n.graph.clone(), n.node.clone());
+        let own: Vec<_> = unbound.notes.iter().filter(mismatch).map(key).collect();
+        let new = analysis.notes.iter().filter(mismatch).filter(|n| !own.contains(&key(n)));
+        analysis.binding_conflicts.extend(new.map(|n| n.message.clone()));
+    }
+    if !analysis.binding_conflicts.is_empty() {
+        return Err(BindError::Contradicts(analysis.binding_conflicts));
+    }
+    Ok(analysis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_name_bound_twice_to_different_sizes_is_an_error() {
+        let twice = [("seq".to_string(), 8), ("seq".to_string(), 9)];
+        assert!(matches!(Bindings::new(&twice), Err(BindError::Twice { earlier: 8, .. })));
+        let same = [("seq".to_string(), 8), ("seq".to_string(), 8)];
+        assert_eq!(Bindings::new(&same).unwrap().get("seq"), Some(8));
+    }
+
+    #[test]
+    fn a_bound_dim_is_its_size_and_derived_dims_follow() {
+        let b = Bindings::new(&[("H".to_string(), 9)]).unwrap();
+        assert_eq!(b.dim(&Dim::sym("H")), Dim::Known(9));
+        assert_eq!(b.dim(&Dim::from_dim_param("floor((H - 1) / 2) + 1")), Dim::Known(5));
+        assert_eq!(b.dim(&Dim::sym("W")), Dim::sym("W"));
+    }
+}

@@ -1,0 +1,157 @@
+//! One declaration: the inferred facts of a value written as a `ValueInfoProto`, or merged into the declaration it
+//! already has. Known sizes are `dim_value`s; symbols and sizes derived from them are `dim_param`s holding their
+//! text (`min(128, seq)`, `floor((H - 1) / 2) + 1`), the convention of onnxruntime's `symbolic_shape_infer`;
+//! a size nothing names (a fresh symbol, or unknown) is left empty, since ONNX `docs/IR.md` ("Static tensor shapes")
+//! reads an empty dimension as an unknown one and a made-up name would claim two such sizes are equal.
+
+use crate::analysis::Bindings;
+use crate::proto::tensor_shape_proto::{dimension::Value, Dimension};
+use crate::proto::{type_proto, TensorShapeProto, TypeProto, ValueInfoProto};
+use crate::shape::{Dim, Shape};
+use crate::tensor::ValueFacts;
+
+/// How a dim is written: `None` for an empty dimension.
+pub fn dim_value(d: &Dim) -> Option<Value> {
+    match d {
+        _ if d.mentions_fresh() => None,
+        Dim::Known(n) => i64::try_from(*n).ok().map(Value::DimValue),
+        Dim::Sym(s) => Some(Value::DimParam(s.to_string())),
+        Dim::Expr(_) | Dim::Broadcast(_) => Some(Value::DimParam(d.to_string())),
+        Dim::Unknown => None,
+    }
+}
+
+fn dimension(value: Option<Value>) -> Dimension {
+    Dimension { value, denotation: None }
+}
+
+/// The shape as written.
+pub fn shape_proto(shape: &Shape) -> Option<TensorShapeProto> {
+    let dims = shape.dims()?;
+    Some(TensorShapeProto { dim: dims.iter().map(|d| dimension(dim_value(d))).collect() })
+}
+
+/// A new declaration of `name` from its facts; `None` when the element type is unknown (ONNX `docs/IR.md` requires
+/// a tensor type's `elem_type`, and the value may not be a tensor at all).
+pub fn new_declaration(name: &str, facts: &ValueFacts) -> Option<ValueInfoProto> {
+    let elem = facts.elem?;
+    let tensor = type_proto::Tensor { elem_type: Some(elem), shape: shape_proto(&facts.shape) };
+    Some(ValueInfoProto {
+        name: Some(name.to_string()),
+        r#type: Some(TypeProto { tensor_type: Some(tensor), ..Default::default() }),
+        ..Default::default()
+    })
+}
+
+/// A declared dim with the bound symbols replaced: a `dim_param` naming or built from them becomes its size.
+fn bound_dim(d: &Dimension, bindings: &Bindings) -> Dimension {
+    match &d.value {
+        Some(Value::DimParam(p)) if !bindings.is_empty() && !p.is_empty() => {
+            match bindings.dim(&Dim::from_dim_param(p)) {
+                Dim::Known(n) => Dimension { value: i64::try_from(n).ok().map(Value::DimValue), ..d.clone() },
+                _ => d.clone(),
+            }
+        }
+        _ => d.clone(),
+    }
+}
+
+/// An existing tensor declaration completed from the inferred facts: the element type where none is declared, the
+/// shape where none is, and on each axis a known size where inference proves one, else the declared dim (kept as
+/// written, so declarations that agree stay), else the inferred one. With `replace`, the inferred facts win
+/// everywhere they say something (`--overwrite-declared` on a contradiction). Bound symbols become sizes.
+/// `None` for a declaration that is not a tensor's.
+pub fn merged(
+    declared: &ValueInfoProto,
+    facts: &ValueFacts,
+    bindings: &Bindings,
+    replace: bool,
+) -> Option<ValueInfoProto> {
+    let tensor = declared.r#type.as_ref()?.tensor_type.as_ref()?;
+    let declared_elem = tensor.elem_type.filter(|&e| e != 0);
+    let elem = if replace { facts.elem.or(declared_elem) } else { declared_elem.or(facts.elem) };
+    let shape = match (&tensor.shape, facts.shape.dims()) {
+        (None, _) => shape_proto(&facts.shape),
+        (Some(s), Some(dims)) if replace && s.dim.len() != dims.len() => shape_proto(&facts.shape),
+        (Some(s), Some(dims)) if s.dim.len() == dims.len() => Some(TensorShapeProto {
+            dim: s
+                .dim
+                .iter()
+                .zip(dims)
+                .map(|(d, inferred)| merged_dim(&bound_dim(d, bindings), inferred, replace))
+                .collect(),
+        }),
+        (Some(s), _) => Some(TensorShapeProto { dim: s.dim.iter().map(|d| bound_dim(d, bindings)).collect() }),
+    };
+    let mut out = declared.clone();
+    let ty = out.r#type.as_mut().and_then(|t| t.tensor_type.as_mut()).expect("a tensor type, as above");
+    ty.elem_type = elem;
+    ty.shape = shape;
+    Some(out)
+}
+
+fn merged_dim(declared: &Dimension, inferred: &Dim, replace: bool) -> Dimension {
+    let written = dim_value(inferred);
+    match (&declared.value, written) {
+        (_, Some(Value::DimValue(n))) => Dimension { value: Some(Value::DimValue(n)), ..declared.clone() },
+        // A negative size and Paddle's `?` name no size (as `tensor::shape_from_proto` reads them): what inference
+        // knows replaces them.
+        (Some(Value::DimValue(n)), _) if *n >= 0 && !replace => declared.clone(),
+        (Some(Value::DimParam(p)), _) if !p.is_empty() && !p.starts_with('?') && !replace => declared.clone(),
+        (_, Some(w)) => Dimension { value: Some(w), ..declared.clone() },
+        (_, None) => declared.clone(),
+    }
+}
+
+/// Facts of one value met at several call sites (a function body): what every call agrees on.
+pub fn common(a: &ValueFacts, b: &ValueFacts) -> ValueFacts {
+    let elem = a.elem.filter(|&e| Some(e) == b.elem);
+    let shape = match (a.shape.dims(), b.shape.dims()) {
+        (Some(x), Some(y)) if x.len() == y.len() => Shape::ranked(
+            x.iter().zip(y).map(|(p, q)| if p.provably_eq(q) { p.clone() } else { Dim::Unknown }).collect(),
+        ),
+        _ => Shape::unranked(),
+    };
+    ValueFacts::tensor(elem, shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared(dims: &[Option<Value>]) -> ValueInfoProto {
+        let shape = Shape::ranked(vec![Dim::Unknown; dims.len()]);
+        let mut vi = new_declaration("v", &ValueFacts::tensor(Some(1), shape)).unwrap();
+        let t = vi.r#type.as_mut().unwrap().tensor_type.as_mut().unwrap();
+        t.shape.as_mut().unwrap().dim.iter_mut().zip(dims).for_each(|(d, v)| d.value = v.clone());
+        vi
+    }
+
+    fn dims(vi: &ValueInfoProto) -> Vec<Option<Value>> {
+        let t = vi.r#type.as_ref().unwrap().tensor_type.as_ref().unwrap();
+        t.shape.as_ref().unwrap().dim.iter().map(|d| d.value.clone()).collect()
+    }
+
+    #[test]
+    fn a_derived_dim_is_written_as_its_expression_and_a_fresh_one_stays_empty() {
+        assert_eq!(dim_value(&Dim::from_dim_param("Min(128, seq)")), Some(Value::DimParam("min(128, seq)".into())));
+        assert_eq!(dim_value(&Dim::sym("?3")), None);
+        assert_eq!(dim_value(&Dim::Known(4)), Some(Value::DimValue(4)));
+    }
+
+    #[test]
+    fn an_agreeing_declaration_is_kept_and_its_empty_dims_filled() {
+        let d = declared(&[Some(Value::DimParam("batch".into())), None]);
+        let facts = ValueFacts::tensor(Some(1), Shape::ranked(vec![Dim::sym("N"), Dim::Known(3)]));
+        let out = merged(&d, &facts, &Bindings::default(), false).unwrap();
+        assert_eq!(dims(&out), [Some(Value::DimParam("batch".into())), Some(Value::DimValue(3))]);
+    }
+
+    #[test]
+    fn a_bound_declared_symbol_becomes_its_size() {
+        let d = declared(&[Some(Value::DimParam("2*seq".into()))]);
+        let b = Bindings::new(&[("seq".into(), 5)]).unwrap();
+        let out = merged(&d, &ValueFacts::tensor(Some(1), Shape::ranked(vec![Dim::Unknown])), &b, false).unwrap();
+        assert_eq!(dims(&out), [Some(Value::DimValue(10))]);
+    }
+}

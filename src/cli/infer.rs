@@ -1,0 +1,97 @@
+//! `onnx-bcast infer`: the model read, every value's inferred shape planned as a declaration, written atomically
+//! (unless --dry-run), and the summary printed.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use onnx_bcast::analysis::Bindings;
+use onnx_bcast::annotate::{infer_model, InferError, InferOptions, InferSummary};
+use onnx_bcast::model::Model;
+
+use super::args::{Format, InferArgs};
+use super::Status;
+
+pub fn command(args: &InferArgs) -> io::Result<Status> {
+    let bindings = match Bindings::new(&args.bind) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared };
+    let shown = args.input.display().to_string();
+    let model = match Model::open(&args.input) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
+    if !args.dry_run {
+        if let Err(e) = onnx_bcast::save::destination(&args.output) {
+            eprintln!("onnx-bcast: error: {e}");
+            return Ok(Status::Failed);
+        }
+    }
+    let planned = onnx_bcast::panics::guard(|| {
+        onnx_bcast::panics::test_point("infer");
+        infer_model(&model, &options)
+    });
+    let (plan, pieces) = match planned {
+        Ok(Ok(planned)) => planned,
+        Ok(Err(InferError::Broken(notes))) => {
+            for note in &notes {
+                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
+            }
+            eprintln!("onnx-bcast: {shown}: not annotated: `check` reports the model as broken; nothing was written");
+            return Ok(Status::Findings);
+        }
+        Ok(Err(e)) => {
+            eprintln!("onnx-bcast: error: {shown}: {e}");
+            return Ok(Status::Failed);
+        }
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            return Ok(Status::Failed);
+        }
+    };
+    let written = if args.dry_run {
+        None
+    } else {
+        // An unchanged model written over itself needs no write at all.
+        let in_place = same_file(&args.input, &args.output);
+        if !(plan.edit.is_empty() && in_place) {
+            if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, &args.output) {
+                eprintln!("onnx-bcast: error: {e}");
+                return Ok(Status::Failed);
+            }
+        }
+        Some(args.output.display().to_string())
+    };
+    write_summary(&shown, written.as_deref(), &plan.summary, args.format)?;
+    let kept = plan.summary.mismatches.iter().any(|m| !m.replaced);
+    Ok(if kept { Status::Findings } else { Status::Clean })
+}
+
+/// The summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
+fn write_summary(shown: &str, written: Option<&str>, summary: &InferSummary, format: Format) -> io::Result<()> {
+    let mut out: Box<dyn Write> = if written == Some("-") {
+        Box::new(io::stderr().lock())
+    } else {
+        Box::new(io::BufWriter::new(io::stdout().lock()))
+    };
+    match format {
+        Format::Text => onnx_bcast::render_infer::write_infer_text(&mut out, shown, written, summary)?,
+        Format::Json => writeln!(out, "{}", onnx_bcast::render_infer::infer_json(shown, written, summary))?,
+    }
+    out.flush()
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
