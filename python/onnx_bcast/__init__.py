@@ -22,10 +22,10 @@ import json
 import os
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._native import InternalError, ModelError, OnnxBcastError, RefusedError
+from ._native import BindError, InternalError, ModelError, OnnxBcastError, RefusedError
 
 __version__: str = _native.__version__
 
@@ -46,6 +46,7 @@ __all__ = [
     "OnnxBcastError",
     "ModelError",
     "RefusedError",
+    "BindError",
     "InternalError",
 ]
 
@@ -330,19 +331,26 @@ def check(
     deny: Sequence[str] = (),
     warn: Sequence[str] = (),
     allow: Sequence[str] = (),
+    bind: Optional[Mapping[str, int]] = None,
 ) -> Report:
     """Infers shapes through the whole model and judges every broadcasting site by its rule, like
     ``onnx-bcast check``. ``strict``: every implicit broadcast and every conditional site is an error. ``deny``,
     ``warn``, ``allow``: codes (or ``"all"``) whose findings become errors, warnings or nothing; ``"all"`` applies
-    first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. No config file
-    is read: the arguments are the whole configuration."""
+    first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. ``bind``: sizes
+    for the symbols of the inputs (``{"seq": 512}``, as ``--bind seq=512``), given before inference, so that every
+    size derived from them is worked out again; :class:`BindError` for a name no input declares or a size the model
+    contradicts. No config file is read: the arguments are the whole configuration."""
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
     report = _native.check(
         native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow),
-        left_out=left_out,
+        left_out=left_out, bind=_bindings(bind),
     )
     return Report(report, native if kind == "path" else name)
+
+
+def _bindings(bind: Optional[Mapping[str, int]]) -> List[Tuple[str, int]]:
+    return [] if bind is None else [(str(name), int(size)) for name, size in bind.items()]
 
 
 def _names(codes: Sequence[str]) -> List[str]:
@@ -359,12 +367,13 @@ class TensorType:
     shape: Shape
 
 
-def shapes(model: ModelLike) -> Dict[str, Dict[str, TensorType]]:
+def shapes(model: ModelLike, *, bind: Optional[Mapping[str, int]] = None) -> Dict[str, Dict[str, TensorType]]:
     """Every value's inferred element type and shape, by graph (``"main"``, then subgraphs and function bodies as
-    ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings."""
+    ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings; ``bind`` as
+    for :func:`check`."""
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
-    found = json.loads(_native.shapes(native, name=name, left_out=left_out))
+    found = json.loads(_native.shapes(native, name=name, left_out=left_out, bind=_bindings(bind)))
     return {
         g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
         for g in found["graphs"]
@@ -442,6 +451,7 @@ def expand(
     max_materialize_bytes: int = 16 << 20,
     inline_external_below: Optional[int] = None,
     gather_external_data: Optional[str] = None,
+    bind: Optional[Mapping[str, int]] = None,
 ) -> Expanded:
     """Rewrites every implicit broadcast into explicit ops (``Expand`` of ``Shape`` values, or a constant written
     out at its broadcast shape with ``materialize_constants``), everything else byte for byte as it was.
@@ -449,7 +459,8 @@ def expand(
     With ``out``, writes the model there (atomically, with its external data, as ``onnx-bcast expand IN OUT``
     does) and returns ``out``; without, returns the rewritten model as the kind it was given: ``bytes`` for bytes,
     a new ``ModelProto`` for a ``ModelProto``, and ``bytes`` for a path (its external data, if any, stays where the
-    input's is). Raises :class:`RefusedError` for a model ``check`` reports as broken."""
+    input's is). ``bind`` as for :func:`check` (``expand --bind``: the inputs take those sizes too). Raises
+    :class:`RefusedError` for a model ``check`` reports as broken."""
     native, kind = _native_model(model)
     name = _shown(kind)
     options = {
@@ -459,7 +470,7 @@ def expand(
         "gather_external_data": gather_external_data,
     }
     written = None if out is None else os.fsdecode(out)
-    rewritten, summary_json = _native.expand(native, written, options, name=name)
+    rewritten, summary_json = _native.expand(native, written, options, name=name, bind=_bindings(bind))
     summary = ExpandSummary._from_json(json.loads(summary_json))
     if out is not None:
         return Expanded(out, summary)

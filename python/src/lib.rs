@@ -14,9 +14,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
-use onnx_bcast::analysis::{self, analyze_model, analyze_model_each};
+use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
 use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
-use onnx_bcast::expand::{expand_model, ExpandError, ExpandOptions};
+use onnx_bcast::expand::{expand_model_bound, ExpandError, ExpandOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::render;
 
@@ -30,6 +30,12 @@ create_exception!(
     RefusedError,
     OnnxBcastError,
     "`expand` will not rewrite a model that `check` reports as broken (a cycle, an undefined value, ...)."
+);
+create_exception!(
+    _native,
+    BindError,
+    OnnxBcastError,
+    "A `bind` size names no symbol of the model's inputs, is too large, or contradicts the model."
 );
 create_exception!(_native, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
 
@@ -72,6 +78,7 @@ impl Input {
 /// What went wrong, decided without the GIL and turned into an exception with it.
 enum Failure {
     Model(String),
+    Bind(String),
     Refused(String),
     Other(String),
     Internal(String),
@@ -81,6 +88,7 @@ impl From<Failure> for PyErr {
     fn from(failure: Failure) -> PyErr {
         match failure {
             Failure::Model(m) => ModelError::new_err(m),
+            Failure::Bind(m) => BindError::new_err(m),
             Failure::Refused(m) => RefusedError::new_err(m),
             Failure::Other(m) => OnnxBcastError::new_err(m),
             Failure::Internal(m) => InternalError::new_err(format!("internal error: {m}")),
@@ -118,6 +126,12 @@ fn selection(deny: &[String], warn: &[String], allow: &[String]) -> PyResult<Rul
         rules.select(selector, level);
     }
     Ok(rules)
+}
+
+/// `bind`'s sizes, as `--bind NAME=SIZE` takes them.
+fn bindings(bind: &[(String, u64)]) -> PyResult<Request> {
+    let bindings = Bindings::new(bind).map_err(|e| BindError::new_err(e.to_string()))?;
+    Ok(Request { bindings, function_facts: false })
 }
 
 /// A model's check: its findings, sites and totals. The Python `Report` wraps it and reads the parts it is asked
@@ -191,7 +205,7 @@ impl NativeReport {
 }
 
 #[pyfunction]
-#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new()))]
+#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new(), bind=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -202,16 +216,19 @@ fn check(
     warn: Vec<String>,
     allow: Vec<String>,
     left_out: Vec<(usize, usize)>,
+    bind: Vec<(String, u64)>,
 ) -> PyResult<NativeReport> {
     let input = Input::from_py(model, name, left_out)?;
     let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
+    let request = bindings(&bind)?;
     let shown = input.shown();
     let report = without_gil(py, &shown, move || {
         let model = input.open()?;
         onnx_bcast::panics::test_point("check");
         let mut judge = Judge::new(options, true);
         let sites_only = analysis::Options { value_facts: false };
-        let analysis = analyze_model_each(&model, sites_only, &mut |site| judge.judge(site));
+        let analysis = analyze_model_request(&model, sites_only, &request, Some(&mut |site| judge.judge(site)))
+            .map_err(|e| Failure::Bind(format!("{}: {e}", model.path().display())))?;
         Ok(judge.finish(&analysis))
     })?;
     Ok(NativeReport { shown, report })
@@ -219,18 +236,22 @@ fn check(
 
 /// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
 #[pyfunction]
-#[pyo3(signature = (model, name=None, left_out=Vec::new()))]
+#[pyo3(signature = (model, name=None, left_out=Vec::new(), bind=Vec::new()))]
 fn shapes(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     name: Option<String>,
     left_out: Vec<(usize, usize)>,
+    bind: Vec<(String, u64)>,
 ) -> PyResult<String> {
     let input = Input::from_py(model, name, left_out)?;
+    let request = bindings(&bind)?;
     let shown = input.shown();
     without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
-        Ok(render::shapes_json(&shown, &analyze_model(&model)).to_string())
+        let analysis = analyze_model_request(&model, analysis::Options::default(), &request, None)
+            .map_err(|e| Failure::Bind(format!("{shown}: {e}")))?;
+        Ok(render::shapes_json(&shown, &analysis).to_string())
     })
 }
 
@@ -247,15 +268,17 @@ struct ExpandArgs {
 /// Rewrites every implicit broadcast; writes `out` when given (atomically, with its external data, as the command
 /// line does) and returns `(None, summary JSON)`, or returns `(the rewritten bytes, summary JSON)`.
 #[pyfunction]
-#[pyo3(signature = (model, out, options, name=None))]
+#[pyo3(signature = (model, out, options, name=None, bind=Vec::new()))]
 fn expand(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     out: Option<PathBuf>,
     options: ExpandArgs,
     name: Option<String>,
+    bind: Vec<(String, u64)>,
 ) -> PyResult<(Option<Py<PyBytes>>, String)> {
     let input = Input::from_py(model, name, Vec::new())?;
+    let request = bindings(&bind)?;
     let options = ExpandOptions {
         materialize_constants: options.materialize_constants,
         max_materialize_bytes: options.max_materialize_bytes,
@@ -275,7 +298,7 @@ fn expand(
             onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
         onnx_bcast::panics::test_point("expand");
-        let (plan, pieces) = expand_model(&model, options).map_err(|e| refused(&shown, e))?;
+        let (plan, pieces) = expand_model_bound(&model, options, &request.bindings).map_err(|e| refused(&shown, e))?;
         let written = out.as_ref().map(|p| p.display().to_string());
         let bytes = match &out {
             // An unchanged model written over itself needs no write at all.
@@ -302,6 +325,7 @@ fn refused(shown: &str, error: ExpandError) -> Failure {
             lines.push(format!("{shown}: not rewritten: `check` reports the model as broken"));
             Failure::Refused(lines.join("\n"))
         }
+        ExpandError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
         other => Failure::Other(format!("{shown}: {other}")),
     }
 }
@@ -326,6 +350,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OnnxBcastError", py.get_type::<OnnxBcastError>())?;
     m.add("ModelError", py.get_type::<ModelError>())?;
     m.add("RefusedError", py.get_type::<RefusedError>())?;
+    m.add("BindError", py.get_type::<BindError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
 }

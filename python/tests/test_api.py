@@ -263,3 +263,26 @@ def test_a_process_pool_maps_check_and_sends_reports_back(fixtures):
         assert (b.ok, b.to_json(), b.summary, b.findings, repr(b)) == (a.ok, a.to_json(), a.summary, a.findings, repr(a))
     again = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(here[0]))))
     assert again.to_json() == here[0].to_json() and again.sites == here[0].sites
+
+
+POSITION_TABLE = FIXTURES / "inference" / "slice_buffer_to_sequence.onnx"
+
+
+def test_bind_turns_a_condition_into_the_violation_the_command_line_finds():
+    """A position table sliced to min(64, seq): `seq ≤ 64` is a condition; bound past it, a violation."""
+    import subprocess
+    assert not onnx_bcast.check(POSITION_TABLE).summary.violations
+    past = onnx_bcast.check(POSITION_TABLE, bind={"seq": 128})
+    assert past.summary.violations == 1 and not past.ok
+    [finding] = [f for f in past.findings if f.code == "broadcast-violation"]
+    assert finding.axis is not None and finding.inputs
+    run = subprocess.run([str(BINARY), "check", "--format", "json", "--bind", "seq=128", str(POSITION_TABLE)],
+                         capture_output=True, text=True)
+    assert json.loads(past.to_json()) == json.loads(run.stdout)
+    assert onnx_bcast.check(POSITION_TABLE, bind={"seq": 32}).summary.violations == 0
+    assert all(isinstance(d, int) for t in onnx_bcast.shapes(POSITION_TABLE, bind={"seq": 32, "batch": 2})["main"].values()
+               for d in (t.shape or ()))
+    with pytest.raises(onnx_bcast.BindError, match="no input of the model has a dim named 'nope'"):
+        onnx_bcast.check(POSITION_TABLE, bind={"nope": 3})
+    explicit, summary = onnx_bcast.expand(POSITION_TABLE.read_bytes(), bind={"seq": 32, "batch": 2})
+    assert summary.left == () and onnx_bcast.check(explicit, strict=True).summary.conditional == 0
