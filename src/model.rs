@@ -109,36 +109,18 @@ impl Model {
         Ok(Model { path, bytes, file: None, proto })
     }
 
-    /// A model whose caller left the data of some main-graph initializers out (`raw_data` of `(index, byte length)`),
-    /// to analyse it without copying gigabytes: each such tensor gets that many zero bytes, views of one anonymous
-    /// map whose pages are never touched. Analysis reads the values of a tensor only when its dims hold at most
-    /// [`crate::tensor::MAX_VALUE_ELEMENTS`] elements and its data has exactly their size (at most 1 KiB), and only
-    /// the length of any other, so it judges the model exactly as with the real data as long as every tensor left out
-    /// has more elements than that or more data than 1 KiB; others are refused. For analysis only: never written.
-    pub fn with_placeholder_data(mut self, left_out: &[(usize, usize)]) -> Result<Model, LoadError> {
-        let path = self.path.clone();
-        let refuse = |reason: String| LoadError::Decode { path: path.clone(), reason };
-        let longest = left_out.iter().map(|&(_, len)| len).max().unwrap_or(0);
-        let zeros = match longest {
-            0 => Bytes::new(),
-            n => memmap2::MmapMut::map_anon(n)
-                .and_then(|map| map.make_read_only())
-                .map(Bytes::from_owner)
-                .map_err(|e| refuse(format!("cannot map {n} bytes to stand for tensor data: {e}")))?,
-        };
-        let graph = self.proto.graph.as_mut().ok_or_else(|| LoadError::NoGraph { path: path.clone() })?;
-        for &(index, len) in left_out {
-            let values_read = |t: &crate::pb::TensorProto| {
-                let count = t.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?));
-                count.is_some_and(|c| c <= crate::tensor::MAX_VALUE_ELEMENTS as u64) && len <= 1024
-            };
-            let tensor = graph.initializer.get_mut(index).filter(|t| t.raw_data.is_none() && !values_read(t));
-            let Some(tensor) = tensor else {
-                return Err(refuse(format!("initializer {index} cannot stand for {len} bytes left out")));
-            };
-            tensor.raw_data = Some(zeros.slice(..len));
+    /// Gives main-graph initializer `index`, whose data the caller left out (it has no `raw_data`), the bytes `data`
+    /// in its place; false when there is no such initializer or it has data. The policy of when that is sound is
+    /// [`crate::tensor::with_placeholder_data`]'s.
+    pub fn fill_left_out_data(&mut self, index: usize, data: Bytes) -> bool {
+        let tensor = self.proto.graph.as_mut().and_then(|g| g.initializer.get_mut(index));
+        match tensor {
+            Some(t) if t.raw_data.is_none() => {
+                t.raw_data = Some(data);
+                true
+            }
+            _ => false,
         }
-        Ok(self)
     }
 
     pub fn path(&self) -> &Path {
@@ -243,30 +225,5 @@ mod tests {
         assert_eq!(looks_like(b"PK\x03\x04\x14\x00"), Some("a zip archive"));
         assert_eq!(looks_like(b"\x08\x08\x12\x04"), None);
         assert_eq!(looks_like(b""), None);
-    }
-
-    /// `Model::with_placeholder_data` stands in for the data of a tensor whose values analysis never reads, with its
-    /// exact length (so tensor-data-mismatch still sees a wrong size), and refuses one whose values it would read.
-    #[test]
-    fn placeholder_data_only_for_tensors_whose_values_are_never_read() {
-        use crate::pb::{GraphProto, ModelProto, TensorProto};
-        use prost::Message;
-        let tensor = |name: &str, dims: Vec<i64>| TensorProto {
-            name: Some(name.into()),
-            dims,
-            data_type: Some(crate::pb::DataType::Float as i32),
-            ..Default::default()
-        };
-        let graph =
-            GraphProto { initializer: vec![tensor("w", vec![256, 512]), tensor("s", vec![4])], ..Default::default() };
-        let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
-        let open = || super::Model::from_bytes("<bytes>", bytes.clone().into()).unwrap();
-        let model = open().with_placeholder_data(&[(0, 256 * 512 * 4 - 8)]).unwrap();
-        let w = &model.proto().graph.as_ref().unwrap().initializer[0];
-        assert_eq!(w.raw_data.as_ref().map(|d| d.len()), Some(256 * 512 * 4 - 8));
-        assert!(w.raw_data.as_ref().unwrap().iter().all(|&b| b == 0));
-        assert!(crate::tensor::data_mismatch(w).is_some(), "the length is the caller's, short by 8 bytes");
-        assert!(open().with_placeholder_data(&[(1, 16)]).is_err(), "4 elements: analysis reads their values");
-        assert!(open().with_placeholder_data(&[(2, 4096)]).is_err(), "no such initializer");
     }
 }

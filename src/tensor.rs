@@ -222,3 +222,67 @@ pub fn data_mismatch(t: &TensorProto) -> Option<String> {
         format!("holds {found} {what} of {} data where dims {:?} need {needed}", elem_type_name(dt), t.dims)
     })
 }
+
+/// A model whose caller left the data of some main-graph initializers out (`raw_data` of `(index, byte length)`),
+/// to analyse it without copying gigabytes (the Python API's `check` of an `onnx.ModelProto`): each such tensor gets
+/// that many zero bytes, views of one anonymous map whose pages are never touched. Analysis reads the values of a
+/// tensor only when its dims hold at most [`MAX_VALUE_ELEMENTS`] elements and its data has exactly their size (at
+/// most 1 KiB), and only the length of any other, so it judges the model exactly as with the real data as long as
+/// every tensor left out has more elements than that or more data than 1 KiB; others are refused. For analysis
+/// only: the zeros are never to be written.
+pub fn with_placeholder_data(
+    mut model: crate::model::Model,
+    left_out: &[(usize, usize)],
+) -> Result<crate::model::Model, crate::model::LoadError> {
+    let path = model.path().to_path_buf();
+    let refuse = |reason: String| crate::model::LoadError::Decode { path: path.clone(), reason };
+    let longest = left_out.iter().map(|&(_, len)| len).max().unwrap_or(0);
+    let zeros = match longest {
+        0 => bytes::Bytes::new(),
+        n => memmap2::MmapMut::map_anon(n)
+            .and_then(|map| map.make_read_only())
+            .map(bytes::Bytes::from_owner)
+            .map_err(|e| refuse(format!("cannot map {n} bytes to stand for tensor data: {e}")))?,
+    };
+    let initializers = model.proto().graph.as_ref().map_or(&[][..], |g| &g.initializer[..]);
+    let values_read = |index: usize, len: usize| {
+        let Some(t) = initializers.get(index) else { return true };
+        let count = t.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?));
+        count.is_some_and(|c| c <= MAX_VALUE_ELEMENTS as u64) && len <= 16 * MAX_VALUE_ELEMENTS
+    };
+    let refused: Vec<usize> = left_out.iter().filter(|&&(i, len)| values_read(i, len)).map(|&(i, _)| i).collect();
+    for &(index, len) in left_out {
+        if refused.contains(&index) || !model.fill_left_out_data(index, zeros.slice(..len)) {
+            return Err(refuse(format!("initializer {index} cannot stand for {len} bytes left out")));
+        }
+    }
+    Ok(model)
+}
+
+#[cfg(test)]
+mod placeholder_tests {
+    /// `with_placeholder_data` stands in for the data of a tensor whose values analysis never reads, with its
+    /// exact length (so tensor-data-mismatch still sees a wrong size), and refuses one whose values it would read.
+    #[test]
+    fn placeholder_data_only_for_tensors_whose_values_are_never_read() {
+        use crate::pb::{GraphProto, ModelProto, TensorProto};
+        use prost::Message;
+        let tensor = |name: &str, dims: Vec<i64>| TensorProto {
+            name: Some(name.into()),
+            dims,
+            data_type: Some(crate::pb::DataType::Float as i32),
+            ..Default::default()
+        };
+        let graph =
+            GraphProto { initializer: vec![tensor("w", vec![256, 512]), tensor("s", vec![4])], ..Default::default() };
+        let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+        let open = || crate::model::Model::from_bytes("<bytes>", bytes.clone().into()).unwrap();
+        let model = super::with_placeholder_data(open(), &[(0, 256 * 512 * 4 - 8)]).unwrap();
+        let w = &model.proto().graph.as_ref().unwrap().initializer[0];
+        assert_eq!(w.raw_data.as_ref().map(|d| d.len()), Some(256 * 512 * 4 - 8));
+        assert!(w.raw_data.as_ref().unwrap().iter().all(|&b| b == 0));
+        assert!(super::data_mismatch(w).is_some(), "the length is the caller's, short by 8 bytes");
+        assert!(super::with_placeholder_data(open(), &[(1, 16)]).is_err(), "4 elements: analysis reads their values");
+        assert!(super::with_placeholder_data(open(), &[(2, 4096)]).is_err(), "no such initializer");
+    }
+}

@@ -69,7 +69,7 @@ impl Input {
                 Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
             }
             Input::Bytes(bytes, name, left_out) => Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
-                .and_then(|model| model.with_placeholder_data(&left_out)),
+                .and_then(|model| onnx_bcast::tensor::with_placeholder_data(model, &left_out)),
         };
         opened.map_err(|e| Failure::Model(e.to_string()))
     }
