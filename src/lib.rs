@@ -21,7 +21,8 @@
 //! 8. **Check | expand**: [`check::check`] turns an analysis into a [`check::Report`] (one [`check::Finding`] per
 //!    problem, with a [`diagnostic::Code`] and a [`diagnostic::Severity`] changed by a [`check::RuleSelection`]);
 //!    [`refuse`] names what makes a model too broken to rewrite; [`expand::expand_model`] plans the rewrite of every
-//!    implicit broadcast (strategy, builder, external data) and [`expand::write_expanded`] writes it.
+//!    implicit broadcast (strategy, builder, external data) and [`expand::write_expanded`] writes it;
+//!    [`fold::fold_model`] removes explicit broadcasts that each consumer performs anyway (the inverse).
 //! 9. **Rendering**: [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`]
 //!    documents every code; [`config`] finds and reads the command line's config file.
 //! 10. **The command line**: [`cli`], the whole program behind the `onnx-bcast` binary and the Python wheel's command.
@@ -129,6 +130,7 @@ pub mod dot;
 pub mod expand;
 pub mod explain;
 pub mod external;
+pub mod fold;
 pub mod gen;
 pub mod infer;
 pub mod materialize;
@@ -137,6 +139,7 @@ pub mod panics;
 pub mod refuse;
 pub mod render;
 pub mod render_expand;
+pub mod render_fold;
 pub mod save;
 pub mod shape;
 pub mod source;

@@ -31,12 +31,21 @@ pub struct GraphEdit {
     /// New graph inputs: before IR version 4 every initializer must also be one.
     pub inputs: Vec<crate::proto::ValueInfoProto>,
     pub value_info: Vec<crate::proto::ValueInfoProto>,
+    /// Existing nodes left out, by position (a rewrite that removes them: `fold`).
+    pub remove_nodes: std::collections::BTreeSet<usize>,
+    /// Existing initializers left out, by position.
+    pub remove_initializers: std::collections::BTreeSet<usize>,
+    /// Existing `value_info` entries left out, by position (those of values no longer computed).
+    pub remove_value_info: std::collections::BTreeSet<usize>,
 }
 
 impl GraphEdit {
     pub fn is_empty(&self) -> bool {
         self.insert_before.is_empty()
             && self.node_edits.is_empty()
+            && self.remove_nodes.is_empty()
+            && self.remove_initializers.is_empty()
+            && self.remove_value_info.is_empty()
             && self.initializer_edits.is_empty()
             && self.initializers.is_empty()
             && self.inputs.is_empty()
@@ -275,16 +284,25 @@ fn body(
 
     let mut node_index = 0;
     let mut initializer_index = 0;
+    let mut value_info_index = 0;
     for f in fields(source, range)? {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
         }
         if Some(f.number) == kind.initializer {
             match here.initializer_edits.get(&initializer_index) {
+                _ if here.remove_initializers.contains(&initializer_index) => {}
                 Some(t) => out.message(f.number, t),
                 None => out.copy(f.range),
             }
             initializer_index += 1;
+            continue;
+        }
+        if f.number == kind.value_info {
+            if !here.remove_value_info.contains(&value_info_index) {
+                out.copy(f.range);
+            }
+            value_info_index += 1;
             continue;
         }
         if f.number != kind.node {
@@ -293,6 +311,10 @@ fn body(
         }
         if let Some(new_nodes) = here.insert_before.get(&node_index) {
             new_nodes.iter().for_each(|n| out.message(kind.node, n));
+        }
+        if here.remove_nodes.contains(&node_index) {
+            node_index += 1;
+            continue;
         }
         let node_edit = here.node_edits.get(&node_index);
         let below = |attribute: usize, graph: usize| {

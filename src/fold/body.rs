@@ -1,0 +1,190 @@
+//! One graph body (main graph, subgraph or function body) as `fold` sees it: who reads each value, which values
+//! leave the body, and which nodes become dead once some are removed.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::model::GraphStep;
+use crate::proto::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
+
+/// The parts of a body `fold` reads.
+pub(super) struct Body<'m> {
+    pub nodes: &'m [NodeProto],
+    pub initializers: &'m [TensorProto],
+    pub inputs: HashSet<&'m str>,
+    pub value_info: &'m [ValueInfoProto],
+    /// Names the body hands out: its outputs.
+    pub outputs: HashSet<&'m str>,
+    /// Names read inside nested subgraphs of this body's nodes (from the outer scope, or their own: a name read
+    /// there is never renamed or removed).
+    pub nested_reads: HashSet<&'m str>,
+    /// For each value, the nodes reading it and at which input positions.
+    pub readers: HashMap<&'m str, Vec<(usize, usize)>>,
+}
+
+impl<'m> Body<'m> {
+    /// The body at `loc`, or `None` if the path leads nowhere.
+    pub fn at(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
+        let mut graph: Option<&'m GraphProto> = model.graph.as_ref();
+        let mut body = None;
+        for (i, step) in loc.iter().enumerate() {
+            match *step {
+                GraphStep::Function(k) if i == 0 => {
+                    let f = model.functions.get(k)?;
+                    body = Some(Body::new(&f.node, &[], &[], &f.value_info, f.output.iter()));
+                    graph = None;
+                }
+                GraphStep::Function(_) => return None,
+                GraphStep::Subgraph { node, attribute, graph: g } => {
+                    let nodes = match (&body, graph) {
+                        (Some(b), _) => b.nodes,
+                        (None, Some(parent)) => &parent.node,
+                        (None, None) => return None,
+                    };
+                    let sub = crate::attr::subgraph(nodes.get(node)?, attribute, g)?;
+                    graph = Some(sub);
+                    body = None;
+                }
+            }
+        }
+        if body.is_some() {
+            return body;
+        }
+        let g = graph?;
+        Some(Body::new(
+            &g.node,
+            &g.initializer,
+            &g.input,
+            &g.value_info,
+            g.output.iter().map(|o| o.name.as_ref().unwrap_or(&EMPTY)),
+        ))
+    }
+
+    fn new<'o>(
+        nodes: &'m [NodeProto],
+        initializers: &'m [TensorProto],
+        inputs: &'m [ValueInfoProto],
+        value_info: &'m [ValueInfoProto],
+        outputs: impl Iterator<Item = &'m String>,
+    ) -> Body<'m> {
+        let mut readers: HashMap<&'m str, Vec<(usize, usize)>> = HashMap::new();
+        let mut nested_reads = HashSet::new();
+        for (i, n) in nodes.iter().enumerate() {
+            for (p, name) in n.input.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                readers.entry(name.as_str()).or_default().push((i, p));
+            }
+            for g in crate::attr::subgraphs(n) {
+                nested_names(g, &mut nested_reads);
+            }
+        }
+        Body {
+            nodes,
+            initializers,
+            inputs: inputs.iter().map(|v| v.name()).collect(),
+            value_info,
+            outputs: outputs.map(String::as_str).collect(),
+            nested_reads,
+            readers,
+        }
+    }
+
+    /// Whether `name` must keep existing whatever is removed: it leaves the body or a nested graph reads it.
+    pub fn pinned(&self, name: &str) -> bool {
+        self.outputs.contains(name) || self.nested_reads.contains(name)
+    }
+
+    /// The nodes of pure shape computations that are dead once `removed` are gone: each has every output read
+    /// before and by removed nodes only (so a node already unused in the input stays, as written), none pinned.
+    pub fn dead_shape_nodes(&self, removed: &BTreeSet<usize>) -> BTreeSet<usize> {
+        let mut gone = removed.clone();
+        loop {
+            let before = gone.len();
+            for (i, n) in self.nodes.iter().enumerate().rev() {
+                if gone.contains(&i) || !is_shape_computation(n) {
+                    continue;
+                }
+                let dead = n.output.iter().filter(|o| !o.is_empty()).all(|o| {
+                    let readers = self.readers.get(o.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+                    !self.pinned(o) && !readers.is_empty() && readers.iter().all(|(r, _)| gone.contains(r))
+                });
+                if dead && !n.output.is_empty() {
+                    gone.insert(i);
+                }
+            }
+            if gone.len() == before {
+                return gone.difference(removed).copied().collect();
+            }
+        }
+    }
+
+    /// Initializers read before, and only by removed nodes, now: constants of removed shape computations. One that
+    /// is also a graph input (a default a caller may override) stays.
+    pub fn dead_initializers(&self, removed: &BTreeSet<usize>) -> BTreeSet<usize> {
+        self.initializers
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                let name = t.name();
+                let readers = self.readers.get(name).map(Vec::as_slice).unwrap_or(&[]);
+                !self.pinned(name)
+                    && !self.inputs.contains(name)
+                    && !readers.is_empty()
+                    && readers.iter().all(|(r, _)| removed.contains(r))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The `value_info` entries of values no node computes any more.
+    pub fn dead_value_info(&self, removed: &BTreeSet<usize>) -> BTreeSet<usize> {
+        let gone: HashSet<&str> =
+            removed.iter().flat_map(|&i| self.nodes[i].output.iter().map(String::as_str)).collect();
+        self.value_info.iter().enumerate().filter(|(_, v)| gone.contains(v.name())).map(|(i, _)| i).collect()
+    }
+}
+
+static EMPTY: String = String::new();
+
+/// Every name read by a node of `g` or of the graphs nested in it.
+fn nested_names<'m>(g: &'m GraphProto, out: &mut HashSet<&'m str>) {
+    for n in &g.node {
+        out.extend(n.input.iter().map(String::as_str));
+        for sub in crate::attr::subgraphs(n) {
+            nested_names(sub, out);
+        }
+    }
+    out.extend(g.output.iter().map(|o| o.name()));
+}
+
+/// Ops that only compute small tensors from shapes and constants, with no effect besides their outputs: what
+/// `expand` builds to compute a target shape, and what exporters build around an `Expand` (TorchScript's
+/// `Shape`/`Gather`/`Unsqueeze`/`Concat`, its `Where(Equal(s, -1), 1, s)`).
+fn is_shape_computation(n: &NodeProto) -> bool {
+    const OPS: &[&str] = &[
+        "Constant",
+        "ConstantOfShape",
+        "Shape",
+        "Size",
+        "Gather",
+        "Concat",
+        "Slice",
+        "Unsqueeze",
+        "Squeeze",
+        "Reshape",
+        "Cast",
+        "Identity",
+        "Equal",
+        "Where",
+        "Mul",
+        "Add",
+        "Sub",
+        "Div",
+        "Max",
+        "Min",
+        "Abs",
+        "Neg",
+        "Range",
+    ];
+    crate::ops::is_default_domain(n.domain())
+        && OPS.contains(&n.op_type())
+        && crate::attr::subgraphs(n).next().is_none()
+}

@@ -1,0 +1,226 @@
+//! The fold of each graph body, to a fixed point: a candidate is removed when every consumer it would leave is
+//! proved to broadcast its source anyway; a removal can free another candidate (a `Shape` of it that fed only a
+//! removed `Expand` dies with that `Expand`), so the candidates are tried again until nothing changes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::body::Body;
+use super::forms::{self, Candidate};
+use super::proof::{self, CallKey, Replaced};
+use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Kept, KeptReason};
+use crate::analysis::{Analysis, Site};
+use crate::diagnostic::Code;
+use crate::model::GraphStep;
+use crate::proto::ModelProto;
+use crate::tensor::ValueFacts;
+use crate::wire::{GraphEdit, NodeEdit};
+
+pub(super) fn plan(model: &ModelProto, analysis: &Analysis, options: FoldOptions) -> FoldPlan {
+    let mut bodies: BTreeMap<&[GraphStep], BTreeMap<usize, Vec<&Site>>> = BTreeMap::new();
+    for site in &analysis.sites {
+        bodies.entry(&site.loc.graph).or_default().entry(site.loc.node).or_default().push(site);
+    }
+    // Facts of bodies walked once; a body walked per call (inside a function) has no one set of facts.
+    let mut facts: HashMap<&[GraphStep], Option<HashMap<&str, &ValueFacts>>> = HashMap::new();
+    let mut paths: HashMap<&[GraphStep], &str> = HashMap::new();
+    for g in &analysis.graphs {
+        paths.insert(&g.loc, &g.path);
+        let once = !matches!(g.loc.first(), Some(GraphStep::Function(_)));
+        let values = once.then(|| g.values.iter().map(|(n, f)| (n.as_str(), f)).collect());
+        facts.entry(&g.loc).and_modify(|seen| *seen = None).or_insert(values);
+        bodies.entry(&g.loc).or_default();
+    }
+    // Past the call budget some calls were never walked: a proof from the walked ones says nothing of the others.
+    let calls_cut = analysis.notes.iter().any(|n| n.code == Code::NestingTooDeep);
+    let mut plan = FoldPlan { edit: Default::default(), summary: FoldSummary::default() };
+    for (loc, sites) in &bodies {
+        let in_function = matches!(loc.first(), Some(GraphStep::Function(_)));
+        let Some(body) = Body::at(model, loc) else { continue };
+        let body_facts = facts.get(loc).and_then(Option::as_ref);
+        let path = paths.get(loc).copied().unwrap_or("main");
+        let candidates = forms::candidates(&body, sites, body_facts.map(|f| (path, f)));
+        if candidates.is_empty() || (in_function && calls_cut) {
+            continue;
+        }
+        let mut fold = BodyFold::new(&body, sites, &candidates);
+        let kept = fold.run();
+        fold.record(loc, kept, &mut plan);
+    }
+    let _ = options;
+    plan
+}
+
+/// The fold of one body in progress.
+struct BodyFold<'a, 'm> {
+    body: &'a Body<'m>,
+    sites: &'a BTreeMap<usize, Vec<&'a Site>>,
+    candidates: &'a BTreeMap<usize, Candidate>,
+    producer: HashMap<&'m str, usize>,
+    folded: BTreeSet<usize>,
+    /// `folded` and the shape computations that fed only them, as of the last change.
+    removed: BTreeSet<usize>,
+}
+
+impl<'a, 'm> BodyFold<'a, 'm> {
+    fn new(
+        body: &'a Body<'m>,
+        sites: &'a BTreeMap<usize, Vec<&'a Site>>,
+        candidates: &'a BTreeMap<usize, Candidate>,
+    ) -> Self {
+        let producer =
+            body.nodes.iter().enumerate().flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i))).collect();
+        BodyFold { body, sites, candidates, producer, folded: BTreeSet::new(), removed: BTreeSet::new() }
+    }
+
+    /// Folds what can be folded; returns why each other candidate is kept.
+    fn run(&mut self) -> BTreeMap<usize, KeptReason> {
+        loop {
+            let mut changed = false;
+            let mut kept = BTreeMap::new();
+            for (&index, candidate) in self.candidates {
+                if self.folded.contains(&index) {
+                    continue;
+                }
+                match self.try_fold(candidate) {
+                    Ok(()) => {
+                        self.folded.insert(index);
+                        let mut removed = self.body.dead_shape_nodes(&self.folded);
+                        removed.extend(&self.folded);
+                        self.removed = removed;
+                        changed = true;
+                    }
+                    Err(reason) => {
+                        kept.insert(index, reason);
+                    }
+                }
+            }
+            if !changed {
+                return kept;
+            }
+        }
+    }
+
+    fn try_fold(&self, c: &Candidate) -> Result<(), KeptReason> {
+        let output = self.body.nodes[c.node].output[0].as_str();
+        if let Some((_, e)) = c.evals.iter().find(|(_, e)| !e.conditions.is_empty()) {
+            return Err(KeptReason::BroadcastConditional { conditions: e.conditions.clone() });
+        }
+        if c.evals.is_empty() || c.evals.iter().any(|(_, e)| !e.holds) {
+            return Err(KeptReason::BroadcastUndecided);
+        }
+        if self.body.outputs.contains(output) {
+            return Err(KeptReason::GraphOutput);
+        }
+        if self.body.nested_reads.contains(output) {
+            return Err(KeptReason::ReadInSubgraph);
+        }
+        let consumers = self.consumers(output);
+        if consumers.is_empty() {
+            return Err(KeptReason::Unused);
+        }
+        // A broadcast that provably changes no shape changes nothing for any reader.
+        if c.evals.iter().all(|(_, e)| e.noop) {
+            return Ok(());
+        }
+        for n in consumers {
+            let Some(sites) = self.sites.get(&n) else {
+                let node = &self.body.nodes[n];
+                return Err(KeptReason::OtherConsumer { node: label(node, n), op: node.op_type().to_string() });
+            };
+            proof::judge_consumer(sites, &|name, key| self.replaced(name, key, c.node))?;
+        }
+        Ok(())
+    }
+
+    /// The live nodes that read `value`, looking through removed broadcasts of it (their readers read it next).
+    fn consumers(&self, value: &str) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        for &(reader, position) in self.body.readers.get(value).map(Vec::as_slice).unwrap_or(&[]) {
+            match self.candidates.get(&reader) {
+                Some(c) if self.folded.contains(&reader) && c.source_pos == position => {
+                    out.extend(self.consumers(self.body.nodes[reader].output[0].as_str()))
+                }
+                _ if self.removed.contains(&reader) => {}
+                _ => {
+                    out.insert(reader);
+                }
+            }
+        }
+        out
+    }
+
+    /// What `name` becomes at evaluation `key` once the folded candidates and `tentative` are removed.
+    fn replaced(&self, name: &str, key: &CallKey, tentative: usize) -> Option<Replaced> {
+        let mut current = name;
+        let mut shape = None;
+        while let Some(&n) = self.producer.get(current) {
+            if !(self.folded.contains(&n) || n == tentative) {
+                break;
+            }
+            let Some(c) = self.candidates.get(&n) else { break };
+            shape = Some(c.eval(key).map(|e| e.source.clone()));
+            current = self.body.nodes[n].input[c.source_pos].as_str();
+        }
+        shape.map(|shape| Replaced { name: current.to_string(), shape })
+    }
+
+    /// The edit of this body and its lines in the summary.
+    fn record(&self, loc: &[GraphStep], kept: BTreeMap<usize, KeptReason>, plan: &mut FoldPlan) {
+        let summary = &mut plan.summary;
+        summary.candidates += self.candidates.len();
+        let removed = &self.removed;
+        let mut edit = GraphEdit::default();
+        for (i, node) in self.body.nodes.iter().enumerate() {
+            if removed.contains(&i) {
+                continue;
+            }
+            let inputs: Vec<String> = node
+                .input
+                .iter()
+                .map(|n| self.replaced(n, &Vec::new(), usize::MAX).map_or_else(|| n.clone(), |r| r.name))
+                .collect();
+            if inputs != node.input {
+                edit.node_edits.insert(i, NodeEdit { inputs: Some(inputs), drop_attributes: Vec::new() });
+            }
+        }
+        for &i in &self.folded {
+            let c = &self.candidates[&i];
+            let node = &self.body.nodes[i];
+            let into = self.consumers_after(node.output[0].as_str());
+            summary.folded.push(Folded {
+                graph: c.graph.clone(),
+                node: c.label.clone(),
+                op: node.op_type().to_string(),
+                form: c.form,
+                source: node.input[c.source_pos].clone(),
+                into,
+            });
+        }
+        for (i, reason) in kept {
+            let c = &self.candidates[&i];
+            let op = self.body.nodes[i].op_type().to_string();
+            summary.kept.push(Kept { graph: c.graph.clone(), node: c.label.clone(), op, form: c.form, reason });
+        }
+        edit.remove_initializers = self.body.dead_initializers(removed);
+        edit.remove_value_info = self.body.dead_value_info(removed);
+        summary.nodes_removed += removed.len();
+        summary.initializers_removed += edit.remove_initializers.len();
+        edit.remove_nodes = removed.clone();
+        if !edit.is_empty() {
+            *plan.edit.graph_mut(loc) = edit;
+        }
+    }
+
+    /// The labels of the live nodes that read what `value` was, once folded.
+    fn consumers_after(&self, value: &str) -> Vec<String> {
+        self.consumers(value).into_iter().map(|n| label(&self.body.nodes[n], n)).collect()
+    }
+}
+
+fn label(node: &crate::proto::NodeProto, index: usize) -> String {
+    if node.name().is_empty() {
+        format!("#{index} ({})", node.op_type())
+    } else {
+        node.name().to_string()
+    }
+}
