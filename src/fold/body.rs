@@ -19,6 +19,10 @@ pub(super) struct Body<'m> {
     pub nested_reads: HashSet<&'m str>,
     /// For each value, the nodes reading it and at which input positions.
     pub readers: HashMap<&'m str, Vec<(usize, usize)>>,
+    /// The node computing each value.
+    pub producer: HashMap<&'m str, usize>,
+    /// Each initializer by name (the last of a name, as a later one replaces an earlier).
+    pub initializer: HashMap<&'m str, &'m TensorProto>,
 }
 
 impl<'m> Body<'m> {
@@ -76,7 +80,11 @@ impl<'m> Body<'m> {
                 nested_names(g, &mut nested_reads);
             }
         }
+        let producer =
+            nodes.iter().enumerate().flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i))).collect();
         Body {
+            producer,
+            initializer: initializers.iter().map(|t| (t.name(), t)).collect(),
             nodes,
             initializers,
             inputs: inputs.iter().map(|v| v.name()).collect(),
@@ -94,7 +102,13 @@ impl<'m> Body<'m> {
 
     /// The nodes of pure shape computations that are dead once `removed` are gone: each has every output read
     /// before and by removed nodes only (so a node already unused in the input stays, as written), none pinned.
-    pub fn dead_shape_nodes(&self, removed: &BTreeSet<usize>) -> BTreeSet<usize> {
+    /// `passes_on(node, position)`: that removed node hands the value it reads there on to its readers (a folded
+    /// broadcast's source), so the value lives on.
+    pub fn dead_shape_nodes(
+        &self,
+        removed: &BTreeSet<usize>,
+        passes_on: &dyn Fn(usize, usize) -> bool,
+    ) -> BTreeSet<usize> {
         let mut gone = removed.clone();
         loop {
             let before = gone.len();
@@ -104,7 +118,9 @@ impl<'m> Body<'m> {
                 }
                 let dead = n.output.iter().filter(|o| !o.is_empty()).all(|o| {
                     let readers = self.readers.get(o.as_str()).map(Vec::as_slice).unwrap_or(&[]);
-                    !self.pinned(o) && !readers.is_empty() && readers.iter().all(|(r, _)| gone.contains(r))
+                    !self.pinned(o)
+                        && !readers.is_empty()
+                        && readers.iter().all(|&(r, p)| gone.contains(&r) && !passes_on(r, p))
                 });
                 if dead && !n.output.is_empty() {
                     gone.insert(i);
@@ -118,7 +134,11 @@ impl<'m> Body<'m> {
 
     /// Initializers read before, and only by removed nodes, now: constants of removed shape computations. One that
     /// is also a graph input (a default a caller may override) stays.
-    pub fn dead_initializers(&self, removed: &BTreeSet<usize>) -> BTreeSet<usize> {
+    pub fn dead_initializers(
+        &self,
+        removed: &BTreeSet<usize>,
+        passes_on: &dyn Fn(usize, usize) -> bool,
+    ) -> BTreeSet<usize> {
         self.initializers
             .iter()
             .enumerate()
@@ -128,7 +148,7 @@ impl<'m> Body<'m> {
                 !self.pinned(name)
                     && !self.inputs.contains(name)
                     && !readers.is_empty()
-                    && readers.iter().all(|(r, _)| removed.contains(r))
+                    && readers.iter().all(|&(r, p)| removed.contains(&r) && !passes_on(r, p))
             })
             .map(|(i, _)| i)
             .collect()
@@ -183,6 +203,9 @@ fn is_shape_computation(n: &NodeProto) -> bool {
         "Abs",
         "Neg",
         "Range",
+        // A broadcast whose every reader went (a copy of ones under a removed `Mul`) goes with them.
+        "Expand",
+        "Tile",
     ];
     crate::ops::is_default_domain(n.domain())
         && OPS.contains(&n.op_type())

@@ -10,7 +10,7 @@ use super::proof::{call_key, CallKey};
 use super::Form;
 use crate::analysis::Site;
 use crate::ops::SiteKind;
-use crate::proto::{NodeProto, TensorProto};
+use crate::proto::NodeProto;
 use crate::rules::{Condition, Verdict};
 use crate::shape::{Dim, Shape};
 use crate::tensor::ValueFacts;
@@ -138,24 +138,24 @@ fn tile_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eva
 }
 
 /// Whether `name` is a constant of this body (an initializer that is not also an input, or a `Constant` node's
-/// `value`) whose every element is `fill` (1 is also `true`, 0 `false`).
+/// `value`) whose every element is `fill` (1 is also `true`, 0 `false`), or an `Expand`/`Tile` of one (a copy of
+/// ones is ones: so a fold that removes that copy leaves nothing a second fold would find).
 fn is_fill(body: &Body<'_>, name: &str, fill: f64) -> bool {
-    let tensor = body
-        .initializers
-        .iter()
-        .find(|t| t.name() == name && !body.inputs.contains(name))
-        .or_else(|| constant_value(body.nodes, name));
+    let made_by = body.producer.get(name).map(|&i| &body.nodes[i]);
+    let tensor = match made_by {
+        Some(n) if !crate::ops::is_default_domain(n.domain()) => return false,
+        Some(n) if matches!(n.op_type(), "Expand" | "Tile") => {
+            return n.input.first().is_some_and(|source| source != name && is_fill(body, source, fill))
+        }
+        Some(n) if n.op_type() == "Constant" => {
+            n.attribute.iter().find(|a| a.name() == "value").and_then(|a| a.t.as_ref())
+        }
+        Some(_) => None,
+        None => body.initializer.get(name).copied().filter(|_| !body.inputs.contains(name)),
+    };
     let Some(t) = tensor else { return false };
     if let Some(v) = crate::tensor::float_values(t) {
         return !v.is_empty() && v.iter().all(|&x| x == fill);
     }
     crate::tensor::int_values(t).is_some_and(|v| !v.is_empty() && v.iter().all(|&x| x as f64 == fill))
-}
-
-fn constant_value<'m>(nodes: &'m [NodeProto], name: &str) -> Option<&'m TensorProto> {
-    let n = nodes.iter().find(|n| n.op_type() == "Constant" && n.output.first().is_some_and(|o| o == name))?;
-    if !crate::ops::is_default_domain(n.domain()) {
-        return None;
-    }
-    n.attribute.iter().find(|a| a.name() == "value").and_then(|a| a.t.as_ref())
 }

@@ -67,8 +67,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         sites: &'a BTreeMap<usize, Vec<&'a Site>>,
         candidates: &'a BTreeMap<usize, Candidate>,
     ) -> Self {
-        let producer =
-            body.nodes.iter().enumerate().flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i))).collect();
+        let producer = body.producer.clone();
         BodyFold { body, sites, candidates, producer, folded: BTreeSet::new(), removed: BTreeSet::new() }
     }
 
@@ -77,14 +76,16 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         loop {
             let mut changed = false;
             let mut kept = BTreeMap::new();
-            for (&index, candidate) in self.candidates {
-                if self.folded.contains(&index) {
+            // Nearest the consumers first: when two broadcasts feed one node and only one of them can go, the one
+            // kept is then the earlier, which is the model's own where `expand` inserted the later one.
+            for (&index, candidate) in self.candidates.iter().rev() {
+                if self.folded.contains(&index) || self.removed.contains(&index) {
                     continue;
                 }
                 match self.try_fold(candidate) {
                     Ok(()) => {
                         self.folded.insert(index);
-                        let mut removed = self.body.dead_shape_nodes(&self.folded);
+                        let mut removed = self.body.dead_shape_nodes(&self.folded, &|r, p| self.passes_on(r, p));
                         removed.extend(&self.folded);
                         self.removed = removed;
                         changed = true;
@@ -130,6 +131,12 @@ impl<'a, 'm> BodyFold<'a, 'm> {
             proof::judge_consumer(sites, &|name, key| self.replaced(name, key, c.node))?;
         }
         Ok(())
+    }
+
+    /// Whether node `reader`, reading at `position`, is a folded broadcast whose source that is: its readers read
+    /// the value now.
+    fn passes_on(&self, reader: usize, position: usize) -> bool {
+        self.folded.contains(&reader) && self.candidates.get(&reader).is_some_and(|c| c.source_pos == position)
     }
 
     /// The live nodes that read `value`, looking through removed broadcasts of it (their readers read it next).
@@ -201,7 +208,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
             let op = self.body.nodes[i].op_type().to_string();
             summary.kept.push(Kept { graph: c.graph.clone(), node: c.label.clone(), op, form: c.form, reason });
         }
-        edit.remove_initializers = self.body.dead_initializers(removed);
+        edit.remove_initializers = self.body.dead_initializers(removed, &|r, p| self.passes_on(r, p));
         edit.remove_value_info = self.body.dead_value_info(removed);
         summary.nodes_removed += removed.len();
         summary.initializers_removed += edit.remove_initializers.len();
