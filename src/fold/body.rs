@@ -122,7 +122,10 @@ impl<'m> Body<'m> {
                         && !readers.is_empty()
                         && readers.iter().all(|&(r, p)| gone.contains(&r) && !passes_on(r, p))
                 });
-                if dead && !n.output.is_empty() {
+                // Dead code of the input that reads a removed value would read an undefined one: it goes too.
+                let dangling = self.dead_end(i, 0)
+                    && n.input.iter().any(|v| self.producer.get(v.as_str()).is_some_and(|p| gone.contains(p)));
+                if (dead || dangling) && !n.output.is_empty() {
                     gone.insert(i);
                 }
             }
@@ -130,6 +133,22 @@ impl<'m> Body<'m> {
                 return gone.difference(removed).copied().collect();
             }
         }
+    }
+
+    /// Whether node `i` is a shape computation whose results nothing uses (dead code as written: `Shape` of a
+    /// value whose shape nothing reads). Such a reader never keeps a broadcast alive; it goes with it.
+    pub fn dead_end(&self, i: usize, depth: usize) -> bool {
+        let n = &self.nodes[i];
+        depth < 8
+            && is_shape_computation(n)
+            && !n.output.is_empty()
+            && n.output.iter().all(|o| {
+                !self.pinned(o)
+                    && self
+                        .readers
+                        .get(o.as_str())
+                        .is_none_or(|rs| rs.iter().all(|&(r, _)| self.dead_end(r, depth + 1)))
+            })
     }
 
     /// Initializers read before, and only by removed nodes, now: constants of removed shape computations. One that

@@ -147,7 +147,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 Some(c) if self.folded.contains(&reader) && c.source_pos == position => {
                     out.extend(self.consumers(self.body.nodes[reader].output[0].as_str()))
                 }
-                _ if self.removed.contains(&reader) => {}
+                _ if self.removed.contains(&reader) || self.body.dead_end(reader, 0) => {}
                 _ => {
                     out.insert(reader);
                 }
