@@ -264,23 +264,7 @@ fn body(
     let empty = GraphEdit::default();
     let here = edit.graphs.get(&loc).unwrap_or(&empty);
     let mut out = Pieces::default();
-    // New initializers and value_info go after the existing fields of their number, before the first field
-    // numbered higher: the order a protobuf encoder would have used.
-    let mut pending: Vec<(u32, Pieces)> = Vec::new();
-    if let Some(tag) = kind.initializer {
-        let mut p = Pieces::default();
-        here.initializers.iter().for_each(|t| p.message(tag, t));
-        pending.push((tag, p));
-    }
-    if let Some(tag) = kind.input {
-        let mut p = Pieces::default();
-        here.inputs.iter().for_each(|v| p.message(tag, v));
-        pending.push((tag, p));
-    }
-    let mut p = Pieces::default();
-    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
-    pending.push((kind.value_info, p));
-    pending.sort_by_key(|(tag, _)| *tag);
+    let mut pending = pending_fields(here, kind);
 
     let mut node_index = 0;
     let mut initializer_index = 0;
@@ -339,6 +323,27 @@ fn body(
         out.append(p);
     }
     Ok(out)
+}
+
+/// The new initializers, inputs and value_info of a body, by field number. They go after the existing fields of
+/// their number, before the first field numbered higher: the order a protobuf encoder would have used.
+fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
+    let mut pending: Vec<(u32, Pieces)> = Vec::new();
+    if let Some(tag) = kind.initializer {
+        let mut p = Pieces::default();
+        here.initializers.iter().for_each(|t| p.message(tag, t));
+        pending.push((tag, p));
+    }
+    if let Some(tag) = kind.input {
+        let mut p = Pieces::default();
+        here.inputs.iter().for_each(|v| p.message(tag, v));
+        pending.push((tag, p));
+    }
+    let mut p = Pieces::default();
+    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
+    pending.push((kind.value_info, p));
+    pending.sort_by_key(|(tag, _)| *tag);
+    pending
 }
 
 fn string_field(tag: u32, s: &str) -> Vec<u8> {

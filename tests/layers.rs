@@ -22,8 +22,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "rewriting bytes: the edit spliced into the input, files written, constants expanded",
         &["wire", "save", "materialize"],
     ),
-    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "verify"]),
-    ("rendering", &["brief", "explain", "render", "render_expand", "dot", "config"]),
+    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "fold", "verify"]),
+    ("rendering", &["brief", "explain", "render", "render_expand", "render_fold", "dot", "config"]),
     ("the binary", &["cli", "main"]),
 ];
 

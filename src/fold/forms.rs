@@ -23,6 +23,8 @@ pub(super) struct Eval {
     pub holds: bool,
     /// Its output provably has the source's shape: it changes nothing, whoever reads it.
     pub noop: bool,
+    /// Its output provably has more elements than its source: an axis of size 1 (or a missing one) grows.
+    pub grows: bool,
     /// The conditions on sizes the broadcast itself holds under, when its verdict is conditional.
     pub conditions: Vec<Condition>,
 }
@@ -61,7 +63,13 @@ pub(super) fn candidates(
     for (&index, evaluations) in sites {
         let node = &body.nodes[index];
         if let Some((form, source_pos)) = form_of(body, node, evaluations[0]) {
-            let evals = evaluations.iter().map(|s| (call_key(s), eval_of(s, source_pos, node))).collect();
+            let evals: Vec<(CallKey, Eval)> =
+                evaluations.iter().map(|s| (call_key(s), eval_of(s, source_pos, node))).collect();
+            // A `Mul` by ones that broadcasts nothing (a bias that happens to be zero) is arithmetic, not a
+            // broadcast: only one that makes its source larger is used as a broadcast.
+            if form != Form::Expand && !evals.iter().all(|(_, e)| e.grows) {
+                continue;
+            }
             let first = evaluations[0];
             let (graph, label) = (first.graph.clone(), super::node_label(first));
             out.insert(index, Candidate { node: index, form, source_pos, evals, graph, label });
@@ -110,7 +118,15 @@ fn eval_of(site: &Site, source_pos: usize, node: &NodeProto) -> Eval {
         Verdict::Conditional(c) => c.clone(),
         _ => Vec::new(),
     };
-    Eval { noop: noop && holds(site), holds: holds(site), source, conditions }
+    let grows = grows(&source, &site.output_shape);
+    Eval { noop: noop && holds(site), holds: holds(site), source, conditions, grows }
+}
+
+/// Whether `output` provably has more axes than `source`, or a size where `source` has 1 and `output` a size
+/// other than 1.
+fn grows(source: &Shape, output: &Shape) -> bool {
+    let (Some(s), Some(o)) = (source.dims(), output.dims()) else { return false };
+    o.len() > s.len() || s.iter().zip(o).any(|(a, b)| a.is_one() && !b.is_one() && !matches!(b, Dim::Unknown))
 }
 
 /// A `Tile` that only copies size-1 axes: known repeats, and each axis repeated once or of size 1.
@@ -134,7 +150,7 @@ fn tile_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eva
             return None;
         }
     }
-    Some(Eval { source: input.shape.clone(), holds: true, noop, conditions: Vec::new() })
+    Some(Eval { source: input.shape.clone(), holds: true, noop, conditions: Vec::new(), grows: !noop })
 }
 
 /// Whether `name` is a constant of this body (an initializer that is not also an input, or a `Constant` node's
@@ -147,9 +163,7 @@ fn is_fill(body: &Body<'_>, name: &str, fill: f64) -> bool {
         Some(n) if matches!(n.op_type(), "Expand" | "Tile") => {
             return n.input.first().is_some_and(|source| source != name && is_fill(body, source, fill))
         }
-        Some(n) if n.op_type() == "Constant" => {
-            n.attribute.iter().find(|a| a.name() == "value").and_then(|a| a.t.as_ref())
-        }
+        Some(n) if n.op_type() == "Constant" => crate::attr::Attrs::new(n, None).tensor("value"),
         Some(_) => None,
         None => body.initializer.get(name).copied().filter(|_| !body.inputs.contains(name)),
     };
