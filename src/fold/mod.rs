@@ -15,6 +15,7 @@
 
 mod body;
 mod forms;
+mod materialized;
 mod plan;
 mod proof;
 

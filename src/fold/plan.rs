@@ -11,7 +11,8 @@ use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Kept, KeptReason};
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::Code;
 use crate::model::GraphStep;
-use crate::proto::ModelProto;
+use crate::proto::{ModelProto, TensorProto};
+use crate::shape::Shape;
 use crate::tensor::ValueFacts;
 use crate::wire::{GraphEdit, NodeEdit};
 
@@ -39,14 +40,18 @@ pub(super) fn plan(model: &ModelProto, analysis: &Analysis, options: FoldOptions
         let body_facts = facts.get(loc).and_then(Option::as_ref);
         let path = paths.get(loc).copied().unwrap_or("main");
         let candidates = forms::candidates(&body, sites, body_facts.map(|f| (path, f)));
-        if candidates.is_empty() || (in_function && calls_cut) {
+        // With `--materialized` a body's constants are candidates too.
+        let nothing = candidates.is_empty() && (!options.materialized || body.initializers.is_empty());
+        if nothing || (in_function && calls_cut) {
             continue;
         }
         let mut fold = BodyFold::new(&body, sites, &candidates);
         let kept = fold.run();
+        if options.materialized {
+            fold.shrink_constants();
+        }
         fold.record(loc, kept, &mut plan);
     }
-    let _ = options;
     plan
 }
 
@@ -59,6 +64,9 @@ struct BodyFold<'a, 'm> {
     folded: BTreeSet<usize>,
     /// `folded` and the shape computations that fed only them, as of the last change.
     removed: BTreeSet<usize>,
+    /// `--materialized`: constants written back small, by initializer position, with the name their readers read
+    /// then (their own, or an initializer already holding the small form).
+    shrunk: BTreeMap<usize, (TensorProto, String)>,
 }
 
 impl<'a, 'm> BodyFold<'a, 'm> {
@@ -68,7 +76,15 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         candidates: &'a BTreeMap<usize, Candidate>,
     ) -> Self {
         let producer = body.producer.clone();
-        BodyFold { body, sites, candidates, producer, folded: BTreeSet::new(), removed: BTreeSet::new() }
+        BodyFold {
+            body,
+            sites,
+            candidates,
+            producer,
+            folded: BTreeSet::new(),
+            removed: BTreeSet::new(),
+            shrunk: BTreeMap::new(),
+        }
     }
 
     /// Folds what can be folded; returns why each other candidate is kept.
@@ -133,6 +149,44 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         Ok(())
     }
 
+    /// `--materialized`: each initializer that shrinks (`materialized::shrink`) and whose every live reader
+    /// broadcasts its small form anyway, proved as for a removed broadcast, is written small.
+    fn shrink_constants(&mut self) {
+        for (index, t) in self.body.initializers.iter().enumerate() {
+            let name = t.name();
+            if self.body.pinned(name)
+                || self.body.inputs.contains(name)
+                || !self.body.initializer.get(name).is_some_and(|u| std::ptr::eq(*u, t))
+            {
+                continue;
+            }
+            let consumers = self.consumers(name);
+            if consumers.is_empty() || consumers.iter().any(|n| !self.sites.contains_key(n)) {
+                continue;
+            }
+            let Some(small) = super::materialized::shrink(t) else { continue };
+            let small_shape = Shape::known(&small.dims.iter().map(|&d| d as u64).collect::<Vec<_>>());
+            let reuse = self.body.initializers.iter().find(|u| {
+                u.name() != name
+                    && !self.body.inputs.contains(u.name())
+                    && super::materialized::holds_the_same(u, &small)
+            });
+            let read_as = reuse.map_or(name, |u| u.name()).to_string();
+            let replace = |value: &str, key: &CallKey| {
+                let r = self.replaced(value, key, usize::MAX);
+                let through = r.as_ref().map_or(value, |r| r.name.as_str());
+                if through == name {
+                    return Some(Replaced { name: read_as.clone(), shape: Some(small_shape.clone()) });
+                }
+                r
+            };
+            let proved = consumers.iter().all(|n| proof::judge_consumer(&self.sites[n], &replace).is_ok());
+            if proved {
+                self.shrunk.insert(index, (TensorProto { name: Some(name.to_string()), ..small }, read_as));
+            }
+        }
+    }
+
     /// Whether node `reader`, reading at `position`, is a folded broadcast whose source that is: its readers read
     /// the value now.
     fn passes_on(&self, reader: usize, position: usize) -> bool {
@@ -185,6 +239,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 .input
                 .iter()
                 .map(|n| self.replaced(n, &Vec::new(), usize::MAX).map_or_else(|| n.clone(), |r| r.name))
+                .map(|n| self.renamed(n))
                 .collect();
             if inputs != node.input {
                 edit.node_edits.insert(i, NodeEdit { inputs: Some(inputs), drop_attributes: Vec::new() });
@@ -209,6 +264,24 @@ impl<'a, 'm> BodyFold<'a, 'm> {
             summary.kept.push(Kept { graph: c.graph.clone(), node: c.label.clone(), op, form: c.form, reason });
         }
         edit.remove_initializers = self.body.dead_initializers(removed, &|r, p| self.passes_on(r, p));
+        for (&index, (small, read_as)) in &self.shrunk {
+            if read_as.as_str() == small.name() {
+                edit.initializer_edits.insert(index, small.clone());
+            } else {
+                edit.remove_initializers.insert(index);
+            }
+            let node = small.name().to_string();
+            summary.folded.push(Folded {
+                graph: self.graph_path(),
+                node: node.clone(),
+                op: "initializer".into(),
+                form: super::Form::Materialized,
+                source: read_as.clone(),
+                into: self.consumers_after(&node),
+            });
+        }
+        summary.constants_shrunk += self.shrunk.len();
+        summary.candidates += self.shrunk.len();
         edit.remove_value_info = self.body.dead_value_info(removed);
         summary.nodes_removed += removed.len();
         summary.initializers_removed += edit.remove_initializers.len();
@@ -216,6 +289,23 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         if !edit.is_empty() {
             *plan.edit.graph_mut(loc) = edit;
         }
+    }
+
+    /// The name a reader reads `value` by once constants are written small: a shrunk constant's original.
+    fn renamed(&self, value: String) -> String {
+        match self.body.initializer.get(value.as_str()) {
+            Some(t) => self
+                .shrunk
+                .values()
+                .find(|(small, _)| small.name() == t.name())
+                .map_or(value, |(_, read_as)| read_as.clone()),
+            None => value,
+        }
+    }
+
+    /// The graph's path as sites report it.
+    fn graph_path(&self) -> String {
+        self.sites.values().next().map_or_else(|| "main".to_string(), |s| s[0].graph.clone())
     }
 
     /// The labels of the live nodes that read what `value` was, once folded.
