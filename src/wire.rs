@@ -37,6 +37,8 @@ pub struct GraphEdit {
     pub remove_initializers: std::collections::BTreeSet<usize>,
     /// Existing `value_info` entries left out, by position (those of values no longer computed).
     pub remove_value_info: std::collections::BTreeSet<usize>,
+    /// Existing graph inputs left out, by position (below IR version 4, the entries of removed initializers).
+    pub remove_inputs: std::collections::BTreeSet<usize>,
 }
 
 impl GraphEdit {
@@ -46,6 +48,7 @@ impl GraphEdit {
             && self.remove_nodes.is_empty()
             && self.remove_initializers.is_empty()
             && self.remove_value_info.is_empty()
+            && self.remove_inputs.is_empty()
             && self.initializer_edits.is_empty()
             && self.initializers.is_empty()
             && self.inputs.is_empty()
@@ -268,7 +271,8 @@ fn body(
 
     let mut node_index = 0;
     let mut initializer_index = 0;
-    let mut value_info_index = 0;
+    // Positions among the fields of each number whose entries may be left out (inputs, value_info).
+    let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
     for f in fields(source, range)? {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
@@ -282,11 +286,12 @@ fn body(
             initializer_index += 1;
             continue;
         }
-        if f.number == kind.value_info {
-            if !here.remove_value_info.contains(&value_info_index) {
+        if let Some(removed) = removals(here, kind, f.number) {
+            let index = seen.entry(f.number).or_insert(0);
+            if !removed.contains(index) {
                 out.copy(f.range);
             }
-            value_info_index += 1;
+            *index += 1;
             continue;
         }
         if f.number != kind.node {
@@ -323,6 +328,17 @@ fn body(
         out.append(p);
     }
     Ok(out)
+}
+
+/// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
+fn removals<'e>(here: &'e GraphEdit, kind: &BodyFields, number: u32) -> Option<&'e std::collections::BTreeSet<usize>> {
+    if number == kind.value_info {
+        Some(&here.remove_value_info)
+    } else if Some(number) == kind.input {
+        Some(&here.remove_inputs)
+    } else {
+        None
+    }
 }
 
 /// The new initializers, inputs and value_info of a body, by field number. They go after the existing fields of

@@ -447,7 +447,9 @@ fn fold_back(
     };
     if plan.summary.kept.is_empty() {
         let opset = case.model.opset_import.iter().find(|o| o.domain().is_empty()).map_or(0, |o| o.version());
-        if opset >= 8 && ops(&got) != ops(&case.model) {
+        // A constant materialized at a size-0 shape holds no values to recognise its original by.
+        let empty = rewritten.proto().graph.as_ref().unwrap().initializer.iter().any(|t| t.dims.contains(&0));
+        if opset >= 8 && !(materialized && empty) && ops(&got) != ops(&case.model) {
             return Err(format!("nothing kept, yet not the original's nodes: {:?}", ops(&got)));
         }
         tally.folded_back += usize::from(!plan.edit.is_empty());

@@ -10,7 +10,11 @@ use crate::proto::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProt
 pub(super) struct Body<'m> {
     pub nodes: &'m [NodeProto],
     pub initializers: &'m [TensorProto],
+    /// The body's inputs that are not constants (below IR version 4 every initializer is also listed as an input,
+    /// and is a constant all the same, as onnxruntime holds it).
     pub inputs: HashSet<&'m str>,
+    /// Each listed input's position, for leaving out the entry of a removed initializer.
+    pub input_index: HashMap<&'m str, usize>,
     pub value_info: &'m [ValueInfoProto],
     /// Names the body hands out: its outputs.
     pub outputs: HashSet<&'m str>,
@@ -28,13 +32,14 @@ pub(super) struct Body<'m> {
 impl<'m> Body<'m> {
     /// The body at `loc`, or `None` if the path leads nowhere.
     pub fn at(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
+        let constant_inputs = model.ir_version() < 4;
         let mut graph: Option<&'m GraphProto> = model.graph.as_ref();
         let mut body = None;
         for (i, step) in loc.iter().enumerate() {
             match *step {
                 GraphStep::Function(k) if i == 0 => {
                     let f = model.functions.get(k)?;
-                    body = Some(Body::new(&f.node, &[], &[], &f.value_info, f.output.iter()));
+                    body = Some(Body::new(&f.node, (&[], false), &[], &f.value_info, f.output.iter()));
                     graph = None;
                 }
                 GraphStep::Function(_) => return None,
@@ -56,7 +61,7 @@ impl<'m> Body<'m> {
         let g = graph?;
         Some(Body::new(
             &g.node,
-            &g.initializer,
+            (&g.initializer, constant_inputs),
             &g.input,
             &g.value_info,
             g.output.iter().map(|o| o.name.as_ref().unwrap_or(&EMPTY)),
@@ -65,7 +70,7 @@ impl<'m> Body<'m> {
 
     fn new<'o>(
         nodes: &'m [NodeProto],
-        initializers: &'m [TensorProto],
+        (initializers, constant_inputs): (&'m [TensorProto], bool),
         inputs: &'m [ValueInfoProto],
         value_info: &'m [ValueInfoProto],
         outputs: impl Iterator<Item = &'m String>,
@@ -87,7 +92,12 @@ impl<'m> Body<'m> {
             initializer: initializers.iter().map(|t| (t.name(), t)).collect(),
             nodes,
             initializers,
-            inputs: inputs.iter().map(|v| v.name()).collect(),
+            inputs: inputs
+                .iter()
+                .map(|v| v.name())
+                .filter(|n| !(constant_inputs && initializers.iter().any(|t| t.name() == *n)))
+                .collect(),
+            input_index: inputs.iter().enumerate().map(|(i, v)| (v.name(), i)).collect(),
             value_info,
             outputs: outputs.map(String::as_str).collect(),
             nested_reads,
@@ -171,6 +181,11 @@ impl<'m> Body<'m> {
             })
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// The graph input entries of removed initializers (below IR version 4 every initializer has one).
+    pub fn dead_inputs(&self, initializers: &BTreeSet<usize>) -> BTreeSet<usize> {
+        initializers.iter().filter_map(|&i| self.input_index.get(self.initializers[i].name()).copied()).collect()
     }
 
     /// The `value_info` entries of values no node computes any more.

@@ -77,10 +77,18 @@ pub(super) fn candidates(
     }
     if let Some((path, facts)) = facts {
         for (index, node) in body.nodes.iter().enumerate() {
-            if let Some(eval) = tile_eval(node, facts) {
-                let label = if node.name().is_empty() { format!("#{index} (Tile)") } else { node.name().to_string() };
+            let found = match tile_eval(node, facts) {
+                Some(eval) => Some((Form::Tile, eval)),
+                None => prepend_eval(node, facts).map(|eval| (Form::Unsqueeze, eval)),
+            };
+            if let Some((form, eval)) = found {
+                let label = if node.name().is_empty() {
+                    format!("#{index} ({})", node.op_type())
+                } else {
+                    node.name().to_string()
+                };
                 let (evals, graph) = (vec![(Vec::new(), eval)], path.to_string());
-                out.insert(index, Candidate { node: index, form: Form::Tile, source_pos: 0, evals, graph, label });
+                out.insert(index, Candidate { node: index, form, source_pos: 0, evals, graph, label });
             }
         }
     }
@@ -151,6 +159,27 @@ fn tile_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eva
         }
     }
     Some(Eval { source: input.shape.clone(), holds: true, noop, conditions: Vec::new(), grows: !noop })
+}
+
+/// An `Unsqueeze` or `Reshape` that only puts size-1 axes in front of its input: numpy broadcasting prepends those
+/// by itself ("Multidirectional Broadcasting": the shorter shape is padded with 1s on the left).
+fn prepend_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eval> {
+    if !matches!(node.op_type(), "Unsqueeze" | "Reshape") || !crate::ops::is_default_domain(node.domain()) {
+        return None;
+    }
+    let input = facts.get(node.input.first()?.as_str())?;
+    let output = facts.get(node.output.first()?.as_str())?;
+    let (source, out) = (input.shape.dims()?, output.shape.dims()?);
+    let leading = out.len().checked_sub(source.len()).filter(|&k| k > 0)?;
+    let ones = out[..leading].iter().all(|d| matches!(d, Dim::Known(1)));
+    let same = out[leading..].iter().zip(source).all(|(a, b)| a.provably_eq(b));
+    (ones && same).then(|| Eval {
+        source: input.shape.clone(),
+        holds: true,
+        noop: false,
+        grows: true,
+        conditions: Vec::new(),
+    })
 }
 
 /// Whether `name` is a constant of this body (an initializer that is not also an input, or a `Constant` node's

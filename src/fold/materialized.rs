@@ -47,7 +47,9 @@ fn first_slice(dims: &[u64], axis: usize) -> Vec<usize> {
 /// Whether `t` holds exactly `small` (same element type, dims and values, in the same encoding: a copy made by
 /// `expand` keeps its original's, and another encoding is only a missed reuse, never a wrong one).
 pub(super) fn holds_the_same(t: &TensorProto, small: &TensorProto) -> bool {
-    if t.data_type != small.data_type || t.dims != small.dims {
+    // Leading 1s change no value and no broadcast: `[1, 3]` holds what `[3]` does.
+    let core = |dims: &[i64]| -> Vec<i64> { dims.iter().copied().skip_while(|&d| d == 1).collect() };
+    if t.data_type != small.data_type || core(&t.dims) != core(&small.dims) {
         return false;
     }
     let Some(dims) = t.dims.iter().map(|&d| u64::try_from(d).ok()).collect::<Option<Vec<u64>>>() else { return false };
@@ -99,6 +101,7 @@ mod tests {
         let small = shrink(&floats(&[2, 3], &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0])).unwrap();
         assert!(holds_the_same(&floats(&[3], &[1.0, 2.0, 3.0]), &small));
         assert!(!holds_the_same(&floats(&[3], &[1.0, 2.0, 4.0]), &small));
-        assert!(!holds_the_same(&floats(&[1, 3], &[1.0, 2.0, 3.0]), &small));
+        assert!(holds_the_same(&floats(&[1, 3], &[1.0, 2.0, 3.0]), &small), "leading 1s hold the same");
+        assert!(!holds_the_same(&floats(&[3, 1], &[1.0, 2.0, 3.0]), &small));
     }
 }

@@ -41,6 +41,8 @@ pub enum Form {
     Expand,
     /// `Tile` whose repeats are 1 wherever the input's size is not 1.
     Tile,
+    /// `Unsqueeze` or `Reshape` that only puts size-1 axes in front (numpy does so by itself).
+    Unsqueeze,
     /// `Mul` by a constant of ones.
     MulOnes,
     /// `Add` of a constant of zeros.
@@ -56,6 +58,7 @@ impl Form {
         match self {
             Form::Expand => "expand",
             Form::Tile => "tile",
+            Form::Unsqueeze => "unsqueeze",
             Form::MulOnes => "mul-ones",
             Form::AddZeros => "add-zeros",
             Form::WhereConstant => "where-constant",

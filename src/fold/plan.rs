@@ -165,12 +165,14 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 continue;
             }
             let Some(small) = super::materialized::shrink(t) else { continue };
-            let small_shape = Shape::known(&small.dims.iter().map(|&d| d as u64).collect::<Vec<_>>());
             let reuse = self.body.initializers.iter().find(|u| {
                 u.name() != name
                     && !self.body.inputs.contains(u.name())
                     && super::materialized::holds_the_same(u, &small)
             });
+            // Read as the original when it is still there (with its own shape), else as the small form.
+            let dims = reuse.map_or(&small.dims, |u| &u.dims);
+            let small_shape = Shape::known(&dims.iter().map(|&d| d as u64).collect::<Vec<_>>());
             let read_as = reuse.map_or(name, |u| u.name()).to_string();
             let replace = |value: &str, key: &CallKey| {
                 let r = self.replaced(value, key, usize::MAX);
@@ -280,6 +282,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 into: self.consumers_after(&node),
             });
         }
+        edit.remove_inputs = self.body.dead_inputs(&edit.remove_initializers);
         summary.constants_shrunk += self.shrunk.len();
         summary.candidates += self.shrunk.len();
         edit.remove_value_info = self.body.dead_value_info(removed);
