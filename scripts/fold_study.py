@@ -19,6 +19,8 @@ Per model M, with F = fold(M):
 - round trip: E = expand(M), then fold(E) has the same nodes as M up to node names (op, domain, inputs and outputs
   in order, in every graph and function body); each model where it does not is an exception, listed with the
   reasons fold gave for what it kept in E.
+- the same round trip with `expand --materialize-constants` and `fold --materialized` (a figure: constants over
+  the size limit, or of size 0, stay written out).
 Figures: Expand and Tile nodes in M and F.
 """
 
@@ -240,6 +242,7 @@ def study(binary, rel, path, make_inputs, work):
         if open(again, "rb").read() != open(folded, "rb").read():
             rec["failures"].append("a second fold changes the model")
     round_trip(binary, rec, path, original, work)
+    materialized_round_trip(binary, rec, path, original, work)
     return rec
 
 
@@ -263,6 +266,26 @@ def round_trip(binary, rec, path, original, work):
         rec["round_trip_kept"] = sorted({k["reason"]["kind"] for k in summary["kept"]})
         opsets = [o.version for o in original.opset_import if o.domain in ("", "ai.onnx")]
         rec["round_trip_opset"] = opsets[0] if opsets else None
+
+
+def materialized_round_trip(binary, rec, path, original, work):
+    """fold --materialized (expand --materialize-constants (M)) against M (or fold --materialized (M))."""
+    expanded, back = os.path.join(work, "expanded-m.onnx"), os.path.join(work, "back-m.onnx")
+    e = real_models.run([binary, "expand", "--quiet", "--materialize-constants", path, expanded])
+    if e["rc"] not in (0, 1) or not os.path.isfile(expanded):
+        return
+    r = real_models.run([binary, "fold", "--quiet", "--materialized", expanded, back])
+    if r["rc"] not in (0, 1):
+        rec["failures"].append(f"fold --materialized exits {r['rc']}: " + real_models.tail(r["stderr"], 3))
+        return
+    nodes = node_list(onnx.load(back, load_external_data=False))
+    if nodes == node_list(original):
+        rec["materialized_round_trip"] = "same nodes"
+        return
+    direct = os.path.join(work, "folded-m.onnx")
+    real_models.run([binary, "fold", "--quiet", "--materialized", path, direct])
+    same = os.path.isfile(direct) and nodes == node_list(onnx.load(direct, load_external_data=False))
+    rec["materialized_round_trip"] = "same as fold" if same else "differs"
 
 
 def main():
@@ -294,6 +317,10 @@ def main():
         "round_trip_same_as_fold": sum(1 for r in records if r.get("round_trip") == "same as fold"),
         "round_trip_differs": sum(1 for r in records if r.get("round_trip") == "differs"),
         "round_trip_expand_refused": sum(1 for r in records if r.get("round_trip") == "expand refused"),
+        "materialized_round_trip_same": sum(1 for r in records if r.get("materialized_round_trip") == "same nodes"),
+        "materialized_round_trip_same_as_fold":
+            sum(1 for r in records if r.get("materialized_round_trip") == "same as fold"),
+        "materialized_round_trip_differs": sum(1 for r in records if r.get("materialized_round_trip") == "differs"),
         "failures": sum(1 for r in records if r.get("failures")),
     }
     with open(args.out, "w") as f:

@@ -10,7 +10,8 @@ use crate::rules::broadcast_index;
 /// The most elements a constant may have to be looked at: each axis tried costs a pass over it.
 const MAX_ELEMENTS: u64 = 1 << 24;
 
-/// The small form of `t`, or `None` when no axis shrinks (or its data cannot be read: external, not addressable).
+/// The small form of `t`, or `None` when it has no smaller one (or its data cannot be read: external, not
+/// addressable). A form that only drops leading 1s has the same elements: see [`fewer_elements`].
 pub(super) fn shrink(t: &TensorProto) -> Option<TensorProto> {
     let dims: Vec<u64> = t.dims.iter().map(|&d| u64::try_from(d).ok().filter(|&d| d > 0)).collect::<Option<_>>()?;
     let count = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).filter(|&c| c <= MAX_ELEMENTS)?;
@@ -29,12 +30,17 @@ pub(super) fn shrink(t: &TensorProto) -> Option<TensorProto> {
             (current, current_dims) = (small, small_dims);
         }
     }
-    if current_dims == dims {
+    let leading = current_dims.iter().take_while(|&&d| d == 1).count();
+    if current_dims == dims && leading == 0 {
         return None;
     }
-    let leading = current_dims.iter().take_while(|&&d| d == 1).count();
     current.dims = current_dims[leading..].iter().map(|&d| d as i64).collect();
     Some(current)
+}
+
+/// Whether `small` holds fewer elements than `t`: an axis shrank, not only leading 1s went.
+pub(super) fn fewer_elements(t: &TensorProto, small: &TensorProto) -> bool {
+    small.dims.iter().product::<i64>() < t.dims.iter().product::<i64>()
 }
 
 /// The flat positions, in order, of the elements of a tensor of `dims` whose index on `axis` is 0.
@@ -44,24 +50,25 @@ fn first_slice(dims: &[u64], axis: usize) -> Vec<usize> {
     (0..count).filter(|f| (f / inner).is_multiple_of(dims[axis])).map(|f| f as usize).collect()
 }
 
-/// Whether `t` holds exactly `small` (same element type, dims and values, in the same encoding: a copy made by
-/// `expand` keeps its original's, and another encoding is only a missed reuse, never a wrong one).
-pub(super) fn holds_the_same(t: &TensorProto, small: &TensorProto) -> bool {
-    // Leading 1s change no value and no broadcast: `[1, 3]` holds what `[3]` does.
-    let core = |dims: &[i64]| -> Vec<i64> { dims.iter().copied().skip_while(|&d| d == 1).collect() };
-    if t.data_type != small.data_type || core(&t.dims) != core(&small.dims) {
+/// Whether `t` is `u` broadcast to `t`'s dims (numpy's rule): `u` is the original a materialized `t` was
+/// written from. The same encoding is required (a copy made by `expand` keeps its original's; another encoding is
+/// only a missed reuse, never a wrong one).
+pub(super) fn copy_of(t: &TensorProto, u: &TensorProto) -> bool {
+    let dims = |x: &TensorProto| x.dims.iter().map(|&d| u64::try_from(d).ok()).collect::<Option<Vec<u64>>>();
+    let (Some(t_dims), Some(u_dims)) = (dims(t), dims(u)) else { return false };
+    if t.data_type != u.data_type || u_dims.len() > t_dims.len() {
         return false;
     }
-    let Some(dims) = t.dims.iter().map(|&d| u64::try_from(d).ok()).collect::<Option<Vec<u64>>>() else { return false };
-    let count: u64 = dims.iter().product();
-    if count > MAX_ELEMENTS {
+    let count: u64 = t_dims.iter().product();
+    if count > MAX_ELEMENTS || u_dims.iter().product::<u64>() > count {
         return false;
     }
+    let Some(index) = broadcast_index(&u_dims, &t_dims) else { return false };
     let identity: Vec<usize> = (0..count as usize).collect();
-    gather(t, &identity, &dims).is_some_and(|mut g| {
-        g.dims.clone_from(&small.dims);
-        g == TensorProto { name: None, ..small.clone() }
-    })
+    match (gather(u, &index, &t_dims), gather(t, &identity, &t_dims)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -98,10 +105,12 @@ mod tests {
 
     #[test]
     fn the_original_of_a_copy_is_recognised() {
-        let small = shrink(&floats(&[2, 3], &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0])).unwrap();
-        assert!(holds_the_same(&floats(&[3], &[1.0, 2.0, 3.0]), &small));
-        assert!(!holds_the_same(&floats(&[3], &[1.0, 2.0, 4.0]), &small));
-        assert!(holds_the_same(&floats(&[1, 3], &[1.0, 2.0, 3.0]), &small), "leading 1s hold the same");
-        assert!(!holds_the_same(&floats(&[3, 1], &[1.0, 2.0, 3.0]), &small));
+        let t = floats(&[2, 3], &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+        assert!(copy_of(&t, &floats(&[3], &[1.0, 2.0, 3.0])));
+        assert!(copy_of(&t, &floats(&[1, 3], &[1.0, 2.0, 3.0])), "leading 1s hold the same");
+        assert!(!copy_of(&t, &floats(&[3], &[1.0, 2.0, 4.0])));
+        assert!(!copy_of(&t, &floats(&[3, 1], &[1.0, 2.0, 3.0])));
+        let constant = floats(&[2, 3], &[5.0; 6]);
+        assert!(copy_of(&constant, &floats(&[2, 1], &[5.0, 5.0])), "an original that could shrink itself");
     }
 }

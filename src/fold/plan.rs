@@ -166,10 +166,12 @@ impl<'a, 'm> BodyFold<'a, 'm> {
             }
             let Some(small) = super::materialized::shrink(t) else { continue };
             let reuse = self.body.initializers.iter().find(|u| {
-                u.name() != name
-                    && !self.body.inputs.contains(u.name())
-                    && super::materialized::holds_the_same(u, &small)
+                u.name() != name && !self.body.inputs.contains(u.name()) && super::materialized::copy_of(t, u)
             });
+            // A constant with leading 1s and no axis to shrink changes only with an original to go back to.
+            if reuse.is_none() && !super::materialized::fewer_elements(t, &small) {
+                continue;
+            }
             // Read as the original when it is still there (with its own shape), else as the small form.
             let dims = reuse.map_or(&small.dims, |u| &u.dims);
             let small_shape = Shape::known(&dims.iter().map(|&d| d as u64).collect::<Vec<_>>());
