@@ -110,39 +110,44 @@ impl<'m> Body<'m> {
         self.outputs.contains(name) || self.nested_reads.contains(name)
     }
 
-    /// The nodes of pure shape computations that are dead once `removed` are gone: each has every output read
-    /// before and by removed nodes only (so a node already unused in the input stays, as written), none pinned.
-    /// `passes_on(node, position)`: that removed node hands the value it reads there on to its readers (a folded
-    /// broadcast's source), so the value lives on.
-    pub fn dead_shape_nodes(
-        &self,
-        removed: &BTreeSet<usize>,
-        passes_on: &dyn Fn(usize, usize) -> bool,
-    ) -> BTreeSet<usize> {
-        let mut gone = removed.clone();
-        loop {
-            let before = gone.len();
-            for (i, n) in self.nodes.iter().enumerate().rev() {
-                if gone.contains(&i) || !is_shape_computation(n) {
-                    continue;
+    /// Marks `node` removed, with every shape computation that dies with it: one whose every output was read
+    /// before, and by removed nodes only now (a node already unused in the input stays, as written), and dead code
+    /// of the input that reads a removed value (it would read an undefined one). `passes_on(node, position)`: that
+    /// removed node hands the value it reads there on to its readers (a folded broadcast's source), so the value
+    /// lives on. Only the cone of `node` is visited.
+    pub fn remove_with(&self, gone: &mut BTreeSet<usize>, node: usize, passes_on: &dyn Fn(usize, usize) -> bool) {
+        gone.insert(node);
+        let mut work = vec![node];
+        while let Some(n) = work.pop() {
+            let upstream = self.nodes[n].input.iter().filter_map(|v| self.producer.get(v.as_str()).copied());
+            let upstream: Vec<usize> =
+                upstream.filter(|p| !gone.contains(p) && self.dies(*p, gone, passes_on)).collect();
+            let downstream: Vec<usize> = self.nodes[n]
+                .output
+                .iter()
+                .flat_map(|o| self.readers.get(o.as_str()).into_iter().flatten())
+                .map(|&(r, _)| r)
+                .filter(|r| !gone.contains(r) && self.dead_end(*r, 0))
+                .collect();
+            for m in upstream.into_iter().chain(downstream) {
+                if gone.insert(m) {
+                    work.push(m);
                 }
-                let dead = n.output.iter().filter(|o| !o.is_empty()).all(|o| {
-                    let readers = self.readers.get(o.as_str()).map(Vec::as_slice).unwrap_or(&[]);
-                    !self.pinned(o)
-                        && !readers.is_empty()
-                        && readers.iter().all(|&(r, p)| gone.contains(&r) && !passes_on(r, p))
-                });
-                // Dead code of the input that reads a removed value would read an undefined one: it goes too.
-                let dangling = self.dead_end(i, 0)
-                    && n.input.iter().any(|v| self.producer.get(v.as_str()).is_some_and(|p| gone.contains(p)));
-                if (dead || dangling) && !n.output.is_empty() {
-                    gone.insert(i);
-                }
-            }
-            if gone.len() == before {
-                return gone.difference(removed).copied().collect();
             }
         }
+    }
+
+    /// Whether node `p`, a shape computation, has every output read before and by gone nodes only now.
+    fn dies(&self, p: usize, gone: &BTreeSet<usize>, passes_on: &dyn Fn(usize, usize) -> bool) -> bool {
+        let n = &self.nodes[p];
+        is_shape_computation(n)
+            && !n.output.is_empty()
+            && n.output.iter().filter(|o| !o.is_empty()).all(|o| {
+                let readers = self.readers.get(o.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+                !self.pinned(o)
+                    && !readers.is_empty()
+                    && readers.iter().all(|&(r, q)| gone.contains(&r) && !passes_on(r, q))
+            })
     }
 
     /// Whether node `i` is a shape computation whose results nothing uses (dead code as written: `Shape` of a

@@ -79,7 +79,12 @@ pub(super) fn candidates(
         for (index, node) in body.nodes.iter().enumerate() {
             let found = match tile_eval(node, facts) {
                 Some(eval) => Some((Form::Tile, eval)),
-                None => prepend_eval(node, facts).map(|eval| (Form::Unsqueeze, eval)),
+                // An Unsqueeze is mostly shape arithmetic (a scalar made 1-D for a Concat): it is a broadcast to
+                // fold only where a broadcasting op reads it.
+                None if read_by_a_site(body, node, sites) => {
+                    prepend_eval(node, facts).map(|eval| (Form::Unsqueeze, eval))
+                }
+                None => None,
             };
             if let Some((form, eval)) = found {
                 let label = if node.name().is_empty() {
@@ -159,6 +164,12 @@ fn tile_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eva
         }
     }
     Some(Eval { source: input.shape.clone(), holds: true, noop, conditions: Vec::new(), grows: !noop })
+}
+
+fn read_by_a_site(body: &Body<'_>, node: &NodeProto, sites: &BTreeMap<usize, Vec<&Site>>) -> bool {
+    node.output
+        .iter()
+        .any(|o| body.readers.get(o.as_str()).is_some_and(|readers| readers.iter().any(|(r, _)| sites.contains_key(r))))
 }
 
 /// An `Unsqueeze` or `Reshape` that only puts size-1 axes in front of its input: numpy broadcasting prepends those

@@ -101,8 +101,8 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 match self.try_fold(candidate) {
                     Ok(()) => {
                         self.folded.insert(index);
-                        let mut removed = self.body.dead_shape_nodes(&self.folded, &|r, p| self.passes_on(r, p));
-                        removed.extend(&self.folded);
+                        let mut removed = std::mem::take(&mut self.removed);
+                        self.body.remove_with(&mut removed, index, &|r, p| self.passes_on(r, p));
                         self.removed = removed;
                         changed = true;
                     }
