@@ -81,7 +81,7 @@ pub(super) fn candidates(
                 Some(eval) => Some((Form::Tile, eval)),
                 // An Unsqueeze is mostly shape arithmetic (a scalar made 1-D for a Concat): it is a broadcast to
                 // fold only where a broadcasting op reads it.
-                None if read_by_a_site(body, node, sites) => {
+                None if read_by_a_site(body, node, sites, facts) => {
                     prepend_eval(node, facts).map(|eval| (Form::Unsqueeze, eval))
                 }
                 None => None,
@@ -166,10 +166,32 @@ fn tile_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eva
     Some(Eval { source: input.shape.clone(), holds: true, noop, conditions: Vec::new(), grows: !noop })
 }
 
-fn read_by_a_site(body: &Body<'_>, node: &NodeProto, sites: &BTreeMap<usize, Vec<&Site>>) -> bool {
-    node.output
-        .iter()
-        .any(|o| body.readers.get(o.as_str()).is_some_and(|readers| readers.iter().any(|(r, _)| sites.contains_key(r))))
+/// Whether a broadcasting op reads `node`'s output, directly or through other copies of it (`Expand`, `Tile`,
+/// `Unsqueeze`, `Reshape`, reading it as their data): those may go first, and a second fold must find nothing
+/// the first did not.
+fn read_by_a_site(
+    body: &Body<'_>,
+    node: &NodeProto,
+    sites: &BTreeMap<usize, Vec<&Site>>,
+    facts: &HashMap<&str, &ValueFacts>,
+) -> bool {
+    let mut work = vec![(node, 0usize)];
+    while let Some((node, depth)) = work.pop() {
+        for (r, p) in node.output.iter().flat_map(|o| body.readers.get(o.as_str()).into_iter().flatten()) {
+            if sites.contains_key(r) {
+                return true;
+            }
+            let reader = &body.nodes[*r];
+            let copy = *p == 0
+                && (reader.op_type() == "Expand"
+                    || tile_eval(reader, facts).is_some()
+                    || prepend_eval(reader, facts).is_some());
+            if copy && depth < 16 {
+                work.push((reader, depth + 1));
+            }
+        }
+    }
+    false
 }
 
 /// An `Unsqueeze` or `Reshape` that only puts size-1 axes in front of its input: numpy broadcasting prepends those
