@@ -110,6 +110,8 @@ fn form_of(body: &Body<'_>, node: &NodeProto, site: &Site) -> Option<(Form, usiz
         (SiteKind::Expand, "Expand", 2) if !node.input[0].is_empty() => Some((Form::Expand, 0)),
         (SiteKind::Multi, "Mul", 2) if constant(1, 1.0) => Some((Form::MulOnes, 0)),
         (SiteKind::Multi, "Mul", 2) if constant(0, 1.0) => Some((Form::MulOnes, 1)),
+        // `x + 0` is `x` but for the sign of a zero (-0 + 0 is +0): removing it keeps a -0 that was made +0,
+        // which no comparison of values tells apart.
         (SiteKind::Multi, "Add", 2) if constant(1, 0.0) => Some((Form::AddZeros, 0)),
         (SiteKind::Multi, "Add", 2) if constant(0, 0.0) => Some((Form::AddZeros, 1)),
         (SiteKind::Multi, "Where", 3) if constant(0, 1.0) => Some((Form::WhereConstant, 1)),

@@ -165,17 +165,15 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 continue;
             }
             let Some(small) = super::materialized::shrink(t) else { continue };
-            let reuse = self.body.initializers.iter().find(|u| {
-                u.name() != name && !self.body.inputs.contains(u.name()) && super::materialized::copy_of(t, u)
-            });
+            let reuse = self.original_of(t);
             // A constant with leading 1s and no axis to shrink changes only with an original to go back to.
             if reuse.is_none() && !super::materialized::fewer_elements(t, &small) {
                 continue;
             }
             // Read as the original when it is still there (with its own shape), else as the small form.
-            let dims = reuse.map_or(&small.dims, |u| &u.dims);
+            let dims = reuse.map_or(&small.dims, |(_, u)| &u.dims);
             let small_shape = Shape::known(&dims.iter().map(|&d| d as u64).collect::<Vec<_>>());
-            let read_as = reuse.map_or(name, |u| u.name()).to_string();
+            let read_as = reuse.map_or(name, |(u, _)| u).to_string();
             let replace = |value: &str, key: &CallKey| {
                 let r = self.replaced(value, key, usize::MAX);
                 let through = r.as_ref().map_or(value, |r| r.name.as_str());
@@ -189,6 +187,33 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 self.shrunk.insert(index, (TensorProto { name: Some(name.to_string()), ..small }, read_as));
             }
         }
+    }
+
+    /// The constant `t` was written out from, when it is still in the body: an initializer, or a `Constant` node
+    /// before every reader of `t`. Its name and tensor.
+    fn original_of(&self, t: &TensorProto) -> Option<(&'m str, &'m TensorProto)> {
+        let name = t.name();
+        let initializer =
+            self.body.initializers.iter().find(|u| {
+                u.name() != name && !self.body.inputs.contains(u.name()) && super::materialized::copy_of(t, u)
+            });
+        if let Some(u) = initializer {
+            return Some((u.name(), u));
+        }
+        let first_reader = self.body.readers.get(name)?.iter().map(|&(r, _)| r).min()?;
+        let found: Vec<(&'m str, &'m TensorProto)> = self.body.nodes[..first_reader]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                let constant = n.op_type() == "Constant" && crate::ops::is_default_domain(n.domain());
+                let value = crate::attr::Attrs::new(n, None).tensor("value");
+                let value = value.filter(|_| constant && !self.removed.contains(&i))?;
+                let output = n.output.first()?.as_str();
+                super::materialized::copy_of(t, value).then_some((output, value))
+            })
+            .collect();
+        // Several constants may hold those values; `expand` names a copy after its original (`b` -> `b_expanded`).
+        found.iter().find(|(o, _)| name.starts_with(o)).or(found.first()).copied()
     }
 
     /// Whether node `reader`, reading at `position`, is a folded broadcast whose source that is: its readers read
