@@ -25,10 +25,12 @@ Figures: Expand and Tile nodes in M and F.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -39,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import real_models  # noqa: E402  (run, json_line, tail, make_inputs, session)
 
 BACKEND_FOLDERS = ["node", "simple", "pytorch-converted", "pytorch-operator"]
+JOBS = 2
 
 
 def models_of(kind, root):
@@ -297,13 +300,23 @@ def main():
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
     work = args.workdir or os.path.join(os.path.dirname(os.path.abspath(args.out)), f"fold-{args.kind}")
-    records = []
-    for rel, path, make_inputs in models_of(args.kind, args.root):
+    models = models_of(args.kind, args.root)
+
+    def one(k):
+        rel, path, make_inputs = models[k]
         try:
-            rec = study(args.binary, rel, path, make_inputs, os.path.join(work, "m"))
+            # Each model in its own folder: two run at once (the runs are processes; the time is theirs).
+            start = time.monotonic()
+            rec = study(args.binary, rel, path, make_inputs, os.path.join(work, f"m{k % JOBS}-{k}"))
+            rec["seconds"] = round(time.monotonic() - start, 2)
+            return rec
         except Exception:  # noqa: BLE001
-            rec = {"model": rel, "failures": ["study crashed: " + traceback.format_exc().splitlines()[-1]]}
-        records.append(rec)
+            return {"model": rel, "failures": ["study crashed: " + traceback.format_exc().splitlines()[-1]]}
+        finally:
+            shutil.rmtree(os.path.join(work, f"m{k % JOBS}-{k}"), ignore_errors=True)
+
+    with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
+        records = list(pool.map(one, range(len(models))))
     figures = {
         "models": len(records),
         "unreadable": sum(1 for r in records if r.get("unreadable")),

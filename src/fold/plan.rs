@@ -165,7 +165,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 continue;
             }
             let Some(small) = super::materialized::shrink(t) else { continue };
-            let reuse = self.original_of(t);
+            let reuse = self.original_of(t, &small);
             // A constant with leading 1s and no axis to shrink changes only with an original to go back to.
             if reuse.is_none() && !super::materialized::fewer_elements(t, &small) {
                 continue;
@@ -191,12 +191,11 @@ impl<'a, 'm> BodyFold<'a, 'm> {
 
     /// The constant `t` was written out from, when it is still in the body: an initializer, or a `Constant` node
     /// before every reader of `t`. Its name and tensor.
-    fn original_of(&self, t: &TensorProto) -> Option<(&'m str, &'m TensorProto)> {
+    fn original_of(&self, t: &TensorProto, small: &TensorProto) -> Option<(&'m str, &'m TensorProto)> {
         let name = t.name();
-        let initializer =
-            self.body.initializers.iter().find(|u| {
-                u.name() != name && !self.body.inputs.contains(u.name()) && super::materialized::copy_of(t, u)
-            });
+        let initializer = self.body.initializers.iter().find(|u| {
+            u.name() != name && !self.body.inputs.contains(u.name()) && super::materialized::copy_of(t, small, u)
+        });
         if let Some(u) = initializer {
             return Some((u.name(), u));
         }
@@ -209,7 +208,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 let value = crate::attr::Attrs::new(n, None).tensor("value");
                 let value = value.filter(|_| constant && !self.removed.contains(&i))?;
                 let output = n.output.first()?.as_str();
-                super::materialized::copy_of(t, value).then_some((output, value))
+                super::materialized::copy_of(t, small, value).then_some((output, value))
             })
             .collect();
         // Several constants may hold those values; `expand` names a copy after its original (`b` -> `b_expanded`).
