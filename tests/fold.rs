@@ -5,6 +5,8 @@
 //! an unchanged model, one clear error for bad input, and `fold` undoing `expand` on the main fixtures.
 //! Snapshots of the text and JSON output are in tests/snapshots/fold__*.snap.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -247,4 +249,33 @@ fn fold_materialized_undoes_expand_materialize_constants() {
     let r = run(&["fold", "--materialized", expanded.to_str().unwrap(), back.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stdout);
     assert_eq!(std::fs::read(&original).unwrap(), std::fs::read(&back).unwrap());
+}
+
+/// The committed fixtures are exactly what `fixtures/fold/generate.py` writes.
+#[test]
+fn fixtures_are_what_the_generator_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(common::venv_python())
+        .arg(root().join("fixtures/fold/generate.py"))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let models = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pb"))
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let (fresh, committed) = (models(dir.path()), models(&root().join("fixtures/fold")));
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&fresh), names(&committed));
+    for ((name, a), (_, b)) in fresh.iter().zip(&committed) {
+        assert!(a == b, "{name} differs from what generate.py writes");
+    }
 }
