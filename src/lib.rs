@@ -23,6 +23,7 @@
 //!    [`refuse`] names what makes a model too broken to rewrite; [`expand::expand_model`] plans the rewrite of every
 //!    implicit broadcast (strategy, builder, external data) and [`expand::write_expanded`] writes it;
 //!    [`annotate::infer_model`] plans `infer`'s declarations of every inferred shape (`--bind` for static ones).
+//!    [`fold::fold_model`] removes explicit broadcasts that each consumer performs anyway (the inverse).
 //! 9. **Rendering**: [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`]
 //!    documents every code; [`config`] finds and reads the command line's config file.
 //! 10. **The command line**: [`cli`], the whole program behind the `onnx-bcast` binary and the Python wheel's command.
@@ -131,6 +132,7 @@ pub mod dot;
 pub mod expand;
 pub mod explain;
 pub mod external;
+pub mod fold;
 pub mod gen;
 pub mod infer;
 pub mod materialize;
@@ -139,6 +141,7 @@ pub mod panics;
 pub mod refuse;
 pub mod render;
 pub mod render_expand;
+pub mod render_fold;
 pub mod render_infer;
 pub mod save;
 pub mod shape;

@@ -66,8 +66,18 @@ pub fn broadcast_tensor(
         return None;
     }
     let index = broadcast_index(&dims, out)?;
+    gather(source, &index, out)
+}
+
+/// The tensor of dims `dims` whose elements are `source`'s at the flat positions `index`, in `source`'s own
+/// encoding; `None` when a position is out of range or the elements are not addressable.
+pub fn gather(source: &TensorProto, index: &[usize], dims: &[u64]) -> Option<TensorProto> {
+    if source.data_location == Some(DataLocation::External as i32) || source.segment.is_some() {
+        return None;
+    }
+    let data = data(source)?;
     let mut t = TensorProto {
-        dims: out.iter().map(|&d| d as i64).collect(),
+        dims: dims.iter().map(|&d| d as i64).collect(),
         data_type: source.data_type,
         ..Default::default()
     };

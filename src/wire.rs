@@ -34,12 +34,24 @@ pub struct GraphEdit {
     /// Existing declarations replaced whole, by (field number: the body's `input`, `output` or `value_info`;
     /// position among the fields of that number). `infer` writes shapes into declarations this way.
     pub declaration_edits: BTreeMap<(u32, usize), crate::proto::ValueInfoProto>,
+    /// Existing nodes left out, by position (a rewrite that removes them: `fold`).
+    pub remove_nodes: std::collections::BTreeSet<usize>,
+    /// Existing initializers left out, by position.
+    pub remove_initializers: std::collections::BTreeSet<usize>,
+    /// Existing `value_info` entries left out, by position (those of values no longer computed).
+    pub remove_value_info: std::collections::BTreeSet<usize>,
+    /// Existing graph inputs left out, by position (below IR version 4, the entries of removed initializers).
+    pub remove_inputs: std::collections::BTreeSet<usize>,
 }
 
 impl GraphEdit {
     pub fn is_empty(&self) -> bool {
         self.insert_before.is_empty()
             && self.node_edits.is_empty()
+            && self.remove_nodes.is_empty()
+            && self.remove_initializers.is_empty()
+            && self.remove_value_info.is_empty()
+            && self.remove_inputs.is_empty()
             && self.initializer_edits.is_empty()
             && self.initializers.is_empty()
             && self.inputs.is_empty()
@@ -259,26 +271,20 @@ fn body(
     let empty = GraphEdit::default();
     let here = edit.graphs.get(&loc).unwrap_or(&empty);
     let mut out = Pieces::default();
-    let mut pending = appended(here, kind);
+    let mut pending = pending_fields(here, kind);
 
     let mut node_index = 0;
     let mut initializer_index = 0;
-    let mut declarations: BTreeMap<u32, usize> = BTreeMap::new();
+    // Positions among the fields of each number other than nodes and initializers: a declaration may be replaced
+    // (`infer`), an input or value_info left out (`fold`).
+    let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
     for f in fields(source, range)? {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
         }
-        if !here.declaration_edits.is_empty() && f.number != kind.node {
-            let position = declarations.entry(f.number).or_default();
-            let replaced = here.declaration_edits.get(&(f.number, *position));
-            *position += 1;
-            if let Some(v) = replaced {
-                out.message(f.number, v);
-                continue;
-            }
-        }
         if Some(f.number) == kind.initializer {
             match here.initializer_edits.get(&initializer_index) {
+                _ if here.remove_initializers.contains(&initializer_index) => {}
                 Some(t) => out.message(f.number, t),
                 None => out.copy(f.range),
             }
@@ -286,11 +292,23 @@ fn body(
             continue;
         }
         if f.number != kind.node {
-            out.copy(f.range);
+            let position = positions.entry(f.number).or_default();
+            let replaced = here.declaration_edits.get(&(f.number, *position));
+            let removed = removals(here, kind, f.number).is_some_and(|r| r.contains(position));
+            *position += 1;
+            match replaced {
+                Some(v) => out.message(f.number, v),
+                None if removed => {}
+                None => out.copy(f.range),
+            }
             continue;
         }
         if let Some(new_nodes) = here.insert_before.get(&node_index) {
             new_nodes.iter().for_each(|n| out.message(kind.node, n));
+        }
+        if here.remove_nodes.contains(&node_index) {
+            node_index += 1;
+            continue;
         }
         let node_edit = here.node_edits.get(&node_index);
         let below = |attribute: usize, graph: usize| {
@@ -317,9 +335,20 @@ fn body(
     Ok(out)
 }
 
-/// The fields an edit adds to a body, by field number. New initializers and value_info go after the existing fields
-/// of their number, before the first field numbered higher: the order a protobuf encoder would have used.
-fn appended(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
+/// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
+fn removals<'e>(here: &'e GraphEdit, kind: &BodyFields, number: u32) -> Option<&'e std::collections::BTreeSet<usize>> {
+    if number == kind.value_info {
+        Some(&here.remove_value_info)
+    } else if Some(number) == kind.input {
+        Some(&here.remove_inputs)
+    } else {
+        None
+    }
+}
+
+/// The new initializers, inputs and value_info of a body, by field number. They go after the existing fields of
+/// their number, before the first field numbered higher: the order a protobuf encoder would have used.
+fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
     let mut pending: Vec<(u32, Pieces)> = Vec::new();
     if let Some(tag) = kind.initializer {
         let mut p = Pieces::default();

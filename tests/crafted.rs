@@ -1,5 +1,5 @@
 //! Crafted models (`fixtures/crafted/*.pb`, written by `fixtures/crafted/generate.py`) through `check` and every write
-//! option of `expand`, under a 4 GiB address-space limit and a 30 s timeout per run.
+//! option of `expand` (and `fold --materialized`), under a 4 GiB address-space limit and a 30 s timeout per run.
 //!
 //! Each model is copied alone into a fresh folder with the corpus's data files, a FIFO `fifo.bin` beside it and a
 //! symlink `link.bin` to a FIFO outside its folder. Opening either FIFO blocks until a writer comes, which never
@@ -104,6 +104,7 @@ fn runs() -> Vec<(&'static str, Vec<&'static str>, Option<&'static str>)> {
         ("inline", vec!["expand", "--inline-external-below", "64", "model/m.onnx", "out/i.onnx"], Some("out/i.onnx")),
         ("gather", vec!["expand", "--gather-external-data", "g.bin", "model/m.onnx", "out/g.onnx"], Some("out/g.onnx")),
         ("materialize", vec!["expand", "--materialize-constants", "model/m.onnx", "out/c.onnx"], Some("out/c.onnx")),
+        ("fold", vec!["fold", "--materialized", "model/m.onnx", "out/f.onnx"], Some("out/f.onnx")),
     ]
 }
 

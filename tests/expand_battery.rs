@@ -22,6 +22,10 @@
 //! Size-0 constants abort tract's declutter pass in debug builds (Pow's gelu detection reads a scalar from an
 //! empty tensor), which is why `verify` runs tract's typed model without decluttering.
 //!
+//! Each rewrite is then folded back (`fold_model`, the code behind `onnx-bcast fold`): the folded model must compute
+//! exactly what the original computes too, and at opset 8 and later a site that holds without condition must come
+//! back to the original's nodes (`fold(expand(m))` is `m` up to names).
+//!
 //! The number of cases is printed per family (`cargo test --test expand_battery -- --nocapture`).
 
 use std::rc::Rc;
@@ -32,6 +36,7 @@ use prost::Message;
 use onnx_bcast::analysis::analyze;
 use onnx_bcast::check::{check, CheckOptions};
 use onnx_bcast::expand::{expand_model, ExpandOptions};
+use onnx_bcast::fold::{fold_model, FoldOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::proto::{
     attribute_proto::AttributeType, tensor_shape_proto, type_proto, AttributeProto, GraphProto, ModelProto, NodeProto,
@@ -309,6 +314,9 @@ struct Tally {
     against_reference: usize,
     lowered: usize,
     not_run: usize,
+    /// Rewrites folded back to the original's nodes, and those where fold kept some broadcast (with its reason).
+    folded_back: usize,
+    fold_kept: usize,
     failures: Vec<String>,
 }
 
@@ -329,7 +337,7 @@ fn run_family(family: &str, cases: Vec<Case>) {
     println!(
         "expand battery: {family}: {} cases, {} rewrites checked ({} rewritten, {} needing no rewrite, {} left as \
          expected; {} with constants materialized; {} run against a reference model, {} with ops lowered for \
-         tract, {} not run in tract)",
+         tract, {} not run in tract; fold: {} folded back to the original's nodes, {} keeping a broadcast)",
         tally.cases,
         tally.runs,
         tally.rewritten,
@@ -339,6 +347,8 @@ fn run_family(family: &str, cases: Vec<Case>) {
         tally.against_reference,
         tally.lowered,
         tally.not_run,
+        tally.folded_back,
+        tally.fold_kept,
     );
     assert!(
         tally.failures.is_empty(),
@@ -360,6 +370,7 @@ fn run_case(case: &Case, tally: &mut Tally) -> Result<(), String> {
     }
     for options in option_sets {
         let how = if options.materialize_constants { " (materialize)" } else { "" };
+        let materialized = options.materialize_constants;
         let (plan, pieces) = expand_model(&model, options).map_err(|e| format!("expand failed{how}: {e}"))?;
         tally.runs += 1;
         if case.expect_left {
@@ -410,6 +421,47 @@ fn run_case(case: &Case, tally: &mut Tally) -> Result<(), String> {
         if verified.differs() {
             return Err(format!("outputs differ{how} ({verified}): {:?}", verified.differences()));
         }
+        fold_back(case, &reparsed, &expected, (seed, materialized), tally).map_err(|e| format!("fold{how}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Folds a rewritten model back: it must compute what `expected` (the original, or its reference) computes, and
+/// at opset 8 and later, where every site holds without condition, have the original's nodes again.
+/// `run`: the seed of the inputs, and whether the rewrite materialized constants (then folded with
+/// `--materialized`).
+fn fold_back(
+    case: &Case,
+    rewritten: &Model,
+    expected: &ModelProto,
+    run: (u64, bool),
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let (seed, materialized) = run;
+    // `--materialized` undoes `--materialize-constants`.
+    let (plan, pieces) = fold_model(rewritten, FoldOptions { materialized }).map_err(|e| e.to_string())?;
+    let folded = pieces.to_vec(rewritten.bytes()).unwrap();
+    let mut got = ModelProto::decode(folded.as_slice()).map_err(|e| format!("does not decode: {e}"))?;
+    let ops = |m: &ModelProto| -> Vec<String> {
+        m.graph.as_ref().unwrap().node.iter().map(|n| format!("{} {:?} {:?}", n.op_type(), n.input, n.output)).collect()
+    };
+    if plan.summary.kept.is_empty() {
+        let opset = case.model.opset_import.iter().find(|o| o.domain().is_empty()).map_or(0, |o| o.version());
+        // A constant materialized at a size-0 shape holds no values to recognise its original by.
+        let empty = rewritten.proto().graph.as_ref().unwrap().initializer.iter().any(|t| t.dims.contains(&0));
+        if opset >= 8 && !(materialized && empty) && ops(&got) != ops(&case.model) {
+            return Err(format!("nothing kept, yet not the original's nodes: {:?}", ops(&got)));
+        }
+        tally.folded_back += usize::from(!plan.edit.is_empty());
+    } else {
+        tally.fold_kept += 1;
+    }
+    if let Some(lower) = &case.lower {
+        got = lower(&got);
+    }
+    let verified = verify::verify(&expected.encode_to_vec(), &got.encode_to_vec(), seed).map_err(|e| e.to_string())?;
+    if verified.differs() {
+        return Err(format!("outputs differ ({verified}): {:?}", verified.differences()));
     }
     Ok(())
 }

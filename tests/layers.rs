@@ -22,8 +22,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "rewriting bytes: the edit spliced into the input, files written, constants expanded",
         &["wire", "save", "materialize"],
     ),
-    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "annotate", "verify"]),
-    ("rendering", &["brief", "explain", "render", "render_expand", "render_infer", "dot", "config"]),
+    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "annotate", "fold", "verify"]),
+    ("rendering", &["brief", "explain", "render", "render_expand", "render_infer", "render_fold", "dot", "config"]),
     ("the binary", &["cli", "main"]),
 ];
 

@@ -44,6 +44,13 @@ pub enum Command {
     /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
     /// the model is broken, and nothing was written), 2 when nothing could be written.
     Infer(InferArgs),
+    /// Remove explicit broadcasts (Expand, Tile of size-1 axes, Mul by ones, Add of zeros, Where on a constant
+    /// condition) that every consumer performs anyway under its own broadcasting rule: the inverse of `expand`.
+    ///
+    /// A broadcast is removed only where the consumers' rules are proved to give the same output shapes (symbols
+    /// included, never assumed equal); the others are kept and listed with the reason. Exit status: 0 when every
+    /// explicit broadcast was folded, 1 when some were kept, 2 when nothing could be written.
+    Fold(FoldArgs),
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
     Explain(ExplainArgs),
     /// Print a shell completion script, generated from this command line's definition.
@@ -232,6 +239,27 @@ pub struct InferArgs {
     /// Print the summary and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Args)]
+pub struct FoldArgs {
+    /// The model to fold.
+    pub input: PathBuf,
+    /// Where to write the folded model (may be INPUT). Written atomically: a failure leaves it untouched.
+    pub output: PathBuf,
+    /// Also write constants that are expanded copies of smaller ones (all rows equal) back in their small form,
+    /// where every reader broadcasts them anyway: undoes `expand --materialize-constants`.
+    #[arg(long)]
+    pub materialized: bool,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Print the plan and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not list the broadcasts folded (one line each); those kept and the totals are still printed.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,5 +1,5 @@
 //! The command line: its definition (`args`), one module per command (`check` with its runner `run`, where results
-//! go `sink` and the `progress` bar; `shapes`, `expand`, `explain`, and `completions` with the man page), and
+//! go `sink` and the `progress` bar; `shapes`, `expand`, `fold`, `explain`, and `completions` with the man page), and
 //! [`main_from`], the whole program behind `main`. It is part of the library so that the Python wheel's
 //! `onnx-bcast` command runs this very code, with the same flags, output and exit codes as the binary.
 
@@ -8,6 +8,7 @@ pub mod check;
 pub mod completions;
 pub mod expand;
 pub mod explain;
+pub mod fold;
 pub mod infer;
 pub mod progress;
 pub mod run;
@@ -42,6 +43,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
         Command::Shapes(args) => shapes::command(&args),
         Command::Expand(args) => expand::command(args),
         Command::Infer(args) => infer::command(&args),
+        Command::Fold(args) => fold::command(&args),
         Command::Explain(args) => explain::command(&args),
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { out_dir } => completions::man(out_dir.as_deref()),
@@ -109,6 +111,7 @@ fn purge_freed_memory_at_once_for_large_models(command: &Command) {
         Command::Shapes(a) => &a.models,
         Command::Expand(a) => std::slice::from_ref(&a.input),
         Command::Infer(a) => std::slice::from_ref(&a.input),
+        Command::Fold(a) => std::slice::from_ref(&a.input),
         _ => &[],
     };
     // Named files only: a folder's models are many and mostly small.

@@ -1,0 +1,96 @@
+//! `onnx-bcast fold`: the model read, every explicit broadcast that its consumers perform anyway planned away,
+//! then written atomically, and the summary printed.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use onnx_bcast::fold::{fold_model, FoldError, FoldOptions, FoldPlan, FoldSummary};
+use onnx_bcast::model::Model;
+use onnx_bcast::wire::Pieces;
+
+use super::args::{FoldArgs, Format};
+use super::Status;
+
+pub fn command(args: &FoldArgs) -> io::Result<Status> {
+    let options = FoldOptions { materialized: args.materialized };
+    let shown = args.input.display().to_string();
+    let (model, plan, pieces) = match plan(&args.input, &args.output, options, args.dry_run) {
+        Ok(planned) => planned,
+        Err(status) => return Ok(status),
+    };
+    let status = if plan.summary.kept.is_empty() { Status::Clean } else { Status::Findings };
+    let written = if args.dry_run {
+        None
+    } else {
+        // An unchanged model written over itself needs no write at all.
+        let unchanged_in_place = plan.edit.is_empty() && same_file(&args.input, &args.output);
+        if !unchanged_in_place {
+            if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, &args.output) {
+                eprintln!("onnx-bcast: error: {e}");
+                return Ok(Status::Failed);
+            }
+        }
+        Some(args.output.display().to_string())
+    };
+    write_summary(&shown, written.as_deref(), &plan.summary, args)?;
+    Ok(status)
+}
+
+/// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
+fn plan(input: &Path, output: &Path, options: FoldOptions, dry_run: bool) -> Result<(Model, FoldPlan, Pieces), Status> {
+    let shown = input.display().to_string();
+    let model = Model::open(input).map_err(|e| {
+        eprintln!("onnx-bcast: error: {e}");
+        Status::Failed
+    })?;
+    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
+    if !dry_run {
+        if let Err(e) = onnx_bcast::save::destination(output) {
+            eprintln!("onnx-bcast: error: {e}");
+            return Err(Status::Failed);
+        }
+    }
+    let planned = onnx_bcast::panics::guard(|| {
+        onnx_bcast::panics::test_point("fold");
+        fold_model(&model, options)
+    });
+    match planned {
+        Ok(Ok((plan, pieces))) => Ok((model, plan, pieces)),
+        Ok(Err(FoldError::Broken(notes))) => {
+            for note in &notes {
+                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
+            }
+            eprintln!("onnx-bcast: {shown}: not rewritten: `check` reports the model as broken; nothing was written");
+            Err(Status::Findings)
+        }
+        Ok(Err(e)) => {
+            eprintln!("onnx-bcast: error: {shown}: {e}");
+            Err(Status::Failed)
+        }
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            Err(Status::Failed)
+        }
+    }
+}
+
+/// `fold`'s summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
+fn write_summary(shown: &str, written: Option<&str>, summary: &FoldSummary, args: &FoldArgs) -> io::Result<()> {
+    let mut out: Box<dyn Write> = if written == Some("-") {
+        Box::new(io::stderr().lock())
+    } else {
+        Box::new(io::BufWriter::new(io::stdout().lock()))
+    };
+    match args.format {
+        Format::Text => onnx_bcast::render_fold::write_fold_text(&mut out, shown, written, summary, args.quiet)?,
+        Format::Json => writeln!(out, "{}", onnx_bcast::render_fold::fold_json(shown, written, summary))?,
+    }
+    out.flush()
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,85 @@
+//! Renderings of a `fold` run: the text summary (a line per broadcast folded or kept, then the totals) and the
+//! JSON object, whose `kept[].reason` is the reason's kind (an enum, see [`crate::fold::KeptReason::kind`]) with
+//! its fields.
+
+use std::io::{self, Write};
+
+use serde_json::{json, Value};
+
+use crate::fold::{FoldSummary, KeptReason};
+
+/// A kept broadcast's reason as JSON: `kind`, the consumer it is about, its details, and the sentence.
+fn reason_json(reason: &KeptReason) -> Value {
+    let mut v = json!({ "kind": reason.kind(), "message": reason.to_string() });
+    if let Some((node, op)) = reason.consumer() {
+        v["consumer"] = json!({ "node": node, "op": op });
+    }
+    match reason {
+        KeptReason::NotBroadcastingConsumer { input, .. } => v["input"] = json!(input),
+        KeptReason::ConsumerConditional { conditions, .. } | KeptReason::BroadcastConditional { conditions } => {
+            v["conditions"] = json!(conditions.iter().map(ToString::to_string).collect::<Vec<_>>())
+        }
+        KeptReason::OutputChanges { from, to, .. } => {
+            v["from"] = json!(from.to_string());
+            v["to"] = json!(to.to_string());
+        }
+        _ => {}
+    }
+    v
+}
+
+/// The JSON object of a fold run.
+pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Value {
+    json!({
+        "input": input,
+        "output": output,
+        "written": output.is_some(),
+        "candidates": summary.candidates,
+        "folded_count": summary.folded.len(),
+        "kept_count": summary.kept.len(),
+        "nodes_removed": summary.nodes_removed,
+        "initializers_removed": summary.initializers_removed,
+        "constants_shrunk": summary.constants_shrunk,
+        "folded": summary.folded.iter().map(|f| json!({
+            "graph": f.graph, "node": f.node, "op": f.op, "form": f.form.as_str(), "source": f.source, "into": f.into,
+        })).collect::<Vec<_>>(),
+        "kept": summary.kept.iter().map(|k| json!({
+            "graph": k.graph, "node": k.node, "op": k.op, "form": k.form.as_str(), "reason": reason_json(&k.reason),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The text of a fold run: unless `quiet`, one line per broadcast folded (the consumers that read its source now);
+/// a line per broadcast kept, with the reason; then the totals.
+pub fn write_fold_text(
+    out: &mut impl Write,
+    input: &str,
+    output: Option<&str>,
+    summary: &FoldSummary,
+    quiet: bool,
+) -> io::Result<()> {
+    if !quiet {
+        for f in &summary.folded {
+            let into = if f.into.is_empty() { String::new() } else { format!(" into {}", f.into.join(", ")) };
+            writeln!(out, "{input}: folded {}/{} ({}): {} read directly{into}", f.graph, f.node, f.op, f.source)?;
+        }
+    }
+    for k in &summary.kept {
+        writeln!(out, "{input}: kept {}/{} ({}): {}", k.graph, k.node, k.op, k.reason)?;
+    }
+    let target = match output {
+        Some(o) => format!("wrote {o}"),
+        None => "dry run, nothing written".to_string(),
+    };
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    writeln!(
+        out,
+        "{input}: {} of {} folded, {} kept; {} removed, {} removed, {} shrunk; {target}",
+        summary.folded.len(),
+        plural(summary.candidates, "explicit broadcast", "explicit broadcasts"),
+        summary.kept.len(),
+        plural(summary.nodes_removed, "node", "nodes"),
+        plural(summary.initializers_removed, "initializer", "initializers"),
+        plural(summary.constants_shrunk, "constant", "constants"),
+    )
+}
