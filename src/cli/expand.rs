@@ -73,28 +73,15 @@ fn plan(
             return Err(Status::Failed);
         }
     }
-    let planned = onnx_bcast::panics::guard(|| {
+    let plan = || {
         onnx_bcast::panics::test_point("expand");
         expand_model_bound(&model, options, &request.bindings)
-    });
-    match planned {
-        Ok(Ok((plan, pieces))) => Ok((model, plan, pieces)),
-        Ok(Err(ExpandError::Broken(notes))) => {
-            for note in &notes {
-                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
-            }
-            eprintln!("onnx-bcast: {shown}: not rewritten: `check` reports the model as broken; nothing was written");
-            Err(Status::Findings)
-        }
-        Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: {shown}: {e}");
-            Err(Status::Failed)
-        }
-        Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
-            Err(Status::Failed)
-        }
-    }
+    };
+    let (plan, pieces) = super::planned(&shown, "rewritten", plan, |e| match e {
+        ExpandError::Broken(notes) => Some(notes),
+        _ => None,
+    })?;
+    Ok((model, plan, pieces))
 }
 
 fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request) -> io::Result<Status> {

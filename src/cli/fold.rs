@@ -50,28 +50,15 @@ fn plan(input: &Path, output: &Path, options: FoldOptions, dry_run: bool) -> Res
             return Err(Status::Failed);
         }
     }
-    let planned = onnx_bcast::panics::guard(|| {
+    let plan = || {
         onnx_bcast::panics::test_point("fold");
         fold_model(&model, options)
-    });
-    match planned {
-        Ok(Ok((plan, pieces))) => Ok((model, plan, pieces)),
-        Ok(Err(FoldError::Broken(notes))) => {
-            for note in &notes {
-                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
-            }
-            eprintln!("onnx-bcast: {shown}: not rewritten: `check` reports the model as broken; nothing was written");
-            Err(Status::Findings)
-        }
-        Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: {shown}: {e}");
-            Err(Status::Failed)
-        }
-        Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
-            Err(Status::Failed)
-        }
-    }
+    };
+    let (plan, pieces) = super::planned(&shown, "rewritten", plan, |e| match e {
+        FoldError::Broken(notes) => Some(notes),
+        _ => None,
+    })?;
+    Ok((model, plan, pieces))
 }
 
 /// `fold`'s summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.

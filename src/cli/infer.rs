@@ -35,27 +35,17 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
             return Ok(Status::Failed);
         }
     }
-    let planned = onnx_bcast::panics::guard(|| {
+    let plan = || {
         onnx_bcast::panics::test_point("infer");
         infer_model(&model, &options)
+    };
+    let planned = super::planned(&shown, "annotated", plan, |e| match e {
+        InferError::Broken(notes) => Some(notes),
+        _ => None,
     });
     let (plan, pieces) = match planned {
-        Ok(Ok(planned)) => planned,
-        Ok(Err(InferError::Broken(notes))) => {
-            for note in &notes {
-                eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
-            }
-            eprintln!("onnx-bcast: {shown}: not annotated: `check` reports the model as broken; nothing was written");
-            return Ok(Status::Findings);
-        }
-        Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: {shown}: {e}");
-            return Ok(Status::Failed);
-        }
-        Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
-            return Ok(Status::Failed);
-        }
+        Ok(planned) => planned,
+        Err(status) => return Ok(status),
     };
     let written = if args.dry_run {
         None

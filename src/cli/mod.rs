@@ -33,6 +33,37 @@ pub enum Status {
     Failed = 2,
 }
 
+/// A rewriting command's plan (`expand`, `fold`, `infer`), run under the panic guard: the plan, or the exit status
+/// once the reason is printed. A model `check` reports as broken gets its findings and exit 1 (`not VERB: ...`);
+/// another error, or a panic, one line and exit 2.
+pub fn planned<T, E: std::fmt::Display>(
+    shown: &str,
+    verb: &str,
+    plan: impl FnOnce() -> Result<T, E>,
+    broken: impl FnOnce(&E) -> Option<&[onnx_bcast::analysis::Note]>,
+) -> Result<T, Status> {
+    match onnx_bcast::panics::guard(plan) {
+        Ok(Ok(planned)) => Ok(planned),
+        Ok(Err(e)) => match broken(&e) {
+            Some(notes) => {
+                for note in notes {
+                    eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
+                }
+                eprintln!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
+                Err(Status::Findings)
+            }
+            None => {
+                eprintln!("onnx-bcast: error: {shown}: {e}");
+                Err(Status::Failed)
+            }
+        },
+        Err(panic) => {
+            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            Err(Status::Failed)
+        }
+    }
+}
+
 /// Runs the command the line names.
 pub fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
     match cli.command {
