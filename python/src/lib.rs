@@ -287,9 +287,7 @@ fn expand(
     };
     let shown = input.shown();
     let same_file = match (&input, &out) {
-        (Input::Path(a), Some(b)) => {
-            std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
-        }
+        (Input::Path(a), Some(b)) => onnx_bcast::cli::same_file(a, b),
         _ => false,
     };
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {

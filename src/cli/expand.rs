@@ -62,17 +62,7 @@ fn plan(
 ) -> Result<(Model, Plan, Pieces), Status> {
     let dry_run = request.dry_run;
     let shown = input.display().to_string();
-    let model = Model::open(input).map_err(|e| {
-        eprintln!("onnx-bcast: error: {e}");
-        Status::Failed
-    })?;
-    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
-    if !dry_run {
-        if let Err(e) = onnx_bcast::save::destination(output) {
-            eprintln!("onnx-bcast: error: {e}");
-            return Err(Status::Failed);
-        }
-    }
+    let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {
         onnx_bcast::panics::test_point("expand");
         expand_model_bound(&model, options, &request.bindings)
@@ -116,7 +106,7 @@ fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request
         None
     } else {
         // An unchanged model written over itself needs no write at all.
-        let unchanged_in_place = plan.edit.is_empty() && same_file(input, output);
+        let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
         if !unchanged_in_place {
             if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
                 eprintln!("onnx-bcast: error: {e}");
@@ -219,11 +209,4 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
 fn verify_rewrite(_: Rewrite<'_>) -> io::Result<Status> {
     eprintln!("{NO_VERIFY}");
     Ok(Status::Failed)
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

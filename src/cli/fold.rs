@@ -23,7 +23,7 @@ pub fn command(args: &FoldArgs) -> io::Result<Status> {
         None
     } else {
         // An unchanged model written over itself needs no write at all.
-        let unchanged_in_place = plan.edit.is_empty() && same_file(&args.input, &args.output);
+        let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, &args.output);
         if !unchanged_in_place {
             if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, &args.output) {
                 eprintln!("onnx-bcast: error: {e}");
@@ -39,17 +39,7 @@ pub fn command(args: &FoldArgs) -> io::Result<Status> {
 /// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
 fn plan(input: &Path, output: &Path, options: FoldOptions, dry_run: bool) -> Result<(Model, FoldPlan, Pieces), Status> {
     let shown = input.display().to_string();
-    let model = Model::open(input).map_err(|e| {
-        eprintln!("onnx-bcast: error: {e}");
-        Status::Failed
-    })?;
-    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
-    if !dry_run {
-        if let Err(e) = onnx_bcast::save::destination(output) {
-            eprintln!("onnx-bcast: error: {e}");
-            return Err(Status::Failed);
-        }
-    }
+    let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {
         onnx_bcast::panics::test_point("fold");
         fold_model(&model, options)
@@ -73,11 +63,4 @@ fn write_summary(shown: &str, written: Option<&str>, summary: &FoldSummary, args
         Format::Json => writeln!(out, "{}", onnx_bcast::render_fold::fold_json(shown, written, summary))?,
     }
     out.flush()
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

@@ -2,11 +2,9 @@
 //! (unless --dry-run), and the summary printed.
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use onnx_bcast::analysis::Bindings;
 use onnx_bcast::annotate::{infer_model, InferError, InferOptions, InferSummary};
-use onnx_bcast::model::Model;
 
 use super::args::{Format, InferArgs};
 use super::Status;
@@ -21,20 +19,10 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     };
     let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared };
     let shown = args.input.display().to_string();
-    let model = match Model::open(&args.input) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
-            return Ok(Status::Failed);
-        }
+    let model = match super::open_for_rewrite(&args.input, &args.output, args.dry_run) {
+        Ok(model) => model,
+        Err(status) => return Ok(status),
     };
-    // OUT is judged before any work, so that a bad OUT costs nothing and is named in the message.
-    if !args.dry_run {
-        if let Err(e) = onnx_bcast::save::destination(&args.output) {
-            eprintln!("onnx-bcast: error: {e}");
-            return Ok(Status::Failed);
-        }
-    }
     let plan = || {
         onnx_bcast::panics::test_point("infer");
         infer_model(&model, &options)
@@ -51,7 +39,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
         None
     } else {
         // An unchanged model written over itself needs no write at all.
-        let in_place = same_file(&args.input, &args.output);
+        let in_place = super::same_file(&args.input, &args.output);
         if !(plan.edit.is_empty() && in_place) {
             if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, &args.output) {
                 eprintln!("onnx-bcast: error: {e}");
@@ -77,11 +65,4 @@ fn write_summary(shown: &str, written: Option<&str>, summary: &InferSummary, for
         Format::Json => writeln!(out, "{}", onnx_bcast::render_infer::infer_json(shown, written, summary))?,
     }
     out.flush()
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

@@ -33,6 +33,35 @@ pub enum Status {
     Failed = 2,
 }
 
+/// A rewriting command's input (`expand`, `fold`, `infer`): the model at `input`, with OUT judged before any work
+/// (unless `dry_run`), so that a bad OUT costs nothing and is named in the message; `Err` with the exit status once
+/// the reason is printed.
+pub fn open_for_rewrite(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    dry_run: bool,
+) -> Result<onnx_bcast::model::Model, Status> {
+    let model = onnx_bcast::model::Model::open(input).map_err(|e| {
+        eprintln!("onnx-bcast: error: {e}");
+        Status::Failed
+    })?;
+    if !dry_run {
+        if let Err(e) = onnx_bcast::save::destination(output) {
+            eprintln!("onnx-bcast: error: {e}");
+            return Err(Status::Failed);
+        }
+    }
+    Ok(model)
+}
+
+/// Whether two paths name one file: an unchanged model written over itself needs no write at all.
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// A rewriting command's plan (`expand`, `fold`, `infer`), run under the panic guard: the plan, or the exit status
 /// once the reason is printed. A model `check` reports as broken gets its findings and exit 1 (`not VERB: ...`);
 /// another error, or a panic, one line and exit 2.
