@@ -24,7 +24,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "GatherElements" => vec![gather_elements(ctx)],
         "GatherND" => vec![tensor(gather_nd(ctx))],
         "ScatterND" | "ScatterElements" | "Scatter" | "EyeLike" => vec![ValueFacts::tensor(
-            if ctx.op == "EyeLike" { ctx.attrs.int("dtype").map(|d| d as i32).or(elem) } else { elem },
+            if ctx.op == "EyeLike" { super::elem_attr(ctx, "dtype").or(elem) } else { elem },
             ctx.shape(0),
         )],
         "Pad" => vec![tensor(pad(ctx))],

@@ -127,7 +127,13 @@ pub(crate) fn dim_at(dims: Option<&[Dim]>, i: usize) -> Dim {
 }
 
 pub(crate) fn output_dtype(ctx: &Ctx<'_, '_>) -> Option<i32> {
-    ctx.attrs.int("output_dtype").filter(|&t| t != 0).and_then(|t| i32::try_from(t).ok())
+    elem_attr(ctx, "output_dtype")
+}
+
+/// An element-type attribute (`to`, `dtype`, `stash_type`): `None` when absent, and when present but 0 (UNDEFINED,
+/// which a field left unset reads as) or no type at all.
+pub(crate) fn elem_attr(ctx: &Ctx<'_, '_>, name: &str) -> Option<i32> {
+    ctx.attrs.int(name).filter(|&t| t > 0).and_then(|t| i32::try_from(t).ok())
 }
 
 /// A non-empty int list attribute.
@@ -147,6 +153,9 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(result)
 }
 
+#[cfg(test)]
+mod attr_tests;
+
 /// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.
 #[cfg(test)]
 pub(crate) mod test_support {
@@ -162,6 +171,11 @@ pub(crate) mod test_support {
 
     pub fn int(name: &str, v: i64) -> AttributeProto {
         AttributeProto { name: Some(name.into()), i: Some(v), r#type: Some(2), ..Default::default() }
+    }
+
+    /// An attribute that is present, of type `ty`, with its value field left unset.
+    pub fn unset(name: &str, ty: crate::proto::attribute_proto::AttributeType) -> AttributeProto {
+        AttributeProto { name: Some(name.into()), r#type: Some(ty as i32), ..Default::default() }
     }
 
     pub fn string(name: &str, v: &str) -> AttributeProto {

@@ -135,7 +135,10 @@ fn layer_norm(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
             ))
         })
         .unwrap_or_default();
-    let elem = i32::try_from(ctx.int("stash_type", 1)).ok();
+    let elem = match ctx.attrs.int("stash_type") {
+        None => Some(FLOAT),
+        Some(_) => super::elem_attr(ctx, "stash_type"),
+    };
     let stat = ValueFacts::tensor(elem, stat_shape);
     vec![y, stat.clone(), stat]
 }

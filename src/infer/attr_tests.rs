@@ -1,0 +1,111 @@
+//! Attributes read as onnxruntime and ONNX's inference read them: an attribute present with its field unset has the
+//! protobuf default (0, 0.0, empty), not the operator's documented default. Each test is one op where the two
+//! readings give different facts; the expected ones were confirmed in onnxruntime 1.31 and onnx 1.22.
+
+use super::infer;
+use super::test_support::{int, run_rule, unset};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::AttributeProto;
+use crate::shape::parse_shape;
+use crate::tensor::{ValueFacts, BOOL, INT64};
+
+const FLOAT: i32 = 1;
+
+fn t(shape: &str) -> Option<ValueFacts> {
+    Some(ValueFacts::tensor(Some(FLOAT), parse_shape(shape)))
+}
+
+fn out(op: &str, opset: i64, attrs: Vec<AttributeProto>, inputs: &[Option<ValueFacts>], n: usize) -> Vec<ValueFacts> {
+    run_rule(infer, op, opset, attrs, inputs, n)
+}
+
+fn shape(op: &str, opset: i64, attrs: Vec<AttributeProto>, inputs: &[Option<ValueFacts>]) -> String {
+    out(op, opset, attrs, inputs, 1)[0].shape.to_string()
+}
+
+fn unset_int(name: &str) -> AttributeProto {
+    unset(name, AttributeType::Int)
+}
+
+#[test]
+fn flatten_axis_present_but_unset_is_zero_not_the_documented_one() {
+    assert_eq!(shape("Flatten", 13, vec![unset_int("axis")], &[t("2,3")]), "[1, 6]");
+    assert_eq!(shape("Flatten", 13, vec![], &[t("2,3")]), "[2, 3]");
+}
+
+#[test]
+fn reduce_and_arg_keepdims_present_but_unset_drop_the_axes() {
+    assert_eq!(shape("ReduceSum", 13, vec![unset_int("keepdims")], &[t("2,3")]), "[]");
+    assert_eq!(shape("ReduceSum", 13, vec![], &[t("2,3")]), "[1, 1]");
+    assert_eq!(shape("ArgMax", 13, vec![unset_int("keepdims")], &[t("2,3")]), "[3]");
+    assert_eq!(shape("ArgMax", 13, vec![], &[t("2,3")]), "[1, 3]");
+}
+
+#[test]
+fn shape_end_present_but_unset_is_zero_elements() {
+    let end = out("Shape", 18, vec![unset_int("end")], &[t("2,3")], 1);
+    assert_eq!(end[0].shape.to_string(), "[0]");
+    assert_eq!(shape("Shape", 18, vec![], &[t("2,3")]), "[2]");
+}
+
+#[test]
+fn compress_and_unique_axis_present_but_unset_keep_the_rank() {
+    let cond = Some(ValueFacts::tensor(Some(BOOL), parse_shape("2")));
+    // Axis 0 keeps the rank: `[2, 3]` → `[?, 3]`; without `axis` the input is flattened.
+    assert_eq!(shape("Compress", 13, vec![unset_int("axis")], &[t("2,3"), cond.clone()]), "[?1, 3]");
+    assert_eq!(shape("Compress", 13, vec![], &[t("2,3"), cond]), "[?1]");
+    let unique = out("Unique", 11, vec![unset_int("axis")], &[t("2,3")], 4);
+    assert_eq!(unique[0].shape.to_string(), "[?1, 3]");
+    assert_eq!(unique[2].shape.to_string(), "[2]");
+}
+
+#[test]
+fn axis_attributes_with_a_documented_minus_one_read_zero_when_unset() {
+    let ln = out("LayerNormalization", 17, vec![unset_int("axis")], &[t("2,3,4"), t("2,3,4")], 3);
+    assert_eq!(ln[1].shape.to_string(), "[1, 1, 1]");
+    let depth = Some(ValueFacts { value: Some(vec![Some(crate::sym::Poly::constant(5))]), ..t("1").unwrap() });
+    assert_eq!(shape("OneHot", 11, vec![unset_int("axis")], &[t("2,3"), depth.clone(), t("2")]), "[5, 2, 3]");
+    assert_eq!(shape("OneHot", 11, vec![], &[t("2,3"), depth, t("2")]), "[2, 3, 5]");
+    let k = Some(ValueFacts { value: Some(vec![Some(crate::sym::Poly::constant(1))]), ..t("1").unwrap() });
+    assert_eq!(shape("TopK", 11, vec![unset_int("axis")], &[t("4,5"), k]), "[1, 5]");
+}
+
+#[test]
+fn roi_align_output_size_present_but_unset_is_zero() {
+    let rois = t("7,4");
+    let batch = Some(ValueFacts::tensor(Some(INT64), parse_shape("7")));
+    let attrs = vec![unset_int("output_height"), int("output_width", 2)];
+    assert_eq!(shape("RoiAlign", 16, attrs, &[t("1,3,8,8"), rois, batch]), "[7, 3, 0, 2]");
+}
+
+#[test]
+fn type_attributes_present_but_unset_name_no_type() {
+    // `to` of 0 is UNDEFINED: no element type, never type 0.
+    assert_eq!(out("Cast", 13, vec![unset_int("to")], &[t("2")], 1)[0].elem, None);
+    assert_eq!(out("Cast", 13, vec![int("to", 7)], &[t("2")], 1)[0].elem, Some(INT64));
+    assert_eq!(out("RandomNormalLike", 13, vec![unset_int("dtype")], &[t("2")], 1)[0].elem, Some(FLOAT));
+    let ln = out("LayerNormalization", 17, vec![unset_int("stash_type")], &[t("2,3"), t("3")], 3);
+    assert_eq!((ln[1].elem, ln[0].elem), (None, Some(FLOAT)));
+}
+
+#[test]
+fn constant_value_int_present_but_unset_is_zero() {
+    let c = out("Constant", 13, vec![unset_int("value_int")], &[], 1);
+    assert_eq!(c[0].value, Some(vec![Some(crate::sym::Poly::constant(0))]));
+    let f = out("Constant", 13, vec![unset("value_float", AttributeType::Float)], &[], 1);
+    assert_eq!(f[0].floats, Some(vec![0.0]));
+}
+
+#[test]
+fn attrs_read_the_protobuf_default_only_when_present() {
+    use crate::attr::Attrs;
+    use crate::proto::NodeProto;
+    let node = NodeProto {
+        attribute: vec![unset_int("i"), unset("f", AttributeType::Float), unset("s", AttributeType::String)],
+        ..Default::default()
+    };
+    let attrs = Attrs::new(&node, None);
+    assert_eq!((attrs.int("i"), attrs.float("f"), attrs.string("s")), (Some(0), Some(0.0), Some(&b""[..])));
+    assert_eq!((attrs.int("absent"), attrs.float("absent"), attrs.string("absent")), (None, None, None));
+    assert_eq!(attrs.ints("i"), Some(&[][..]));
+}
