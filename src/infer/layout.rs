@@ -31,7 +31,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "Tile" => vec![tile(ctx)],
         "DepthToSpace" | "SpaceToDepth" => vec![tensor(depth_space(ctx))],
         "OneHot" => vec![ValueFacts::tensor(ctx.elem(2), one_hot(ctx))],
-        "Resize" | "Upsample" => vec![tensor(resize(ctx))],
+        "Resize" | "Upsample" => vec![tensor(super::resize::resize(ctx))],
         "If" => merge_branches(ctx),
         "Loop" => loop_outputs(ctx),
         "Scan" => scan_outputs(ctx),
@@ -351,56 +351,6 @@ fn one_hot(ctx: &Ctx<'_, '_>) -> Shape {
     let Some(axis) = normalize_insert_axis(ctx.int("axis", -1), d.len()) else { return Shape::unranked() };
     let mut dims = d.to_vec();
     dims.insert(axis, depth);
-    Shape::ranked(dims)
-}
-
-fn resize(ctx: &Ctx<'_, '_>) -> Shape {
-    let Some(d) = ctx.dims(0) else { return Shape::unranked() };
-    let unknown = || Shape::ranked(vec![Dim::Unknown; d.len()]);
-    // Where sizes and scales sit: Upsample-7 has scales as an attribute, Upsample-9 and Resize-10 as input 1,
-    // Resize-11 on as inputs 2 (scales) and 3 (sizes).
-    let (scales_input, sizes_input) = match (ctx.op, ctx.opset) {
-        ("Upsample", v) if v < 9 => (None, None),
-        ("Upsample", _) | (_, 10) => (Some(1), None),
-        _ => (Some(2), Some(3)),
-    };
-    let axes: Vec<usize> = match ctx.attrs.ints("axes") {
-        Some(a) => match a.iter().map(|&x| normalize_axis(x, d.len())).collect::<Option<_>>() {
-            Some(a) => a,
-            None => return unknown(),
-        },
-        None => (0..d.len()).collect(),
-    };
-    if let Some(sizes) = sizes_input.filter(|&i| ctx.has_input(i)).and_then(|i| ctx.value(i)) {
-        if sizes.len() == axes.len() {
-            let mut dims = d.to_vec();
-            for (k, &a) in axes.iter().enumerate() {
-                dims[a] = tensor::value_dim(&sizes[k]);
-            }
-            return Shape::ranked(dims);
-        }
-    }
-    let scales: Option<Vec<f64>> = match scales_input {
-        None => ctx.attrs.get("scales").map(|a| a.floats.iter().map(|&f| f as f64).collect()),
-        Some(i) => ctx.floats(i).map(<[f64]>::to_vec),
-    };
-    let Some(scales) = scales.filter(|s| s.len() == axes.len()) else { return unknown() };
-    let mut dims = d.to_vec();
-    for (k, &a) in axes.iter().enumerate() {
-        let s = scales[k];
-        dims[a] = match (d[a].known(), s) {
-            (Some(n), s) => Dim::Known((n as f64 * s).floor() as u64),
-            // floor(H * p / q) for a scale that is a fraction with a small denominator (2.0, 0.5, 1.5).
-            (None, s) if s > 0.0 => (1..=64)
-                .find(|&q| ((s * q as f64).round() - s * q as f64).abs() < 1e-9)
-                .and_then(|q| {
-                    let p = (s * q as f64).round();
-                    (p < 1e9).then_some((p as i64, q))
-                })
-                .map_or(Dim::Unknown, |(p, q)| dim_of(d[a].to_poly().and_then(|x| x.scale(p)?.div_floor(q)))),
-            _ => Dim::Unknown,
-        };
-    }
     Shape::ranked(dims)
 }
 

@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod layout;
 pub mod nn;
 pub mod reduce;
+pub mod resize;
 pub mod slice;
 pub mod valops;
 pub mod values;
