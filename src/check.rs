@@ -271,7 +271,8 @@ impl Judge {
         }
     }
 
-    /// The report: the analysis's notes as findings, then the sites' findings, and the totals.
+    /// The report: the analysis's notes as findings, then its contradictions (ops whose inputs break their
+    /// specification), then the sites' findings, and the totals.
     pub fn finish(self, analysis: &Analysis) -> Report {
         let mut summary = self.summary;
         let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
@@ -286,6 +287,24 @@ impl Judge {
                 node: note.node.clone(),
                 op: note.op.clone(),
                 message: note.message.clone(),
+                site: None,
+            });
+        }
+        for c in &analysis.contradictions {
+            let code = c.code();
+            let severity = match code {
+                // Strict means proof, as for a conditional broadcast.
+                Code::ConditionalShape if self.options.strict => Severity::Error,
+                other => other.default_severity(),
+            };
+            let Some(severity) = self.options.rules.severity(code, severity) else { continue };
+            findings.push(Finding {
+                code,
+                severity,
+                graph: c.graph.clone(),
+                node: Some(c.node.clone()),
+                op: Some(c.op.clone()),
+                message: c.message(),
                 site: None,
             });
         }

@@ -3,7 +3,11 @@
 //! Where an op's sizes come from another input (Reshape's shape, Slice's starts, Pad's pads), that input's
 //! contents are read from its shape value, so that shapes computed in the graph stay known.
 
-use super::{normalize_axis, normalize_insert_axis, valops, Ctx};
+use super::Verdict;
+use super::{
+    dim_at, normalize_axis, normalize_insert_axis, valops, Contradiction, Ctx, Detail, Malformed, Requirement,
+};
+use crate::rules::{Condition, ConditionKind};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{self, IntValue, ValueFacts};
@@ -47,6 +51,9 @@ fn dim_of(p: Option<Poly>) -> Dim {
     p.map_or(Dim::Unknown, Dim::from_poly)
 }
 
+/// Reshape (ONNX `Reshape`): "At most one dimension of the new shape can be -1 … A dimension could also be 0, in
+/// which case the actual dimension value is unchanged (i.e. taken from the input tensor)"; the element count is
+/// kept, so the -1 is the input's count divided by the others', which must divide it exactly.
 fn reshape(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let elem = ctx.elem(0);
     let target: Option<Vec<IntValue>> = match ctx.attrs.ints("shape") {
@@ -68,26 +75,62 @@ fn reshape(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let mut dims: Vec<Dim> = Vec::with_capacity(target.len());
     for (i, t) in target.iter().enumerate() {
         let dim = match t.as_ref().map(|p| (p, p.as_constant())) {
+            Some((_, Some(-1))) if infer_at.is_some() => return malformed(ctx, Malformed::SeveralInferred),
             Some((_, Some(-1))) => {
                 infer_at = Some(i);
                 Dim::Unknown
             }
-            Some((_, Some(0))) if !allow_zero => data.and_then(|d| d.get(i).cloned()).unwrap_or(Dim::Unknown),
+            Some((_, Some(v))) if v < -1 => return malformed(ctx, Malformed::NegativeEntry(v)),
+            Some((_, Some(0))) if !allow_zero => match data {
+                Some(d) if i >= d.len() => {
+                    return malformed(ctx, Malformed::CopiesNoDim { index: i, rank: d.len() });
+                }
+                _ => dim_at(data, i),
+            },
             Some((p, _)) => Dim::from_poly(p.clone()),
             None => Dim::Unknown,
         };
         dims.push(dim);
     }
-    if let Some(i) = infer_at {
-        let others: Vec<Dim> = dims.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, d)| d.clone()).collect();
-        let total = data.and_then(product);
-        let known = product(&others);
-        dims[i] = match (total, known) {
-            (Some(t), Some(k)) if k.as_constant() != Some(0) => dim_of(t.div_poly(&k)),
-            _ => Dim::Unknown,
-        };
+    let total = data.and_then(product).map_or(Dim::Unknown, Dim::from_poly);
+    match infer_at {
+        Some(i) => {
+            let others: Vec<Dim> = dims.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, d)| d.clone()).collect();
+            let known = product(&others).map_or(Dim::Unknown, Dim::from_poly);
+            dims[i] = ctx.divide(Requirement::ElementCount, vec![0, 1], i, &total, &known);
+        }
+        None => {
+            let holds = product(&dims).map_or(Dim::Unknown, Dim::from_poly);
+            element_count(ctx, &total, &holds, &dims);
+        }
     }
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
+}
+
+/// A Reshape target that breaks the op's rules on its own.
+fn malformed(ctx: &Ctx<'_, '_>, m: Malformed) -> ValueFacts {
+    ctx.report(Contradiction::violated(Requirement::ElementCount, vec![0, 1], Detail::Malformed(m)));
+    ValueFacts::unknown()
+}
+
+/// Reshape without a -1 keeps the element count: `elements` must be what the target `dims` hold.
+fn element_count(ctx: &Ctx<'_, '_>, elements: &Dim, holds: &Dim, dims: &[Dim]) {
+    if matches!(elements, Dim::Unknown) || matches!(holds, Dim::Unknown) || elements.provably_eq(holds) {
+        return;
+    }
+    let verdict = match (elements.known(), holds.known()) {
+        (Some(_), Some(_)) => {
+            let target = Shape::ranked(dims.to_vec());
+            Verdict::Violated(Detail::ElementCount { elements: elements.clone(), target, holds: holds.clone() })
+        }
+        _ if elements.mentions_fresh() || holds.mentions_fresh() => return,
+        _ => {
+            let (dim, other) = if holds.known().is_some() { (elements, holds) } else { (holds, elements) };
+            let kind = ConditionKind::OneOf { dim: dim.clone(), options: vec![other.clone()] };
+            Verdict::Conditional(vec![Condition { axis: 0, kind }])
+        }
+    };
+    ctx.report(Contradiction { requirement: Requirement::ElementCount, inputs: vec![0, 1], verdict });
 }
 
 fn flatten(ctx: &Ctx<'_, '_>) -> Shape {

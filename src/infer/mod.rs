@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod layout;
 pub mod nn;
 pub mod reduce;
+pub mod require;
 pub mod resize;
 pub mod slice;
 pub mod valops;
@@ -18,6 +19,8 @@ use crate::attr::Attrs;
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{IntValue, ValueFacts};
+
+pub use require::{At, Contradiction, Detail, Malformed, Operand, RankNeed, Requirement, Verdict, Whence};
 
 /// Everything an op's rule may look at.
 pub struct Ctx<'a, 'm> {
@@ -33,6 +36,8 @@ pub struct Ctx<'a, 'm> {
     pub subgraphs: &'a [(&'m str, Vec<ValueFacts>)],
     /// Makes a symbol that names no other size: for data-dependent sizes and sizes nothing determines.
     pub fresh: &'a mut dyn FnMut() -> Dim,
+    /// What the op's specification requires and the inputs break, as the rule reports it ([`require`]).
+    pub contradictions: std::cell::RefCell<Vec<Contradiction>>,
 }
 
 impl<'a, 'm> Ctx<'a, 'm> {
@@ -142,6 +147,13 @@ pub(crate) fn ints_attr<'m>(ctx: &Ctx<'_, 'm>, name: &str) -> Option<&'m [i64]> 
     ctx.attrs.ints(name).filter(|v| !v.is_empty())
 }
 
+/// Checks what a broadcasting op requires beyond its broadcast, which its rule judges: Gemm's inner sizes.
+pub fn validate_broadcasting(ctx: &Ctx<'_, '_>) {
+    if ctx.op == "Gemm" {
+        nn::gemm_requirements(ctx);
+    }
+}
+
 /// Infers the outputs of a non-broadcasting node; `None` when no rule knows the op.
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result = elementwise::infer(ctx)
@@ -197,6 +209,18 @@ pub(crate) mod test_support {
         inputs: &[Option<ValueFacts>],
         outputs: usize,
     ) -> Vec<ValueFacts> {
+        run_rule_checked(rule, op, opset, attrs, inputs, outputs).0
+    }
+
+    /// [`run_rule`], with what the rule reported as broken or conditional.
+    pub fn run_rule_checked(
+        rule: fn(&mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>>,
+        op: &str,
+        opset: i64,
+        attrs: Vec<AttributeProto>,
+        inputs: &[Option<ValueFacts>],
+        outputs: usize,
+    ) -> (Vec<ValueFacts>, Vec<super::Contradiction>) {
         let node = NodeProto { op_type: Some(op.into()), attribute: attrs, ..Default::default() };
         let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
         let mut counter = 0;
@@ -212,10 +236,11 @@ pub(crate) mod test_support {
             outputs,
             subgraphs: &[],
             fresh: &mut fresh,
+            contradictions: Default::default(),
         };
         let mut out = rule(&mut ctx).expect("op is handled");
         out.resize_with(outputs, ValueFacts::unknown);
         out.truncate(outputs);
-        out
+        (out, ctx.contradictions.into_inner())
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::window::{conv, conv_transpose_shape, max_unpool_shape, pool_shape, roi_shape};
-use super::{c, dim_at, dim_of, normalize_axis, output_dtype, Ctx};
+use super::{c, dim_at, dim_of, normalize_axis, output_dtype, At, Contradiction, Ctx, Detail, RankNeed, Requirement};
 use crate::rules;
 use crate::shape::{Dim, Shape};
 use crate::tensor::{ValueFacts, INT32, INT64};
@@ -41,9 +41,12 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         }
         "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
         "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
-        "MatMul" => vec![ValueFacts::tensor(ctx.elem(0), matmul_shape(ctx.dims(0), ctx.dims(1)))],
-        "MatMulInteger" => vec![ValueFacts::tensor(Some(INT32), matmul_shape(ctx.dims(0), ctx.dims(1)))],
-        "QLinearMatMul" => vec![ValueFacts::tensor(ctx.elem(7), matmul_shape(ctx.dims(0), ctx.dims(3)))],
+        "MatMul" => {
+            ctx.require_same_type(&[0, 1]);
+            vec![ValueFacts::tensor(ctx.elem(0), matmul(ctx, 0, 1))]
+        }
+        "MatMulInteger" => vec![ValueFacts::tensor(Some(INT32), matmul(ctx, 0, 1))],
+        "QLinearMatMul" => vec![ValueFacts::tensor(ctx.elem(7), matmul(ctx, 0, 3))],
         "BatchNormalization" => batch_norm(ctx),
         "InstanceNormalization" | "GroupNormalization" | "RMSNormalization" => vec![same(ctx)],
         "LayerNormalization" => layer_norm(ctx),
@@ -77,6 +80,47 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss(ctx),
         _ => return None,
     })
+}
+
+/// A matrix product of inputs `a` and `b`, with what numpy's matmul requires of them (ONNX `MatMul`: "Matrix
+/// product that behaves like numpy.matmul"): operands of rank 1 or more, equal inner sizes, batch dims that
+/// broadcast.
+fn matmul(ctx: &Ctx<'_, '_>, a: usize, b: usize) -> Shape {
+    let shape = matmul_shape(ctx.dims(a), ctx.dims(b));
+    let (Some(ad), Some(bd)) = (ctx.dims(a), ctx.dims(b)) else { return shape };
+    if !ctx.require_rank(a, RankNeed::AtLeast(1)) || !ctx.require_rank(b, RankNeed::AtLeast(1)) {
+        return shape;
+    }
+    let (ka, kb) = (ad.len() - 1, bd.len().saturating_sub(2));
+    ctx.require_equal(Requirement::InnerSizes, At::new(a, ka, ad[ka].clone()), At::new(b, kb, bd[kb].clone()));
+    let (a_batch, b_batch) = (&ad[..ad.len().saturating_sub(2)], &bd[..bd.len().saturating_sub(2)]);
+    let outcome = rules::multidirectional(&[&Shape::ranked(a_batch.to_vec()), &Shape::ranked(b_batch.to_vec())]);
+    if let rules::Verdict::Violation(rules::Violation {
+        axis: Some(axis),
+        kind: rules::ViolationKind::Mismatch { found, expected, against },
+        input,
+    }) = outcome.verdict
+    {
+        // The batch axis in each operand's own coordinates.
+        let rank = a_batch.len().max(b_batch.len());
+        let own = |i: usize| axis + if i == 0 { a_batch.len() } else { b_batch.len() } - rank;
+        let (pos, other) = if input == 0 { (a, b) } else { (b, a) };
+        let detail = Detail::Differ { a: At::new(pos, own(input), found), b: At::new(other, own(against), expected) };
+        ctx.report(Contradiction::violated(Requirement::BatchDims, vec![a, b], detail));
+    }
+    shape
+}
+
+/// Gemm's requirements beyond the broadcast of C (which its rule judges): A and B matrices, and after `transA` and
+/// `transB` the inner sizes equal (ONNX `Gemm`: "A' = transpose(A) if transA else A … A': (M, K), B': (K, N)").
+pub fn gemm_requirements(ctx: &Ctx<'_, '_>) {
+    if !ctx.require_rank(0, RankNeed::Exactly(2)) || !ctx.require_rank(1, RankNeed::Exactly(2)) {
+        return;
+    }
+    let (Some(a), Some(b)) = (ctx.dims(0), ctx.dims(1)) else { return };
+    let ka = if ctx.int("transA", 0) != 0 { 0 } else { 1 };
+    let kb = if ctx.int("transB", 0) != 0 { 1 } else { 0 };
+    ctx.require_equal(Requirement::InnerSizes, At::new(0, ka, a[ka].clone()), At::new(1, kb, b[kb].clone()));
 }
 
 /// numpy matmul: batch dims broadcast, `[…, n, k] × […, k, m] → […, n, m]`; a 1-D operand gains a dim (prepended
