@@ -77,6 +77,13 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             value: map(first.value.as_deref(), |p| Some(Poly::constant(i64::from(p.as_constant()? == 0)))),
             ..same_shape(first.elem)
         }],
+        // An axis given to a softmax lies within the rank (onnxruntime refuses one that does not).
+        "Softmax" | "LogSoftmax" | "Hardmax" => {
+            if let (Some(axis), Some(rank)) = (ctx.attrs.int("axis"), ctx.rank(0).filter(|&r| r > 0)) {
+                ctx.require_axis(vec![0], axis, rank);
+            }
+            vec![same_shape(first.elem)]
+        }
         _ if SHAPE_PRESERVING.contains(&op) => vec![same_shape(first.elem)],
         _ if SHAPE_PRESERVING_BOOL.contains(&op) => vec![same_shape(Some(BOOL))],
         // Casting integer contents keeps them when the target is an integer type too.

@@ -4,11 +4,14 @@
 //! outputs of unknown type and shape, never an error. Broadcasting ops get their output shapes from the broadcast
 //! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
 
+pub mod einsum;
 pub mod elementwise;
 pub mod layout;
 pub mod nn;
+pub mod norm;
 pub mod reduce;
 pub mod require;
+pub mod reshape;
 pub mod resize;
 pub mod slice;
 pub mod valops;
@@ -160,6 +163,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| values::infer(ctx))
         .or_else(|| layout::infer(ctx))
         .or_else(|| nn::infer(ctx))
+        .or_else(|| norm::infer(ctx))
         .or_else(|| reduce::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);

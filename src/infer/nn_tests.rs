@@ -21,7 +21,7 @@ fn run(
     inputs: &[Option<ValueFacts>],
     outputs: usize,
 ) -> Vec<ValueFacts> {
-    run_rule(infer, op, opset, attrs, inputs, outputs)
+    run_rule(crate::infer::infer, op, opset, attrs, inputs, outputs)
 }
 
 /// The shape of each output, as text.

@@ -168,6 +168,8 @@ pub enum Malformed {
     RepeatedAxis(i64),
     /// Slice's step 0.
     ZeroStep,
+    /// Split from opset 18 with neither a `split` input nor `num_outputs`.
+    NoSplit,
     /// A list (attribute or input, by name) whose length is not the one the op calls for.
     Length { list: &'static str, len: usize, expected: usize },
     /// Einsum: `terms` operand terms for `inputs` inputs.
@@ -220,6 +222,18 @@ pub enum Detail {
     NotDivisible {
         dim: Dim,
         divisor: Dim,
+    },
+    /// A window (a dilated kernel) that spans `span` where input `at`, padded by `pads`, is smaller.
+    Kernel {
+        at: At,
+        span: Dim,
+        pads: (i64, i64),
+    },
+    /// Input `input` asks for `count` elements of an axis of `size` (TopK's k).
+    TooMany {
+        input: usize,
+        count: i64,
+        size: Dim,
     },
     /// Input `input` has element type `found` where input `against` has `expected`.
     Type {
@@ -346,6 +360,12 @@ fn detail_text(detail: &Detail, inputs: &[Operand]) -> String {
             format!("{} holds index {index}, out of range for a size of {size}", name(inputs, *input))
         }
         Detail::NotDivisible { dim, divisor } => format!("{divisor} does not divide {dim}"),
+        Detail::Kernel { at, span, pads: (before, after) } => {
+            format!("{}, padded by {before} and {after}, where the kernel spans {span}", at_text(at, inputs))
+        }
+        Detail::TooMany { input, count, size } => {
+            format!("{} asks for {count} elements of an axis of {size}", name(inputs, *input))
+        }
         Detail::Type { input, found, against, expected } => format!(
             "{} is {} where {} is {}",
             name(inputs, *input),
@@ -367,6 +387,7 @@ fn malformed_text(m: &Malformed, inputs: &[Operand]) -> String {
         }
         Malformed::RepeatedAxis(a) => format!("axis {a} is named twice"),
         Malformed::ZeroStep => "a step is 0".into(),
+        Malformed::NoSplit => "neither a split input nor num_outputs is given".into(),
         Malformed::Length { list, len, expected } => format!("{list} has {len} entries where {expected} are needed"),
         Malformed::TermCount { terms, inputs } => format!("{terms} operand terms for {inputs} inputs"),
         Malformed::LabelCount { input, labels, rank } => {
@@ -379,6 +400,44 @@ fn malformed_text(m: &Malformed, inputs: &[Operand]) -> String {
             text
         }
     }
+}
+
+/// The condition that two sizes (neither known, or one known) are equal, in its simplest exact form: the known
+/// size is what the other must be (`K = 768`); a size capped as `min(c, N)` meets `N` itself exactly when `N ≤ c`;
+/// a factor common to every coefficient cancels (`576*seq = 576*batch*seq` is `seq = batch*seq`). Symbols never
+/// cancel: a size may be 0.
+pub(crate) fn equal_condition(a: &Dim, b: &Dim) -> ConditionKind {
+    let (dim, other) = if b.known().is_some() { (a, b) } else { (b, a) };
+    if other.known().is_some() {
+        return ConditionKind::OneOf { dim: dim.clone(), options: vec![other.clone()] };
+    }
+    for (x, y) in [(a, b), (b, a)] {
+        let capped = x.to_poly().and_then(|p| p.min_args().map(<[_]>::to_vec));
+        if let (Some([first, second]), Some(plain)) = (capped.as_deref(), y.to_poly()) {
+            let bound = match (first.as_constant(), second.as_constant()) {
+                (Some(c), None) if *second == plain => Some(c),
+                (None, Some(c)) if *first == plain => Some(c),
+                _ => None,
+            };
+            if let Some(c) = bound.and_then(|c| u64::try_from(c).ok()) {
+                return ConditionKind::AtMost { dim: y.clone(), bound: Dim::Known(c) };
+            }
+        }
+    }
+    let reduced = a.to_poly().zip(b.to_poly()).and_then(|(p, q)| {
+        let g = gcd(p.content(), q.content());
+        (g > 1).then(|| Some((Dim::from_poly(p.div_floor(g)?), Dim::from_poly(q.div_floor(g)?)))).flatten()
+    });
+    let (x, y) = reduced.unwrap_or_else(|| (a.clone(), b.clone()));
+    ConditionKind::OneOf { dim: x, options: vec![y] }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(1)
 }
 
 /// Whether a size can stand in a condition: a named symbol or an expression over named symbols. A size nothing
@@ -412,12 +471,11 @@ impl Ctx<'_, '_> {
             }
             _ if !nameable(&a.dim) || !nameable(&b.dim) => None,
             _ => {
-                // The symbol is the one constrained; a known size is what it must be.
-                let (dim, other) = if b.dim.known().is_some() { (&a.dim, &b.dim) } else { (&b.dim, &a.dim) };
-                let kind = ConditionKind::OneOf { dim: dim.clone(), options: vec![other.clone()] };
-                let condition = Condition { axis: a.axis, kind };
+                // A known size is what the symbol must be, and what the op goes on with.
+                let agreed = if a.dim.known().is_some() { a.dim.clone() } else { b.dim.clone() };
+                let condition = Condition { axis: a.axis, kind: equal_condition(&a.dim, &b.dim) };
                 self.report(Contradiction { requirement, inputs, verdict: Verdict::Conditional(vec![condition]) });
-                Some(other.clone())
+                Some(agreed)
             }
         }
     }
@@ -463,6 +521,36 @@ impl Ctx<'_, '_> {
             self.report(Contradiction::violated(Requirement::AxisInRange, inputs, detail));
         }
         found
+    }
+
+    /// Requires the size at `at` to be `expected` (which the op's attributes or other inputs call for, as `whence`
+    /// says), as [`Ctx::require_equal`] does for two input sizes.
+    pub fn require_size(&self, requirement: Requirement, inputs: Vec<usize>, at: At, expected: Dim, whence: Whence) {
+        if at.dim.provably_eq(&expected) {
+            return;
+        }
+        let verdict = match (at.dim.known(), expected.known()) {
+            (Some(_), Some(_)) => Verdict::Violated(Detail::Expected { at, expected, whence }),
+            _ if !nameable(&at.dim) || !nameable(&expected) => return,
+            _ => Verdict::Conditional(vec![Condition { axis: at.axis, kind: equal_condition(&at.dim, &expected) }]),
+        };
+        self.report(Contradiction { requirement, inputs, verdict });
+    }
+
+    /// Requires axes (of an attribute or a constant input) within the rank (`-rank..rank`) and none named twice:
+    /// the axes in `0..rank`, or `None` after a contradiction.
+    pub fn require_axes(&self, inputs: Vec<usize>, axes: &[i64], rank: usize) -> Option<Vec<usize>> {
+        let mut out: Vec<usize> = Vec::with_capacity(axes.len());
+        for &a in axes {
+            let axis = self.require_axis(inputs.clone(), a, rank)?;
+            if out.contains(&axis) {
+                let detail = Detail::Malformed(Malformed::RepeatedAxis(a));
+                self.report(Contradiction::violated(Requirement::AxisInRange, inputs, detail));
+                return None;
+            }
+            out.push(axis);
+        }
+        Some(out)
     }
 
     /// Requires input `input` to have a rank as `need` says (when its rank is known); whether it has.

@@ -81,7 +81,7 @@ pub(super) fn resize(ctx: &Ctx<'_, '_>) -> Shape {
 /// `floor(input * scale)`: for a known input where single and double precision agree; for a symbolic one
 /// `floor(H * p / 2^k)`, when the scale is such a fraction (exact in both precisions, for sizes below 2^24).
 fn scaled(input: &Dim, scale: f64) -> Dim {
-    if !(scale > 0.0) {
+    if scale.is_nan() || scale <= 0.0 {
         return Dim::Unknown;
     }
     if let Some(n) = input.known() {
