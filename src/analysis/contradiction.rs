@@ -37,7 +37,63 @@ impl ShapeFinding {
     }
 }
 
+/// An inference rule, or a check of what an op requires, run on a node's [`infer::Ctx`].
+pub(super) type Rule = fn(&mut infer::Ctx<'_, '_>) -> Option<Vec<ValueFacts>>;
+
 impl<'m> Walker<'m, '_> {
+    /// Runs `rule` on a node of the default domain: the outputs it infers, and what it found broken or conditional.
+    pub(super) fn run_rule(
+        &mut self,
+        env: &Env<'m, '_>,
+        (node, attrs): (&'m NodeProto, Attrs<'m>),
+        refs: &[Option<&ValueFacts>],
+        subgraphs: &[(&'m str, Vec<ValueFacts>)],
+        rule: Rule,
+    ) -> (Option<Vec<ValueFacts>>, Vec<Contradiction>) {
+        if !ops::is_default_domain(node.domain()) {
+            return (None, Vec::new());
+        }
+        let mut fresh = || super::walk::fresh_symbol(&mut self.fresh);
+        let mut ctx = infer::Ctx {
+            op: node.op_type(),
+            opset: env.opset,
+            attrs,
+            inputs: refs,
+            outputs: node.output.len(),
+            subgraphs,
+            fresh: &mut fresh,
+            contradictions: Default::default(),
+        };
+        let inferred = rule(&mut ctx);
+        (inferred, ctx.contradictions.into_inner())
+    }
+
+    /// The outputs of a node no inference rule knows: unknown, and the op counted.
+    pub(super) fn opaque(&mut self, node: &NodeProto) -> Vec<ValueFacts> {
+        let op = match node.domain() {
+            "" => node.op_type().to_string(),
+            domain => format!("{domain}.{}", node.op_type()),
+        };
+        *self.out.opaque.entry(op).or_default() += 1;
+        vec![ValueFacts::unknown(); node.output.len()]
+    }
+
+    /// `outputs`, or after a certain contradiction among `found` (which is recorded) facts that say only that.
+    pub(super) fn checked(
+        &mut self,
+        env: &Env<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        refs: &[Option<&ValueFacts>],
+        found: Vec<Contradiction>,
+        outputs: Vec<ValueFacts>,
+    ) -> Vec<ValueFacts> {
+        match self.record_contradictions(env, index, node, refs, found) {
+            true => vec![ValueFacts::contradicted(); node.output.len()],
+            false => outputs,
+        }
+    }
+
     /// Records what a node's rule found broken or conditional; whether any of it is certain (then the node's
     /// outputs are contradicted).
     pub(super) fn record_contradictions(

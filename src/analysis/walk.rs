@@ -1,6 +1,7 @@
 //! The walk over one graph or function body: values in topological order, each node inferred or judged.
 
 use super::call::Call;
+use super::contradiction::Rule;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
 
@@ -376,76 +377,20 @@ impl<'m> Walker<'m, '_> {
             vec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             let outputs = self.site(env, index, node, attrs, op, &refs);
-            let found = self.validate(env, node, attrs, &refs, &subgraphs, infer::validate_broadcasting);
-            match self.record_contradictions(env, index, node, &refs, found) {
-                true => vec![ValueFacts::contradicted(); node.output.len()],
-                false => outputs,
-            }
+            // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
+            let validate: Rule = |ctx| {
+                infer::validate_broadcasting(ctx);
+                None
+            };
+            let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
+            self.checked(env, index, node, &refs, found, outputs)
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
-            let mut fresh = || fresh_symbol(&mut self.fresh);
-            let mut ctx = infer::Ctx {
-                op: node.op_type(),
-                opset: env.opset,
-                attrs,
-                inputs: &refs,
-                outputs: node.output.len(),
-                subgraphs: &subgraphs,
-                fresh: &mut fresh,
-                contradictions: Default::default(),
-            };
-            let inferred = if ops::is_default_domain(node.domain()) { infer::infer(&mut ctx) } else { None };
-            let found = ctx.contradictions.into_inner();
-            if self.record_contradictions(env, index, node, &refs, found) {
-                self.define_outputs(
-                    env,
-                    scope,
-                    declared,
-                    index,
-                    node,
-                    vec![ValueFacts::contradicted(); node.output.len()],
-                );
-                return;
-            }
-            inferred.unwrap_or_else(|| {
-                let op = if node.domain().is_empty() {
-                    node.op_type().to_string()
-                } else {
-                    format!("{}.{}", node.domain(), node.op_type())
-                };
-                *self.out.opaque.entry(op).or_default() += 1;
-                vec![ValueFacts::unknown(); node.output.len()]
-            })
+            let (inferred, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, infer::infer);
+            let outputs = inferred.unwrap_or_else(|| self.opaque(node));
+            self.checked(env, index, node, &refs, found, outputs)
         };
         self.define_outputs(env, scope, declared, index, node, outputs);
-    }
-
-    /// Runs `check` (an op's requirements that inference does not cover, as for broadcasting ops whose outputs the
-    /// rules give) on a node and returns what it found.
-    fn validate(
-        &mut self,
-        env: &Env<'m, '_>,
-        node: &'m NodeProto,
-        attrs: Attrs<'m>,
-        refs: &[Option<&ValueFacts>],
-        subgraphs: &[(&'m str, Vec<ValueFacts>)],
-        check: fn(&infer::Ctx<'_, '_>),
-    ) -> Vec<infer::Contradiction> {
-        let mut fresh = || fresh_symbol(&mut self.fresh);
-        let ctx = infer::Ctx {
-            op: node.op_type(),
-            opset: env.opset,
-            attrs,
-            inputs: refs,
-            outputs: node.output.len(),
-            subgraphs,
-            fresh: &mut fresh,
-            contradictions: Default::default(),
-        };
-        if ops::is_default_domain(node.domain()) {
-            check(&ctx);
-        }
-        ctx.contradictions.into_inner()
     }
 }

@@ -11,6 +11,7 @@ pub mod nn;
 pub mod norm;
 pub mod reduce;
 pub mod require;
+mod require_text;
 pub mod reshape;
 pub mod resize;
 pub mod slice;
@@ -162,6 +163,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result = elementwise::infer(ctx)
         .or_else(|| values::infer(ctx))
         .or_else(|| layout::infer(ctx))
+        .or_else(|| window::infer(ctx))
         .or_else(|| nn::infer(ctx))
         .or_else(|| norm::infer(ctx))
         .or_else(|| reduce::infer(ctx))?;

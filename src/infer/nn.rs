@@ -5,60 +5,16 @@
 //! `floor((H + pads - dilation*(k-1) - 1) / 2) + 1`. Wherever runtimes (or the specification's own texts) disagree on
 //! a size, the size is left unknown.
 
-use super::window::{conv, conv_requirements, conv_transpose_requirements, conv_transpose_shape};
-use super::window::{max_unpool_shape, pool_requirements, pool_shape, roi_shape};
 use super::{c, dim_at, dim_of, output_dtype, At, Contradiction, Ctx, Detail, RankNeed, Requirement, Whence};
 use crate::rules;
 use crate::shape::{Dim, Shape};
-use crate::tensor::{ValueFacts, INT32, INT64};
+use crate::tensor::{ValueFacts, INT32};
 
 const FLOAT: i32 = crate::pb::DataType::Float as i32;
 const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {
-        "Conv" => {
-            ctx.require_same_type(&[0, 1, 2]);
-            conv_requirements(ctx, 0, 1, Some(2));
-            vec![conv(ctx, 0, 1, ctx.elem(0))]
-        }
-        "DeformConv" => {
-            conv_requirements(ctx, 0, 1, Some(3));
-            vec![conv(ctx, 0, 1, ctx.elem(0))]
-        }
-        "ConvInteger" => {
-            conv_requirements(ctx, 0, 1, None);
-            vec![conv(ctx, 0, 1, Some(INT32))]
-        }
-        "QLinearConv" => {
-            conv_requirements(ctx, 0, 3, Some(8));
-            vec![conv(ctx, 0, 3, ctx.elem(7))]
-        }
-        "ConvTranspose" => {
-            ctx.require_same_type(&[0, 1, 2]);
-            conv_transpose_requirements(ctx);
-            vec![ValueFacts::tensor(ctx.elem(0), conv_transpose_shape(ctx).unwrap_or_default())]
-        }
-        "MaxPool" => {
-            pool_requirements(ctx);
-            let y = ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default());
-            let indices = ValueFacts::tensor(Some(INT64), y.shape.clone());
-            vec![y, indices]
-        }
-        "AveragePool" | "LpPool" => {
-            pool_requirements(ctx);
-            vec![ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default())]
-        }
-        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
-            let shape = ctx.dims(0).map_or_else(Shape::unranked, |d| {
-                Shape::ranked(
-                    d.iter().enumerate().map(|(i, d)| if i < 2 { d.clone() } else { Dim::Known(1) }).collect(),
-                )
-            });
-            vec![ValueFacts::tensor(ctx.elem(0), shape)]
-        }
-        "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
-        "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
         "MatMul" => {
             ctx.require_same_type(&[0, 1]);
             vec![ValueFacts::tensor(ctx.elem(0), matmul(ctx, 0, 1))]

@@ -3,6 +3,7 @@
 use super::*;
 use crate::proto::AttributeProto;
 use crate::shape::parse_shape;
+use crate::tensor::INT64;
 
 use crate::infer::test_support::{int, ints, run_rule, string};
 

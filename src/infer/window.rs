@@ -4,7 +4,56 @@
 use super::{c, dim_at, dim_of, ints_attr, At, Contradiction, Ctx, Detail, Malformed, RankNeed, Requirement, Whence};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
-use crate::tensor::{self, ValueFacts};
+use crate::tensor::{self, ValueFacts, INT32, INT64};
+
+/// The sliding-window ops' outputs, and what each requires of its inputs.
+pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    Some(match ctx.op {
+        "Conv" => {
+            ctx.require_same_type(&[0, 1, 2]);
+            conv_requirements(ctx, 0, 1, Some(2));
+            vec![conv(ctx, 0, 1, ctx.elem(0))]
+        }
+        "DeformConv" => {
+            conv_requirements(ctx, 0, 1, Some(3));
+            vec![conv(ctx, 0, 1, ctx.elem(0))]
+        }
+        "ConvInteger" => {
+            conv_requirements(ctx, 0, 1, None);
+            vec![conv(ctx, 0, 1, Some(INT32))]
+        }
+        "QLinearConv" => {
+            conv_requirements(ctx, 0, 3, Some(8));
+            vec![conv(ctx, 0, 3, ctx.elem(7))]
+        }
+        "ConvTranspose" => {
+            ctx.require_same_type(&[0, 1, 2]);
+            conv_transpose_requirements(ctx);
+            vec![ValueFacts::tensor(ctx.elem(0), conv_transpose_shape(ctx).unwrap_or_default())]
+        }
+        "MaxPool" => {
+            pool_requirements(ctx);
+            let y = ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default());
+            let indices = ValueFacts::tensor(Some(INT64), y.shape.clone());
+            vec![y, indices]
+        }
+        "AveragePool" | "LpPool" => {
+            pool_requirements(ctx);
+            vec![ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default())]
+        }
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
+            let shape = ctx.dims(0).map_or_else(Shape::unranked, |d| {
+                Shape::ranked(
+                    d.iter().enumerate().map(|(i, d)| if i < 2 { d.clone() } else { Dim::Known(1) }).collect(),
+                )
+            });
+            vec![ValueFacts::tensor(ctx.elem(0), shape)]
+        }
+        "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
+        "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
+        _ => return None,
+    })
+}
 
 /// A per-axis int list attribute: `default` on every axis when absent, `None` when its length is wrong or a value
 /// is below `min`.
