@@ -91,6 +91,27 @@ fn infer_writes_no_shape_derived_through_a_contradiction() {
 }
 
 #[test]
+fn a_contradiction_in_a_branch_or_a_function_is_reported_there_and_followed_out_of_it() {
+    let r = run(&["check", "--no-config", "fixtures/contradiction/branch_matmul.onnx"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("error[shape-contradiction] main/if/then_branch/mm (MatMul): "), "{}", r.stdout);
+    let shapes = run(&["shapes", "fixtures/contradiction/branch_matmul.onnx"]).stdout;
+    for value in ["y", "z"] {
+        assert!(shapes.contains(&format!("  {value}: unknown, follows a contradiction")), "{value}: {shapes}");
+    }
+    let r = run(&["check", "--no-config", "fixtures/contradiction/function_matmul.onnx"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("error[shape-contradiction] main/call (MatMul): in function local.F (node inner_mm): x [2, 3]"),
+        "{}",
+        r.stdout
+    );
+    let shapes = run(&["shapes", "fixtures/contradiction/function_matmul.onnx"]).stdout;
+    assert!(shapes.contains("  E: unknown, follows a contradiction"), "{shapes}");
+}
+
+#[test]
 fn a_symbolic_inner_size_is_a_condition_not_an_error() {
     let r = run(&["check", "--no-config", "fixtures/contradiction/matmul_symbolic.onnx"]);
     assert_eq!(r.code, 0, "{}", r.stdout);

@@ -174,6 +174,8 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
 
 #[cfg(test)]
 mod attr_tests;
+#[cfg(test)]
+mod require_tests;
 
 /// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.
 #[cfg(test)]
