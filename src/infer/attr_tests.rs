@@ -109,3 +109,59 @@ fn attrs_read_the_protobuf_default_only_when_present() {
     assert_eq!((attrs.int("absent"), attrs.float("absent"), attrs.string("absent")), (None, None, None));
     assert_eq!(attrs.ints("i"), Some(&[][..]));
 }
+
+#[test]
+fn legacy_broadcast_axis_present_but_unset_places_b_at_axis_zero() {
+    use crate::attr::Attrs;
+    use crate::proto::NodeProto;
+    use crate::rules::{bind, NodeView, VerdictKind};
+    let (a, b) = (t("2,3,4").unwrap(), t("2").unwrap());
+    let judge = |attrs: Vec<AttributeProto>| {
+        let node = NodeProto { input: vec!["A".into(), "B".into()], attribute: attrs, ..Default::default() };
+        let facts = [Some(&a), Some(&b)];
+        let view = NodeView::new(&node.input, &facts, Attrs::new(&node, None));
+        bind(crate::ops::SiteKind::LegacyBinary, &view).outcome.verdict.kind()
+    };
+    // `axis` unset is 0: B's 2 meets A's axis 0. Absent, B lines up with A's last axis (4).
+    assert_eq!(judge(vec![int("broadcast", 1), unset_int("axis")]), VerdictKind::Broadcast);
+    assert_eq!(judge(vec![int("broadcast", 1)]), VerdictKind::Violation);
+    // `broadcast` unset is 0: no broadcast at all, the shapes must be equal.
+    assert_eq!(judge(vec![unset_int("broadcast")]), VerdictKind::Violation);
+}
+
+#[test]
+fn string_attributes_present_but_unset_are_empty() {
+    use super::test_support::string;
+    let sizes = Some(ValueFacts {
+        value: Some(vec![Some(crate::sym::Poly::constant(6)), Some(crate::sym::Poly::constant(6))]),
+        ..ValueFacts::tensor(Some(INT64), parse_shape("2"))
+    });
+    let inputs = [t("3,5"), None, None, sizes];
+    // An empty keep_aspect_ratio_policy is none of the three (onnxruntime refuses it): nothing is claimed.
+    let policy = vec![unset("keep_aspect_ratio_policy", AttributeType::String)];
+    assert_eq!(shape("Resize", 18, policy, &inputs), "[?, ?]");
+    assert_eq!(shape("Resize", 18, vec![string("keep_aspect_ratio_policy", "stretch")], &inputs), "[6, 6]");
+    // An empty auto_pad is NOTSET, as when absent.
+    let conv = |attrs| shape("Conv", 13, attrs, &[t("1,1,5,5"), t("1,1,3,3")]);
+    assert_eq!(conv(vec![unset("auto_pad", AttributeType::String)]), conv(vec![]));
+}
+
+#[test]
+fn int_attributes_present_but_unset_in_other_ops() {
+    // TopK-1's k unset is 0 elements.
+    assert_eq!(shape("TopK", 1, vec![unset_int("k")], &[t("4,5")]), "[4, 0]");
+    // Split-18's num_outputs unset is 0 parts, not the node's outputs: nothing is claimed.
+    assert_eq!(out("Split", 18, vec![unset_int("num_outputs")], &[t("6")], 2)[0].shape.to_string(), "[?]");
+    // An RNN's hidden_size unset is 0, no size: the weights say it.
+    let rnn = out("RNN", 14, vec![unset_int("hidden_size")], &[t("S,B,10"), t("1,7,10"), t("1,7,7")], 2);
+    assert_eq!(rnn[1].shape.to_string(), "[1, B, 7]");
+}
+
+#[test]
+fn transpose_perm_present_but_empty_is_no_permutation() {
+    let empty = unset("perm", AttributeType::Ints);
+    let (outs, found) = super::test_support::run_rule_checked(infer, "Transpose", 13, vec![empty], &[t("2,3")], 1);
+    assert!(found.iter().any(super::Contradiction::is_certain), "onnxruntime refuses it");
+    assert_eq!(outs[0].shape.to_string(), "[unknown rank]");
+    assert_eq!(shape("Transpose", 13, vec![], &[t("2,3")]), "[3, 2]");
+}
