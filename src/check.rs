@@ -290,14 +290,10 @@ impl Judge {
                 site: None,
             });
         }
+        // --strict is about broadcasts: a condition on an op's shapes stays a warning unless denied.
         for c in &analysis.contradictions {
             let code = c.code();
-            let severity = match code {
-                // Strict means proof, as for a conditional broadcast.
-                Code::ConditionalShape if self.options.strict => Severity::Error,
-                other => other.default_severity(),
-            };
-            let Some(severity) = self.options.rules.severity(code, severity) else { continue };
+            let Some(severity) = self.options.rules.severity(code, code.default_severity()) else { continue };
             findings.push(Finding {
                 code,
                 severity,

@@ -340,7 +340,7 @@ codes! {
                the wrong shape. The message names the inputs, their shapes and the axis at fault.",
     }
     ConditionalShape = "conditional-shape" {
-        Warning, ErrorUnderStrict,
+        Warning, Always,
         summary: "an op's shape requirement holds only for some values of symbolic dims",
         description: "What an op's specification requires of its inputs' shapes holds only if symbolic dims take \
                       certain sizes (`K = 768`, `4 divides 6·N`); other sizes make the op fail at run time.",
@@ -349,7 +349,8 @@ codes! {
         ),
         example: "MatMul(A: [N, K], B: [768, 64])", "fixtures/contradiction/matmul_symbolic.onnx", strict: false,
         help: "Give the symbolic dim its fixed size (dim_value) when it has one, or name sizes that are one size \
-               with one symbol. Under --strict it is an error.",
+               with one symbol. --strict is about broadcasts and leaves it a warning; --deny conditional-shape \
+               makes it an error.",
     }
     InexactDivision = "inexact-division" {
         Error, Always,

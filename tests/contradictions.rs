@@ -116,8 +116,12 @@ fn a_symbolic_inner_size_is_a_condition_not_an_error() {
     let r = run(&["check", "--no-config", "fixtures/contradiction/matmul_symbolic.onnx"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
     assert!(r.stdout.contains("warning[conditional-shape] main/mm (MatMul): holds only if K = 768: "), "{}", r.stdout);
+    // --strict is about broadcasts; the condition fails a run only when denied.
     let strict = run(&["check", "--no-config", "--strict", "fixtures/contradiction/matmul_symbolic.onnx"]);
-    assert_eq!(strict.code, 1, "strict means proof: {}", strict.stdout);
+    assert_eq!(strict.code, 0, "{}", strict.stdout);
+    let denied =
+        run(&["check", "--no-config", "--deny", "conditional-shape", "fixtures/contradiction/matmul_symbolic.onnx"]);
+    assert_eq!(denied.code, 1, "{}", denied.stdout);
 }
 
 #[test]
