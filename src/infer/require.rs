@@ -11,9 +11,9 @@
 //! - [`Ctx::report`] for anything else, with a [`Detail`] that says what is wrong.
 //!
 //! A rule goes on computing its outputs as best it can after a report: when a contradiction is certain, the analysis
-//! replaces them by facts that say only that they follow a contradiction ([`crate::tensor::ValueFacts::contradicted`]), so nothing
-//! is derived through it, and `check` reports it (`shape-contradiction`, `inexact-division`, `type-mismatch`, or
-//! `conditional-shape` for the conditional ones).
+//! replaces them by facts that say only that they follow a contradiction
+//! ([`crate::tensor::ValueFacts::contradicted`]), so nothing is derived through it, and `check` reports it
+//! (`shape-contradiction`, `inexact-division`, `type-mismatch`, or `conditional-shape` for the conditional ones).
 
 use super::Ctx;
 use crate::diagnostic::Code;
