@@ -165,3 +165,25 @@ fn transpose_perm_present_but_empty_is_no_permutation() {
     assert_eq!(outs[0].shape.to_string(), "[unknown rank]");
     assert_eq!(shape("Transpose", 13, vec![], &[t("2,3")]), "[3, 2]");
 }
+
+#[test]
+fn documented_string_and_flag_defaults_do_not_apply_to_an_unset_attribute() {
+    // BatchNormalization-7's `spatial` unset is 0 (per-activation statistics), not 1: nothing says their shape.
+    let bn = out("BatchNormalization", 7, vec![unset_int("spatial")], &[t("N,C,H,W"), t("C"), t("C"), None, None], 5);
+    assert_eq!(bn[1].shape.to_string(), "[unknown rank]");
+    let bn = out("BatchNormalization", 7, vec![], &[t("N,C,H,W"), t("C"), t("C"), None, None], 5);
+    assert_eq!(bn[1].shape.to_string(), "[C]");
+    // An RNN's `direction` unset is empty, not "forward": the directions come from W.
+    let rnn = |attrs| out("RNN", 14, attrs, &[t("S,B,10"), t("D,7,10"), t("D,7,7")], 2)[1].shape.to_string();
+    assert_eq!(rnn(vec![unset("direction", AttributeType::String)]), "[D, B, 7]");
+    assert_eq!(rnn(vec![]), "[1, B, 7]");
+    // A loss's `reduction` unset is empty, not "mean": no shape is claimed.
+    let labels = Some(ValueFacts::tensor(Some(INT64), parse_shape("N")));
+    let loss = |attrs| shape("NegativeLogLikelihoodLoss", 13, attrs, &[t("N,C"), labels.clone()]);
+    assert_eq!(loss(vec![unset("reduction", AttributeType::String)]), "[unknown rank]");
+    assert_eq!(loss(vec![]), "[]");
+    // RandomUniform's `dtype` unset is 0, no type, not float.
+    let shape_attr = super::test_support::ints("shape", &[2]);
+    assert_eq!(out("RandomUniform", 13, vec![shape_attr.clone(), unset_int("dtype")], &[], 1)[0].elem, None);
+    assert_eq!(out("RandomUniform", 13, vec![shape_attr], &[], 1)[0].elem, Some(FLOAT));
+}
