@@ -150,6 +150,8 @@ def study_check(binary, path, rec):
                          for s in sites if s.get("verdict") == "violation"]
     rec["conditional"] = [{"site": site_label(s), "inputs": s.get("inputs"), "message": s.get("message"),
                            "conditions": s.get("conditions")} for s in sites if s.get("verdict") == "conditional"]
+    rec["findings"] = [{"code": f.get("code"), "node": f.get("node"), "message": f.get("message")}
+                       for f in report.get("findings", [])]
     return sites
 
 

@@ -34,24 +34,35 @@ impl<'m> Attrs<'m> {
         }
     }
 
+    // The getters read an attribute as onnxruntime and ONNX's own inference read it: an attribute that is present
+    // has its field's value, and a field left unset has the protobuf default (0, 0.0, empty), never the operator's
+    // documented default, which applies only when the attribute is absent. `Flatten` with an `axis` attribute
+    // whose `i` is unset flattens at axis 0 in both (`[2, 3]` → `[1, 6]`), not at the documented 1.
+
+    /// An integer attribute: `None` when absent, 0 when present with `i` unset.
     pub fn int(&self, name: &str) -> Option<i64> {
-        self.get(name).and_then(|a| a.i)
+        self.get(name).map(|a| a.i.unwrap_or(0))
     }
 
+    /// A list of integers: `None` when absent, empty when present with none.
     pub fn ints(&self, name: &str) -> Option<&'m [i64]> {
         self.get(name).map(|a| a.ints.as_slice())
     }
 
+    /// A float attribute: `None` when absent, 0.0 when present with `f` unset.
     pub fn float(&self, name: &str) -> Option<f32> {
-        self.get(name).and_then(|a| a.f)
+        self.get(name).map(|a| a.f.unwrap_or(0.0))
     }
 
+    /// A tensor attribute: `None` when absent or when present with `t` unset (an empty `TensorProto`, which
+    /// describes no tensor a rule could read).
     pub fn tensor(&self, name: &str) -> Option<&'m TensorProto> {
         self.get(name).and_then(|a| a.t.as_ref())
     }
 
+    /// A string attribute: `None` when absent, empty when present with `s` unset.
     pub fn string(&self, name: &str) -> Option<&'m [u8]> {
-        self.get(name).and_then(|a| a.s.as_deref())
+        self.get(name).map(|a| a.s.as_deref().unwrap_or_default())
     }
 
     /// Every graph-valued attribute value in attribute order: the attribute's position and name, the graph's

@@ -271,7 +271,8 @@ impl Judge {
         }
     }
 
-    /// The report: the analysis's notes as findings, then the sites' findings, and the totals.
+    /// The report: the analysis's notes as findings, then its contradictions (ops whose inputs break their
+    /// specification), then the sites' findings, and the totals.
     pub fn finish(self, analysis: &Analysis) -> Report {
         let mut summary = self.summary;
         let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
@@ -286,6 +287,20 @@ impl Judge {
                 node: note.node.clone(),
                 op: note.op.clone(),
                 message: note.message.clone(),
+                site: None,
+            });
+        }
+        // --strict is about broadcasts: a condition on an op's shapes stays a warning unless denied.
+        for c in &analysis.contradictions {
+            let code = c.code();
+            let Some(severity) = self.options.rules.severity(code, code.default_severity()) else { continue };
+            findings.push(Finding {
+                code,
+                severity,
+                graph: c.graph.clone(),
+                node: Some(c.node.clone()),
+                op: Some(c.op.clone()),
+                message: c.message(),
                 site: None,
             });
         }

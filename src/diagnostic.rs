@@ -323,6 +323,61 @@ codes! {
             "fixtures/malformed/function_chain_100.onnx", strict: false,
         help: "Flatten the control flow; the deeper bodies are not checked.",
     }
+    ShapeContradiction = "shape-contradiction" {
+        Error, Always,
+        summary: "an op's inputs break what its specification requires of their shapes",
+        description: "The shapes of an op's inputs break what its specification requires of them (MatMul's and \
+                      Gemm's inner sizes, Concat's other axes, Reshape's element count, Conv's channels and kernel, \
+                      Split's sizes, axes and constant indices in range, normalization parameters, Einsum labels, \
+                      …): no run of the model gets past the op. What follows from it is left unknown, in `shapes` \
+                      and `infer` too.",
+        origin: Origin::Other(
+            "the ONNX operator specifications (docs/Operators.md): what each op requires of its inputs' shapes"
+        ),
+        example: "C = MatMul(A: [2, 3], B: [4, 5]); Concat(C, D: [2, 7], axis=0)",
+            "fixtures/contradiction/matmul_concat.onnx", strict: false,
+        help: "Make the named sizes agree: fix the exporter, or the Reshape, Transpose or Slice that feeds the op \
+               the wrong shape. The message names the inputs, their shapes and the axis at fault.",
+    }
+    ConditionalShape = "conditional-shape" {
+        Warning, Always,
+        summary: "an op's shape requirement holds only for some values of symbolic dims",
+        description: "What an op's specification requires of its inputs' shapes holds only if symbolic dims take \
+                      certain sizes (`K = 768`, `4 divides 6·N`); other sizes make the op fail at run time.",
+        origin: Origin::Other(
+            "the ONNX operator specifications (docs/Operators.md): what each op requires of its inputs' shapes"
+        ),
+        example: "MatMul(A: [N, K], B: [768, 64])", "fixtures/contradiction/matmul_symbolic.onnx", strict: false,
+        help: "Give the symbolic dim its fixed size (dim_value) when it has one, or name sizes that are one size \
+               with one symbol. --strict is about broadcasts and leaves it a warning; --deny conditional-shape \
+               makes it an error.",
+    }
+    InexactDivision = "inexact-division" {
+        Error, Always,
+        summary: "a size the op must divide exactly does not divide",
+        description: "A size the op divides, and whose division its specification requires to be exact (Reshape's \
+                      -1, Split into equal parts, DepthToSpace's and SpaceToDepth's blocks, attention heads), does \
+                      not divide: with the sizes the model fixes, or those `--bind` gives.",
+        origin: Origin::Other(
+            "the ONNX operator specifications (docs/Operators.md): Reshape, Split, DepthToSpace, SpaceToDepth, \
+             Attention"
+        ),
+        example: "Reshape(x: [2, 3], shape: [4, -1])", "fixtures/contradiction/reshape_inexact.onnx", strict: false,
+        help: "Fix the target shape (or the sizes bound with --bind) so that the division is exact.",
+    }
+    InitializerMismatch = "initializer-mismatch" {
+        Error, Always,
+        summary: "a graph input's initializer contradicts the input's declared type or shape",
+        description: "A graph input has an initializer (its default value) whose element type, rank or size \
+                      contradicts the input's declaration: onnxruntime refuses to load the model. The value is \
+                      left unknown.",
+        origin: Origin::Other(
+            "the ONNX IR spec: an initializer that names a graph input is that input's default value, of its type"
+        ),
+        example: "graph input x: float [4, 3] with an initializer of [8, 7]",
+            "fixtures/contradiction/initializer_shape.onnx", strict: false,
+        help: "Make the declaration and the initializer agree (re-export, or drop the stale input declaration).",
+    }
     MissingOpset = "missing-opset" {
         Error, Always,
         summary: "the model imports no opset of the default domain",

@@ -26,21 +26,33 @@ pub struct ValueFacts {
     pub value: Option<Vec<IntValue>>,
     /// The contents of a small floating-point tensor (Resize scales, say).
     pub floats: Option<Vec<f64>>,
+    /// The value follows a contradiction (an op whose inputs break its specification, or that reads such a value):
+    /// no run of the model reaches it, so nothing is known of it and nothing is derived from it.
+    pub contradicted: bool,
 }
 
 impl ValueFacts {
     /// A tensor of known element type and shape, contents unknown.
     pub fn tensor(elem: Option<i32>, shape: Shape) -> ValueFacts {
-        ValueFacts { elem, shape, value: None, floats: None }
+        ValueFacts { elem, shape, value: None, floats: None, contradicted: false }
     }
 
     pub fn unknown() -> ValueFacts {
         ValueFacts::default()
     }
 
+    /// A value that follows a contradiction: unknown, and marked so that what reads it is too.
+    pub fn contradicted() -> ValueFacts {
+        ValueFacts { contradicted: true, ..ValueFacts::default() }
+    }
+
     /// Fills what `self` leaves unknown from `declared` (a value_info or graph output). Inferred facts win where
     /// both are known; contradictions are left for the caller to report.
     pub fn filled_from(mut self, declared: &ValueFacts) -> ValueFacts {
+        // A declaration says nothing about a value no run reaches.
+        if self.contradicted {
+            return self;
+        }
         self.elem = self.elem.or(declared.elem);
         match (&mut self.shape.0, declared.shape.dims()) {
             (None, Some(_)) => self.shape = declared.shape.clone(),
@@ -128,7 +140,7 @@ pub fn facts_from_tensor(t: &TensorProto) -> ValueFacts {
     let shape =
         Shape::ranked(t.dims.iter().map(|&d| if d >= 0 { Dim::Known(d as u64) } else { Dim::Unknown }).collect());
     let value = int_values(t).map(|v| v.into_iter().map(|x| Some(Poly::constant(x))).collect());
-    ValueFacts { elem: t.data_type.filter(|&e| e != 0), shape, value, floats: float_values(t) }
+    ValueFacts { value, floats: float_values(t), ..ValueFacts::tensor(t.data_type.filter(|&e| e != 0), shape) }
 }
 
 /// A shape-vector entry as a dim; unknown and negative entries (Reshape's -1, say) are not sizes.

@@ -76,9 +76,14 @@ fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
             "dynamo" => families[1].insert(s(r, "family")),
             other => panic!("{model}: unknown exporter {other}"),
         };
-        // No false positive.
+        // No false positive, of a broadcast or of what an op requires of its inputs.
         for v in r["violations"].as_array().into_iter().flatten() {
             problems.push(format!("{model}: violation at {}: {}", s(v, "site"), s(v, "message")));
+        }
+        for f in
+            r["findings"].as_array().into_iter().flatten().filter(|f| common::VALIDATION_CODES.contains(&s(f, "code")))
+        {
+            problems.push(format!("{model}: {} at {}: {}", s(f, "code"), s(f, "node"), s(f, "message")));
         }
         // Soundness at both bindings.
         let sound = &r["soundness"];

@@ -57,6 +57,9 @@ pub struct Analysis {
     pub opaque: std::collections::BTreeMap<String, usize>,
     /// Where a `--bind` size contradicts a size the model fixes (see [`bind`]); the analysis is then an error.
     pub binding_conflicts: Vec<String>,
+    /// Nodes whose inputs break what their op's specification requires of them, or meet it only under conditions
+    /// (see [`crate::infer::require`]).
+    pub contradictions: Vec<ShapeFinding>,
 }
 
 /// What an analysis keeps besides its sites and notes.
@@ -160,6 +163,7 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 
 pub mod bind;
 mod call;
+mod contradiction;
 mod scope;
 mod site;
 mod walk;
@@ -168,3 +172,4 @@ use scope::{Body, Env};
 use walk::Walker;
 
 pub use bind::{analyze_model_request, BindError, Bindings, Request};
+pub use contradiction::ShapeFinding;

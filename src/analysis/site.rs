@@ -85,7 +85,11 @@ impl<'m> Walker<'m, '_> {
 
 /// Where a site is reported: its graph, node name and position, and the chain of function calls it sits in (inside
 /// a function: at the outermost calling node).
-fn reported_at(env: &Env<'_, '_>, node: &NodeProto, index: usize) -> (String, String, usize, Vec<FunctionFrame>) {
+pub(super) fn reported_at(
+    env: &Env<'_, '_>,
+    node: &NodeProto,
+    index: usize,
+) -> (String, String, usize, Vec<FunctionFrame>) {
     match env.call {
         None => (env.path.clone(), node_label(node, index), index, Vec::new()),
         Some(call) => {

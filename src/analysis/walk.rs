@@ -1,6 +1,7 @@
 //! The walk over one graph or function body: values in topological order, each node inferred or judged.
 
 use super::call::Call;
+use super::contradiction::Rule;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
 
@@ -84,7 +85,7 @@ impl<'m> Walker<'m, '_> {
             }
             scope.define(name, facts);
         }
-        self.define_initializers(env, &mut scope, body.initializers);
+        self.define_initializers(env, &mut scope, body.initializers, &body.declared[..body.declared_inputs]);
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
         let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
@@ -143,8 +144,16 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
-    fn define_initializers(&mut self, env: &Env<'m, '_>, scope: &mut Scope<'m>, initializers: &'m [TensorProto]) {
+    fn define_initializers(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &mut Scope<'m>,
+        initializers: &'m [TensorProto],
+        inputs: &[&'m ValueInfoProto],
+    ) {
         let mut initialized: HashSet<&str> = HashSet::default();
+        // The inputs' declarations by name, made only when an initializer names an input.
+        let mut declared_inputs: Option<HashMap<&str, &ValueInfoProto>> = None;
         for init in initializers {
             if !initialized.insert(init.name()) {
                 let msg = format!("initializer '{}' is given more than once", init.name());
@@ -159,7 +168,17 @@ impl<'m> Walker<'m, '_> {
                 from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
             }
             // An initializer that is also a graph input is a default the caller may override: a declared input
-            // shape wins, the initializer fills what is undeclared.
+            // shape wins, the initializer fills what is undeclared. One that contradicts the declaration is refused
+            // by runtimes: the value is contradicted.
+            let is_input = scope.values.contains_key(init.name());
+            if is_input {
+                let by_name = declared_inputs.get_or_insert_with(|| inputs.iter().map(|vi| (vi.name(), *vi)).collect());
+                let declared = by_name.get(init.name()).copied();
+                if self.initializer_contradicts(env, init.name(), declared, &from_tensor) {
+                    scope.define(init.name(), ValueFacts::contradicted());
+                    continue;
+                }
+            }
             let facts = match scope.values.get(init.name()) {
                 Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
                     ValueFacts::tensor(input.elem, input.shape.clone())
@@ -351,31 +370,26 @@ impl<'m> Walker<'m, '_> {
 
         let subgraphs = self.subgraphs(env, scope, index, node, attrs);
 
-        let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
-            self.site(env, index, node, attrs, op, &refs)
+        // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
+        let tainted = refs.iter().flatten().any(|f| f.contradicted)
+            || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
+        let outputs = if tainted {
+            vec![ValueFacts::contradicted(); node.output.len()]
+        } else if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
+            let outputs = self.site(env, index, node, attrs, op, &refs);
+            // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
+            let validate: Rule = |ctx| {
+                infer::validate_broadcasting(ctx);
+                None
+            };
+            let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
+            self.checked(env, index, node, &refs, found, outputs)
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
-            let mut fresh = || fresh_symbol(&mut self.fresh);
-            let mut ctx = infer::Ctx {
-                op: node.op_type(),
-                opset: env.opset,
-                attrs,
-                inputs: &refs,
-                outputs: node.output.len(),
-                subgraphs: &subgraphs,
-                fresh: &mut fresh,
-            };
-            let inferred = if ops::is_default_domain(node.domain()) { infer::infer(&mut ctx) } else { None };
-            inferred.unwrap_or_else(|| {
-                let op = if node.domain().is_empty() {
-                    node.op_type().to_string()
-                } else {
-                    format!("{}.{}", node.domain(), node.op_type())
-                };
-                *self.out.opaque.entry(op).or_default() += 1;
-                vec![ValueFacts::unknown(); node.output.len()]
-            })
+            let (inferred, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, infer::infer);
+            let outputs = inferred.unwrap_or_else(|| self.opaque(node));
+            self.checked(env, index, node, &refs, found, outputs)
         };
         self.define_outputs(env, scope, declared, index, node, outputs);
     }

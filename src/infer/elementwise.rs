@@ -77,11 +77,18 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             value: map(first.value.as_deref(), |p| Some(Poly::constant(i64::from(p.as_constant()? == 0)))),
             ..same_shape(first.elem)
         }],
+        // An axis given to a softmax lies within the rank (onnxruntime refuses one that does not).
+        "Softmax" | "LogSoftmax" | "Hardmax" => {
+            if let (Some(axis), Some(rank)) = (ctx.attrs.int("axis"), ctx.rank(0).filter(|&r| r > 0)) {
+                ctx.require_axis(vec![0], axis, rank);
+            }
+            vec![same_shape(first.elem)]
+        }
         _ if SHAPE_PRESERVING.contains(&op) => vec![same_shape(first.elem)],
         _ if SHAPE_PRESERVING_BOOL.contains(&op) => vec![same_shape(Some(BOOL))],
         // Casting integer contents keeps them when the target is an integer type too.
         "Cast" => {
-            let to = ctx.attrs.int("to").and_then(|t| i32::try_from(t).ok());
+            let to = super::elem_attr(ctx, "to");
             let value = match to {
                 Some(INT64 | tensor::INT32) => first.value.clone(),
                 Some(BOOL) => map(first.value.as_deref(), |p| Some(Poly::constant(i64::from(p.as_constant()? != 0)))),
@@ -92,15 +99,19 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "CastLike" => vec![same_shape(ctx.elem(1))],
         // Random values of the input's shape, of the `dtype` asked for (else the input's type).
         "RandomUniformLike" | "RandomNormalLike" | "Bernoulli" => {
-            vec![same_shape(ctx.attrs.int("dtype").and_then(|t| i32::try_from(t).ok()).or(first.elem))]
+            vec![same_shape(super::elem_attr(ctx, "dtype").or(first.elem))]
         }
         "RandomUniform" | "RandomNormal" => {
             let dims = ctx
                 .attrs
                 .ints("shape")
                 .map(|d| d.iter().map(|&v| tensor::value_dim(&Some(Poly::constant(v)))).collect());
-            let elem = ctx.attrs.int("dtype").and_then(|t| i32::try_from(t).ok()).unwrap_or(1);
-            vec![ValueFacts::tensor(Some(elem), dims.map_or_else(Shape::unranked, Shape::ranked))]
+            // float unless `dtype` says otherwise; a `dtype` present but unset is 0, no type.
+            let elem = match ctx.attrs.int("dtype") {
+                None => Some(1),
+                Some(_) => super::elem_attr(ctx, "dtype"),
+            };
+            vec![ValueFacts::tensor(elem, dims.map_or_else(Shape::unranked, Shape::ranked))]
         }
         "Dropout" => vec![same_shape(first.elem), same_shape(Some(BOOL))],
         "Constant" => vec![constant(ctx)],
@@ -124,14 +135,14 @@ fn constant(ctx: &Ctx<'_, '_>) -> ValueFacts {
     };
     let floats = |v: &[f32]| (v.len() <= tensor::MAX_VALUE_ELEMENTS).then(|| v.iter().map(|&x| x as f64).collect());
     let of = |elem, shape| ValueFacts::tensor(Some(elem), shape);
-    if let Some(a) = attrs.get("value_float") {
-        return ValueFacts { floats: a.f.map(|f| vec![f as f64]), ..of(1, Shape::scalar()) };
+    if let Some(f) = attrs.float("value_float") {
+        return ValueFacts { floats: Some(vec![f as f64]), ..of(1, Shape::scalar()) };
     }
     if let Some(a) = attrs.get("value_floats") {
         return ValueFacts { floats: floats(&a.floats), ..of(1, Shape::known(&[a.floats.len() as u64])) };
     }
-    if let Some(a) = attrs.get("value_int") {
-        return ValueFacts { value: a.i.map(|i| vec![Some(Poly::constant(i))]), ..of(INT64, Shape::scalar()) };
+    if let Some(i) = attrs.int("value_int") {
+        return ValueFacts { value: Some(vec![Some(Poly::constant(i))]), ..of(INT64, Shape::scalar()) };
     }
     if let Some(a) = attrs.get("value_ints") {
         return ValueFacts { value: ints(&a.ints), ..of(INT64, Shape::known(&[a.ints.len() as u64])) };

@@ -3,7 +3,8 @@
 //! Where an op's sizes come from another input (Reshape's shape, Slice's starts, Pad's pads), that input's
 //! contents are read from its shape value, so that shapes computed in the graph stay known.
 
-use super::{normalize_axis, normalize_insert_axis, valops, Ctx};
+use super::{normalize_axis, normalize_insert_axis, reshape, valops, Ctx};
+use super::{At, Contradiction, Detail, Malformed, RankNeed, Requirement, Whence};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{self, IntValue, ValueFacts};
@@ -12,11 +13,13 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);
     let tensor = |shape| ValueFacts::tensor(elem, shape);
     Some(match ctx.op {
-        "Reshape" => vec![reshape(ctx)],
-        "Flatten" => vec![ValueFacts { value: ctx.input(0).and_then(|f| f.value.clone()), ..tensor(flatten(ctx)) }],
-        "Transpose" => vec![transpose(ctx)],
-        "Squeeze" => vec![squeeze(ctx)],
-        "Unsqueeze" => vec![unsqueeze(ctx)],
+        "Reshape" => vec![reshape::reshape(ctx)],
+        "Flatten" => {
+            vec![ValueFacts { value: ctx.input(0).and_then(|f| f.value.clone()), ..tensor(reshape::flatten(ctx)) }]
+        }
+        "Transpose" => vec![reshape::transpose(ctx)],
+        "Squeeze" => vec![reshape::squeeze(ctx)],
+        "Unsqueeze" => vec![reshape::unsqueeze(ctx)],
         "Concat" => vec![concat(ctx)],
         "Split" => split(ctx),
         "Slice" => vec![super::slice::slice(ctx)],
@@ -24,14 +27,14 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "GatherElements" => vec![gather_elements(ctx)],
         "GatherND" => vec![tensor(gather_nd(ctx))],
         "ScatterND" | "ScatterElements" | "Scatter" | "EyeLike" => vec![ValueFacts::tensor(
-            if ctx.op == "EyeLike" { ctx.attrs.int("dtype").map(|d| d as i32).or(elem) } else { elem },
+            if ctx.op == "EyeLike" { super::elem_attr(ctx, "dtype").or(elem) } else { elem },
             ctx.shape(0),
         )],
         "Pad" => vec![tensor(pad(ctx))],
         "Tile" => vec![tile(ctx)],
         "DepthToSpace" | "SpaceToDepth" => vec![tensor(depth_space(ctx))],
         "OneHot" => vec![ValueFacts::tensor(ctx.elem(2), one_hot(ctx))],
-        "Resize" | "Upsample" => vec![tensor(resize(ctx))],
+        "Resize" | "Upsample" => vec![tensor(super::resize::resize(ctx))],
         "If" => merge_branches(ctx),
         "Loop" => loop_outputs(ctx),
         "Scan" => scan_outputs(ctx),
@@ -39,134 +42,35 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     })
 }
 
-fn product(dims: &[Dim]) -> Option<Poly> {
-    dims.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(&d.to_poly()?))
-}
-
 fn dim_of(p: Option<Poly>) -> Dim {
     p.map_or(Dim::Unknown, Dim::from_poly)
 }
 
-fn reshape(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
-    let elem = ctx.elem(0);
-    let target: Option<Vec<IntValue>> = match ctx.attrs.ints("shape") {
-        Some(s) if ctx.opset < 5 => Some(s.iter().map(|&v| Some(Poly::constant(v))).collect()),
-        _ => ctx.value(1).map(<[IntValue]>::to_vec),
-    };
-    let data = ctx.dims(0);
-    // The contents pass through unchanged: reshaping a shape vector keeps its values.
-    let value = ctx.input(0).and_then(|f| f.value.clone());
-    let Some(target) = target else {
-        let shape = match ctx.dims(1) {
-            Some([Dim::Known(n)]) if *n <= crate::shape::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
-            _ => Shape::unranked(),
-        };
-        return ValueFacts { value, ..ValueFacts::tensor(elem, shape) };
-    };
-    let allow_zero = ctx.int("allowzero", 0) != 0;
-    let mut infer_at = None;
-    let mut dims: Vec<Dim> = Vec::with_capacity(target.len());
-    for (i, t) in target.iter().enumerate() {
-        let dim = match t.as_ref().map(|p| (p, p.as_constant())) {
-            Some((_, Some(-1))) => {
-                infer_at = Some(i);
-                Dim::Unknown
-            }
-            Some((_, Some(0))) if !allow_zero => data.and_then(|d| d.get(i).cloned()).unwrap_or(Dim::Unknown),
-            Some((p, _)) => Dim::from_poly(p.clone()),
-            None => Dim::Unknown,
-        };
-        dims.push(dim);
-    }
-    if let Some(i) = infer_at {
-        let others: Vec<Dim> = dims.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, d)| d.clone()).collect();
-        let total = data.and_then(product);
-        let known = product(&others);
-        dims[i] = match (total, known) {
-            (Some(t), Some(k)) if k.as_constant() != Some(0) => dim_of(t.div_poly(&k)),
-            _ => Dim::Unknown,
-        };
-    }
-    ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
-}
-
-fn flatten(ctx: &Ctx<'_, '_>) -> Shape {
-    let Some(d) = ctx.dims(0) else { return Shape::ranked(vec![Dim::Unknown, Dim::Unknown]) };
-    // Flatten's axis counts from the back like any axis, but may also be the rank itself.
-    let axis = ctx.int("axis", 1);
-    let rank = d.len() as i64;
-    let a = if axis < 0 { axis + rank } else { axis };
-    if !(0..=rank).contains(&a) {
-        return Shape::unranked();
-    }
-    let a = a as usize;
-    Shape::ranked(vec![dim_of(product(&d[..a])), dim_of(product(&d[a..]))])
-}
-
-fn transpose(ctx: &Ctx<'_, '_>) -> ValueFacts {
-    let elem = ctx.elem(0);
-    let Some(d) = ctx.dims(0) else { return ValueFacts::tensor(elem, Shape::unranked()) };
-    let perm: Vec<i64> = match ctx.attrs.ints("perm") {
-        Some(p) if !p.is_empty() => p.to_vec(),
-        _ => (0..d.len() as i64).rev().collect(),
-    };
-    let axes: Option<Vec<usize>> = perm.iter().map(|&p| normalize_axis(p, d.len())).collect();
-    let Some(axes) = axes.filter(|a| a.len() == d.len()) else { return ValueFacts::tensor(elem, Shape::unranked()) };
-    let value = ctx.input(0).and_then(valops::contents).and_then(|(shape, v)| valops::transpose(&shape, v, &axes));
-    ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(axes.iter().map(|&a| d[a].clone()).collect())) }
-}
-
-fn squeeze(ctx: &Ctx<'_, '_>) -> ValueFacts {
-    let elem = ctx.elem(0);
-    let value = ctx.input(0).and_then(|f| f.value.clone());
-    let Some(d) = ctx.dims(0) else { return ValueFacts::tensor(elem, Shape::unranked()) };
-    let axes = if ctx.opset < 13 { ctx.attrs.ints("axes").map(<[i64]>::to_vec) } else { ctx.axes("axes", 1) };
-    let dims = match axes {
-        Some(axes) if !axes.is_empty() => {
-            let Some(axes) = axes.iter().map(|&a| normalize_axis(a, d.len())).collect::<Option<Vec<usize>>>() else {
-                return ValueFacts::tensor(elem, Shape::unranked());
-            };
-            d.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, x)| x.clone()).collect()
-        }
-        // Without axes every size-1 dim goes, which is only decidable when no dim could be 1 unseen.
-        None if ctx.opset >= 13 && ctx.has_input(1) => return ValueFacts::tensor(elem, Shape::unranked()),
-        _ if d.iter().all(|x| x.known().is_some()) => d.iter().filter(|x| !x.is_one()).cloned().collect(),
-        _ => return ValueFacts::tensor(elem, Shape::unranked()),
-    };
-    ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
-}
-
-fn unsqueeze(ctx: &Ctx<'_, '_>) -> ValueFacts {
-    let elem = ctx.elem(0);
-    let value = ctx.input(0).and_then(|f| f.value.clone());
-    let axes = if ctx.opset < 13 { ctx.attrs.ints("axes").map(<[i64]>::to_vec) } else { ctx.axes("axes", 1) };
-    let (Some(d), Some(axes)) = (ctx.dims(0), axes) else {
-        return ValueFacts::tensor(elem, Shape::unranked());
-    };
-    let rank = d.len() + axes.len();
-    let Some(mut positions) = axes.iter().map(|&a| normalize_axis(a, rank)).collect::<Option<Vec<usize>>>() else {
-        return ValueFacts::tensor(elem, Shape::unranked());
-    };
-    positions.sort_unstable();
-    let mut source = d.iter();
-    let dims = (0..rank)
-        .map(|i| if positions.contains(&i) { Some(Dim::Known(1)) } else { source.next().cloned() })
-        .collect::<Option<Vec<Dim>>>();
-    ValueFacts { value, ..ValueFacts::tensor(elem, dims.map_or_else(Shape::unranked, Shape::ranked)) }
-}
-
+/// Concat (ONNX `Concat`): "All input tensors must have the same shape, except for the dimension size of the axis
+/// to concatenate on."
 fn concat(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let present: Vec<usize> = (0..ctx.inputs.len()).filter(|&i| ctx.has_input(i)).collect();
     let elem = present.iter().find_map(|&i| ctx.elem(i));
+    ctx.require_same_type(&present);
+    let axis = ctx.int("axis", if ctx.opset < 4 { 1 } else { 0 });
+    let ranked: Vec<(usize, &[Dim])> = present.iter().filter_map(|&i| ctx.dims(i).map(|d| (i, d))).collect();
+    if let Some(&(first, d0)) = ranked.first() {
+        if let Some(&(i, _)) = ranked.iter().find(|(_, d)| d.len() != d0.len()) {
+            ctx.require_rank(i, RankNeed::Of(first));
+            return ValueFacts::tensor(elem, Shape::unranked());
+        }
+        let Some(axis) = ctx.require_axis(present.clone(), axis, d0.len()) else {
+            return ValueFacts::tensor(elem, Shape::unranked());
+        };
+        concat_sizes(ctx, &ranked, axis);
+    }
     let Some(all) = present.iter().map(|&i| ctx.dims(i)).collect::<Option<Vec<&[Dim]>>>() else {
         let rank = present.iter().find_map(|&i| ctx.rank(i));
         let shape = rank.map_or_else(Shape::unranked, |r| Shape::ranked(vec![Dim::Unknown; r]));
         return ValueFacts::tensor(elem, shape);
     };
     let Some(rank) = all.first().map(|d| d.len()) else { return ValueFacts::tensor(elem, Shape::unranked()) };
-    let Some(axis) = normalize_axis(ctx.int("axis", 0), rank).filter(|_| all.iter().all(|d| d.len() == rank)) else {
-        return ValueFacts::tensor(elem, Shape::unranked());
-    };
+    let Some(axis) = normalize_axis(axis, rank) else { return ValueFacts::tensor(elem, Shape::unranked()) };
     let dims: Vec<Dim> = (0..rank)
         .map(|i| {
             if i == axis {
@@ -190,15 +94,36 @@ fn concat(ctx: &Ctx<'_, '_>) -> ValueFacts {
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
 }
 
-fn split(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
+/// Concat's inputs (of one rank) agree off `axis`: each against the first one with a known size there, else the
+/// first with a named one.
+fn concat_sizes(ctx: &Ctx<'_, '_>, ranked: &[(usize, &[Dim])], axis: usize) {
+    for a in (0..ranked[0].1.len()).filter(|&a| a != axis) {
+        let reference = ranked
+            .iter()
+            .find(|(_, d)| d[a].known().is_some())
+            .or_else(|| ranked.iter().find(|(_, d)| !d[a].mentions_fresh()));
+        let Some(&(r, rd)) = reference else { continue };
+        for &(i, d) in ranked.iter().filter(|(i, _)| *i != r) {
+            ctx.require_equal(Requirement::ConcatSizes, At::new(r, a, rd[a].clone()), At::new(i, a, d[a].clone()));
+            if ctx.contradicted() {
+                return;
+            }
+        }
+    }
+}
+
+/// Split (ONNX `Split`): the parts given by `split` (an attribute, an input from opset 13) add up to the axis, one
+/// per output; without them the axis splits into equal parts, exactly ("The input is not evenly splittable" in
+/// onnxruntime), except that from opset 18 with `num_outputs` the last part may be smaller.
+fn split(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
     let elem = ctx.elem(0);
     let n = ctx.outputs;
     let unknown = |rank: Option<usize>| {
         let shape = rank.map_or_else(Shape::unranked, |r| Shape::ranked(vec![Dim::Unknown; r]));
         vec![ValueFacts::tensor(elem, shape); n]
     };
-    let Some(d) = ctx.dims(0) else { return unknown(None) };
-    let Some(axis) = normalize_axis(ctx.int("axis", 0), d.len()) else { return unknown(None) };
+    let Some(d) = ctx.dims(0).map(<[Dim]>::to_vec) else { return unknown(None) };
+    let Some(axis) = ctx.require_axis(vec![0], ctx.int("axis", 0), d.len()) else { return unknown(None) };
     let given: Option<Vec<IntValue>> = match ctx.attrs.ints("split") {
         Some(s) => Some(s.iter().map(|&v| Some(Poly::constant(v))).collect()),
         None if ctx.opset >= 13 && ctx.has_input(1) => ctx.value(1).map(<[IntValue]>::to_vec),
@@ -209,23 +134,16 @@ fn split(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
         return unknown(Some(d.len()));
     }
     let sizes: Option<Vec<Dim>> = match given {
-        Some(s) if !s.is_empty() => Some(s.iter().map(tensor::value_dim).collect()),
-        _ => {
-            let parts = ctx.attrs.int("num_outputs").map_or(n as i64, |k| k);
-            let whole = d[axis].to_poly();
-            match whole.as_ref().and_then(Poly::as_constant) {
-                // From opset 18 the last chunk may be smaller.
-                Some(total) if parts > 0 => {
-                    let chunk = (total + parts - 1) / parts;
-                    Some((0..parts).map(|i| Dim::Known((total - chunk * i).clamp(0, chunk) as u64)).collect())
-                }
-                _ => whole.and_then(|w| {
-                    let each = w.div_poly(&Poly::constant(parts))?;
-                    // Only an exact division gives equal symbolic parts.
-                    (each.mul(&Poly::constant(parts))? == w).then(|| vec![Dim::from_poly(each); parts as usize])
-                }),
+        Some(s) if !s.is_empty() => Some(given_parts(ctx, &s, At::new(0, axis, d[axis].clone()))),
+        _ => match ctx.attrs.int("num_outputs").filter(|_| ctx.opset >= 18) {
+            Some(parts) => ceil_parts(ctx, &d[axis], parts),
+            None if ctx.opset >= 18 => {
+                let detail = Detail::Malformed(Malformed::NoSplit);
+                ctx.report(Contradiction::violated(Requirement::SplitSizes, vec![0], detail));
+                None
             }
-        }
+            None => Some(vec![ctx.divide(Requirement::SplitSizes, vec![0], axis, &d[axis], &Dim::Known(n as u64)); n]),
+        },
     };
     let Some(sizes) = sizes else { return unknown(Some(d.len())) };
     let contents = ctx.input(0).and_then(valops::contents);
@@ -246,14 +164,51 @@ fn split(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
         .collect()
 }
 
+/// The parts Split is given: one per output, adding up to the axis `whole`.
+fn given_parts(ctx: &Ctx<'_, '_>, split: &[IntValue], whole: At) -> Vec<Dim> {
+    if split.len() != ctx.outputs {
+        let m = Malformed::Length { list: "split", len: split.len(), expected: ctx.outputs };
+        ctx.report(Contradiction::violated(Requirement::SplitSizes, vec![0, 1], Detail::Malformed(m)));
+    }
+    let sizes: Vec<Dim> = split.iter().map(tensor::value_dim).collect();
+    let sum = sizes.iter().try_fold(Poly::constant(0), |acc, d| acc.add(&d.to_poly()?));
+    if let Some(sum) = sum {
+        ctx.require_size(Requirement::SplitSizes, vec![0, 1], whole, Dim::from_poly(sum), Whence::SplitSizes);
+    }
+    sizes
+}
+
+/// Split-18's `num_outputs` parts: each `ceil(whole / parts)` but the last, which may be smaller. With another
+/// number of outputs the runtimes disagree (onnxruntime's inference splits by `num_outputs`, its kernel by the
+/// outputs), so nothing is claimed.
+fn ceil_parts(ctx: &Ctx<'_, '_>, whole: &Dim, parts: i64) -> Option<Vec<Dim>> {
+    if usize::try_from(parts).ok() != Some(ctx.outputs) {
+        return None;
+    }
+    let w = whole.to_poly()?;
+    match w.as_constant() {
+        Some(total) => {
+            let chunk = (total + parts - 1) / parts;
+            Some((0..parts).map(|i| Dim::Known((total - chunk * i).clamp(0, chunk) as u64)).collect())
+        }
+        None => {
+            let each = w.div_poly(&Poly::constant(parts))?;
+            // Only an exact division gives equal symbolic parts.
+            (each.mul(&Poly::constant(parts))? == w).then(|| vec![Dim::from_poly(each); ctx.outputs])
+        }
+    }
+}
+
+/// Gather: `data[:axis] + indices + data[axis + 1:]`; constant indices lie in `-size..size` of the axis.
 fn gather(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let elem = ctx.elem(0);
     let (Some(data), Some(indices)) = (ctx.dims(0), ctx.dims(1)) else {
         return ValueFacts::tensor(elem, Shape::unranked());
     };
-    let Some(axis) = normalize_axis(ctx.int("axis", 0), data.len()) else {
+    let Some(axis) = ctx.require_axis(vec![0], ctx.int("axis", 0), data.len()) else {
         return ValueFacts::tensor(elem, Shape::unranked());
     };
+    indices_in_range(ctx, &data[axis]);
     let dims: Vec<Dim> = data[..axis].iter().chain(indices).chain(&data[axis + 1..]).cloned().collect();
     // Picking entries of a shape vector (or of any small integer tensor).
     let value = ctx
@@ -264,8 +219,25 @@ fn gather(ctx: &Ctx<'_, '_>) -> ValueFacts {
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
 }
 
+/// Constant indices (input 1) into an axis of `size`: each in `-size..size`.
+fn indices_in_range(ctx: &Ctx<'_, '_>, size: &Dim) {
+    let (Some(n), Some(indices)) = (size.known().and_then(|n| i64::try_from(n).ok()), ctx.ints(1)) else { return };
+    if let Some(&index) = indices.iter().find(|&&i| i < -n || i >= n) {
+        let detail = Detail::IndexOutOfRange { input: 1, index, size: size.clone() };
+        ctx.report(Contradiction::violated(Requirement::IndexInRange, vec![0, 1], detail));
+    }
+}
+
+/// GatherElements: indices of the data's rank, constant ones within the axis; the output has the indices' shape.
 fn gather_elements(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let elem = ctx.elem(0);
+    if ctx.require_rank(1, RankNeed::Of(0)) {
+        if let Some(d) = ctx.dims(0) {
+            if let Some(axis) = ctx.require_axis(vec![0], ctx.int("axis", 0), d.len()) {
+                indices_in_range(ctx, &d[axis]);
+            }
+        }
+    }
     let value = (|| {
         let (shape, v) = valops::contents(ctx.input(0)?)?;
         let (index_dims, _) = valops::contents(ctx.input(1)?)?;
@@ -295,16 +267,19 @@ fn pad(ctx: &Ctx<'_, '_>) -> Shape {
         ctx.value(1).map(<[IntValue]>::to_vec)
     };
     let axes: Vec<usize> = match if ctx.opset >= 18 && ctx.has_input(3) { ctx.ints(3) } else { None } {
-        Some(a) => match a.iter().map(|&x| normalize_axis(x, d.len())).collect::<Option<Vec<usize>>>() {
+        Some(a) => match ctx.require_axes(vec![0, 3], &a, d.len()) {
             Some(a) => a,
             None => return Shape::unranked(),
         },
         None if ctx.opset >= 18 && ctx.has_input(3) => return Shape::ranked(vec![Dim::Unknown; d.len()]),
         None => (0..d.len()).collect(),
     };
-    let Some(pads) = pads.filter(|p| p.len() == 2 * axes.len()) else {
+    let Some(pads) = pads else { return Shape::ranked(vec![Dim::Unknown; d.len()]) };
+    if pads.len() != 2 * axes.len() {
+        let m = Malformed::Length { list: "pads", len: pads.len(), expected: 2 * axes.len() };
+        ctx.report(Contradiction::violated(Requirement::ListLength, vec![0, 1], Detail::Malformed(m)));
         return Shape::ranked(vec![Dim::Unknown; d.len()]);
-    };
+    }
     let mut dims = d.to_vec();
     for (k, &axis) in axes.iter().enumerate() {
         let (before, after) = (&pads[k], &pads[k + axes.len()]);
@@ -314,9 +289,17 @@ fn pad(ctx: &Ctx<'_, '_>) -> Shape {
     Shape::ranked(dims)
 }
 
+/// Tile: one repeat per axis.
 fn tile(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let elem = ctx.elem(0);
     let Some(d) = ctx.dims(0) else { return ValueFacts::tensor(elem, Shape::unranked()) };
+    if let Some([Dim::Known(k)]) = ctx.dims(1) {
+        if *k != d.len() as u64 {
+            let m = Malformed::Length { list: "repeats", len: *k as usize, expected: d.len() };
+            ctx.report(Contradiction::violated(Requirement::ListLength, vec![0, 1], Detail::Malformed(m)));
+            return ValueFacts::tensor(elem, Shape::ranked(vec![Dim::Unknown; d.len()]));
+        }
+    }
     let shape = match ctx.value(1) {
         Some(r) if r.len() == d.len() => Shape::ranked(
             d.iter().zip(r).map(|(x, r)| dim_of(x.to_poly().zip(r.clone()).and_then(|(x, r)| x.mul(&r)))).collect(),
@@ -329,78 +312,43 @@ fn tile(ctx: &Ctx<'_, '_>) -> ValueFacts {
     ValueFacts { value, ..ValueFacts::tensor(elem, shape) }
 }
 
-fn depth_space(ctx: &Ctx<'_, '_>) -> Shape {
-    let Some([n, c, h, w]) = ctx.dims(0) else { return Shape::ranked(vec![Dim::Unknown; 4]) };
-    let b = ctx.int("blocksize", 1);
-    let b2 = Poly::constant(b * b);
-    let bp = Poly::constant(b);
-    type Op = fn(&Poly, &Poly) -> Option<Poly>;
-    // DepthToSpace moves channels into space; SpaceToDepth the other way.
-    let (op_c, op_hw): (Op, Op) = if ctx.op == "DepthToSpace" {
-        (|x, k| x.div_poly(k), |x, k| x.mul(k))
-    } else {
-        (|x, k| x.mul(k), |x, k| x.div_poly(k))
+/// DepthToSpace moves `blocksize²` channels into space, SpaceToDepth the other way; each divides exactly (ONNX:
+/// "rearranges (permutes) data from depth into blocks of spatial data").
+fn depth_space(ctx: &mut Ctx<'_, '_>) -> Shape {
+    if !ctx.require_rank(0, RankNeed::Exactly(4)) {
+        return Shape::unranked();
+    }
+    let Some([n, c, h, w]) = ctx.dims(0).and_then(|d| <[Dim; 4]>::try_from(d.to_vec()).ok()) else {
+        return Shape::ranked(vec![Dim::Unknown; 4]);
     };
-    let f = |d: &Dim, k: &Poly, g: Op| dim_of(d.to_poly().and_then(|x| g(&x, k)));
-    Shape::ranked(vec![n.clone(), f(c, &b2, op_c), f(h, &bp, op_hw), f(w, &bp, op_hw)])
+    let b = ctx.int("blocksize", 1);
+    if b < 1 {
+        return Shape::ranked(vec![Dim::Unknown; 4]);
+    }
+    let times = |d: &Dim, k: i64| dim_of(d.to_poly().and_then(|x| x.scale(k)));
+    let requirement = Requirement::ExactDivision;
+    let dims = if ctx.op == "DepthToSpace" {
+        let c = ctx.divide(requirement, vec![0], 1, &c, &Dim::Known((b * b) as u64));
+        vec![n, c, times(&h, b), times(&w, b)]
+    } else {
+        let h = ctx.divide(requirement, vec![0], 2, &h, &Dim::Known(b as u64));
+        let w = ctx.divide(requirement, vec![0], 3, &w, &Dim::Known(b as u64));
+        vec![n, times(&c, b * b), h, w]
+    };
+    Shape::ranked(dims)
 }
 
 fn one_hot(ctx: &Ctx<'_, '_>) -> Shape {
     let Some(d) = ctx.dims(0) else { return Shape::unranked() };
     let depth = ctx.value(1).and_then(|v| v.first().cloned().flatten()).map_or(Dim::Unknown, Dim::from_poly);
-    let Some(axis) = normalize_insert_axis(ctx.int("axis", -1), d.len()) else { return Shape::unranked() };
+    let axis = ctx.int("axis", -1);
+    let Some(axis) = normalize_insert_axis(axis, d.len()) else {
+        let detail = Detail::AxisOutOfRange { axis, rank: d.len() };
+        ctx.report(Contradiction::violated(Requirement::AxisInRange, vec![0], detail));
+        return Shape::unranked();
+    };
     let mut dims = d.to_vec();
     dims.insert(axis, depth);
-    Shape::ranked(dims)
-}
-
-fn resize(ctx: &Ctx<'_, '_>) -> Shape {
-    let Some(d) = ctx.dims(0) else { return Shape::unranked() };
-    let unknown = || Shape::ranked(vec![Dim::Unknown; d.len()]);
-    // Where sizes and scales sit: Upsample-7 has scales as an attribute, Upsample-9 and Resize-10 as input 1,
-    // Resize-11 on as inputs 2 (scales) and 3 (sizes).
-    let (scales_input, sizes_input) = match (ctx.op, ctx.opset) {
-        ("Upsample", v) if v < 9 => (None, None),
-        ("Upsample", _) | (_, 10) => (Some(1), None),
-        _ => (Some(2), Some(3)),
-    };
-    let axes: Vec<usize> = match ctx.attrs.ints("axes") {
-        Some(a) => match a.iter().map(|&x| normalize_axis(x, d.len())).collect::<Option<_>>() {
-            Some(a) => a,
-            None => return unknown(),
-        },
-        None => (0..d.len()).collect(),
-    };
-    if let Some(sizes) = sizes_input.filter(|&i| ctx.has_input(i)).and_then(|i| ctx.value(i)) {
-        if sizes.len() == axes.len() {
-            let mut dims = d.to_vec();
-            for (k, &a) in axes.iter().enumerate() {
-                dims[a] = tensor::value_dim(&sizes[k]);
-            }
-            return Shape::ranked(dims);
-        }
-    }
-    let scales: Option<Vec<f64>> = match scales_input {
-        None => ctx.attrs.get("scales").map(|a| a.floats.iter().map(|&f| f as f64).collect()),
-        Some(i) => ctx.floats(i).map(<[f64]>::to_vec),
-    };
-    let Some(scales) = scales.filter(|s| s.len() == axes.len()) else { return unknown() };
-    let mut dims = d.to_vec();
-    for (k, &a) in axes.iter().enumerate() {
-        let s = scales[k];
-        dims[a] = match (d[a].known(), s) {
-            (Some(n), s) => Dim::Known((n as f64 * s).floor() as u64),
-            // floor(H * p / q) for a scale that is a fraction with a small denominator (2.0, 0.5, 1.5).
-            (None, s) if s > 0.0 => (1..=64)
-                .find(|&q| ((s * q as f64).round() - s * q as f64).abs() < 1e-9)
-                .and_then(|q| {
-                    let p = (s * q as f64).round();
-                    (p < 1e9).then_some((p as i64, q))
-                })
-                .map_or(Dim::Unknown, |(p, q)| dim_of(d[a].to_poly().and_then(|x| x.scale(p)?.div_floor(q)))),
-            _ => Dim::Unknown,
-        };
-    }
     Shape::ranked(dims)
 }
 

@@ -4,10 +4,16 @@
 //! outputs of unknown type and shape, never an error. Broadcasting ops get their output shapes from the broadcast
 //! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
 
+pub mod einsum;
 pub mod elementwise;
 pub mod layout;
 pub mod nn;
+pub mod norm;
 pub mod reduce;
+pub mod require;
+mod require_text;
+pub mod reshape;
+pub mod resize;
 pub mod slice;
 pub mod valops;
 pub mod values;
@@ -17,6 +23,8 @@ use crate::attr::Attrs;
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{IntValue, ValueFacts};
+
+pub use require::{At, Contradiction, Detail, Malformed, Operand, RankNeed, Requirement, Verdict, Whence};
 
 /// Everything an op's rule may look at.
 pub struct Ctx<'a, 'm> {
@@ -32,6 +40,8 @@ pub struct Ctx<'a, 'm> {
     pub subgraphs: &'a [(&'m str, Vec<ValueFacts>)],
     /// Makes a symbol that names no other size: for data-dependent sizes and sizes nothing determines.
     pub fresh: &'a mut dyn FnMut() -> Dim,
+    /// What the op's specification requires and the inputs break, as the rule reports it ([`require`]).
+    pub contradictions: std::cell::RefCell<Vec<Contradiction>>,
 }
 
 impl<'a, 'm> Ctx<'a, 'm> {
@@ -127,7 +137,13 @@ pub(crate) fn dim_at(dims: Option<&[Dim]>, i: usize) -> Dim {
 }
 
 pub(crate) fn output_dtype(ctx: &Ctx<'_, '_>) -> Option<i32> {
-    ctx.attrs.int("output_dtype").filter(|&t| t != 0).and_then(|t| i32::try_from(t).ok())
+    elem_attr(ctx, "output_dtype")
+}
+
+/// An element-type attribute (`to`, `dtype`, `stash_type`): `None` when absent, and when present but 0 (UNDEFINED,
+/// which a field left unset reads as) or no type at all.
+pub(crate) fn elem_attr(ctx: &Ctx<'_, '_>, name: &str) -> Option<i32> {
+    ctx.attrs.int(name).filter(|&t| t > 0).and_then(|t| i32::try_from(t).ok())
 }
 
 /// A non-empty int list attribute.
@@ -135,17 +151,31 @@ pub(crate) fn ints_attr<'m>(ctx: &Ctx<'_, 'm>, name: &str) -> Option<&'m [i64]> 
     ctx.attrs.ints(name).filter(|v| !v.is_empty())
 }
 
+/// Checks what a broadcasting op requires beyond its broadcast, which its rule judges: Gemm's inner sizes.
+pub fn validate_broadcasting(ctx: &Ctx<'_, '_>) {
+    if ctx.op == "Gemm" {
+        nn::gemm_requirements(ctx);
+    }
+}
+
 /// Infers the outputs of a non-broadcasting node; `None` when no rule knows the op.
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result = elementwise::infer(ctx)
         .or_else(|| values::infer(ctx))
         .or_else(|| layout::infer(ctx))
+        .or_else(|| window::infer(ctx))
         .or_else(|| nn::infer(ctx))
+        .or_else(|| norm::infer(ctx))
         .or_else(|| reduce::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
 }
+
+#[cfg(test)]
+mod attr_tests;
+#[cfg(test)]
+mod require_tests;
 
 /// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.
 #[cfg(test)]
@@ -162,6 +192,11 @@ pub(crate) mod test_support {
 
     pub fn int(name: &str, v: i64) -> AttributeProto {
         AttributeProto { name: Some(name.into()), i: Some(v), r#type: Some(2), ..Default::default() }
+    }
+
+    /// An attribute that is present, of type `ty`, with its value field left unset.
+    pub fn unset(name: &str, ty: crate::proto::attribute_proto::AttributeType) -> AttributeProto {
+        AttributeProto { name: Some(name.into()), r#type: Some(ty as i32), ..Default::default() }
     }
 
     pub fn string(name: &str, v: &str) -> AttributeProto {
@@ -182,6 +217,18 @@ pub(crate) mod test_support {
         inputs: &[Option<ValueFacts>],
         outputs: usize,
     ) -> Vec<ValueFacts> {
+        run_rule_checked(rule, op, opset, attrs, inputs, outputs).0
+    }
+
+    /// [`run_rule`], with what the rule reported as broken or conditional.
+    pub fn run_rule_checked(
+        rule: fn(&mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>>,
+        op: &str,
+        opset: i64,
+        attrs: Vec<AttributeProto>,
+        inputs: &[Option<ValueFacts>],
+        outputs: usize,
+    ) -> (Vec<ValueFacts>, Vec<super::Contradiction>) {
         let node = NodeProto { op_type: Some(op.into()), attribute: attrs, ..Default::default() };
         let refs: Vec<Option<&ValueFacts>> = inputs.iter().map(Option::as_ref).collect();
         let mut counter = 0;
@@ -197,10 +244,11 @@ pub(crate) mod test_support {
             outputs,
             subgraphs: &[],
             fresh: &mut fresh,
+            contradictions: Default::default(),
         };
         let mut out = rule(&mut ctx).expect("op is handled");
         out.resize_with(outputs, ValueFacts::unknown);
         out.truncate(outputs);
-        out
+        (out, ctx.contradictions.into_inner())
     }
 }

@@ -5,52 +5,26 @@
 //! `floor((H + pads - dilation*(k-1) - 1) / 2) + 1`. Wherever runtimes (or the specification's own texts) disagree on
 //! a size, the size is left unknown.
 
-use std::collections::BTreeMap;
-
-use super::window::{conv, conv_transpose_shape, max_unpool_shape, pool_shape, roi_shape};
-use super::{c, dim_at, dim_of, normalize_axis, output_dtype, Ctx};
+use super::{c, dim_at, dim_of, output_dtype, At, Contradiction, Ctx, Detail, RankNeed, Requirement, Whence};
 use crate::rules;
 use crate::shape::{Dim, Shape};
-use crate::tensor::{ValueFacts, INT32, INT64};
+use crate::tensor::{ValueFacts, INT32};
 
 const FLOAT: i32 = crate::pb::DataType::Float as i32;
 const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
-    let same = |ctx: &Ctx<'_, '_>| ValueFacts::tensor(ctx.elem(0), ctx.shape(0));
     Some(match ctx.op {
-        "Conv" | "DeformConv" => vec![conv(ctx, 0, 1, ctx.elem(0))],
-        "ConvInteger" => vec![conv(ctx, 0, 1, Some(INT32))],
-        "QLinearConv" => vec![conv(ctx, 0, 3, ctx.elem(7))],
-        "ConvTranspose" => {
-            vec![ValueFacts::tensor(ctx.elem(0), conv_transpose_shape(ctx).unwrap_or_default())]
+        "MatMul" => {
+            ctx.require_same_type(&[0, 1]);
+            vec![ValueFacts::tensor(ctx.elem(0), matmul(ctx, 0, 1))]
         }
-        "MaxPool" => {
-            let y = ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default());
-            let indices = ValueFacts::tensor(Some(INT64), y.shape.clone());
-            vec![y, indices]
-        }
-        "AveragePool" | "LpPool" => vec![ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default())],
-        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
-            let shape = ctx.dims(0).map_or_else(Shape::unranked, |d| {
-                Shape::ranked(
-                    d.iter().enumerate().map(|(i, d)| if i < 2 { d.clone() } else { Dim::Known(1) }).collect(),
-                )
-            });
-            vec![ValueFacts::tensor(ctx.elem(0), shape)]
-        }
-        "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
-        "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
-        "MatMul" => vec![ValueFacts::tensor(ctx.elem(0), matmul_shape(ctx.dims(0), ctx.dims(1)))],
-        "MatMulInteger" => vec![ValueFacts::tensor(Some(INT32), matmul_shape(ctx.dims(0), ctx.dims(1)))],
-        "QLinearMatMul" => vec![ValueFacts::tensor(ctx.elem(7), matmul_shape(ctx.dims(0), ctx.dims(3)))],
-        "BatchNormalization" => batch_norm(ctx),
-        "InstanceNormalization" | "GroupNormalization" | "RMSNormalization" => vec![same(ctx)],
-        "LayerNormalization" => layer_norm(ctx),
+        "MatMulInteger" => vec![ValueFacts::tensor(Some(INT32), matmul(ctx, 0, 1))],
+        "QLinearMatMul" => vec![ValueFacts::tensor(ctx.elem(7), matmul(ctx, 0, 3))],
         "RNN" => recurrent(ctx, 1, false),
         "GRU" => recurrent(ctx, 3, false),
         "LSTM" => recurrent(ctx, 4, true),
-        "Einsum" => vec![ValueFacts::tensor(ctx.elem(0), einsum_shape(ctx).unwrap_or_default())],
+        "Einsum" => vec![ValueFacts::tensor(ctx.elem(0), super::einsum::einsum_shape(ctx).unwrap_or_default())],
         "QuantizeLinear" => {
             let elem = match output_dtype(ctx) {
                 Some(t) => Some(t),
@@ -79,6 +53,47 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     })
 }
 
+/// A matrix product of inputs `a` and `b`, with what numpy's matmul requires of them (ONNX `MatMul`: "Matrix
+/// product that behaves like numpy.matmul"): operands of rank 1 or more, equal inner sizes, batch dims that
+/// broadcast.
+fn matmul(ctx: &Ctx<'_, '_>, a: usize, b: usize) -> Shape {
+    let shape = matmul_shape(ctx.dims(a), ctx.dims(b));
+    let (Some(ad), Some(bd)) = (ctx.dims(a), ctx.dims(b)) else { return shape };
+    if !ctx.require_rank(a, RankNeed::AtLeast(1)) || !ctx.require_rank(b, RankNeed::AtLeast(1)) {
+        return shape;
+    }
+    let (ka, kb) = (ad.len() - 1, bd.len().saturating_sub(2));
+    ctx.require_equal(Requirement::InnerSizes, At::new(a, ka, ad[ka].clone()), At::new(b, kb, bd[kb].clone()));
+    let (a_batch, b_batch) = (&ad[..ad.len().saturating_sub(2)], &bd[..bd.len().saturating_sub(2)]);
+    let outcome = rules::multidirectional(&[&Shape::ranked(a_batch.to_vec()), &Shape::ranked(b_batch.to_vec())]);
+    if let rules::Verdict::Violation(rules::Violation {
+        axis: Some(axis),
+        kind: rules::ViolationKind::Mismatch { found, expected, against },
+        input,
+    }) = outcome.verdict
+    {
+        // The batch axis in each operand's own coordinates.
+        let rank = a_batch.len().max(b_batch.len());
+        let own = |i: usize| axis + if i == 0 { a_batch.len() } else { b_batch.len() } - rank;
+        let (pos, other) = if input == 0 { (a, b) } else { (b, a) };
+        let detail = Detail::Differ { a: At::new(pos, own(input), found), b: At::new(other, own(against), expected) };
+        ctx.report(Contradiction::violated(Requirement::BatchDims, vec![a, b], detail));
+    }
+    shape
+}
+
+/// Gemm's requirements beyond the broadcast of C (which its rule judges): A and B matrices, and after `transA` and
+/// `transB` the inner sizes equal (ONNX `Gemm`: "A' = transpose(A) if transA else A … A': (M, K), B': (K, N)").
+pub fn gemm_requirements(ctx: &Ctx<'_, '_>) {
+    if !ctx.require_rank(0, RankNeed::Exactly(2)) || !ctx.require_rank(1, RankNeed::Exactly(2)) {
+        return;
+    }
+    let (Some(a), Some(b)) = (ctx.dims(0), ctx.dims(1)) else { return };
+    let ka = if ctx.int("transA", 0) != 0 { 0 } else { 1 };
+    let kb = if ctx.int("transB", 0) != 0 { 1 } else { 0 };
+    ctx.require_equal(Requirement::InnerSizes, At::new(0, ka, a[ka].clone()), At::new(1, kb, b[kb].clone()));
+}
+
 /// numpy matmul: batch dims broadcast, `[…, n, k] × […, k, m] → […, n, m]`; a 1-D operand gains a dim (prepended
 /// for A, appended for B) that the result then drops.
 pub fn matmul_shape(a: Option<&[Dim]>, b: Option<&[Dim]>) -> Shape {
@@ -105,46 +120,15 @@ pub fn matmul_shape(a: Option<&[Dim]>, b: Option<&[Dim]>) -> Shape {
     Shape::ranked(dims)
 }
 
-/// Y, then the statistics: `running_mean, running_var` from opset 14 (training mode), `mean, var, saved_mean,
-/// saved_var` before. Each has the shape of the `mean` input: `[C]`, or per activation with `spatial=0`.
-fn batch_norm(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
-    let y = ValueFacts::tensor(ctx.elem(0), ctx.shape(0));
-    let mean = ctx.shape(3);
-    let stat_shape = if mean.rank().is_some() {
-        mean
-    } else if ctx.opset >= 9 || ctx.int("spatial", 1) != 0 {
-        Shape::ranked(vec![dim_at(ctx.dims(0), 1)])
-    } else {
-        Shape::unranked()
-    };
-    let elem = if ctx.opset >= 15 { ctx.elem(3) } else { ctx.elem(0) };
-    let stat = ValueFacts::tensor(elem, stat_shape);
-    vec![y, stat.clone(), stat.clone(), stat.clone(), stat]
-}
-
-/// Y, then Mean and InvStdDev: X's shape with every axis from `axis` on reduced to 1, of the `stash_type` type.
-fn layer_norm(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
-    let y = ValueFacts::tensor(ctx.elem(0), ctx.shape(0));
-    let axis = ctx.int("axis", -1);
-    let stat_shape = ctx
-        .dims(0)
-        .and_then(|d| {
-            let a = normalize_axis(axis, d.len())?;
-            Some(Shape::ranked(
-                d.iter().enumerate().map(|(i, d)| if i < a { d.clone() } else { Dim::Known(1) }).collect(),
-            ))
-        })
-        .unwrap_or_default();
-    let elem = i32::try_from(ctx.int("stash_type", 1)).ok();
-    let stat = ValueFacts::tensor(elem, stat_shape);
-    vec![y, stat.clone(), stat]
-}
-
 /// RNN, GRU, LSTM: `Y` `[seq, dirs, batch, hidden]` (layout 0) or `[batch, seq, dirs, hidden]` (layout 1), `Y_h`
 /// (and LSTM's `Y_c`) `[dirs, batch, hidden]` or `[batch, dirs, hidden]`.
-fn recurrent(ctx: &Ctx<'_, '_>, gates: i64, cell: bool) -> Vec<ValueFacts> {
+/// ONNX `RNN`: "X … [seq_length, batch_size, input_size]", "W … [num_directions, hidden_size, input_size]" (GRU
+/// `3*hidden_size`, LSTM `4*hidden_size`): W's input size is X's, its first dim the number of directions, its
+/// second `gates` times the hidden size.
+fn recurrent(ctx: &mut Ctx<'_, '_>, gates: i64, cell: bool) -> Vec<ValueFacts> {
     let elem = ctx.elem(0);
     let layout = ctx.int("layout", 0);
+    recurrent_requirements(ctx, gates);
     let (seq, batch) = match ctx.dims(0) {
         Some([a, b, _]) if layout == 0 => (a.clone(), b.clone()),
         Some([a, b, _]) if layout == 1 => (b.clone(), a.clone()),
@@ -159,7 +143,10 @@ fn recurrent(ctx: &Ctx<'_, '_>, gates: i64, cell: bool) -> Vec<ValueFacts> {
         Some(h) if h > 0 => Dim::Known(h as u64),
         _ => match (ctx.dims(2), ctx.dims(1)) {
             (Some([_, _, h]), _) => h.clone(),
-            (_, Some([_, gh, _])) => dim_of(gh.to_poly().and_then(|p| p.div_floor(gates))),
+            (_, Some([_, gh, _])) => {
+                let gh = gh.clone();
+                ctx.divide(Requirement::ExactDivision, vec![1], 1, &gh, &Dim::Known(gates as u64))
+            }
             _ => Dim::Unknown,
         },
     };
@@ -182,135 +169,56 @@ fn recurrent(ctx: &Ctx<'_, '_>, gates: i64, cell: bool) -> Vec<ValueFacts> {
     out
 }
 
-/// One operand (or the result) of an Einsum equation: labels before and after an optional ellipsis.
-struct Term {
-    before: Vec<u8>,
-    ellipsis: bool,
-    after: Vec<u8>,
-}
-
-impl Term {
-    fn parse(text: &[u8]) -> Option<Term> {
-        let (before, ellipsis, after) = match text.windows(3).position(|w| w == b"...") {
-            Some(p) => (&text[..p], true, &text[p + 3..]),
-            None => (text, false, &text[..0]),
-        };
-        let labels = |t: &[u8]| t.iter().all(u8::is_ascii_alphabetic).then(|| t.to_vec());
-        Some(Term { before: labels(before)?, ellipsis, after: labels(after)? })
+fn recurrent_requirements(ctx: &Ctx<'_, '_>, gates: i64) {
+    if !ctx.require_rank(0, RankNeed::Exactly(3)) || !ctx.require_rank(1, RankNeed::Exactly(3)) {
+        return;
     }
-
-    fn labels(&self) -> impl Iterator<Item = &u8> {
-        self.before.iter().chain(&self.after)
-    }
-}
-
-/// The size a label takes: every occurrence must agree (or, where a runtime broadcasts labels, be 1).
-fn label_dim(dims: &[Dim]) -> Dim {
-    let big: Vec<&Dim> = dims.iter().filter(|d| !d.is_one()).collect();
-    if big.is_empty() {
-        return if dims.is_empty() { Dim::Unknown } else { Dim::Known(1) };
-    }
-    let known: Vec<u64> = big.iter().filter_map(|d| d.known()).collect();
-    if let Some(&k) = known.first() {
-        return if known.iter().all(|&x| x == k) { Dim::Known(k) } else { Dim::Unknown };
-    }
-    if big.iter().all(|d| d.provably_eq(big[0])) {
-        big[0].clone()
-    } else {
-        Dim::Unknown
-    }
-}
-
-fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
-    let equation: Vec<u8> =
-        ctx.attrs.string("equation")?.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
-    let (lhs, rhs) = match equation.windows(2).position(|w| w == b"->") {
-        Some(p) => (&equation[..p], Some(&equation[p + 2..])),
-        None => (&equation[..], None),
+    let (Some(x), Some(w)) = (ctx.dims(0), ctx.dims(1)) else { return };
+    ctx.require_equal(Requirement::Channels, At::new(1, 2, w[2].clone()), At::new(0, 2, x[2].clone()));
+    let dirs = match ctx.attrs.string("direction") {
+        None | Some(b"forward" | b"reverse") => Some(1),
+        Some(b"bidirectional") => Some(2),
+        Some(_) => None,
     };
-    let terms: Vec<Term> = lhs.split(|&b| b == b',').map(Term::parse).collect::<Option<_>>()?;
-    if terms.len() != ctx.inputs.len() {
-        return None;
+    if let Some(dirs) = dirs {
+        ctx.require_size(
+            Requirement::Channels,
+            vec![1],
+            At::new(1, 0, w[0].clone()),
+            Dim::Known(dirs),
+            Whence::Required,
+        );
     }
-    let mut labels: BTreeMap<u8, Vec<Dim>> = BTreeMap::new();
-    let mut counts: BTreeMap<u8, usize> = BTreeMap::new();
-    // The ellipsis dims of each operand that has one; `None` when some operand's rank is unknown.
-    let mut ellipses: Option<Vec<Shape>> = Some(Vec::new());
-    let mut any_ellipsis = false;
-    for (i, term) in terms.iter().enumerate() {
-        for &l in term.labels() {
-            *counts.entry(l).or_default() += 1;
-            labels.entry(l).or_default();
-        }
-        any_ellipsis |= term.ellipsis;
-        let Some(dims) = ctx.dims(i) else {
-            if term.ellipsis {
-                ellipses = None;
-            }
-            continue;
-        };
-        let named = term.before.len() + term.after.len();
-        let covered = if term.ellipsis { dims.len().checked_sub(named)? } else { 0 };
-        if !term.ellipsis && dims.len() != named {
-            return None;
-        }
-        let tail = term.before.len() + covered;
-        for (k, &l) in term.before.iter().enumerate() {
-            labels.entry(l).or_default().push(dims[k].clone());
-        }
-        for (k, &l) in term.after.iter().enumerate() {
-            labels.entry(l).or_default().push(dims[tail + k].clone());
-        }
-        if term.ellipsis {
-            if let Some(e) = ellipses.as_mut() {
-                e.push(Shape::ranked(dims[term.before.len()..tail].to_vec()));
-            }
-        }
+    if let Some(h) = ctx.attrs.int("hidden_size").filter(|&h| h > 0) {
+        let gh = Dim::Known((h * gates) as u64);
+        ctx.require_size(Requirement::Channels, vec![1], At::new(1, 1, w[1].clone()), gh, Whence::Required);
     }
-    let ellipsis_dims = ellipses.map(|shapes| {
-        let refs: Vec<&Shape> = shapes.iter().collect();
-        let rank = shapes.iter().filter_map(Shape::rank).max().unwrap_or(0);
-        rules::multidirectional(&refs).output.0.unwrap_or_else(|| vec![Dim::Unknown; rank])
-    });
-    let output = match rhs {
-        Some(rhs) => Term::parse(rhs)?,
-        // Implicit output: the ellipsis dims, then the labels used once, in alphabetical (byte) order.
-        None => Term {
-            before: Vec::new(),
-            ellipsis: any_ellipsis,
-            after: counts.iter().filter(|(_, &n)| n == 1).map(|(&l, _)| l).collect(),
-        },
-    };
-    // An output label must appear among the operands.
-    let resolve = |ls: &[u8]| ls.iter().map(|l| labels.get(l).map(|d| label_dim(d))).collect::<Option<Vec<Dim>>>();
-    let mut dims = resolve(&output.before)?;
-    if output.ellipsis {
-        dims.extend(ellipsis_dims?);
-    }
-    dims.extend(resolve(&output.after)?);
-    Some(Shape::ranked(dims))
 }
 
 /// Attention (opset 23): 4-D `[B, heads, seq, head_size]` or 3-D `[B, seq, heads * head_size]` inputs. Outputs
 /// Y, present_key, present_value, qk_matmul_output.
-fn attention(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
+fn attention(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
     let elem = ctx.elem(0);
-    let (q, k, v) = (ctx.dims(0), ctx.dims(1), ctx.dims(2));
     let heads = |name: &str| ctx.attrs.int(name).filter(|&h| h > 0);
     let (q_heads, kv_heads) = (heads("q_num_heads"), heads("kv_num_heads"));
-    let per_head = |d: Dim, h: Option<i64>| dim_of(d.to_poly().zip(h).and_then(|(p, h)| p.div_floor(h)));
+    // 3-D inputs hold the heads side by side: their hidden sizes divide into them exactly.
+    let mut per_head = |input: usize, h: Option<i64>| match (ctx.dims(input).map(<[Dim]>::to_vec), h) {
+        (Some(d), Some(h)) if d.len() == 3 => {
+            ctx.divide(Requirement::ExactDivision, vec![input], 2, &d[2], &Dim::Known(h as u64))
+        }
+        _ => Dim::Unknown,
+    };
+    let (q_head, v_head) = (per_head(0, q_heads), per_head(2, kv_heads));
+    // The key's heads have the value's number: only whether its size divides into them matters.
+    per_head(1, kv_heads);
+    let (q, k, v) = (ctx.dims(0), ctx.dims(1), ctx.dims(2));
     let batch = dim_at(q, 0);
     // Layout-independent sizes.
     let (q_heads_dim, q_seq, kv_seq, head, v_head, rank) = match q.map(<[Dim]>::len) {
         Some(4) => (dim_at(q, 1), dim_at(q, 2), dim_at(k, 2), dim_at(q, 3), dim_at(v, 3), 4),
-        Some(3) => (
-            q_heads.map_or(Dim::Unknown, |h| Dim::Known(h as u64)),
-            dim_at(q, 1),
-            dim_at(k, 1),
-            per_head(dim_at(q, 2), q_heads),
-            per_head(dim_at(v, 2), kv_heads),
-            3,
-        ),
+        Some(3) => {
+            (q_heads.map_or(Dim::Unknown, |h| Dim::Known(h as u64)), dim_at(q, 1), dim_at(k, 1), q_head, v_head, 3)
+        }
         _ => return vec![ValueFacts::tensor(elem, Shape::unranked())],
     };
     let kv_heads_dim = match rank {

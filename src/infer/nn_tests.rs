@@ -3,6 +3,7 @@
 use super::*;
 use crate::proto::AttributeProto;
 use crate::shape::parse_shape;
+use crate::tensor::INT64;
 
 use crate::infer::test_support::{int, ints, run_rule, string};
 
@@ -21,7 +22,7 @@ fn run(
     inputs: &[Option<ValueFacts>],
     outputs: usize,
 ) -> Vec<ValueFacts> {
-    run_rule(infer, op, opset, attrs, inputs, outputs)
+    run_rule(crate::infer::infer, op, opset, attrs, inputs, outputs)
 }
 
 /// The shape of each output, as text.

@@ -1,7 +1,7 @@
 //! Shape inference for reductions: the Reduce* family, ArgMax/ArgMin and TopK. Reducing every element of a small
 //! integer value keeps its contents, so `ReduceProd(Shape(x))` is the element count of `x` as a polynomial.
 
-use super::{normalize_axis, Ctx};
+use super::{Contradiction, Ctx, Detail, Requirement};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{IntValue, ValueFacts, INT64};
@@ -77,8 +77,9 @@ fn reduce(ctx: &Ctx<'_, '_>) -> ValueFacts {
         (Axes::All, Some(d)) => Some(vec![true; d.len()]),
         (Axes::List(list), Some(d)) => {
             let mut mask = vec![false; d.len()];
+            // Each axis within the rank; one named twice is reduced once.
             for &a in list {
-                match normalize_axis(a, d.len()) {
+                match ctx.require_axis(vec![0, 1], a, d.len()) {
                     Some(a) => mask[a] = true,
                     None => return ValueFacts::tensor(input.elem, Shape::unranked()),
                 }
@@ -137,7 +138,7 @@ fn arg_reduce(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let shape = ctx
         .dims(0)
         .and_then(|d| {
-            let a = normalize_axis(axis, d.len())?;
+            let a = ctx.require_axis(vec![0], axis, d.len())?;
             let mut out = d.to_vec();
             if keepdims {
                 out[a] = Dim::Known(1);
@@ -163,9 +164,15 @@ fn top_k(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
             _ => None,
         }
     };
-    let shape = match ctx.dims(0).map(|d| (d, normalize_axis(axis, d.len()))) {
-        Some((d, Some(a))) => {
-            let mut out = d.to_vec();
+    let shape = match ctx.dims(0).map(|d| (d.to_vec(), ctx.require_axis(vec![0], axis, d.len()))) {
+        Some((mut out, Some(a))) => {
+            // k of an axis of n elements: at most n.
+            if let (Some(count), Some(n)) = (k.as_ref().and_then(Dim::known), out[a].known()) {
+                if count > n && ctx.opset >= 10 {
+                    let detail = Detail::TooMany { input: 1, count: count as i64, size: out[a].clone() };
+                    ctx.report(Contradiction::violated(Requirement::IndexInRange, vec![0, 1], detail));
+                }
+            }
             out[a] = k.unwrap_or_else(|| ctx.fresh());
             Shape::ranked(out)
         }

@@ -2,7 +2,7 @@
 //! `Slice`, numpy's slicing). `position_ids[:, :seq]` on a `[1, 512]` buffer is `[1, min(512, seq)]` and
 //! `x[..., :-1]` on a `T` axis is `max(0, T - 1)`; every axis the slice does not name keeps its dim.
 
-use super::{normalize_axis, valops, Ctx};
+use super::{valops, Contradiction, Ctx, Detail, Malformed, Requirement};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
 use crate::tensor::{IntValue, ValueFacts};
@@ -23,13 +23,20 @@ pub fn slice(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let mut seen = vec![false; d.len()];
     for (k, &a) in params.axes.iter().enumerate() {
         let (Some(axis), Some(s), Some(e), Some(&step)) =
-            (normalize_axis(a, d.len()), params.starts.get(k), params.ends.get(k), params.steps.get(k))
+            (ctx.require_axis(vec![0], a, d.len()), params.starts.get(k), params.ends.get(k), params.steps.get(k))
         else {
             return rank_only();
         };
-        if step == 0 || std::mem::replace(&mut seen[axis], true) {
+        let broken = match (step, seen[axis]) {
+            (0, _) => Some(Malformed::ZeroStep),
+            (_, true) => Some(Malformed::RepeatedAxis(a)),
+            _ => None,
+        };
+        if let Some(m) = broken {
+            ctx.report(Contradiction::violated(Requirement::ListLength, vec![0], Detail::Malformed(m)));
             return rank_only();
         }
+        seen[axis] = true;
         let taken = axis_slice(&d[axis], s.as_ref(), e.as_ref(), step);
         // A length the algebra cannot write (a start whose sign depends on a symbol, `64 - seq`) is still one
         // size: a fresh symbol, like any size nothing names.
@@ -77,8 +84,14 @@ fn params(ctx: &Ctx<'_, '_>, rank: usize) -> Option<Params> {
     };
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
-    (starts.len() == ends.len() && axes.len() == starts.len() && steps.len() == starts.len() && axes.len() <= rank)
-        .then_some(Params { starts, ends, axes, steps })
+    // Starts, ends, axes and steps are one list each of one length.
+    let lengths = [("ends", ends.len()), ("axes", axes.len()), ("steps", steps.len())];
+    if let Some(&(list, len)) = lengths.iter().find(|&&(_, len)| len != starts.len()) {
+        let m = Malformed::Length { list, len, expected: starts.len() };
+        ctx.report(Contradiction::violated(Requirement::ListLength, vec![0], Detail::Malformed(m)));
+        return None;
+    }
+    (axes.len() <= rank).then_some(Params { starts, ends, axes, steps })
 }
 
 /// The clamped first index and the count of one axis of size `size`.

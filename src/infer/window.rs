@@ -1,10 +1,59 @@
 //! Shape inference for sliding-window ops: convolutions (and their transposes), pooling, unpooling and RoI
 //! pooling. Sizes are polynomials: a stride-1 'same' convolution keeps `H`, a strided one is a floor expression.
 
-use super::{c, dim_at, dim_of, ints_attr, Ctx};
+use super::{c, dim_at, dim_of, ints_attr, At, Contradiction, Ctx, Detail, Malformed, RankNeed, Requirement, Whence};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
-use crate::tensor::{self, ValueFacts};
+use crate::tensor::{self, ValueFacts, INT32, INT64};
+
+/// The sliding-window ops' outputs, and what each requires of its inputs.
+pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    Some(match ctx.op {
+        "Conv" => {
+            ctx.require_same_type(&[0, 1, 2]);
+            conv_requirements(ctx, 0, 1, Some(2));
+            vec![conv(ctx, 0, 1, ctx.elem(0))]
+        }
+        "DeformConv" => {
+            conv_requirements(ctx, 0, 1, Some(3));
+            vec![conv(ctx, 0, 1, ctx.elem(0))]
+        }
+        "ConvInteger" => {
+            conv_requirements(ctx, 0, 1, None);
+            vec![conv(ctx, 0, 1, Some(INT32))]
+        }
+        "QLinearConv" => {
+            conv_requirements(ctx, 0, 3, Some(8));
+            vec![conv(ctx, 0, 3, ctx.elem(7))]
+        }
+        "ConvTranspose" => {
+            ctx.require_same_type(&[0, 1, 2]);
+            conv_transpose_requirements(ctx);
+            vec![ValueFacts::tensor(ctx.elem(0), conv_transpose_shape(ctx).unwrap_or_default())]
+        }
+        "MaxPool" => {
+            pool_requirements(ctx);
+            let y = ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default());
+            let indices = ValueFacts::tensor(Some(INT64), y.shape.clone());
+            vec![y, indices]
+        }
+        "AveragePool" | "LpPool" => {
+            pool_requirements(ctx);
+            vec![ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default())]
+        }
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
+            let shape = ctx.dims(0).map_or_else(Shape::unranked, |d| {
+                Shape::ranked(
+                    d.iter().enumerate().map(|(i, d)| if i < 2 { d.clone() } else { Dim::Known(1) }).collect(),
+                )
+            });
+            vec![ValueFacts::tensor(ctx.elem(0), shape)]
+        }
+        "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
+        "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
+        _ => return None,
+    })
+}
 
 /// A per-axis int list attribute: `default` on every axis when absent, `None` when its length is wrong or a value
 /// is below `min`.
@@ -62,12 +111,12 @@ impl Window {
     }
 
     /// `(k - 1) * dilation + 1`.
-    fn effective_kernel(&self, i: usize) -> Option<Poly> {
+    pub(super) fn effective_kernel(&self, i: usize) -> Option<Poly> {
         self.kernel[i].as_ref()?.sub(&c(1))?.mul(&c(self.dilations[i]))?.add(&c(1))
     }
 
     /// Explicit pads of axis `i`; none for VALID.
-    fn pads(&self, i: usize) -> (i64, i64) {
+    pub(super) fn pads(&self, i: usize) -> (i64, i64) {
         match self.auto_pad {
             AutoPad::NotSet => (self.pads[i], self.pads[i + self.n()]),
             _ => (0, 0),
@@ -79,7 +128,7 @@ impl Window {
         dim_of(self.output_poly(i, input, ceil_mode))
     }
 
-    fn output_poly(&self, i: usize, input: &Dim, ceil_mode: bool) -> Option<Poly> {
+    pub(super) fn output_poly(&self, i: usize, input: &Dim, ceil_mode: bool) -> Option<Poly> {
         let s = self.strides[i];
         let x = input.to_poly()?;
         let ek = self.effective_kernel(i);
@@ -146,9 +195,89 @@ pub(super) fn conv_shape(ctx: &Ctx<'_, '_>, x: usize, w: usize) -> Option<Shape>
     let win = window(ctx, n, Some(w));
     for i in 0..n {
         let input = dim_at(xd, i + 2);
-        dims.push(win.as_ref().map_or(Dim::Unknown, |win| win.output(i, &input, false)));
+        let out = win.as_ref().and_then(|win| win.output_poly(i, &input, false));
+        // onnxruntime refuses a convolution with no window ("Invalid input shape"); pooling gives size 0 there.
+        if let (Some(win), Some(o)) = (&win, out.as_ref().and_then(Poly::as_constant)) {
+            if o <= 0 {
+                let span = win.effective_kernel(i).map_or(Dim::Unknown, Dim::from_poly);
+                let detail = Detail::Kernel { at: At::new(x, i + 2, input), span, pads: win.pads(i) };
+                ctx.report(Contradiction::violated(Requirement::KernelFits, vec![x, w], detail));
+            }
+        }
+        dims.push(dim_of(out));
     }
     Some(Shape::ranked(dims))
+}
+
+/// What a convolution (ONNX `Conv`, "X … (N x C x D1 x D2 … x Dn)", "W … (M x C/group x kH x kW)", "B … 1D bias of
+/// size M") requires of its inputs, with onnxruntime's reading: W of X's rank; X's channels W's times `group`; M
+/// divisible by `group`; `kernel_shape`, when given, W's spatial dims; the per-axis attributes as long as the
+/// spatial rank (data `x`, weights `w`, bias `b`).
+pub(super) fn conv_requirements(ctx: &mut Ctx<'_, '_>, x: usize, w: usize, b: Option<usize>) {
+    if !ctx.require_rank(x, RankNeed::AtLeast(3)) || !ctx.require_rank(w, RankNeed::Of(x)) {
+        return;
+    }
+    let (Some(xd), Some(wd)) = (ctx.dims(x).map(<[Dim]>::to_vec), ctx.dims(w).map(<[Dim]>::to_vec)) else { return };
+    lists_fit(ctx, xd.len() - 2, &["kernel_shape", "strides", "dilations"], x);
+    let group = ctx.int("group", 1);
+    if group >= 1 {
+        let channels = dim_of(wd[1].to_poly().and_then(|c| c.scale(group)));
+        let at = At::new(x, 1, xd[1].clone());
+        ctx.require_size(Requirement::Channels, vec![x, w], at, channels, Whence::WeightChannels { group });
+        ctx.divide(Requirement::Channels, vec![w], 0, &wd[0], &Dim::Known(group as u64));
+    }
+    if let Some(k) = ints_attr(ctx, "kernel_shape").filter(|k| k.len() + 2 == wd.len()) {
+        for (i, &size) in k.iter().enumerate() {
+            let at = At::new(w, i + 2, wd[i + 2].clone());
+            let size = u64::try_from(size).map_or(Dim::Unknown, Dim::Known);
+            ctx.require_size(Requirement::Channels, vec![w], at, size, Whence::Required);
+        }
+    }
+    if let Some(b) = b.filter(|&b| ctx.has_input(b)) {
+        if ctx.require_rank(b, RankNeed::Exactly(1)) {
+            if let Some(bd) = ctx.dims(b) {
+                ctx.require_equal(Requirement::Channels, At::new(b, 0, bd[0].clone()), At::new(w, 0, wd[0].clone()));
+            }
+        }
+    }
+}
+
+/// ConvTranspose (ONNX: "W … (C x M/group x kH x kW)", "B … of size M"): X's channels are W's first dim, the
+/// bias as many as W's second dim times `group`.
+pub(super) fn conv_transpose_requirements(ctx: &Ctx<'_, '_>) {
+    if !ctx.require_rank(0, RankNeed::AtLeast(3)) || !ctx.require_rank(1, RankNeed::Of(0)) {
+        return;
+    }
+    let (Some(xd), Some(wd)) = (ctx.dims(0), ctx.dims(1)) else { return };
+    lists_fit(ctx, xd.len() - 2, &["kernel_shape", "strides", "dilations", "output_padding"], 0);
+    ctx.require_equal(Requirement::Channels, At::new(0, 1, xd[1].clone()), At::new(1, 0, wd[0].clone()));
+    let group = ctx.int("group", 1);
+    if let (Some(bd), true) = (ctx.dims(2), group >= 1) {
+        if ctx.require_rank(2, RankNeed::Exactly(1)) {
+            let m = dim_of(wd[1].to_poly().and_then(|c| c.scale(group)));
+            ctx.require_size(Requirement::Channels, vec![1, 2], At::new(2, 0, bd[0].clone()), m, Whence::Required);
+        }
+    }
+}
+
+/// The per-axis attributes named in `lists` have one entry per spatial axis (`pads` two), when given.
+fn lists_fit(ctx: &Ctx<'_, '_>, n: usize, lists: &[&'static str], x: usize) {
+    for (list, expected) in lists.iter().map(|&l| (l, n)).chain([("pads", 2 * n)]) {
+        if let Some(v) = ints_attr(ctx, list).filter(|v| v.len() != expected) {
+            let m = Malformed::Length { list, len: v.len(), expected };
+            ctx.report(Contradiction::violated(Requirement::ListLength, vec![x], Detail::Malformed(m)));
+        }
+    }
+}
+
+/// Pooling: data of rank 3 or more, its per-axis attributes as long as the spatial rank.
+pub(super) fn pool_requirements(ctx: &Ctx<'_, '_>) {
+    if !ctx.require_rank(0, RankNeed::AtLeast(3)) {
+        return;
+    }
+    if let Some(r) = ctx.rank(0) {
+        lists_fit(ctx, r - 2, &["kernel_shape", "strides", "dilations"], 0);
+    }
 }
 
 /// ConvTranspose: weights `[C, M/group, k…]`; output channels `W[1] * group`.

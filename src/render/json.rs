@@ -115,8 +115,8 @@ fn dim_json(dim: &Dim) -> Value {
 /// some values, `{"axis", "expression", "values"}` when an expression must, `{"axis", "equal_or_one": [dims]}` when
 /// dims must be equal or 1, `{"axis", "input", "input_name", "input_axis", "unknown_dim_values"}` when an unknown
 /// dim of rule input `input` must (named, with the axis of its own shape; `input_name` is null for the target
-/// shape of Expand or Gemm), and `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer
-/// (`seq ≤ 512`).
+/// shape of Expand or Gemm), `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer
+/// (`seq ≤ 512`), and `{"axis", "divisor", "divides"}` for a size that must divide another.
 fn constraint_json(site: &crate::analysis::Site, condition: &crate::broadcast::Condition) -> Value {
     use crate::broadcast::ConditionKind;
     match &condition.kind {
@@ -145,6 +145,9 @@ fn constraint_json(site: &crate::analysis::Site, condition: &crate::broadcast::C
         ConditionKind::AtMost { dim, bound } => {
             let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
             serde_json::json!({ "axis": condition.axis, key: dim.to_string(), "at_most": dim_json(bound) })
+        }
+        ConditionKind::Divides { divisor, dim } => {
+            serde_json::json!({ "axis": condition.axis, "divisor": dim_json(divisor), "divides": dim_json(dim) })
         }
     }
 }

@@ -183,10 +183,23 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
     for g in &analysis.graphs {
         writeln!(out, "{path}: graph {}", g.path)?;
         for (name, facts) in &g.values {
-            writeln!(out, "  {name}: {} {}", elem_name(facts.elem), facts.shape)?;
+            match facts.contradicted {
+                true => writeln!(out, "  {name}: unknown, follows a contradiction")?,
+                false => writeln!(out, "  {name}: {} {}", elem_name(facts.elem), facts.shape)?,
+            }
         }
     }
-    write_opaque(out, path, &analysis.opaque)
+    write_opaque(out, path, &analysis.opaque)?;
+    write_contradictions(out, path, analysis)
+}
+
+/// The contradictions that leave what follows them unknown, one line each.
+fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
+    for c in analysis.contradictions.iter().filter(|c| c.contradiction.is_certain()) {
+        let at = format!("{}/{} ({})", c.graph, c.node, c.op);
+        writeln!(out, "{path}: what follows {at} is unknown: {}", c.message())?;
+    }
+    Ok(())
 }
 
 /// The ops no inference rule knows, which leave their outputs unknown.
@@ -209,11 +222,18 @@ pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {
         "model": path,
         "graphs": analysis.graphs.iter().map(|g| serde_json::json!({
             "graph": g.path,
-            "values": g.values.iter().map(|(name, f)| serde_json::json!({
-                "name": name,
-                "elem_type": f.elem.map(crate::tensor::elem_type_name),
-                "shape": shape_json(&f.shape),
-            })).collect::<Vec<_>>(),
+            "values": g.values.iter().map(|(name, f)| {
+                let mut value = serde_json::json!({
+                    "name": name,
+                    "elem_type": f.elem.map(crate::tensor::elem_type_name),
+                    "shape": shape_json(&f.shape),
+                });
+                // Only where it is so: a value that follows a contradiction is unknown for that reason.
+                if f.contradicted {
+                    value["follows_contradiction"] = Value::Bool(true);
+                }
+                value
+            }).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "opaque_ops": analysis.opaque,
     })

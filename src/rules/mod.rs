@@ -178,6 +178,9 @@ pub enum ConditionKind {
     /// `dim` must not exceed `bound`: a size capped as `min(c, N)` (a slice of a fixed-size buffer up to a
     /// symbolic length) meets `N` itself, and they agree exactly when `N ≤ c`.
     AtMost { dim: Dim, bound: Dim },
+    /// `divisor` must divide `dim`: a size divided where the division must be exact (Reshape's -1 over `6*N`
+    /// elements in rows of 4 needs "4 divides 6·N").
+    Divides { divisor: Dim, dim: Dim },
 }
 
 impl fmt::Display for Condition {
@@ -191,6 +194,10 @@ impl fmt::Display for Condition {
                 write!(f, "{dim} ∈ {{{}}}", opts.join(", "))
             }
             ConditionKind::AtMost { dim, bound } => write!(f, "{dim} ≤ {bound}"),
+            // A product reads as one: `6·N`, not `6*N`.
+            ConditionKind::Divides { divisor, dim } => {
+                write!(f, "{} divides {}", divisor.to_string().replace('*', "·"), dim.to_string().replace('*', "·"))
+            }
             ConditionKind::UnknownOneOf { input, options } => {
                 let opts: Vec<String> = options.iter().map(Dim::to_string).collect();
                 write!(f, "input {input}'s unknown dim on axis {} ∈ {{{}}}", self.axis, opts.join(", "))

@@ -207,6 +207,11 @@ impl Poly {
         Some(Poly { terms })
     }
 
+    /// The greatest common divisor of the coefficients (0 for the zero polynomial): `6*N + 4` has content 2.
+    pub fn content(&self) -> i64 {
+        self.terms.values().fold(0, |g, &c| gcd(g, c))
+    }
+
     pub fn scale(&self, k: i64) -> Option<Poly> {
         self.mul(&Poly::constant(k))
     }

@@ -10,6 +10,11 @@ use std::sync::OnceLock;
 /// The folders of the backend test data whose models the tests run over.
 pub const BACKEND_FOLDERS: [&str; 4] = ["node", "simple", "pytorch-converted", "pytorch-operator"];
 
+/// The codes of inference as a validator (issue 26): on models that run, none of them may fire (but for
+/// conditions a test documents as true of its model).
+pub const VALIDATION_CODES: [&str; 4] =
+    ["shape-contradiction", "conditional-shape", "inexact-division", "initializer-mismatch"];
+
 /// Root of the repository (the crate directory).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -291,6 +291,14 @@ pub fn satisfied(c: &Condition, shapes: &[Vec<D>], b: &Binding) -> bool {
             let v = eval(dim, b).expect("a condition names no unknown dim");
             options.iter().any(|o| eval(o, b) == Some(v))
         }
+        ConditionKind::Divides { divisor, dim } => {
+            let (d, n) = (eval(divisor, b).expect("a known divisor"), eval(dim, b).expect("a known dividend"));
+            if d == 0 {
+                n == 0
+            } else {
+                n % d == 0
+            }
+        }
         ConditionKind::EqualOrOne { dims } => {
             let vs: Vec<u64> = dims.iter().map(|d| eval(d, b).expect("a condition names no unknown dim")).collect();
             vs.iter().all(|&x| vs.iter().all(|&y| x == y || x == 1 || y == 1))
