@@ -76,8 +76,9 @@ impl<'m> Walker<'m, '_> {
                 self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
             }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
-            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
-            if let Some(dims) = &mut facts.shape.0 {
+            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other. (Not
+            // so in a sequence, whose elements may each have their own.)
+            if let Some(dims) = facts.shape.0.as_mut().filter(|_| facts.kind.is_tensor()) {
                 for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
                     *d = fresh_symbol(&mut self.fresh);
                 }
@@ -366,7 +367,7 @@ impl<'m> Walker<'m, '_> {
                 subgraphs: &subgraphs,
                 fresh: &mut fresh,
             };
-            let inferred = if ops::is_default_domain(node.domain()) { infer::infer(&mut ctx) } else { None };
+            let inferred = infer::infer_in(node.domain(), &mut ctx);
             inferred.unwrap_or_else(|| {
                 let op = if node.domain().is_empty() {
                     node.op_type().to_string()

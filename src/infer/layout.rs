@@ -407,6 +407,9 @@ fn resize(ctx: &Ctx<'_, '_>) -> Shape {
 /// Facts that hold for both of two values: what they agree on. Sizes that differ become fresh symbols,
 /// since which branch runs is decided by data.
 fn agree(a: &ValueFacts, b: &ValueFacts, fresh: &mut dyn FnMut() -> Dim) -> ValueFacts {
+    if a.kind != b.kind {
+        return ValueFacts::unknown();
+    }
     let elem = if a.elem == b.elem { a.elem } else { None };
     let shape = match (a.shape.dims(), b.shape.dims()) {
         (Some(x), Some(y)) if x.len() == y.len() => {
@@ -414,7 +417,7 @@ fn agree(a: &ValueFacts, b: &ValueFacts, fresh: &mut dyn FnMut() -> Dim) -> Valu
         }
         _ => Shape::unranked(),
     };
-    ValueFacts::tensor(elem, shape)
+    ValueFacts::of_kind(a.kind, elem, shape)
 }
 
 fn merge_branches(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {

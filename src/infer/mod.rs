@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod layout;
 pub mod nn;
 pub mod reduce;
+pub mod sequence;
 pub mod slice;
 pub mod valops;
 pub mod values;
@@ -141,10 +142,36 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| values::infer(ctx))
         .or_else(|| layout::infer(ctx))
         .or_else(|| nn::infer(ctx))
-        .or_else(|| reduce::infer(ctx))?;
+        .or_else(|| reduce::infer(ctx))
+        .or_else(|| sequence::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
+}
+
+/// Infers the outputs of a node of `domain` (the default domain, `ai.onnx.ml`, `ai.onnx.preview.training`,
+/// `ai.onnx.preview`); `None` when no rule knows the op.
+pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    let mut result: Vec<ValueFacts> = match domain {
+        _ if crate::ops::is_default_domain(domain) => return infer(ctx),
+        _ => None,
+    }?;
+    result.resize_with(ctx.outputs, ValueFacts::unknown);
+    result.truncate(ctx.outputs);
+    Some(result)
+}
+
+/// Whether some rule infers the outputs of `op` of `domain` at default-domain opset `opset`: a broadcasting op's
+/// rule, or an inference rule of this module.
+pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
+    if crate::ops::broadcast_op(domain, op, opset).is_some() {
+        return true;
+    }
+    let node = crate::proto::NodeProto::default();
+    let mut fresh = || Dim::Unknown;
+    let mut ctx =
+        Ctx { op, opset, attrs: Attrs::new(&node, None), inputs: &[], outputs: 1, subgraphs: &[], fresh: &mut fresh };
+    infer_in(domain, &mut ctx).is_some()
 }
 
 /// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.

@@ -183,7 +183,11 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
     for g in &analysis.graphs {
         writeln!(out, "{path}: graph {}", g.path)?;
         for (name, facts) in &g.values {
-            writeln!(out, "  {name}: {} {}", elem_name(facts.elem), facts.shape)?;
+            let kind = match facts.kind {
+                crate::tensor::Kind::Tensor => String::new(),
+                other => format!("{} of ", other.name()),
+            };
+            writeln!(out, "  {name}: {kind}{} {}", elem_name(facts.elem), facts.shape)?;
         }
     }
     write_opaque(out, path, &analysis.opaque)
@@ -209,12 +213,26 @@ pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {
         "model": path,
         "graphs": analysis.graphs.iter().map(|g| serde_json::json!({
             "graph": g.path,
-            "values": g.values.iter().map(|(name, f)| serde_json::json!({
-                "name": name,
-                "elem_type": f.elem.map(crate::tensor::elem_type_name),
-                "shape": shape_json(&f.shape),
-            })).collect::<Vec<_>>(),
+            "values": g.values.iter().map(|(name, f)| value_json(name, f)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "opaque_ops": analysis.opaque,
     })
+}
+
+/// One value of `shapes --format json`: a tensor's name, element type and shape; any other kind of value also says
+/// its `kind` (and a map its `key_type`), the element type and shape then being those of the tensors it holds.
+fn value_json(name: &str, f: &crate::tensor::ValueFacts) -> Value {
+    use crate::tensor::Kind;
+    let mut v = serde_json::json!({
+        "name": name,
+        "elem_type": f.elem.map(crate::tensor::elem_type_name),
+        "shape": shape_json(&f.shape),
+    });
+    if f.kind != Kind::Tensor {
+        v["kind"] = Value::from(f.kind.name());
+    }
+    if let Kind::Map { key } | Kind::SequenceOfMaps { key } = f.kind {
+        v["key_type"] = Value::from(crate::tensor::elem_type_name(key));
+    }
+    v
 }
