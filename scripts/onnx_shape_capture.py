@@ -4,9 +4,9 @@ Loaded by scripts/onnx_shape_tests.py as `pytest -p onnx_shape_capture` in the f
 writes one JSON line per case to $ONNX_SHAPE_CAPTURE_OUT. Nothing of the tests is changed: their helpers are wrapped,
 and each wrapper calls the original, so the tests pass or fail as they would.
 
-  expect    `TestShapeInferenceHelper._assert_inferred(graph_or_model, inferred_value_infos, **kwargs)`: the model as
-            `_inferred` builds it, and the value infos the test expects inference to produce (dims as written: a
-            `dim_param` there means that very symbol);
+  expect    `TestShapeInferenceHelper._assert_inferred(graph_or_model, inferred_value_infos, **kwargs)` that
+            returns: the model as `_inferred` builds it, and the value infos the test expects inference to produce
+            (dims as written: a `dim_param` there means that very symbol);
   symbolic  `TestSymbolicShape._assert_valueinfo_shape(inferred, value_infos)`: the model given to the
             `infer_shapes` call that returned `inferred`, and the value infos (a dim -1 there means "some symbol");
   fails     an `onnx.shape_inference.infer_shapes` call that raised in a test that passed: the test expects
@@ -68,15 +68,16 @@ def _wrap_assert_inferred(original):
             model = onnx.helper.make_model(graph_or_model, **model_kwargs)
         else:
             model = graph_or_model
-        _records.append(
-            {
-                "kind": "expect",
-                "model": _b64(model),
-                "expected": [_b64(v) for v in inferred_value_infos],
-                "data_prop": bool(kwargs.get("data_prop", False)),
-            }
-        )
-        return original(self, graph_or_model, inferred_value_infos, **kwargs)
+        record = {
+            "kind": "expect",
+            "model": _b64(model),
+            "expected": [_b64(v) for v in inferred_value_infos],
+            "data_prop": bool(kwargs.get("data_prop", False)),
+        }
+        # Only an expectation the test holds: one inside `pytest.raises` is a model inference must reject.
+        result = original(self, graph_or_model, inferred_value_infos, **kwargs)
+        _records.append(record)
+        return result
 
     return _assert_inferred
 
@@ -84,6 +85,7 @@ def _wrap_assert_inferred(original):
 def _wrap_assert_valueinfo_shape(original):
     def _assert_valueinfo_shape(self, onnx_model, value_infos):
         given = _results.get(id(onnx_model))
+        result = original(self, onnx_model, value_infos)
         if given is not None:
             _records.append(
                 {
@@ -93,7 +95,7 @@ def _wrap_assert_valueinfo_shape(original):
                     "data_prop": False,
                 }
             )
-        return original(self, onnx_model, value_infos)
+        return result
 
     return _assert_valueinfo_shape
 

@@ -43,6 +43,9 @@ SET_ASIDE: dict[tuple[str, str], str] = {
     # unknown data); the test takes it for the default, all axes (steps of 1). A runtime reads whatever it holds.
     ("shape_inference_test.py::TestShapeInference::test_slice_with_input_shape_steps", "y"): "unsound: unknown axes",
     ("shape_inference_test.py::TestShapeInference::test_slice_with_input_shape_axes", "y"): "unsound: unknown steps",
+    # Unsound: STFT-17's `onesided` defaults to 1 (the schema; onnxruntime gives [2, 3, 3, 2]); onnx's inference
+    # function reads 0 when the attribute is absent and the test expects its 5 bins.
+    ("shape_inference_test.py::TestShapeInference::test_stft_reals", "output"): "unsound: onesided defaults to 1",
     # Not an op of any standard domain: the test registers the schema and its inference function at run time.
     ("shape_inference_test.py::TestCustomSchemaShapeInference::", "out0"): "custom schema registered by the test",
     ("shape_inference_test.py::TestCustomSchemaShapeInference::", "out1"): "custom schema registered by the test",
@@ -239,17 +242,16 @@ def evaluate(binary: str, cases: list[dict], paths: list[Path]) -> dict:
         made_by = producers(model)
         for vi in case["expected_vi"]:
             verdict, why = judge(vi.type, ours.get(vi.name), case["kind"] == "symbolic")
-            tally[verdict] += 1
             entry = {"test": case["test"], "value": vi.name, "op": made_by.get(vi.name, "?"), "why": why}
-            if verdict == "wrong":
+            # An expectation set aside is judged apart, unless it is met anyway.
+            reason = set_aside(case["test"], vi.name) if verdict != "precise" else None
+            tally["set_aside" if reason else verdict] += 1
+            if reason:
+                aside.append({**entry, "set_aside": reason, "ours": ours.get(vi.name)})
+            elif verdict == "wrong":
                 wrong.append({**entry, "ours": ours.get(vi.name)})
             elif verdict == "imprecise":
-                reason = set_aside(case["test"], vi.name)
-                if reason:
-                    tally["set_aside"] += 1
-                    aside.append({**entry, "set_aside": reason})
-                else:
-                    imprecise_by_op[entry["op"]].append(entry)
+                imprecise_by_op[entry["op"]].append(entry)
     judged = tally["values"] - tally["set_aside"]
     share = tally["precise"] / judged if judged else 0.0
     return {

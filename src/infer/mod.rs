@@ -9,6 +9,7 @@ pub mod layout;
 pub mod nn;
 pub mod reduce;
 pub mod sequence;
+pub mod signal;
 pub mod slice;
 pub mod valops;
 pub mod values;
@@ -143,7 +144,8 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| layout::infer(ctx))
         .or_else(|| nn::infer(ctx))
         .or_else(|| reduce::infer(ctx))
-        .or_else(|| sequence::infer(ctx))?;
+        .or_else(|| sequence::infer(ctx))
+        .or_else(|| signal::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
