@@ -6,6 +6,7 @@
 
 pub mod elementwise;
 pub mod layout;
+pub mod ml;
 pub mod nn;
 pub mod reduce;
 pub mod sequence;
@@ -156,6 +157,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
 pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result: Vec<ValueFacts> = match domain {
         _ if crate::ops::is_default_domain(domain) => return infer(ctx),
+        "ai.onnx.ml" => ml::infer(ctx),
         _ => None,
     }?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
