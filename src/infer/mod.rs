@@ -4,6 +4,7 @@
 //! outputs of unknown type and shape, never an error. Broadcasting ops get their output shapes from the broadcast
 //! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
 
+pub mod attention;
 pub mod elementwise;
 pub mod layout;
 pub mod ml;
@@ -12,6 +13,7 @@ pub mod reduce;
 pub mod sequence;
 pub mod signal;
 pub mod slice;
+pub mod training;
 pub mod valops;
 pub mod values;
 pub mod window;
@@ -146,7 +148,8 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| nn::infer(ctx))
         .or_else(|| reduce::infer(ctx))
         .or_else(|| sequence::infer(ctx))
-        .or_else(|| signal::infer(ctx))?;
+        .or_else(|| signal::infer(ctx))
+        .or_else(|| attention::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
@@ -158,6 +161,8 @@ pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> 
     let mut result: Vec<ValueFacts> = match domain {
         _ if crate::ops::is_default_domain(domain) => return infer(ctx),
         "ai.onnx.ml" => ml::infer(ctx),
+        "ai.onnx.preview.training" => training::infer(ctx),
+        "ai.onnx.preview" => attention::infer_preview(ctx),
         _ => None,
     }?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
