@@ -6,13 +6,16 @@
 
 pub mod attention;
 pub mod elementwise;
+pub mod image;
 pub mod layout;
+pub mod math;
 pub mod ml;
 pub mod nn;
 pub mod reduce;
 pub mod sequence;
 pub mod signal;
 pub mod slice;
+pub mod text;
 pub mod training;
 pub mod valops;
 pub mod values;
@@ -149,7 +152,10 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| reduce::infer(ctx))
         .or_else(|| sequence::infer(ctx))
         .or_else(|| signal::infer(ctx))
-        .or_else(|| attention::infer(ctx))?;
+        .or_else(|| attention::infer(ctx))
+        .or_else(|| image::infer(ctx))
+        .or_else(|| text::infer(ctx))
+        .or_else(|| math::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
