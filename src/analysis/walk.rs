@@ -172,14 +172,14 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// Walks the graphs `node`'s attributes hold, inside the scopes visible at it, and returns their outputs' facts
-    /// by attribute name.
+    /// by attribute name. A control-flow node's `inputs` say what its body's inputs start with
+    /// (`infer::bodies`).
     fn subgraphs(
         &mut self,
         env: &Env<'m, '_>,
         scope: &Scope<'m>,
-        index: usize,
-        node: &'m NodeProto,
-        attrs: Attrs<'m>,
+        (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
+        inputs: &[Option<&ValueFacts>],
     ) -> Vec<(&'m str, Vec<ValueFacts>)> {
         let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
         if env.depth >= MAX_NESTING && attrs.graphs().next().is_some() {
@@ -199,7 +199,12 @@ impl<'m> Walker<'m, '_> {
                     call: env.call,
                     depth: env.depth + 1,
                 };
-                let outputs = self.body(&sub, Body::graph(graph));
+                let mut body = Body::graph(graph);
+                if ops::is_default_domain(node.domain()) {
+                    let seeds = infer::bodies::body_inputs(node.op_type(), env.opset, attrs, inputs, body.inputs.len());
+                    body.inputs.iter_mut().zip(seeds).for_each(|((_, facts), seed)| *facts = seed);
+                }
+                let outputs = self.body(&sub, body);
                 subgraphs.push((attr, outputs));
             }
         }
@@ -350,7 +355,7 @@ impl<'m> Walker<'m, '_> {
             refs.push(found);
         }
 
-        let subgraphs = self.subgraphs(env, scope, index, node, attrs);
+        let subgraphs = self.subgraphs(env, scope, (index, node, attrs), &refs);
 
         let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             self.site(env, index, node, attrs, op, &refs)

@@ -34,6 +34,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "Resize" | "Upsample" => vec![tensor(resize(ctx))],
         "If" => merge_branches(ctx),
         "Loop" => loop_outputs(ctx),
+        "Scan" if ctx.opset < 9 => super::bodies::scan8_outputs(ctx),
         "Scan" => scan_outputs(ctx),
         _ => return None,
     })

@@ -5,6 +5,7 @@
 //! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
 
 pub mod attention;
+pub mod bodies;
 pub mod elementwise;
 pub mod image;
 pub mod layout;
