@@ -95,31 +95,27 @@ def run_tool(binary: str, command: str, paths: list[Path]) -> dict[str, dict]:
         for line in run.stdout.splitlines():
             if line.strip():
                 r = json.loads(line)
-                reports[r["model"]] = r
+                # `check` reports a model it could not analyse as {"model", "error"}: run it alone to say how.
+                if "error" not in r:
+                    reports[r["model"]] = r
         if run.returncode < 0 or (run.returncode == 2 and len(batch) > 1 and len(reports) < len(batch)):
             # A signal, or some model refused: run those alone to say which and why.
             for p in batch:
-                if p not in reports:
-                    results[p] = alone(binary, command, p)
-                else:
-                    results[p] = {"report": reports[p], "exit": None}
+                results[p] = {"report": reports[p]} if p in reports else alone(binary, command, p)
             continue
         for p in batch:
-            if p in reports:
-                results[p] = {"report": reports[p], "exit": run.returncode}
-            else:
-                results[p] = alone(binary, command, p)
+            results[p] = {"report": reports[p]} if p in reports else alone(binary, command, p)
     return results
 
 
 def alone(binary: str, command: str, path: str) -> dict:
     run = subprocess.run([binary, command, "--format", "json", path], capture_output=True, text=True)
-    lines = [line for line in run.stdout.splitlines() if line.strip()]
+    reports = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
     if run.returncode < 0 or "internal error" in run.stderr or "panicked" in run.stderr:
-        return {"crash": f"exit {run.returncode}: {run.stderr.strip()[-500:]}", "exit": run.returncode}
-    if not lines:
-        return {"refused": f"exit {run.returncode}: {run.stderr.strip()[-500:]}", "exit": run.returncode}
-    return {"report": json.loads(lines[0]), "exit": run.returncode}
+        return {"crash": f"exit {run.returncode}: {run.stderr.strip()[-500:]}"}
+    if not reports or "error" in reports[0]:
+        return {"refused": f"exit {run.returncode}: {run.stderr.strip()[-500:]}"}
+    return {"report": reports[0]}
 
 
 def elem_name(elem: int) -> str:
@@ -279,7 +275,7 @@ def evaluate(binary: str, cases: list[dict], paths: list[Path]) -> dict:
 
 def rejected(binary: str, cases: list[dict], paths: list[Path]) -> dict:
     results = run_tool(binary, "check", paths)
-    listed, found, crashes = [], 0, []
+    listed, found, refused, crashes = [], 0, 0, []
     for case, path in zip(cases, paths):
         r = results[str(path)]
         if "crash" in r:
@@ -289,10 +285,12 @@ def rejected(binary: str, cases: list[dict], paths: list[Path]) -> dict:
         codes = sorted({f.get("code", "?") for f in findings})
         finding = bool(findings)
         found += finding
-        listed.append(
-            {"test": case["test"], "error": case["error"][:300], "exit": r.get("exit"), "codes": codes, "finding": finding}
-        )
-    return {"models": len(cases), "with_finding": found, "crash_list": crashes, "list": listed}
+        refused += "refused" in r
+        entry = {"test": case["test"], "error": case["error"][:300], "codes": codes, "finding": finding}
+        if "refused" in r:
+            entry["refused"] = r["refused"]
+        listed.append(entry)
+    return {"models": len(cases), "with_finding": found, "refused": refused, "crash_list": crashes, "list": listed}
 
 
 def figures_md(report: dict) -> str:
@@ -308,7 +306,12 @@ def figures_md(report: dict) -> str:
             f"{s['crashes']} | {s['refused']} | {100 * s['precise_share']:.1f}% |"
         )
     f = report["rejected"]
-    lines += ["", f"Models inference must reject: {f['models']}; `check` has a finding on {f['with_finding']}.", ""]
+    lines += [
+        "",
+        f"Models inference must reject: {f['models']}; `check` has a finding on {f['with_finding']} and refuses "
+        f"{f['refused']} (exit 2, the error named).",
+        "",
+    ]
     lines += ["Set aside (initializers as constants):", ""]
     for e in report["sets"]["constants"]["set_aside_list"]:
         lines.append(f"- {e['test']} `{e['value']}`: {e['set_aside']}")

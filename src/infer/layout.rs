@@ -333,7 +333,8 @@ fn tile(ctx: &Ctx<'_, '_>) -> ValueFacts {
 fn depth_space(ctx: &Ctx<'_, '_>) -> Shape {
     let Some([n, c, h, w]) = ctx.dims(0) else { return Shape::ranked(vec![Dim::Unknown; 4]) };
     let b = ctx.int("blocksize", 1);
-    let b2 = Poly::constant(b * b);
+    // A block size whose square overflows is no size a tensor can have.
+    let Some(b2) = b.checked_mul(b).map(Poly::constant) else { return Shape::ranked(vec![Dim::Unknown; 4]) };
     let bp = Poly::constant(b);
     type Op = fn(&Poly, &Poly) -> Option<Poly>;
     // DepthToSpace moves channels into space; SpaceToDepth the other way.
