@@ -56,8 +56,8 @@ impl Kind {
         }
     }
 
-    /// Whether values of this kind are sized like a tensor: a size nothing names is still one size there (the
-    /// elements of a sequence may each have their own).
+    /// Whether values of this kind are sized like one tensor: a size, named or not, is one size there (the elements
+    /// of a sequence or the values of a map may each have their own).
     pub fn is_tensor(self) -> bool {
         matches!(self, Kind::Tensor | Kind::SparseTensor | Kind::Optional)
     }
@@ -183,11 +183,13 @@ pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Ve
 pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>, expressions: bool) -> ValueFacts {
     let Some(ty) = ty else { return ValueFacts::unknown() };
     let mut tensor = |kind: Kind, t: &crate::pb::type_proto::Tensor| {
-        ValueFacts::of_kind(
-            kind,
-            t.elem_type.filter(|&e| e != 0),
-            shape_from_proto(t.shape.as_ref(), negative_axes, expressions),
-        )
+        let mut shape = shape_from_proto(t.shape.as_ref(), negative_axes, expressions);
+        // The elements of a sequence each have their own sizes where a name stands (ONNX's own test data declares
+        // `seq(float[N])` holding tensors of 6, 1 and 4 elements): only a number is one size for all.
+        if !kind.is_tensor() {
+            shape = per_element(shape);
+        }
+        ValueFacts::of_kind(kind, t.elem_type.filter(|&e| e != 0), shape)
     };
     let other = ValueFacts::of_kind(Kind::Other, None, Shape::unranked());
     if let Some(t) = &ty.tensor_type {
@@ -225,6 +227,16 @@ pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>, e
     ValueFacts::unknown()
 }
 
+/// A shape every element of a container has: its known sizes, the others unknown.
+fn per_element(shape: Shape) -> Shape {
+    match shape.0 {
+        Some(dims) => {
+            Shape::ranked(dims.into_iter().map(|d| if d.known().is_some() { d } else { Dim::Unknown }).collect())
+        }
+        None => shape,
+    }
+}
+
 /// A map's facts (or a sequence of maps'): its key type, and its values' tensor facts.
 fn map_facts(
     m: &crate::pb::type_proto::Map,
@@ -238,7 +250,7 @@ fn map_facts(
     let kind = if in_sequence { Kind::SequenceOfMaps { key } } else { Kind::Map { key } };
     let values = facts_from_type(m.value_type.as_deref(), negative_axes, expressions);
     match values.kind {
-        Kind::Tensor => ValueFacts { kind, ..values },
+        Kind::Tensor => ValueFacts { kind, shape: per_element(values.shape), ..values },
         _ => ValueFacts::of_kind(Kind::Other, None, Shape::unranked()),
     }
 }
@@ -446,6 +458,20 @@ mod kind_tests {
         assert_eq!(facts(&zipmap), ValueFacts::of_kind(Kind::SequenceOfMaps { key: 8 }, Some(1), Shape::scalar()));
         let nested = sequence_of(Box::new(sequence_of(tensor_type(1, &[]))));
         assert_eq!(facts(&nested).kind, Kind::Other, "a sequence of sequences is not followed");
+    }
+
+    /// ONNX's backend test `test_sequence_map_add_2_sequences` declares `seq(float[N])` and feeds tensors of 6, 1
+    /// and 4 elements: a name in a sequence's element type is no one size.
+    #[test]
+    fn a_named_size_in_a_sequence_element_type_is_unknown() {
+        use crate::pb::tensor_shape_proto::{dimension::Value, Dimension};
+        let mut elem = tensor_type(1, &[3]);
+        let shape = elem.tensor_type.as_mut().unwrap().shape.as_mut().unwrap();
+        shape.dim.insert(0, Dimension { value: Some(Value::DimParam("N".into())), denotation: None });
+        let seq = facts_from_type(Some(&sequence_of(elem.clone())), &mut Vec::new(), false);
+        assert_eq!(seq.shape, Shape::ranked(vec![Dim::Unknown, Dim::Known(3)]));
+        let tensor = facts_from_type(Some(&elem), &mut Vec::new(), false);
+        assert_eq!(tensor.shape, Shape::ranked(vec![Dim::sym("N"), Dim::Known(3)]));
     }
 
     #[test]
