@@ -41,18 +41,15 @@ impl ShapeFinding {
 pub(super) type Rule = fn(&mut infer::Ctx<'_, '_>) -> Option<Vec<ValueFacts>>;
 
 impl<'m> Walker<'m, '_> {
-    /// Runs `rule` on a node of the default domain: the outputs it infers, and what it found broken or conditional.
+    /// Runs `rule` on a node: the outputs it infers, and what it found broken or conditional.
     pub(super) fn run_rule(
         &mut self,
         env: &Env<'m, '_>,
         (node, attrs): (&'m NodeProto, Attrs<'m>),
         refs: &[Option<&ValueFacts>],
         subgraphs: &[(&'m str, Vec<ValueFacts>)],
-        rule: Rule,
+        rule: impl FnOnce(&mut infer::Ctx<'_, '_>) -> Option<Vec<ValueFacts>>,
     ) -> (Option<Vec<ValueFacts>>, Vec<Contradiction>) {
-        if !ops::is_default_domain(node.domain()) {
-            return (None, Vec::new());
-        }
         let mut fresh = || super::walk::fresh_symbol(&mut self.fresh);
         let mut ctx = infer::Ctx {
             op: node.op_type(),

@@ -17,7 +17,7 @@ use crate::shape::{Dim, Shape};
 use crate::tensor::{self, ValueFacts};
 
 /// The newest default-domain opset this tool knows; assumed when a model imports none.
-pub const LATEST_OPSET: i64 = 23;
+pub const LATEST_OPSET: i64 = 28;
 
 pub use crate::shape::MAX_RANK;
 

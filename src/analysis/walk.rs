@@ -77,8 +77,9 @@ impl<'m> Walker<'m, '_> {
                 self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
             }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
-            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
-            if let Some(dims) = &mut facts.shape.0 {
+            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other. (Not
+            // so in a sequence, whose elements may each have their own.)
+            if let Some(dims) = facts.shape.0.as_mut().filter(|_| facts.kind.is_tensor()) {
                 for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
                     *d = fresh_symbol(&mut self.fresh);
                 }
@@ -190,14 +191,14 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// Walks the graphs `node`'s attributes hold, inside the scopes visible at it, and returns their outputs' facts
-    /// by attribute name.
+    /// by attribute name. A control-flow node's `inputs` say what its body's inputs start with
+    /// (`infer::bodies`).
     fn subgraphs(
         &mut self,
         env: &Env<'m, '_>,
         scope: &Scope<'m>,
-        index: usize,
-        node: &'m NodeProto,
-        attrs: Attrs<'m>,
+        (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
+        inputs: &[Option<&ValueFacts>],
     ) -> Vec<(&'m str, Vec<ValueFacts>)> {
         let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
         if env.depth >= MAX_NESTING && attrs.graphs().next().is_some() {
@@ -217,7 +218,12 @@ impl<'m> Walker<'m, '_> {
                     call: env.call,
                     depth: env.depth + 1,
                 };
-                let outputs = self.body(&sub, Body::graph(graph));
+                let mut body = Body::graph(graph);
+                if ops::is_default_domain(node.domain()) {
+                    let seeds = infer::bodies::body_inputs(node.op_type(), env.opset, attrs, inputs, body.inputs.len());
+                    body.inputs.iter_mut().zip(seeds).for_each(|((_, facts), seed)| *facts = seed);
+                }
+                let outputs = self.body(&sub, body);
                 subgraphs.push((attr, outputs));
             }
         }
@@ -368,7 +374,7 @@ impl<'m> Walker<'m, '_> {
             refs.push(found);
         }
 
-        let subgraphs = self.subgraphs(env, scope, index, node, attrs);
+        let subgraphs = self.subgraphs(env, scope, (index, node, attrs), &refs);
 
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
         let tainted = refs.iter().flatten().any(|f| f.contradicted)
@@ -387,7 +393,9 @@ impl<'m> Walker<'m, '_> {
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
-            let (inferred, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, infer::infer);
+            let domain = node.domain();
+            let (inferred, found) =
+                self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx));
             let outputs = inferred.unwrap_or_else(|| self.opaque(node));
             self.checked(env, index, node, &refs, found, outputs)
         };

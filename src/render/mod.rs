@@ -183,9 +183,13 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
     for g in &analysis.graphs {
         writeln!(out, "{path}: graph {}", g.path)?;
         for (name, facts) in &g.values {
+            let kind = match facts.kind {
+                crate::tensor::Kind::Tensor => String::new(),
+                other => format!("{} of ", other.name()),
+            };
             match facts.contradicted {
                 true => writeln!(out, "  {name}: unknown, follows a contradiction")?,
-                false => writeln!(out, "  {name}: {} {}", elem_name(facts.elem), facts.shape)?,
+                false => writeln!(out, "  {name}: {kind}{} {}", elem_name(facts.elem), facts.shape)?,
             }
         }
     }
@@ -222,19 +226,30 @@ pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {
         "model": path,
         "graphs": analysis.graphs.iter().map(|g| serde_json::json!({
             "graph": g.path,
-            "values": g.values.iter().map(|(name, f)| {
-                let mut value = serde_json::json!({
-                    "name": name,
-                    "elem_type": f.elem.map(crate::tensor::elem_type_name),
-                    "shape": shape_json(&f.shape),
-                });
-                // Only where it is so: a value that follows a contradiction is unknown for that reason.
-                if f.contradicted {
-                    value["follows_contradiction"] = Value::Bool(true);
-                }
-                value
-            }).collect::<Vec<_>>(),
+            "values": g.values.iter().map(|(name, f)| value_json(name, f)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "opaque_ops": analysis.opaque,
     })
+}
+
+/// One value of `shapes --format json`: a tensor's name, element type and shape; any other kind of value also says
+/// its `kind` (and a map its `key_type`), the element type and shape then being those of the tensors it holds.
+fn value_json(name: &str, f: &crate::tensor::ValueFacts) -> Value {
+    use crate::tensor::Kind;
+    let mut v = serde_json::json!({
+        "name": name,
+        "elem_type": f.elem.map(crate::tensor::elem_type_name),
+        "shape": shape_json(&f.shape),
+    });
+    if f.kind != Kind::Tensor {
+        v["kind"] = Value::from(f.kind.name());
+    }
+    if let Kind::Map { key } | Kind::SequenceOfMaps { key } = f.kind {
+        v["key_type"] = Value::from(crate::tensor::elem_type_name(key));
+    }
+    // Only where it is so: a value that follows a contradiction is unknown for that reason.
+    if f.contradicted {
+        v["follows_contradiction"] = Value::Bool(true);
+    }
+    v
 }
