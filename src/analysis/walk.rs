@@ -27,6 +27,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) constant_initializers: bool,
     /// Function calls already walked, and what walking them may still cost.
     pub(super) calls: crate::calls::Calls,
+    /// The ops the config file declares (`[ops]`), which no built-in rule knows.
+    pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -246,6 +248,58 @@ impl<'m> Walker<'m, '_> {
         }
     }
 
+    /// The outputs of a broadcasting node outside the ONNX domain besides the broadcast itself (a skip
+    /// normalization's statistics) and its output's type, from the op's inference rule or its declaration.
+    fn site_outputs(
+        &mut self,
+        env: &Env<'m, '_>,
+        node: &'m NodeProto,
+        attrs: Attrs<'m>,
+        (refs, subgraphs): (&[Option<&ValueFacts>], &[(&'m str, Vec<ValueFacts>)]),
+        declared: Option<infer::custom::OpDecl>,
+        outputs: &mut [ValueFacts],
+    ) {
+        if let Some(decl) = declared {
+            let elem = decl.elem(refs);
+            outputs.iter_mut().for_each(|o| o.elem = elem);
+            return;
+        }
+        let mut fresh = || fresh_symbol(&mut self.fresh);
+        let mut ctx = infer::Ctx {
+            op: node.op_type(),
+            opset: env.opset,
+            attrs,
+            inputs: refs,
+            outputs: node.output.len(),
+            subgraphs,
+            fresh: &mut fresh,
+        };
+        let Some(inferred) = infer::infer_any_domain(node.domain(), &mut ctx) else { return };
+        for (i, (out, inf)) in outputs.iter_mut().zip(inferred).enumerate() {
+            if i == 0 {
+                out.elem = inf.elem.or(out.elem);
+            } else {
+                *out = inf;
+            }
+        }
+    }
+
+    /// A node no rule knows: counted by op, noted (reported under `--strict`), its outputs unknown.
+    fn opaque_node(&mut self, env: &Env<'m, '_>, index: usize, node: &'m NodeProto) -> Vec<ValueFacts> {
+        let op = if node.domain().is_empty() {
+            node.op_type().to_string()
+        } else {
+            format!("{}.{}", node.domain(), node.op_type())
+        };
+        let msg = format!(
+            "onnx-bcast has no inference rule for {op}: the shapes of its outputs and of what depends on them are \
+             unknown (declare it in onnx-bcast.toml under [ops])"
+        );
+        self.note(env, Code::OpaqueNode, Some((node, index)), msg);
+        *self.out.opaque.entry(op).or_default() += 1;
+        vec![ValueFacts::unknown(); node.output.len()]
+    }
+
     pub(super) fn lookup<'s>(&self, env: &'s Env<'m, '_>, scope: &'s Scope<'m>, name: &str) -> Option<&'s ValueFacts> {
         scope.values.get(name).or_else(|| env.outer.iter().rev().find_map(|s| s.values.get(name)))
     }
@@ -351,8 +405,16 @@ impl<'m> Walker<'m, '_> {
 
         let subgraphs = self.subgraphs(env, scope, index, node, attrs);
 
-        let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
-            self.site(env, index, node, attrs, op, &refs)
+        let decl = self.custom.get(node.domain(), node.op_type()).copied();
+        let broadcast = ops::broadcast_op(node.domain(), node.op_type(), env.opset)
+            .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
+            .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
+        let outputs = if let Some(op) = broadcast {
+            let mut outputs = self.site(env, index, node, attrs, op, &refs);
+            if !ops::is_default_domain(node.domain()) {
+                self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
+            }
+            outputs
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
@@ -366,16 +428,11 @@ impl<'m> Walker<'m, '_> {
                 subgraphs: &subgraphs,
                 fresh: &mut fresh,
             };
-            let inferred = if ops::is_default_domain(node.domain()) { infer::infer(&mut ctx) } else { None };
-            inferred.unwrap_or_else(|| {
-                let op = if node.domain().is_empty() {
-                    node.op_type().to_string()
-                } else {
-                    format!("{}.{}", node.domain(), node.op_type())
-                };
-                *self.out.opaque.entry(op).or_default() += 1;
-                vec![ValueFacts::unknown(); node.output.len()]
-            })
+            let inferred = match self.custom.get(node.domain(), node.op_type()) {
+                Some(decl) => decl.infer(&ctx),
+                None => infer::infer_any_domain(node.domain(), &mut ctx),
+            };
+            inferred.unwrap_or_else(|| self.opaque_node(env, index, node))
         };
         self.define_outputs(env, scope, declared, index, node, outputs);
     }

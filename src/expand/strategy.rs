@@ -304,10 +304,12 @@ impl<'m> Planner<'m> {
         }
         let out_shape = self.declared_output(site);
         let target = match (site.rule, site.kind) {
-            (Rule::Unidirectional, SiteKind::Gemm { .. }) => {
-                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes.
+            (Rule::Unidirectional, SiteKind::Gemm { .. } | SiteKind::QGemm) => {
+                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
+                // B is its input 3.
+                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
                 let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
-                let n = self.b.gathered_dim(at, &node.input[1], i64::from(!site.attrs.trans_b));
+                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
                 self.b.concat(at, vec![m, n])
             }
             (Rule::Unidirectional, _) => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),

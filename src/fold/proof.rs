@@ -43,10 +43,13 @@ pub(super) struct Replaced {
 fn broadcasting_inputs(site: &Site) -> Vec<usize> {
     let rule_input = |k: usize| site.rule_inputs.get(k).copied().flatten();
     match (site.rule, site.kind) {
-        (Rule::Multidirectional, SiteKind::Multi) => site.rule_inputs.iter().flatten().copied().collect(),
-        (Rule::Unidirectional, SiteKind::Gemm { legacy: false } | SiteKind::PRelu { legacy: false }) => {
-            rule_input(1).into_iter().collect()
+        (Rule::Multidirectional, SiteKind::Multi | SiteKind::NumpyOf(_)) => {
+            site.rule_inputs.iter().flatten().copied().collect()
         }
+        (
+            Rule::Unidirectional,
+            SiteKind::Gemm { legacy: false } | SiteKind::QGemm | SiteKind::PRelu { legacy: false },
+        ) => rule_input(1).into_iter().collect(),
         (Rule::Bidirectional, SiteKind::Expand) => rule_input(0).into_iter().collect(),
         _ => Vec::new(),
     }
@@ -109,7 +112,7 @@ fn outcome(site: &Site, names: &[String], shapes: &[Shape]) -> Outcome {
     let rule_shape = |k: usize| site.rule_inputs.get(k).copied().flatten().map(|i| &shapes[i]);
     let unranked = Shape::unranked();
     match (site.rule, site.kind) {
-        (Rule::Unidirectional, SiteKind::Gemm { .. }) => {
+        (Rule::Unidirectional, SiteKind::Gemm { .. } | SiteKind::QGemm) => {
             let target = site.target.clone().unwrap_or_else(Shape::unranked);
             let c = rule_shape(1).unwrap_or(&unranked);
             Outcome { output: target.clone(), ..rules::unidirectional(&target, c) }
@@ -121,10 +124,14 @@ fn outcome(site: &Site, names: &[String], shapes: &[Shape]) -> Outcome {
             let target = site.target.clone().unwrap_or_else(Shape::unranked);
             rules::bidirectional(rule_shape(0).unwrap_or(&unranked), &target)
         }
-        // One value in every place is no broadcast, whatever its shape (as `multidirectional::bind` says).
-        _ if names.len() > 1 && names.windows(2).all(|w| w[0] == w[1]) => {
-            Outcome { output: shapes[0].clone(), verdict: Verdict::Same }
+        // The rule's inputs only (QLinearAdd's A and B, not its scales). One value in every place is no
+        // broadcast, whatever its shape (as `multidirectional::bind` says).
+        _ => {
+            let chosen: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
+            if chosen.len() > 1 && chosen.windows(2).all(|w| names[w[0]] == names[w[1]]) {
+                return Outcome { output: shapes[chosen[0]].clone(), verdict: Verdict::Same };
+            }
+            rules::multidirectional(&chosen.iter().map(|&i| &shapes[i]).collect::<Vec<_>>())
         }
-        _ => rules::multidirectional(&shapes.iter().collect::<Vec<_>>()),
     }
 }

@@ -4,6 +4,8 @@
 //! outputs of unknown type and shape, never an error. Broadcasting ops get their output shapes from the broadcast
 //! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
 
+pub mod contrib;
+pub mod custom;
 pub mod elementwise;
 pub mod layout;
 pub mod nn;
@@ -142,6 +144,20 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| layout::infer(ctx))
         .or_else(|| nn::infer(ctx))
         .or_else(|| reduce::infer(ctx))?;
+    result.resize_with(ctx.outputs, ValueFacts::unknown);
+    result.truncate(ctx.outputs);
+    Some(result)
+}
+
+/// Infers the outputs of a non-broadcasting node of any domain: the ONNX ops, then onnxruntime's contrib ops
+/// (`com.microsoft`, `com.microsoft.nchwc`, and the few it registers in the ONNX domain); `None` when no rule knows
+/// the op.
+pub fn infer_any_domain(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    let mut result = if crate::ops::is_default_domain(domain) {
+        infer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx))
+    } else {
+        contrib::infer(contrib::Domain::of(domain)?, ctx)
+    }?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)

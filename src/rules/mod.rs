@@ -321,6 +321,11 @@ impl<'a, 'm> NodeView<'a, 'm> {
         self.present.iter().position(|&p| p == pos)
     }
 
+    /// The present inputs whose positions are in `mask` (a bit per position).
+    pub fn present_in(&self, mask: u64) -> Vec<usize> {
+        self.present.iter().copied().filter(|&p| p < 64 && mask & (1 << p) != 0).collect()
+    }
+
     fn present_shapes(&self) -> Vec<&Shape> {
         self.present.iter().map(|&p| self.shape(p)).collect()
     }
@@ -348,6 +353,8 @@ pub fn bind(kind: SiteKind, node: &NodeView) -> Binding {
         SiteKind::Gemm { legacy } => unidirectional::bind_gemm(node, legacy),
         SiteKind::PRelu { legacy } => unidirectional::bind_prelu(node, legacy),
         SiteKind::Expand => bidirectional::bind(node),
+        SiteKind::NumpyOf(mask) => multidirectional::bind_subset(node, mask),
+        SiteKind::QGemm => unidirectional::bind_gemm_at(node, false, [0, 3, 6]),
     }
 }
 
