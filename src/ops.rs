@@ -22,6 +22,29 @@ pub enum SiteKind {
     NumpyOf(u64),
     /// `com.microsoft.QGemm`'s C (input 6) towards (M, N) from A (input 0) and B (input 3).
     QGemm,
+    /// The `attention_bias` of an attention op towards (B, N, S, T): batch, heads, query length, total length.
+    AttentionBias(Attn),
+}
+
+/// The attention ops whose `attention_bias` broadcasts, each with its inputs' layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attn {
+    /// `com.microsoft.Attention`: input (B, S, _), past (2, B, N, P, H) at 4, attention_bias at 5.
+    Attention,
+    /// `com.microsoft.MultiHeadAttention`: query at 0, key at 1, attention_bias at 5, past_key at 6.
+    MultiHead,
+    /// `com.microsoft.GroupQueryAttention`: query at 0, total_sequence_length at 6, attention_bias at 10.
+    GroupQuery,
+}
+
+impl Attn {
+    /// The position of `attention_bias` among the node's inputs.
+    pub fn bias_input(self) -> usize {
+        match self {
+            Attn::Attention | Attn::MultiHead => 5,
+            Attn::GroupQuery => 10,
+        }
+    }
 }
 
 /// Which inputs must share one element type (one type variable `T` in the op's schema).
@@ -147,6 +170,12 @@ pub fn contrib_broadcast_op(domain: &str, op: &str) -> Option<BroadcastOp> {
         "SkipLayerNormalization" | "SkipSimplifiedLayerNormalization" => {
             (SiteKind::NumpyOf(1 << 0 | 1 << 1), Inputs(&[0, 1]))
         }
+        // "com.microsoft.Attention", "com.microsoft.MultiHeadAttention", "com.microsoft.GroupQueryAttention":
+        // attention_bias is "(batch_size or 1, num_heads or 1, sequence_length, total_sequence_length)": one-way
+        // broadcasting towards (B, N, S, T), as a Gemm's C towards (M, N).
+        "Attention" => (SiteKind::AttentionBias(Attn::Attention), Nothing),
+        "MultiHeadAttention" => (SiteKind::AttentionBias(Attn::MultiHead), Nothing),
+        "GroupQueryAttention" => (SiteKind::AttentionBias(Attn::GroupQuery), Nothing),
         _ => return None,
     };
     Some(BroadcastOp { kind, same_type, bool_output: false })

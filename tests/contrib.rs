@@ -157,3 +157,80 @@ fn committed_fixtures_are_what_the_generator_writes() {
         assert!(a == b, "{name:?} differs from what generate.py writes");
     }
 }
+
+/// `onnx-bcast CMD IN OUT`, from the crate root; its exit status.
+fn rewrite(cmd: &str, input: &Path, output: &Path) -> i32 {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
+        .args([cmd, input.to_str().unwrap(), output.to_str().unwrap()])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("onnx-bcast runs");
+    out.status.code().expect("exit code")
+}
+
+/// Whether onnxruntime gives both models the same outputs, exactly, on seeded random inputs.
+fn same_outputs_in_onnxruntime(a: &Path, b: &Path) -> bool {
+    let script = r#"
+import sys, numpy as np, onnxruntime as ort
+rng = np.random.default_rng(0)
+a, b = (ort.InferenceSession(p, providers=["CPUExecutionProvider"]) for p in sys.argv[1:3])
+feeds = {i.name: (rng.standard_normal(i.shape).astype(np.float32) if i.type == "tensor(float)"
+                  else rng.integers(0, 255, i.shape).astype(np.uint8)) for i in a.get_inputs()}
+ra, rb = a.run(None, feeds), b.run(None, feeds)
+sys.exit(0 if all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(ra, rb)) else 1)
+"#;
+    std::process::Command::new(common::venv_python())
+        .args(["-c", script, a.to_str().unwrap(), b.to_str().unwrap()])
+        .status()
+        .expect("python runs")
+        .success()
+}
+
+#[test]
+fn an_attention_bias_broadcasts_one_way_towards_the_scores() {
+    let a = analyze("attention_bias_mha");
+    assert_eq!(a.sites.len(), 1);
+    let site = &a.sites[0];
+    assert_eq!(site.verdict, onnx_bcast::broadcast::Verdict::Broadcast);
+    assert_eq!(site.output_shape.to_string(), "[batch, 2, seq, kv]");
+    // The op's own output is inferred, not the scores' shape.
+    assert_eq!(shape(&a, "y"), "[batch, seq, 32]");
+    let bad = analyze("attention_bias_mha_bad");
+    assert!(matches!(bad.sites[0].verdict, onnx_bcast::broadcast::Verdict::Violation(_)));
+}
+
+#[test]
+fn expand_makes_an_attention_bias_explicit_and_fold_takes_it_out_again() {
+    let dir = folder("attention-expand", None);
+    for name in ["attention_bias_mha", "attention_bias_mha_static"] {
+        let (expanded, again, folded) = (dir.join("e.onnx"), dir.join("e2.onnx"), dir.join("f.onnx"));
+        assert_eq!(rewrite("expand", &fixture(name), &expanded), 0, "{name}");
+        let (status, out) = check_in(&dir, &["--strict", expanded.to_str().unwrap()]);
+        assert_eq!(status, 0, "{name}: the expanded model passes --strict: {out}");
+        assert_eq!(rewrite("expand", &expanded, &again), 0);
+        assert_eq!(std::fs::read(&expanded).unwrap(), std::fs::read(&again).unwrap(), "{name}: expand is idempotent");
+        rewrite("fold", &expanded, &folded);
+        assert_eq!(std::fs::read(&folded).unwrap(), std::fs::read(fixture(name)).unwrap(), "{name}: fold(expand(m))");
+    }
+    let expanded = dir.join("static.onnx");
+    rewrite("expand", &fixture("attention_bias_mha_static"), &expanded);
+    assert!(same_outputs_in_onnxruntime(&fixture("attention_bias_mha_static"), &expanded));
+}
+
+#[test]
+fn qlinear_add_mul_and_qgemm_are_sites_that_expand_and_fold_rewrite_faithfully() {
+    let a = analyze("qlinear_broadcasts");
+    let ops: Vec<(&str, &str)> = a.sites.iter().map(|s| (s.op.as_str(), s.verdict.as_str())).collect();
+    assert_eq!(ops, [("QLinearAdd", "broadcast"), ("QLinearMul", "broadcast"), ("QGemm", "broadcast")]);
+    // The scales and zero points are no operands: the message names A and B.
+    assert_eq!(a.sites[0].list_inputs(), "x [2, 8, 4, 4] and b [8, 1, 1]");
+    assert_eq!(shape(&a, "projected"), "[3, 8]");
+    let dir = folder("qlinear", None);
+    let (expanded, folded) = (dir.join("e.onnx"), dir.join("f.onnx"));
+    assert_eq!(rewrite("expand", &fixture("qlinear_broadcasts"), &expanded), 0);
+    assert!(same_outputs_in_onnxruntime(&fixture("qlinear_broadcasts"), &expanded), "integer outputs exactly equal");
+    let (status, out) = check_in(&dir, &["--strict", expanded.to_str().unwrap()]);
+    assert_eq!(status, 0, "{out}");
+    rewrite("fold", &expanded, &folded);
+    assert_eq!(std::fs::read(&folded).unwrap(), std::fs::read(fixture("qlinear_broadcasts")).unwrap());
+}

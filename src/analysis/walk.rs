@@ -4,6 +4,9 @@ use super::call::Call;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
 
+/// The outputs of a node's graph attributes, by attribute name.
+type Subgraphs<'m> = [(&'m str, Vec<ValueFacts>)];
+
 pub(super) struct Walker<'m, 's> {
     pub(super) options: Options,
     /// `--bind` sizes: graph inputs' declared symbols take them before inference.
@@ -255,7 +258,7 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         node: &'m NodeProto,
         attrs: Attrs<'m>,
-        (refs, subgraphs): (&[Option<&ValueFacts>], &[(&'m str, Vec<ValueFacts>)]),
+        (refs, subgraphs): (&[Option<&ValueFacts>], &Subgraphs<'m>),
         declared: Option<infer::custom::OpDecl>,
         outputs: &mut [ValueFacts],
     ) {
@@ -275,8 +278,10 @@ impl<'m> Walker<'m, '_> {
             fresh: &mut fresh,
         };
         let Some(inferred) = infer::infer_any_domain(node.domain(), &mut ctx) else { return };
+        // An attention op's site is its bias against the scores (B, N, S, T), which are no output of the op.
+        let scores = matches!(ops::contrib_broadcast_op(node.domain(), node.op_type()), Some(o) if matches!(o.kind, ops::SiteKind::AttentionBias(_)));
         for (i, (out, inf)) in outputs.iter_mut().zip(inferred).enumerate() {
-            if i == 0 {
+            if i == 0 && !scores {
                 out.elem = inf.elem.or(out.elem);
             } else {
                 *out = inf;

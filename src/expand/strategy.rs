@@ -312,6 +312,17 @@ impl<'m> Planner<'m> {
                 let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
                 self.b.concat(at, vec![m, n])
             }
+            (Rule::Unidirectional, SiteKind::AttentionBias(attn)) => match self.scores_shape(at, site, node, attn) {
+                Some(target) => target,
+                None => {
+                    return Err(format!(
+                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
+                         the op works out inside itself from a past or a packed input: no value of the graph holds \
+                         it to Expand to",
+                        site.output_shape
+                    ))
+                }
+            },
             (Rule::Unidirectional, _) => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
             _ => {
                 // An input that already has the output shape gives the target; else fold Expand over the inputs
@@ -363,6 +374,27 @@ impl<'m> Planner<'m> {
             done.add(op.position, name, step);
         }
         Ok(done)
+    }
+
+    /// The scores' shape (B, N, S, T) as a value of the graph: B and S from the query's shape, N from `num_heads`,
+    /// T from the key's length (or the query's, for `Attention`); `None` when T depends on a past or a packed
+    /// layout (the op adds them up inside itself).
+    fn scores_shape(&mut self, at: &At<'_>, site: &Site, node: &NodeProto, attn: crate::ops::Attn) -> Option<String> {
+        use crate::ops::Attn;
+        let heads = u64::try_from(crate::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
+        let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
+        let rank =
+            |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
+        let total = match attn {
+            Attn::Attention if !present(4) => (0, 1),
+            Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),
+            _ => return None,
+        };
+        let b = self.b.gathered_dim(at, &node.input[0], 0);
+        let n = self.b.shape_constant(at, &[heads]);
+        let s = self.b.gathered_dim(at, &node.input[0], 1);
+        let t = self.b.gathered_dim(at, &node.input[total.0], total.1);
+        Some(self.b.concat(at, vec![b, n, s, t]))
     }
 
     /// The output shape as a declaration can state it: sizes and the model's own symbols. Expressions, symbolic

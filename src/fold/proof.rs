@@ -48,7 +48,10 @@ fn broadcasting_inputs(site: &Site) -> Vec<usize> {
         }
         (
             Rule::Unidirectional,
-            SiteKind::Gemm { legacy: false } | SiteKind::QGemm | SiteKind::PRelu { legacy: false },
+            SiteKind::Gemm { legacy: false }
+            | SiteKind::QGemm
+            | SiteKind::AttentionBias(_)
+            | SiteKind::PRelu { legacy: false },
         ) => rule_input(1).into_iter().collect(),
         (Rule::Bidirectional, SiteKind::Expand) => rule_input(0).into_iter().collect(),
         _ => Vec::new(),
@@ -112,7 +115,7 @@ fn outcome(site: &Site, names: &[String], shapes: &[Shape]) -> Outcome {
     let rule_shape = |k: usize| site.rule_inputs.get(k).copied().flatten().map(|i| &shapes[i]);
     let unranked = Shape::unranked();
     match (site.rule, site.kind) {
-        (Rule::Unidirectional, SiteKind::Gemm { .. } | SiteKind::QGemm) => {
+        (Rule::Unidirectional, SiteKind::Gemm { .. } | SiteKind::QGemm | SiteKind::AttentionBias(_)) => {
             let target = site.target.clone().unwrap_or_else(Shape::unranked);
             let c = rule_shape(1).unwrap_or(&unranked);
             Outcome { output: target.clone(), ..rules::unidirectional(&target, c) }

@@ -12,6 +12,7 @@
 //! input and axis, or holds only under conditions on symbols), plus "unknown" where dims are missing. A known size
 //! never silently wins over a symbol, and two different symbols are never taken to be equal.
 
+pub mod attention_bias;
 pub mod bidirectional;
 pub mod equal_shapes;
 pub mod legacy;
@@ -355,6 +356,7 @@ pub fn bind(kind: SiteKind, node: &NodeView) -> Binding {
         SiteKind::Expand => bidirectional::bind(node),
         SiteKind::NumpyOf(mask) => multidirectional::bind_subset(node, mask),
         SiteKind::QGemm => unidirectional::bind_gemm_at(node, false, [0, 3, 6]),
+        SiteKind::AttentionBias(attn) => attention_bias::bind(node, attn),
     }
 }
 

@@ -63,6 +63,7 @@ pub fn unidirectional(a: &Shape, b: &Shape) -> Outcome {
 pub fn target_label(site: &Site) -> String {
     match (site.kind, &site.target) {
         (SiteKind::Gemm { .. } | SiteKind::QGemm, Some(t)) => format!("(M, N) {t}"),
+        (SiteKind::AttentionBias(_), Some(t)) => format!("(B, N, S, T) {t}"),
         (_, Some(t)) => format!("the target shape {t}"),
         (_, None) => site.inputs.first().map_or_else(|| "the target".into(), |i| format!("{} {}", i.name, i.shape)),
     }
@@ -72,6 +73,7 @@ pub fn target_label(site: &Site) -> String {
 pub fn target_name(site: &Site) -> &'static str {
     match site.kind {
         SiteKind::Gemm { .. } | SiteKind::QGemm => "(M, N)",
+        SiteKind::AttentionBias(_) => "(B, N, S, T)",
         _ => "the target",
     }
 }

@@ -30,13 +30,15 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         }
         // "com.microsoft.EmbedLayerNormalization": output (B, S, H) with H from word_embedding (V, H); mask_index
         // (B) int32; embedding_sum like output.
-        "EmbedLayerNormalization" => {
+        // "com.microsoft.QEmbedLayerNormalization" (dynamic quantization of the above): the same shapes, float.
+        "EmbedLayerNormalization" | "QEmbedLayerNormalization" => {
             let hidden = dim_at(ctx.dims(2), 1);
             let shape = match ctx.dims(0) {
                 Some([b, s]) => Shape::ranked(vec![b.clone(), s.clone(), hidden]),
                 _ => Shape::unranked(),
             };
-            let out = ValueFacts::tensor(ctx.elem(2), shape);
+            let elem = if ctx.op == "EmbedLayerNormalization" { ctx.elem(2) } else { Some(FLOAT) };
+            let out = ValueFacts::tensor(elem, shape);
             let mask_index = ValueFacts::tensor(Some(INT32), Shape::ranked(vec![dim_at(ctx.dims(0), 0)]));
             vec![out.clone(), mask_index, out]
         }
