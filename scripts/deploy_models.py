@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import real_models  # noqa: E402
 import torch_models  # noqa: E402
 
-CONTRIB_SITES = {"QLinearAdd", "QLinearMul", "QGemm", "FusedGemm", "SkipLayerNormalization",
+CONTRIB_SITES = {"QLinearAdd", "QLinearMul", "QGemm", "FusedGemm", "SkipLayerNormalization", "Attention",
+                 "MultiHeadAttention", "GroupQueryAttention",
                  "SkipSimplifiedLayerNormalization"}
 MUST_BE_SITES = {"QLinearAdd", "QLinearMul", "QGemm"}
 

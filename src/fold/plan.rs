@@ -117,12 +117,23 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         }
     }
 
+    /// A broadcast that holds only under conditions goes only where every consumer then holds under those same
+    /// conditions; otherwise it is kept for them.
     fn try_fold(&self, c: &Candidate) -> Result<(), KeptReason> {
-        let output = self.body.nodes[c.node].output[0].as_str();
-        if let Some((_, e)) = c.evals.iter().find(|(_, e)| !e.conditions.is_empty()) {
-            return Err(KeptReason::BroadcastConditional { conditions: e.conditions.clone() });
+        match c.evals.iter().find(|(_, e)| !e.conditions.is_empty()) {
+            Some((_, e)) => {
+                let conditions: Vec<&crate::rules::ConditionKind> =
+                    c.evals.iter().flat_map(|(_, e)| e.conditions.iter().map(|c| &c.kind)).collect();
+                self.try_fold_under(c, &conditions)
+                    .map_err(|_| KeptReason::BroadcastConditional { conditions: e.conditions.clone() })
+            }
+            None => self.try_fold_under(c, &[]),
         }
-        if c.evals.is_empty() || c.evals.iter().any(|(_, e)| !e.holds) {
+    }
+
+    fn try_fold_under(&self, c: &Candidate, conditions: &[&crate::rules::ConditionKind]) -> Result<(), KeptReason> {
+        let output = self.body.nodes[c.node].output[0].as_str();
+        if c.evals.is_empty() || c.evals.iter().any(|(_, e)| !e.holds && e.conditions.is_empty()) {
             return Err(KeptReason::BroadcastUndecided);
         }
         if self.body.outputs.contains(output) {
@@ -144,7 +155,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 let node = &self.body.nodes[n];
                 return Err(KeptReason::OtherConsumer { node: label(node, n), op: node.op_type().to_string() });
             };
-            proof::judge_consumer(sites, &|name, key| self.replaced(name, key, c.node))?;
+            proof::judge_consumer_under(sites, &|name, key| self.replaced(name, key, c.node), conditions)?;
         }
         Ok(())
     }

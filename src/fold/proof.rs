@@ -7,7 +7,7 @@
 use super::KeptReason;
 use crate::analysis::Site;
 use crate::ops::SiteKind;
-use crate::rules::{self, Outcome, Rule, Verdict};
+use crate::rules::{self, ConditionKind, Outcome, Rule, Verdict};
 use crate::shape::Shape;
 
 /// One evaluation of a body: a function body is evaluated once per call, and a fact of one call holds for that
@@ -64,13 +64,29 @@ pub(super) fn judge_consumer(
     sites: &[&Site],
     replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>,
 ) -> Result<(), KeptReason> {
+    judge_consumer_under(sites, replace, &[])
+}
+
+/// [`judge_consumer`] for a broadcast that itself holds only under `conditions`: the consumer may then hold under
+/// those conditions (and its own), since the model fails for exactly the sizes it failed for before. This is what
+/// `expand` makes of a conditional site (`pos [1, min(64, seq), 32]` expanded to `[batch, seq, 32]` before an Add
+/// holds only if `seq ≤ 64`, as the Add did), so that fold undoes it.
+pub(super) fn judge_consumer_under(
+    sites: &[&Site],
+    replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>,
+    conditions: &[&ConditionKind],
+) -> Result<(), KeptReason> {
     for site in sites {
-        judge_one(site, replace)?;
+        judge_one(site, replace, conditions)?;
     }
     Ok(())
 }
 
-fn judge_one(site: &Site, replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>) -> Result<(), KeptReason> {
+fn judge_one(
+    site: &Site,
+    replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>,
+    under: &[&ConditionKind],
+) -> Result<(), KeptReason> {
     let key = call_key(site);
     let consumer = || (super::node_label(site), site.op.clone());
     let allowed = broadcasting_inputs(site);
@@ -100,6 +116,12 @@ fn judge_one(site: &Site, replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>) 
     let (node, op) = consumer();
     match outcome.verdict {
         Verdict::Same | Verdict::Broadcast => {}
+        Verdict::Conditional(conditions)
+            if !under.is_empty()
+                && conditions.iter().all(|c| {
+                    under.contains(&&c.kind)
+                        || matches!(&site.verdict, Verdict::Conditional(own) if own.iter().any(|o| o.kind == c.kind))
+                }) => {}
         Verdict::Conditional(conditions) => return Err(KeptReason::ConsumerConditional { node, op, conditions }),
         Verdict::Unknown => return Err(KeptReason::ConsumerUnknown { node, op }),
         Verdict::Violation(_) => return Err(KeptReason::ConsumerViolation { node, op }),
