@@ -303,27 +303,8 @@ impl<'m> Planner<'m> {
             return Err("the legacy axis form needs static shapes to be made explicit".into());
         }
         let out_shape = self.declared_output(site);
-        let target = match (site.rule, site.kind) {
-            (Rule::Unidirectional, SiteKind::Gemm { .. } | SiteKind::QGemm) => {
-                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
-                // B is its input 3.
-                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
-                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
-                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
-                self.b.concat(at, vec![m, n])
-            }
-            (Rule::Unidirectional, SiteKind::AttentionBias(attn)) => match self.scores_shape(at, site, node, attn) {
-                Some(target) => target,
-                None => {
-                    return Err(format!(
-                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
-                         the op works out inside itself from a past or a packed input: no value of the graph holds \
-                         it to Expand to",
-                        site.output_shape
-                    ))
-                }
-            },
-            (Rule::Unidirectional, _) => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        let target = match site.rule {
+            Rule::Unidirectional => self.one_way_target(at, site, node)?,
             _ => {
                 // An input that already has the output shape gives the target; else fold Expand over the inputs
                 // so that the running value takes every input's shape in turn.
@@ -374,6 +355,33 @@ impl<'m> Planner<'m> {
             done.add(op.position, name, step);
         }
         Ok(done)
+    }
+
+    /// The shape a one-way input is broadcast to, as a value of the graph: Gemm's and QGemm's (M, N) gathered from
+    /// A and B, an attention bias's scores (B, N, S, T), or PRelu's X.
+    fn one_way_target(&mut self, at: &At<'_>, site: &Site, node: &NodeProto) -> Result<String, String> {
+        Ok(match site.kind {
+            SiteKind::Gemm { .. } | SiteKind::QGemm => {
+                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
+                // B is its input 3.
+                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
+                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
+                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
+                self.b.concat(at, vec![m, n])
+            }
+            SiteKind::AttentionBias(attn) => match self.scores_shape(at, site, node, attn) {
+                Some(target) => target,
+                None => {
+                    return Err(format!(
+                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
+                         the op works out inside itself from a past or a packed input: no value of the graph holds \
+                         it to Expand to",
+                        site.output_shape
+                    ))
+                }
+            },
+            _ => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        })
     }
 
     /// The scores' shape (B, N, S, T) as a value of the graph: B and S from the query's shape, N from `num_heads`,

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::body::Body;
 use super::forms::{self, Candidate};
 use super::proof::{self, CallKey, Replaced};
-use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Kept, KeptReason};
+use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Form, Kept, KeptReason};
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::Code;
 use crate::model::GraphStep;
@@ -92,9 +92,13 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         loop {
             let mut changed = false;
             let mut kept = BTreeMap::new();
-            // Nearest the consumers first: when two broadcasts feed one node and only one of them can go, the one
-            // kept is then the earlier, which is the model's own where `expand` inserted the later one.
-            for (&index, candidate) in self.candidates.iter().rev() {
+            // The forms `expand` writes (Expand, Tile) first, each group nearest the consumers first: when two
+            // broadcasts feed one node and only one of them can go, the one kept is then the model's own (a Reshape
+            // or Unsqueeze that prepends 1s, or the earlier Expand), even where `expand` put its Expand early
+            // because several readers share it.
+            let ordered = self.candidates.iter().rev().filter(|(_, c)| matches!(c.form, Form::Expand | Form::Tile));
+            let rest = self.candidates.iter().rev().filter(|(_, c)| !matches!(c.form, Form::Expand | Form::Tile));
+            for (&index, candidate) in ordered.chain(rest) {
                 if self.folded.contains(&index) || self.removed.contains(&index) {
                     continue;
                 }

@@ -3,7 +3,7 @@
 //! | rule | file | ops | source |
 //! | --- | --- | --- | --- |
 //! | multidirectional (numpy) | [`multidirectional`](mod@multidirectional) | Add … Xor, Where, Sum/Max/Min/Mean from opset 8 | ONNX `docs/Broadcasting.md`, "Multidirectional Broadcasting"; SONNX `Broadcast`, constraint C1 |
-//! | unidirectional | [`unidirectional`](mod@unidirectional) | Gemm's C, PRelu's slope | ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting" |
+//! | unidirectional | [`unidirectional`](mod@unidirectional), [`attention_bias`] | Gemm's C (and QGemm's, FusedGemm's), PRelu's slope, attention biases | ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting"; onnxruntime `docs/ContribOperators.md` |
 //! | legacy `broadcast`/`axis` | [`legacy`] | binary ops and Gemm before opset 7 | OpenVINO broadcast rules, "PDPD broadcast" |
 //! | bidirectional | [`bidirectional`](mod@bidirectional) | Expand | OpenVINO broadcast rules, "Bidirectional Broadcast" |
 //! | equal shapes | [`equal_shapes`](mod@equal_shapes) | variadic ops before opset 8, `broadcast=0` | OpenVINO broadcast rules, "None broadcast" |
