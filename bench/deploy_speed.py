@@ -15,6 +15,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import onnx
@@ -39,6 +40,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    a.binary, a.models_dir = os.path.abspath(a.binary), os.path.abspath(a.models_dir)
+    if a.out:
+        a.out = os.path.abspath(a.out)
+    # onnxruntime's symbolic shape inference leaves temporary `*.data` files in the current folder.
+    os.chdir(tempfile.mkdtemp(prefix="deploy-speed-"))
     from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
     with open(os.path.join(a.models_dir, "manifest.json"), encoding="utf-8") as f:
         entries = json.load(f)["models"]

@@ -157,6 +157,9 @@ def study(binary, models_dir, entry):
     real_models.RTOL, real_models.ATOL = (1e-3, 4e-3) if half else (1e-4, 1e-5)
     rec["tolerance"] = {"rtol": real_models.RTOL, "atol": real_models.ATOL}
     with tempfile.TemporaryDirectory(prefix="deploy-models-") as work:
+        # onnxruntime's symbolic shape inference leaves temporary `*.data` files in the current folder.
+        cwd = os.getcwd()
+        os.chdir(work)
         try:
             model = onnx.load(path)
             rec["nodes"] = len(model.graph.node)
@@ -169,6 +172,8 @@ def study(binary, models_dir, entry):
             study_infer(binary, path, model, entry, rec, work)
         except Exception:  # noqa: BLE001  (a crash of the study itself is recorded, not hidden)
             rec["crash"] = traceback.format_exc()[-3000:]
+        finally:
+            os.chdir(cwd)
     rec["notes"] = notes
     rec["seconds"] = round(time.monotonic() - t, 1)
     return rec
