@@ -24,6 +24,9 @@ pub enum SiteKind {
     QGemm,
     /// The `attention_bias` of an attention op towards (B, N, S, T): batch, heads, query length, total length.
     AttentionBias(Attn),
+    /// `com.microsoft.BiasAdd`: X (N, S, C) + bias (C) + skip (N, S, C), numpy broadcasting of the three; the
+    /// kernel takes the bias only as (C), so the broadcast stays the op's own (`expand` leaves it, and says why).
+    BiasAdd,
 }
 
 /// The attention ops whose `attention_bias` broadcasts, each with its inputs' layout.
@@ -173,6 +176,9 @@ pub fn contrib_broadcast_op(domain: &str, op: &str) -> Option<BroadcastOp> {
         // "com.microsoft.Attention", "com.microsoft.MultiHeadAttention", "com.microsoft.GroupQueryAttention":
         // attention_bias is "(batch_size or 1, num_heads or 1, sequence_length, total_sequence_length)": one-way
         // broadcasting towards (B, N, S, T), as a Gemm's C towards (M, N).
+        // "com.microsoft.BiasAdd": "Add input with bias, then add residual inputs": X (N, S, C), bias (C), skip
+        // (N, S, C), all of type T.
+        "BiasAdd" => (SiteKind::BiasAdd, All),
         "Attention" => (SiteKind::AttentionBias(Attn::Attention), Nothing),
         "MultiHeadAttention" => (SiteKind::AttentionBias(Attn::MultiHead), Nothing),
         "GroupQueryAttention" => (SiteKind::AttentionBias(Attn::GroupQuery), Nothing),

@@ -234,3 +234,20 @@ fn qlinear_add_mul_and_qgemm_are_sites_that_expand_and_fold_rewrite_faithfully()
     rewrite("fold", &expanded, &folded);
     assert_eq!(std::fs::read(&folded).unwrap(), std::fs::read(fixture("qlinear_broadcasts")).unwrap());
 }
+
+#[test]
+fn bias_add_is_a_numpy_site_that_expand_leaves_in_its_documented_form() {
+    let a = analyze("bias_add");
+    assert_eq!(a.sites[0].verdict, onnx_bcast::broadcast::Verdict::Broadcast);
+    assert_eq!(a.sites[0].output_shape.to_string(), "[batch, seq, 8]");
+    let dir = folder("bias-add", None);
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
+        .args(["expand", "--format", "json", fixture("bias_add").to_str().unwrap()])
+        .arg(dir.join("e.onnx"))
+        .output()
+        .unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["made_explicit"], 0);
+    let reason = summary["left"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("takes its bias only as (C)") && reason.contains("com.microsoft.BiasAdd"), "{reason}");
+}

@@ -153,6 +153,12 @@ impl<'m> Planner<'m> {
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Same)) {
             return Some(SitePlan::Nothing);
         }
+        if first.kind == SiteKind::BiasAdd {
+            let reason = "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/\
+                          ContribOperators.md, \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a \
+                          bias made explicit would be refused by its kernel";
+            return Some(left(first, reason.into()));
+        }
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
             return Some(SitePlan::Nothing);
         }

@@ -357,6 +357,7 @@ pub fn bind(kind: SiteKind, node: &NodeView) -> Binding {
         SiteKind::NumpyOf(mask) => multidirectional::bind_subset(node, mask),
         SiteKind::QGemm => unidirectional::bind_gemm_at(node, false, [0, 3, 6]),
         SiteKind::AttentionBias(attn) => attention_bias::bind(node, attn),
+        SiteKind::BiasAdd => multidirectional::bind_subset(node, 0b111),
     }
 }
 
