@@ -3,9 +3,10 @@
 //! put into the models people deploy. Each op follows its section of onnxruntime's `docs/ContribOperators.md`
 //! (cited at the op), cross-checked against onnxruntime's own `symbolic_shape_infer.py`; one file per op family.
 //!
-//! The broadcasting contrib ops (`QLinearAdd`, `QLinearMul`, `QGemm`, `FusedGemm`, the skip inputs of the skip
-//! normalizations) are sites: their rows are in [`crate::ops`] (`contrib_broadcast_op`), their output shapes come
-//! from the rules, as for `Add`.
+//! The broadcasting contrib ops (`QLinearAdd`, `QLinearMul`, `QGemm`, `FusedGemm`, `BiasAdd`, the skip inputs of
+//! the skip normalizations, the attention biases) are sites: their rows are in [`crate::ops`]
+//! (`contrib_broadcast_op`), and the analysis takes their main output from the rule (as for `Add`) and the rest of
+//! their outputs from the rules here (an attention op's outputs all from here: its rule's target is the scores).
 
 mod attention;
 mod matmul;
