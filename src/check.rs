@@ -277,6 +277,11 @@ impl Judge {
         let mut summary = self.summary;
         let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
         for note in &analysis.notes {
+            // A note only --strict reports (an opaque node) needs --strict, or its code named with --warn/--deny.
+            let strict_only = note.code.doc().reported == crate::diagnostic::Reported::OnlyUnderStrict;
+            if strict_only && !self.options.strict && !self.options.rules.enables(note.code) {
+                continue;
+            }
             let Some(severity) = self.options.rules.severity(note.code, note.code.default_severity()) else {
                 continue;
             };

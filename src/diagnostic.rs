@@ -235,6 +235,19 @@ codes! {
                cannot follow (`check --verbose` names them). Reported only under --strict, or when named with \
                --warn/--deny.",
     }
+    OpaqueNode = "opaque-node" {
+        Error, OnlyUnderStrict,
+        summary: "a node of an op whose semantics onnx-bcast does not know",
+        description: "A node's op has no inference rule in onnx-bcast (an op of an unknown domain, a custom kernel \
+                      or plugin): its outputs' shapes are unknown, and so is every broadcast it performs or feeds. \
+                      Reported under --strict, which asks for proof.",
+        origin: Origin::Other("onnx-bcast's op table and inference rules; the config file's `[ops]` declarations"),
+        example: "two nodes of custom.Scale before an Add, under --strict", "fixtures/contrib/unknown_domain_op.onnx",
+            strict: true,
+        help: "Declare the op's shape behaviour in onnx-bcast.toml (`[ops.\"DOMAIN.OP\"]`: `shape = \"input K\"`, \
+               `\"broadcast I..J\"` or `\"opaque\"`; `type = \"input K\"` or an element type), or replace the op \
+               with standard ones. Reported only under --strict, or when named with --warn/--deny.",
+    }
     NegativeDim = "negative-dim" {
         Warning, Always,
         summary: "a negative `dim_value`, read as unknown",

@@ -72,6 +72,9 @@ fn each_rule_and_form_folds_its_broadcast() {
         ("subgraph_folds", &["If"]),
         ("function_folds", &["AddExpanded", "AddExpanded"]),
         ("expand_data_folds", &["Expand"]),
+        // Expand of x [N] to [2, 3] holds only if N ∈ {1, 3}, and so does the Add once it reads x: the model
+        // fails for exactly the sizes it failed for (what `expand` makes of a conditional site, undone).
+        ("conditional_folds", &["Add"]),
     ];
     for (name, left) in cases {
         let dir = tempfile::tempdir().unwrap();

@@ -20,6 +20,8 @@ pub struct Request {
     /// Also record the facts of each model-local function body, per call ([`GraphFacts`] at
     /// `[GraphStep::Function(i)]`, once per distinct call signature), as `infer` writes them into the body.
     pub function_facts: bool,
+    /// Ops declared in the config file (`[ops]`): their shapes and types, or sites.
+    pub custom_ops: std::sync::Arc<crate::infer::custom::CustomOps>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -65,16 +65,6 @@ impl<'m> Walker<'m, '_> {
         (inferred, ctx.contradictions.into_inner())
     }
 
-    /// The outputs of a node no inference rule knows: unknown, and the op counted.
-    pub(super) fn opaque(&mut self, node: &NodeProto) -> Vec<ValueFacts> {
-        let op = match node.domain() {
-            "" => node.op_type().to_string(),
-            domain => format!("{domain}.{}", node.op_type()),
-        };
-        *self.out.opaque.entry(op).or_default() += 1;
-        vec![ValueFacts::unknown(); node.output.len()]
-    }
-
     /// `outputs`, or after a certain contradiction among `found` (which is recorded) facts that say only that.
     pub(super) fn checked(
         &mut self,

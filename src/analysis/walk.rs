@@ -5,6 +5,9 @@ use super::contradiction::Rule;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
 
+/// The outputs of a node's graph attributes, by attribute name.
+type Subgraphs<'m> = [(&'m str, Vec<ValueFacts>)];
+
 pub(super) struct Walker<'m, 's> {
     pub(super) options: Options,
     /// `--bind` sizes: graph inputs' declared symbols take them before inference.
@@ -28,6 +31,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) constant_initializers: bool,
     /// Function calls already walked, and what walking them may still cost.
     pub(super) calls: crate::calls::Calls,
+    /// The ops the config file declares (`[ops]`), which no built-in rule knows.
+    pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -271,6 +276,52 @@ impl<'m> Walker<'m, '_> {
         }
     }
 
+    /// The outputs of a broadcasting node outside the ONNX domain besides the broadcast itself (a skip
+    /// normalization's statistics) and its output's type, from the op's inference rule or its declaration.
+    fn site_outputs(
+        &mut self,
+        env: &Env<'m, '_>,
+        node: &'m NodeProto,
+        attrs: Attrs<'m>,
+        (refs, subgraphs): (&[Option<&ValueFacts>], &Subgraphs<'m>),
+        declared: Option<infer::custom::OpDecl>,
+        outputs: &mut [ValueFacts],
+    ) {
+        if let Some(decl) = declared {
+            let elem = decl.elem(refs);
+            outputs.iter_mut().for_each(|o| o.elem = elem);
+            return;
+        }
+        let domain = node.domain();
+        let (inferred, _) = self.run_rule(env, (node, attrs), refs, subgraphs, |ctx| infer::infer_in(domain, ctx));
+        let Some(inferred) = inferred else { return };
+        // An attention op's site is its bias against the scores (B, N, S, T), which are no output of the op.
+        let scores = matches!(ops::contrib_broadcast_op(node.domain(), node.op_type()), Some(o) if matches!(o.kind, ops::SiteKind::AttentionBias(_)));
+        for (i, (out, inf)) in outputs.iter_mut().zip(inferred).enumerate() {
+            if i == 0 && !scores {
+                out.elem = inf.elem.or(out.elem);
+            } else {
+                *out = inf;
+            }
+        }
+    }
+
+    /// A node no rule knows: counted by op, noted (reported under `--strict`), its outputs unknown.
+    fn opaque_node(&mut self, env: &Env<'m, '_>, index: usize, node: &'m NodeProto) -> Vec<ValueFacts> {
+        let op = if node.domain().is_empty() {
+            node.op_type().to_string()
+        } else {
+            format!("{}.{}", node.domain(), node.op_type())
+        };
+        let msg = format!(
+            "onnx-bcast has no inference rule for {op}: the shapes of its outputs and of what depends on them are \
+             unknown (declare it in onnx-bcast.toml under [ops])"
+        );
+        self.note(env, Code::OpaqueNode, Some((node, index)), msg);
+        *self.out.opaque.entry(op).or_default() += 1;
+        vec![ValueFacts::unknown(); node.output.len()]
+    }
+
     pub(super) fn lookup<'s>(&self, env: &'s Env<'m, '_>, scope: &'s Scope<'m>, name: &str) -> Option<&'s ValueFacts> {
         scope.values.get(name).or_else(|| env.outer.iter().rev().find_map(|s| s.values.get(name)))
     }
@@ -379,24 +430,36 @@ impl<'m> Walker<'m, '_> {
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
         let tainted = refs.iter().flatten().any(|f| f.contradicted)
             || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
+        let decl = self.custom.get(node.domain(), node.op_type()).copied();
+        let broadcast = ops::broadcast_op(node.domain(), node.op_type(), env.opset)
+            .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
+            .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
         let outputs = if tainted {
             vec![ValueFacts::contradicted(); node.output.len()]
-        } else if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
-            let outputs = self.site(env, index, node, attrs, op, &refs);
-            // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
-            let validate: Rule = |ctx| {
-                infer::validate_broadcasting(ctx);
-                None
-            };
-            let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
-            self.checked(env, index, node, &refs, found, outputs)
+        } else if let Some(op) = broadcast {
+            let mut outputs = self.site(env, index, node, attrs, op, &refs);
+            if ops::is_default_domain(node.domain()) {
+                // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
+                let validate: Rule = |ctx| {
+                    infer::validate_broadcasting(ctx);
+                    None
+                };
+                let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
+                self.checked(env, index, node, &refs, found, outputs)
+            } else {
+                // A contrib or declared site: its other outputs come from the op's own rule.
+                self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
+                outputs
+            }
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
             let domain = node.domain();
-            let (inferred, found) =
-                self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx));
-            let outputs = inferred.unwrap_or_else(|| self.opaque(node));
+            let (inferred, found) = match decl {
+                Some(decl) => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| decl.infer(ctx)),
+                None => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx)),
+            };
+            let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
             self.checked(env, index, node, &refs, found, outputs)
         };
         self.define_outputs(env, scope, declared, index, node, outputs);

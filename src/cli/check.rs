@@ -16,7 +16,7 @@ use super::Status;
 /// pool of threads and reported in order as soon as the ones before it are done.
 pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Status> {
     let cwd = std::env::current_dir()?;
-    let (options, exclude) = match settings(args, matches, &cwd) {
+    let (options, exclude, custom_ops) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");
@@ -29,7 +29,11 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
         eprintln!("onnx-bcast: warning: {warning}");
     }
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
-        Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false },
+        Ok(bindings) => onnx_bcast::analysis::Request {
+            bindings,
+            custom_ops: std::sync::Arc::new(custom_ops),
+            ..Default::default()
+        },
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
@@ -68,7 +72,7 @@ fn settings(
     args: &CheckArgs,
     matches: &clap::ArgMatches,
     cwd: &std::path::Path,
-) -> Result<(CheckOptions, Exclude), config::ConfigError> {
+) -> Result<(CheckOptions, Exclude, onnx_bcast::infer::custom::CustomOps), config::ConfigError> {
     let choice = match (&args.config, args.no_config) {
         (_, true) => ConfigChoice::None,
         (Some(path), false) => ConfigChoice::File(path),
@@ -94,5 +98,6 @@ fn settings(
         eprintln!("onnx-bcast: settings from {}", config.path.display());
     }
     let exclude = config::exclude(config.as_ref(), &args.exclude, cwd)?;
-    Ok((options, exclude))
+    let custom_ops = config.as_ref().map(config::Config::custom_ops).transpose()?.unwrap_or_default();
+    Ok((options, exclude, custom_ops))
 }

@@ -76,6 +76,8 @@ struct Totals {
     models: usize,
     failed: usize,
     sites: Summary,
+    /// Nodes of ops no rule knows, by op, over every model.
+    opaque: std::collections::BTreeMap<String, usize>,
 }
 
 impl Totals {
@@ -93,6 +95,9 @@ impl Totals {
                 t.unknown += s.unknown;
                 t.errors += s.errors;
                 t.warnings += s.warnings;
+                for (op, n) in &report.opaque {
+                    *self.opaque.entry(op.clone()).or_default() += n;
+                }
             }
         }
     }
@@ -107,7 +112,7 @@ impl Totals {
             n => format!("; {} could not be checked", plural(n, "model")),
         };
         format!(
-            "checked {}, {}: {} same, {} broadcast, {}, {} conditional, {} unknown; {}, {}{failed}",
+            "checked {}, {}: {} same, {} broadcast, {}, {} conditional, {} unknown; {}, {}{failed}{}",
             plural(self.models, "model"),
             plural(s.sites, "site"),
             s.same,
@@ -117,6 +122,7 @@ impl Totals {
             s.unknown,
             plural(s.errors, "error"),
             plural(s.warnings, "warning"),
+            render::opaque_text(&self.opaque),
         )
     }
 }

@@ -10,6 +10,10 @@
 //! allow = ["declared-shape-mismatch"] # codes whose findings are dropped
 //! strict = true                       # like --strict
 //! exclude = ["legacy/**", "*_bad.onnx"] # globs, relative to the config file's folder
+//!
+//! [ops."com.example.Scale"]          # an op of your own kernels or plugins (DOMAIN.OP)
+//! shape = "input 0"                   # "input K", "broadcast I..J" (a site, like Add) or "opaque"
+//! type = "input 0"                    # "input K", an element type ("float", "int64", ...) or "opaque"
 //! ```
 //!
 //! Within the file `all` is applied before the codes it names, so `deny = ["all"]` with `allow = ["negative-dim"]`
@@ -52,6 +56,20 @@ pub struct Settings {
     /// Globs of paths not to check, relative to the config file's folder.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Ops no built-in rule knows, declared by `"DOMAIN.OP"` (`[ops."com.example.Plugin"]`): their shapes and
+    /// types (`infer::custom`).
+    #[serde(default)]
+    pub ops: std::collections::BTreeMap<String, OpSettings>,
+}
+
+/// One declared op, as written: `shape = "input 0" | "broadcast 0..1" | "opaque"`, `type = "input 0" | "float" |
+/// ... | "opaque"` (optional).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpSettings {
+    pub shape: String,
+    #[serde(rename = "type")]
+    pub elem: Option<String>,
 }
 
 /// A config file and its settings.
@@ -75,6 +93,8 @@ pub enum ConfigError {
     Flag { flag: &'static str, source: UnknownCode },
     #[error("{path}: `{code}` is in both `{first}` and `{second}`", path = path.display())]
     Conflict { path: PathBuf, code: String, first: &'static str, second: &'static str },
+    #[error("{path}: [ops.\"{op}\"]: {source}", path = path.display())]
+    Op { path: PathBuf, op: String, source: crate::infer::custom::DeclError },
     #[error("{origin}: invalid glob `{pattern}`: {message}")]
     Glob { origin: String, pattern: String, message: String },
 }
@@ -118,6 +138,25 @@ impl Config {
             }
         }
         Ok(None)
+    }
+
+    /// The ops the file declares (`[ops]`).
+    pub fn custom_ops(&self) -> Result<crate::infer::custom::CustomOps, ConfigError> {
+        use crate::infer::custom::{CustomOps, OpDecl, ShapeRule, TypeRule};
+        let mut ops = CustomOps::default();
+        for (name, op) in &self.settings.ops {
+            let bad = |source| ConfigError::Op { path: self.path.clone(), op: name.clone(), source };
+            let shape = ShapeRule::parse(&op.shape).map_err(bad)?;
+            let elem = match &op.elem {
+                Some(text) => TypeRule::parse(text).map_err(bad)?,
+                None => match shape {
+                    ShapeRule::Opaque => TypeRule::Opaque,
+                    ShapeRule::Input(k) | ShapeRule::Broadcast { first: k, .. } => TypeRule::Input(k),
+                },
+            };
+            ops.declare(name, OpDecl { shape, elem }).map_err(bad)?;
+        }
+        Ok(ops)
     }
 
     /// The folder the config file is in: what its `exclude` globs are relative to.
@@ -166,7 +205,7 @@ fn parse(path: &Path, text: &str) -> Result<Settings, ConfigError> {
 }
 
 /// The keys of the settings table, for "did you mean".
-const KEYS: [&str; 5] = ["deny", "warn", "allow", "strict", "exclude"];
+const KEYS: [&str; 6] = ["deny", "warn", "allow", "strict", "exclude", "ops"];
 
 /// A parse error about an unknown key, with the known key it is closest to (`exlude` → `exclude`).
 fn with_suggestion(message: String) -> String {

@@ -153,6 +153,12 @@ impl<'m> Planner<'m> {
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Same)) {
             return Some(SitePlan::Nothing);
         }
+        if first.kind == SiteKind::BiasAdd {
+            let reason = "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/\
+                          ContribOperators.md, \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a \
+                          bias made explicit would be refused by its kernel";
+            return Some(left(first, reason.into()));
+        }
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
             return Some(SitePlan::Nothing);
         }
@@ -303,14 +309,8 @@ impl<'m> Planner<'m> {
             return Err("the legacy axis form needs static shapes to be made explicit".into());
         }
         let out_shape = self.declared_output(site);
-        let target = match (site.rule, site.kind) {
-            (Rule::Unidirectional, SiteKind::Gemm { .. }) => {
-                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes.
-                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
-                let n = self.b.gathered_dim(at, &node.input[1], i64::from(!site.attrs.trans_b));
-                self.b.concat(at, vec![m, n])
-            }
-            (Rule::Unidirectional, _) => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        let target = match site.rule {
+            Rule::Unidirectional => self.one_way_target(at, site, node)?,
             _ => {
                 // An input that already has the output shape gives the target; else fold Expand over the inputs
                 // so that the running value takes every input's shape in turn.
@@ -361,6 +361,54 @@ impl<'m> Planner<'m> {
             done.add(op.position, name, step);
         }
         Ok(done)
+    }
+
+    /// The shape a one-way input is broadcast to, as a value of the graph: Gemm's and QGemm's (M, N) gathered from
+    /// A and B, an attention bias's scores (B, N, S, T), or PRelu's X.
+    fn one_way_target(&mut self, at: &At<'_>, site: &Site, node: &NodeProto) -> Result<String, String> {
+        Ok(match site.kind {
+            SiteKind::Gemm { .. } | SiteKind::QGemm => {
+                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
+                // B is its input 3.
+                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
+                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
+                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
+                self.b.concat(at, vec![m, n])
+            }
+            SiteKind::AttentionBias(attn) => match self.scores_shape(at, site, node, attn) {
+                Some(target) => target,
+                None => {
+                    return Err(format!(
+                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
+                         the op works out inside itself from a past or a packed input: no value of the graph holds \
+                         it to Expand to",
+                        site.output_shape
+                    ))
+                }
+            },
+            _ => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        })
+    }
+
+    /// The scores' shape (B, N, S, T) as a value of the graph: B and S from the query's shape, N from `num_heads`,
+    /// T from the key's length (or the query's, for `Attention`); `None` when T depends on a past or a packed
+    /// layout (the op adds them up inside itself).
+    fn scores_shape(&mut self, at: &At<'_>, site: &Site, node: &NodeProto, attn: crate::ops::Attn) -> Option<String> {
+        use crate::ops::Attn;
+        let heads = u64::try_from(crate::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
+        let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
+        let rank =
+            |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
+        let total = match attn {
+            Attn::Attention if !present(4) => (0, 1),
+            Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),
+            _ => return None,
+        };
+        let b = self.b.gathered_dim(at, &node.input[0], 0);
+        let n = self.b.shape_constant(at, &[heads]);
+        let s = self.b.gathered_dim(at, &node.input[0], 1);
+        let t = self.b.gathered_dim(at, &node.input[total.0], total.1);
+        Some(self.b.concat(at, vec![b, n, s, t]))
     }
 
     /// The output shape as a declaration can state it: sizes and the model's own symbols. Expressions, symbolic

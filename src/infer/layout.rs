@@ -87,11 +87,16 @@ fn concat(ctx: &Ctx<'_, '_>) -> ValueFacts {
             }
         })
         .collect();
+    // Parts whose contents are unknown count as unknown entries, as long as some part says something.
     let value = present
         .iter()
-        .map(|&i| ctx.input(i).and_then(valops::contents))
+        .map(|&i| ctx.input(i).and_then(valops::contents_or_unknown))
         .collect::<Option<Vec<_>>>()
-        .and_then(|parts| valops::concat(&parts, axis));
+        .filter(|parts| parts.iter().any(|(_, v)| v.iter().any(Option::is_some)))
+        .and_then(|parts| {
+            let parts: Vec<(Vec<usize>, &[IntValue])> = parts.iter().map(|(d, v)| (d.clone(), &v[..])).collect();
+            valops::concat(&parts, axis)
+        });
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(dims)) }
 }
 

@@ -6,6 +6,8 @@
 
 pub mod attention;
 pub mod bodies;
+pub mod contrib;
+pub mod custom;
 pub mod einsum;
 pub mod elementwise;
 pub mod image;
@@ -187,15 +189,17 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(result)
 }
 
-/// Infers the outputs of a node of `domain` (the default domain, `ai.onnx.ml`, `ai.onnx.preview.training`,
-/// `ai.onnx.preview`); `None` when no rule knows the op.
+/// Infers the outputs of a non-broadcasting node of `domain`: the default domain (then the few contrib ops
+/// onnxruntime registers there, `SimplifiedLayerNormalization`), `ai.onnx.ml`, `ai.onnx.preview.training`,
+/// `ai.onnx.preview`, and onnxruntime's contrib domains (`com.microsoft`, `com.microsoft.nchwc`); `None` when no
+/// rule knows the op.
 pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result: Vec<ValueFacts> = match domain {
-        _ if crate::ops::is_default_domain(domain) => return infer(ctx),
+        _ if crate::ops::is_default_domain(domain) => infer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx)),
         "ai.onnx.ml" => ml::infer(ctx),
         "ai.onnx.preview.training" => training::infer(ctx),
         "ai.onnx.preview" => attention::infer_preview(ctx),
-        _ => None,
+        _ => contrib::infer(contrib::Domain::of(domain)?, ctx),
     }?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);

@@ -169,9 +169,13 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
     }
     // Expand lays its data out at the target shape; the shape input is no operand.
     if op == "Expand" {
-        return valops::spread(inputs.first().copied().flatten()?, &out_dims);
+        return valops::spread(inputs.first().copied().flatten().filter(|f| f.value.is_some())?, &out_dims);
     }
-    // Each input's contents laid out at the output shape.
+    // Each input's contents laid out at the output shape (an input of unknown contents as unknown entries, when
+    // another input's are known).
+    if !inputs.iter().any(|f| f.is_some_and(|f| f.value.is_some())) {
+        return None;
+    }
     let args: Vec<Vec<IntValue>> = inputs.iter().map(|f| valops::spread((*f)?, &out_dims)).collect::<Option<_>>()?;
     let elementwise = |f: &dyn Fn(&[&Poly]) -> Option<Poly>| -> Option<Vec<IntValue>> {
         Some(

@@ -162,14 +162,33 @@ pub fn summary_text(report: &Report) -> String {
     let s = report.summary;
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     format!(
-        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown",
+        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown{}",
         plural(s.sites, "site"),
         s.same,
         s.broadcast,
         plural(s.violations, "violation"),
         s.conditional,
-        s.unknown
+        s.unknown,
+        opaque_text(&report.opaque)
     )
+}
+
+/// `; 2 nodes of 1 unknown op: custom.Foo` when some nodes' ops have no rule (nothing otherwise), for the end of
+/// a summary line: what the tool could not see into is always said.
+pub fn opaque_text(opaque: &std::collections::BTreeMap<String, usize>) -> String {
+    if opaque.is_empty() {
+        return String::new();
+    }
+    let nodes: usize = opaque.values().sum();
+    let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
+    let ops = if opaque.len() == 1 { "1 unknown op".to_string() } else { format!("{} unknown ops", opaque.len()) };
+    let names: Vec<&str> = opaque.keys().map(String::as_str).collect();
+    format!("; {nodes} of {ops}: {}", visible(&names.join(", ")))
+}
+
+/// A name from the model with its control characters escaped, so that it cannot break or rewrite a line.
+fn visible(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 pub use crate::render_expand::{expand_json, write_expand_text};

@@ -104,7 +104,12 @@ impl Site {
         if let (Rule::Bidirectional, Some(data), Some(target)) = (self.rule, self.inputs.first(), &self.target) {
             return format!("{} {} and the target shape {target}", data.name, data.shape);
         }
-        let parts: Vec<String> = self.inputs.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
+        // A numpy site names the inputs it broadcasts (QLinearAdd's A and B, not its scales and zero points).
+        let shown: Vec<&SiteInput> = match self.rule {
+            Rule::Multidirectional => self.rule_inputs.iter().flatten().map(|&i| &self.inputs[i]).collect(),
+            _ => self.inputs.iter().collect(),
+        };
+        let parts: Vec<String> = shown.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
         match parts.len() {
             0 => "no inputs".into(),
             1 => parts[0].clone(),
