@@ -1,0 +1,266 @@
+//! A site's conditions as the range decision reads them: comparisons of polynomials joined by "and" and "or".
+//! [`Predicate::of_condition`] is the one place a kind of condition ([`ConditionKind`]) is taught to the decision;
+//! a new kind adds an arm there, in terms of [`Predicate::Equal`], [`Predicate::AtMost`], [`Predicate::Divides`],
+//! [`Predicate::Any`] and [`Predicate::All`] (the compiler points at the arm to add).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::rules::{Condition, ConditionKind};
+use crate::shape::Dim;
+use crate::sym::{Interval, Poly};
+
+/// A statement about sizes, true or false at each size of the symbols.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Predicate {
+    /// The two sizes are equal.
+    Equal(Poly, Poly),
+    /// The first size is at most the second.
+    AtMost(Poly, Poly),
+    /// The first (a positive divisor) divides the second: `4 divides 6*N`.
+    Divides(Poly, Poly),
+    /// At least one of them holds.
+    Any(Vec<Predicate>),
+    /// Every one of them holds.
+    All(Vec<Predicate>),
+    /// It is about a size nothing names (an unknown dim): no range decides it.
+    Unknowable,
+}
+
+impl Predicate {
+    /// What a condition states, as a predicate on sizes.
+    pub fn of_condition(kind: &ConditionKind) -> Predicate {
+        match kind {
+            ConditionKind::OneOf { dim, options } => Predicate::Any(options.iter().map(|o| equal(dim, o)).collect()),
+            ConditionKind::EqualOrOne { dims } => {
+                let mut pairs = Vec::new();
+                for (i, a) in dims.iter().enumerate() {
+                    for b in &dims[i + 1..] {
+                        let one = Dim::Known(1);
+                        pairs.push(Predicate::Any(vec![equal(a, b), equal(a, &one), equal(b, &one)]));
+                    }
+                }
+                Predicate::All(pairs)
+            }
+            ConditionKind::UnknownOneOf { .. } => Predicate::Unknowable,
+            ConditionKind::AtMost { dim, bound } => match (dim.to_poly(), bound.to_poly()) {
+                (Some(d), Some(b)) => Predicate::AtMost(d, b),
+                _ => Predicate::Unknowable,
+            },
+        }
+    }
+
+    /// Every condition of a site at once.
+    pub fn of_conditions(conditions: &[Condition]) -> Predicate {
+        Predicate::All(conditions.iter().map(|c| Predicate::of_condition(&c.kind)).collect())
+    }
+
+    /// Every symbol it names.
+    pub fn symbols(&self) -> BTreeSet<Arc<str>> {
+        let mut out = BTreeSet::new();
+        self.collect_symbols(&mut out);
+        out
+    }
+
+    fn collect_symbols(&self, out: &mut BTreeSet<Arc<str>>) {
+        match self {
+            Predicate::Equal(a, b) | Predicate::AtMost(a, b) | Predicate::Divides(a, b) => {
+                out.extend(a.symbols());
+                out.extend(b.symbols());
+            }
+            Predicate::Any(ps) | Predicate::All(ps) => ps.iter().for_each(|p| p.collect_symbols(out)),
+            Predicate::Unknowable => {}
+        }
+    }
+}
+
+fn equal(a: &Dim, b: &Dim) -> Predicate {
+    match (a.to_poly(), b.to_poly()) {
+        (Some(a), Some(b)) => Predicate::Equal(a, b),
+        _ => Predicate::Unknowable,
+    }
+}
+
+/// One comparison, ready to be settled over a box: a polynomial that must be zero, at most zero, or divisible.
+#[derive(Clone, Debug)]
+pub(crate) enum Test {
+    Zero(Poly),
+    NonPositive(Poly),
+    /// The first divides the second.
+    Divides(Poly, Poly),
+    Unknowable,
+}
+
+/// How a test or a predicate comes out over every size of a box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tri {
+    /// True at every size.
+    All,
+    /// False at every size.
+    None,
+    /// Not settled for the box as a whole.
+    Mixed,
+}
+
+/// A predicate's shape over its tests.
+#[derive(Clone, Debug)]
+pub(crate) enum Node {
+    Test(usize),
+    Any(Vec<Node>),
+    All(Vec<Node>),
+}
+
+impl Node {
+    /// The predicate over a box, from its tests' outcomes (asked lazily, each at most once). "Holds at every size"
+    /// and "fails at every size" compose soundly: `Any` holds everywhere if one part does, fails everywhere if all
+    /// do; `All` the other way round.
+    pub(crate) fn eval(&self, test: &mut dyn FnMut(usize) -> Tri) -> Tri {
+        match self {
+            Node::Test(i) => test(*i),
+            Node::Any(parts) => {
+                let mut all_none = true;
+                for p in parts {
+                    match p.eval(test) {
+                        Tri::All => return Tri::All,
+                        Tri::Mixed => all_none = false,
+                        Tri::None => {}
+                    }
+                }
+                if all_none {
+                    Tri::None
+                } else {
+                    Tri::Mixed
+                }
+            }
+            Node::All(parts) => {
+                let mut all_all = true;
+                for p in parts {
+                    match p.eval(test) {
+                        Tri::None => return Tri::None,
+                        Tri::Mixed => all_all = false,
+                        Tri::All => {}
+                    }
+                }
+                if all_all {
+                    Tri::All
+                } else {
+                    Tri::Mixed
+                }
+            }
+        }
+    }
+}
+
+/// A predicate split into its tests and its shape, with the symbols the ranges give and the others.
+#[derive(Clone, Debug)]
+pub(crate) struct Compiled {
+    /// The symbols with a range, in order: a box gives a range to each.
+    pub symbols: Vec<Arc<str>>,
+    /// The symbols without one.
+    pub free: Vec<Arc<str>>,
+    /// Per symbol, the modulus that clears its floors (1: none, 0: a divisor with no period).
+    pub moduli: Vec<i64>,
+    pub tests: Vec<Test>,
+    pub tree: Node,
+    pub unknowable: bool,
+    /// The prefix of the names standing for a box's offsets (`k0`, `k1`, …), chosen so no free symbol has one.
+    pub offset_prefix: String,
+}
+
+impl Compiled {
+    pub(crate) fn new(pred: &Predicate, ranged: &dyn Fn(&str) -> bool) -> Compiled {
+        let (symbols, free): (Vec<Arc<str>>, Vec<Arc<str>>) = pred.symbols().into_iter().partition(|s| ranged(s));
+        let mut tests = Vec::new();
+        let tree = lower(pred, &mut tests);
+        let moduli = symbols.iter().map(|s| modulus_of(&tests, s)).collect();
+        let unknowable = tests.iter().any(|t| matches!(t, Test::Unknowable));
+        let mut offset_prefix = "\u{27e8}k".to_string();
+        while free.iter().any(|f| f.starts_with(&offset_prefix)) {
+            offset_prefix.insert(0, '\u{27e8}');
+        }
+        Compiled { symbols, free, moduli, tests, tree, unknowable, offset_prefix }
+    }
+
+    /// The name standing for symbol `i`'s offset within a box.
+    pub(crate) fn offset_name(&self, i: usize) -> String {
+        format!("{}{i}", self.offset_prefix)
+    }
+}
+
+fn lower(pred: &Predicate, tests: &mut Vec<Test>) -> Node {
+    let mut push = |t: Test| {
+        tests.push(t);
+        Node::Test(tests.len() - 1)
+    };
+    match pred {
+        Predicate::Equal(a, b) => push(a.sub(b).map_or(Test::Unknowable, Test::Zero)),
+        Predicate::AtMost(a, b) => push(a.sub(b).map_or(Test::Unknowable, Test::NonPositive)),
+        Predicate::Divides(d, a) => push(Test::Divides(d.clone(), a.clone())),
+        Predicate::Unknowable => push(Test::Unknowable),
+        Predicate::Any(ps) => Node::Any(ps.iter().map(|p| lower(p, tests)).collect()),
+        Predicate::All(ps) => Node::All(ps.iter().map(|p| lower(p, tests)).collect()),
+    }
+}
+
+/// The modulus that clears every floor over `symbol` in the tests (a divisibility test counts by its remainder's
+/// floor: `6*N mod 4` is periodic in N with period 2).
+fn modulus_of(tests: &[Test], symbol: &str) -> i64 {
+    let mut m: i64 = 1;
+    let mut merge = |p: &Poly| {
+        if let Some(&k) = p.moduli().get(symbol) {
+            m = match (m, k) {
+                (0, _) | (_, 0) => 0,
+                (a, b) => crate::sym::lcm(a, b).unwrap_or(0),
+            };
+        }
+    };
+    for t in tests {
+        match t {
+            Test::Zero(p) | Test::NonPositive(p) => merge(p),
+            Test::Divides(d, a) => {
+                merge(d);
+                if let Some(rest) = a.modulo(d) {
+                    merge(&rest);
+                }
+            }
+            Test::Unknowable => {}
+        }
+    }
+    m
+}
+
+impl Test {
+    /// The test at sizes given by `value` (a symbol's constant, or its form over a box's offsets), settled by the
+    /// offsets' intervals `range`.
+    pub(crate) fn over(&self, value: &dyn Fn(&str) -> Option<Poly>, range: &dyn Fn(&str) -> Option<Interval>) -> Tri {
+        use crate::sym::Ext;
+        let at = |p: &Poly| p.substitute_poly(value).map(|q| q.bounds_within(range));
+        match self {
+            Test::Zero(d) => match at(d) {
+                Some(b) if b.single() == Some(0) => Tri::All,
+                Some(b) if b.lo > Ext::Fin(0) || b.hi < Ext::Fin(0) => Tri::None,
+                _ => Tri::Mixed,
+            },
+            Test::NonPositive(d) => match at(d) {
+                Some(b) if b.hi <= Ext::Fin(0) => Tri::All,
+                Some(b) if b.lo > Ext::Fin(0) => Tri::None,
+                _ => Tri::Mixed,
+            },
+            Test::Divides(d, a) => {
+                let rest = (|| {
+                    let d = d.substitute_poly(value)?;
+                    if d.bounds_within(range).lo < Ext::Fin(1) {
+                        return None;
+                    }
+                    a.substitute_poly(value)?.modulo(&d).map(|r| r.bounds_within(range))
+                })();
+                match rest {
+                    Some(b) if b.single() == Some(0) => Tri::All,
+                    Some(b) if b.lo > Ext::Fin(0) || b.hi < Ext::Fin(0) => Tri::None,
+                    _ => Tri::Mixed,
+                }
+            }
+            Test::Unknowable => Tri::Mixed,
+        }
+    }
+}
