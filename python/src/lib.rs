@@ -131,7 +131,7 @@ fn selection(deny: &[String], warn: &[String], allow: &[String]) -> PyResult<Rul
 /// `bind`'s sizes, as `--bind NAME=SIZE` takes them.
 fn bindings(bind: &[(String, u64)]) -> PyResult<Request> {
     let bindings = Bindings::new(bind).map_err(|e| BindError::new_err(e.to_string()))?;
-    Ok(Request { bindings, function_facts: false })
+    Ok(Request { bindings, ..Default::default() })
 }
 
 /// A model's check: its findings, sites and totals. The Python `Report` wraps it and reads the parts it is asked

@@ -167,4 +167,4 @@ mod walk;
 use scope::{Body, Env};
 use walk::Walker;
 
-pub use bind::{analyze_model_request, BindError, Bindings, Request};
+pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};

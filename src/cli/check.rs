@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal};
 
 use onnx_bcast::check::{CheckOptions, Level};
 use onnx_bcast::config::{self, find_models, ConfigChoice, Exclude, Walk};
+use onnx_bcast::ranges::RangeRequest;
 use onnx_bcast::render;
 
 use super::args::{CheckArgs, CheckFormat, ColorWhen};
@@ -16,7 +17,7 @@ use super::Status;
 /// pool of threads and reported in order as soon as the ones before it are done.
 pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Status> {
     let cwd = std::env::current_dir()?;
-    let (options, exclude) = match settings(args, matches, &cwd) {
+    let (options, exclude, ranges) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");
@@ -29,13 +30,14 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
         eprintln!("onnx-bcast: warning: {warning}");
     }
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
-        Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false },
+        Ok(bindings) => onnx_bcast::analysis::Request { bindings, ranges, ..Default::default() },
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
-    run_checks(&targets, options, args.jobs, reporter(args), &request)
+    let witness = args.witness.as_deref();
+    run_checks(&targets, options, args.jobs, reporter(args), (&request, witness))
 }
 
 /// Where the results go: the format, its colours, and how much it says.
@@ -63,12 +65,12 @@ fn reporter(args: &CheckArgs) -> Reporter {
 }
 
 /// The config file (unless --no-config), then the flags over it (`onnx_bcast::config::settings`): --strict and
-/// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`.
+/// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`, the ranges.
 fn settings(
     args: &CheckArgs,
     matches: &clap::ArgMatches,
     cwd: &std::path::Path,
-) -> Result<(CheckOptions, Exclude), config::ConfigError> {
+) -> Result<(CheckOptions, Exclude, RangeRequest), config::ConfigError> {
     let choice = match (&args.config, args.no_config) {
         (_, true) => ConfigChoice::None,
         (Some(path), false) => ConfigChoice::File(path),
@@ -94,5 +96,7 @@ fn settings(
         eprintln!("onnx-bcast: settings from {}", config.path.display());
     }
     let exclude = config::exclude(config.as_ref(), &args.exclude, cwd)?;
-    Ok((options, exclude))
+    let flags = RangeRequest { safe_ranges: args.safe_ranges, ..args.ranges.request() };
+    let ranges = config::range_request(config.as_ref(), flags)?;
+    Ok((options, exclude, ranges))
 }

@@ -10,6 +10,9 @@
 //! allow = ["declared-shape-mismatch"] # codes whose findings are dropped
 //! strict = true                       # like --strict
 //! exclude = ["legacy/**", "*_bad.onnx"] # globs, relative to the config file's folder
+//! range = ["seq=1..512", "batch=1..8"] # like --range
+//! min-shapes = "images:1x3x320x320"   # like --min-shapes (also opt-shapes, max-shapes)
+//! safe-ranges = true                  # like --safe-ranges
 //! ```
 //!
 //! Within the file `all` is applied before the codes it names, so `deny = ["all"]` with `allow = ["negative-dim"]`
@@ -26,7 +29,7 @@ use crate::check::{Level, RuleSelection, Selector, UnknownCode};
 mod settings;
 mod walk;
 
-pub use settings::{check_options, exclude, load, ConfigChoice};
+pub use settings::{check_options, exclude, load, range_request, ConfigChoice};
 pub use walk::{find_models, is_model_file, Exclude, Target, Walk};
 
 /// The name of the dedicated config file.
@@ -52,6 +55,19 @@ pub struct Settings {
     /// Globs of paths not to check, relative to the config file's folder.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Ranges of sizes, as `--range` takes them (`seq=1..512`).
+    #[serde(default)]
+    pub range: Vec<String>,
+    /// A TensorRT profile's shapes, as `--min-shapes`, `--opt-shapes` and `--max-shapes` take them.
+    #[serde(rename = "min-shapes")]
+    pub min_shapes: Option<String>,
+    #[serde(rename = "opt-shapes")]
+    pub opt_shapes: Option<String>,
+    #[serde(rename = "max-shapes")]
+    pub max_shapes: Option<String>,
+    /// `--safe-ranges` by default.
+    #[serde(rename = "safe-ranges")]
+    pub safe_ranges: Option<bool>,
 }
 
 /// A config file and its settings.
@@ -77,6 +93,8 @@ pub enum ConfigError {
     Conflict { path: PathBuf, code: String, first: &'static str, second: &'static str },
     #[error("{origin}: invalid glob `{pattern}`: {message}")]
     Glob { origin: String, pattern: String, message: String },
+    #[error("{path}: `{key}`: {message}", path = path.display())]
+    Range { path: PathBuf, key: &'static str, message: String },
 }
 
 impl Config {
@@ -166,7 +184,8 @@ fn parse(path: &Path, text: &str) -> Result<Settings, ConfigError> {
 }
 
 /// The keys of the settings table, for "did you mean".
-const KEYS: [&str; 5] = ["deny", "warn", "allow", "strict", "exclude"];
+const KEYS: [&str; 10] =
+    ["deny", "warn", "allow", "strict", "exclude", "range", "min-shapes", "opt-shapes", "max-shapes", "safe-ranges"];
 
 /// A parse error about an unknown key, with the known key it is closest to (`exlude` → `exclude`).
 fn with_suggestion(message: String) -> String {

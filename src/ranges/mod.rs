@@ -11,8 +11,10 @@
 //! - [`profile`]: TensorRT's spelling of ranges (`--min-shapes images:1x3x320x320`, trtexec's and onnxruntime's
 //!   TensorRT provider's) mapped to the inputs' symbols, and printed back for a safe box.
 
+pub mod decider;
 pub mod predicate;
-// profile: next
+pub mod profile;
+pub mod request;
 pub mod safe;
 pub mod search;
 
@@ -20,7 +22,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+pub use decider::{Decider, SafeRanges};
 pub use predicate::Predicate;
+pub use request::{ModelRanges, RangeRequest, RangeRequestError, DEFAULT_SAFE_BOUNDS};
 
 /// The sizes `min`, `min + step`, …, up to `max` (which is on that lattice): one symbol's range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -119,7 +123,8 @@ impl SizeRange {
 
     /// Whether every size of `other` is one of these.
     pub fn covers(self, other: SizeRange) -> bool {
-        self.contains(other.min) && (other.is_point() || (self.contains(other.max) && other.step.is_multiple_of(self.step)))
+        self.contains(other.min)
+            && (other.is_point() || (self.contains(other.max) && other.step.is_multiple_of(self.step)))
     }
 }
 
