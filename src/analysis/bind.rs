@@ -168,6 +168,16 @@ pub fn prepare(
     Ok((prepared, Some(ranges)))
 }
 
+impl Analysis {
+    /// Every value's facts simplified over ranges of sizes (`shapes --range`, `infer --range`): a size that is one
+    /// number at every size of them is that number; nothing is kept that holds for part of them only.
+    pub fn facts_within(&mut self, ranges: &crate::ranges::Ranges) {
+        for (_, facts) in self.graphs.iter_mut().flat_map(|g| g.values.iter_mut()) {
+            *facts = crate::ranges::within::facts_within(facts, ranges);
+        }
+    }
+}
+
 /// [`analyze_model_each`] or [`analyze_model_with`] (when `each_site` is `None`) with the bindings and records of
 /// `request` (its ranges' single sizes bound: see [`prepare`]). A bound name no input declares, or a binding the
 /// model contradicts, is an error.

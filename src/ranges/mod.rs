@@ -17,6 +17,7 @@ pub mod profile;
 pub mod request;
 pub mod safe;
 pub mod search;
+pub mod within;
 
 use std::collections::BTreeMap;
 use std::fmt;
