@@ -65,11 +65,24 @@ impl Predicate {
     fn collect_symbols(&self, out: &mut BTreeSet<Arc<str>>) {
         match self {
             Predicate::Equal(a, b) | Predicate::AtMost(a, b) | Predicate::Divides(a, b) => {
-                out.extend(a.symbols());
-                out.extend(b.symbols());
+                sizes_named(a, out);
+                sizes_named(b, out);
             }
             Predicate::Any(ps) | Predicate::All(ps) => ps.iter().for_each(|p| p.collect_symbols(out)),
             Predicate::Unknowable => {}
+        }
+    }
+}
+
+/// The symbols a size names; a symbolic broadcast carries its sizes as texts (`floor(height / 2)`), whose symbols
+/// are read from them.
+fn sizes_named(p: &Poly, out: &mut BTreeSet<Arc<str>>) {
+    for s in p.symbols() {
+        match crate::sym::parse(&s) {
+            Ok(inner) if inner.as_symbol() != Some(&s) => sizes_named(&inner, out),
+            _ => {
+                out.insert(s);
+            }
         }
     }
 }
