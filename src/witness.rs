@@ -82,7 +82,7 @@ fn all_sizes(inputs: &[Input], report: &RangeReport, witness: &Sizes) -> Sizes {
 /// One tensor per fed input at `sizes`, or why there can be none.
 fn tensors(inputs: &[Input], sizes: &Sizes, seed: u64) -> Result<Vec<TensorProto>, String> {
     let mut total: u64 = 0;
-    let mut rng = SplitMix(seed ^ 0x5eed_0f_b_ca57);
+    let mut rng = SplitMix(seed ^ 0x05ee_d0fb_ca57);
     let mut out = Vec::new();
     for input in inputs {
         let dims: Vec<u64> = match &input.dims {

@@ -135,6 +135,12 @@ fn a_tensorrt_profile_ranges_the_symbols_of_the_inputs_it_names() {
     ]);
     assert_eq!(r.code, 2);
     assert!(r.stdout.contains("batch gets 1..8 from one input and 2..8 from another"), "{}{}", r.stdout, r.stderr);
+    // A --range narrows the profile's range of a symbol (a step, say), within its min and max only.
+    let narrowed = [&profile[..], &["--range", "seq=1..64"]].concat();
+    assert_eq!(run(&[&["check", POSITIONS], &narrowed[..]].concat()).code, 0);
+    let r = run(&[&["check", POSITIONS], &profile[..], &["--range", "seq=1..512"]].concat());
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.contains("--range seq: 1..512 is not within the profile's 1..128"), "{}", r.stdout);
     let r = run(&["check", POSITIONS, "--min-shapes", "images:1x3", "--max-shapes", "images:1x3"]);
     assert_eq!(r.code, 2);
     assert!(r.stdout.contains("--min-shapes: the model has no input named images"), "{}{}", r.stdout, r.stderr);

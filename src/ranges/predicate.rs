@@ -104,6 +104,23 @@ pub(crate) enum Test {
     Unknowable,
 }
 
+/// Whether some symbolic broadcast in `p` has two sizes that differ, and are not 1, at every size of the box.
+fn never_broadcasts(p: &Poly, range: &dyn Fn(&str) -> Option<Interval>) -> bool {
+    use crate::sym::Ext;
+    let nonzero = |q: Option<Poly>| {
+        q.is_some_and(|q| {
+            let b = q.bounds_within(range);
+            b.lo > Ext::Fin(0) || b.hi < Ext::Fin(0)
+        })
+    };
+    let one = Poly::constant(1);
+    p.broadcasts().iter().any(|sizes| {
+        sizes.iter().enumerate().any(|(i, a)| {
+            sizes[i + 1..].iter().any(|b| nonzero(a.sub(b)) && nonzero(a.sub(&one)) && nonzero(b.sub(&one)))
+        })
+    })
+}
+
 /// How a test or a predicate comes out over every size of a box.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tri {
@@ -247,33 +264,32 @@ impl Test {
     /// offsets' intervals `range`.
     pub(crate) fn over(&self, value: &dyn Fn(&str) -> Option<Poly>, range: &dyn Fn(&str) -> Option<Interval>) -> Tri {
         use crate::sym::Ext;
-        let at = |p: &Poly| p.substitute_poly(value).map(|q| q.bounds_within(range));
+        let (d, divisor) = match self {
+            Test::Zero(p) | Test::NonPositive(p) => (p.substitute_poly(value), None),
+            Test::Divides(d, a) => (a.substitute_poly(value), d.substitute_poly(value).map(Some).unwrap_or(None)),
+            Test::Unknowable => return Tri::Mixed,
+        };
+        let Some(d) = d else { return Tri::Mixed };
+        // A size that is the broadcast of sizes that never broadcast over the box exists nowhere there: the site
+        // that makes it fails at every size of the box (and says so), and this test holds vacuously.
+        if never_broadcasts(&d, range) || divisor.as_ref().is_some_and(|q| never_broadcasts(q, range)) {
+            return Tri::All;
+        }
+        let b = match (self, divisor) {
+            (Test::Divides(..), Some(q)) if q.bounds_within(range).lo >= Ext::Fin(1) => match d.modulo(&q) {
+                Some(rest) => rest.bounds_within(range),
+                None => return Tri::Mixed,
+            },
+            (Test::Divides(..), _) => return Tri::Mixed,
+            _ => d.bounds_within(range),
+        };
+        let (zero, positive, negative) = (b.single() == Some(0), b.lo > Ext::Fin(0), b.hi < Ext::Fin(0));
         match self {
-            Test::Zero(d) => match at(d) {
-                Some(b) if b.single() == Some(0) => Tri::All,
-                Some(b) if b.lo > Ext::Fin(0) || b.hi < Ext::Fin(0) => Tri::None,
-                _ => Tri::Mixed,
-            },
-            Test::NonPositive(d) => match at(d) {
-                Some(b) if b.hi <= Ext::Fin(0) => Tri::All,
-                Some(b) if b.lo > Ext::Fin(0) => Tri::None,
-                _ => Tri::Mixed,
-            },
-            Test::Divides(d, a) => {
-                let rest = (|| {
-                    let d = d.substitute_poly(value)?;
-                    if d.bounds_within(range).lo < Ext::Fin(1) {
-                        return None;
-                    }
-                    a.substitute_poly(value)?.modulo(&d).map(|r| r.bounds_within(range))
-                })();
-                match rest {
-                    Some(b) if b.single() == Some(0) => Tri::All,
-                    Some(b) if b.lo > Ext::Fin(0) || b.hi < Ext::Fin(0) => Tri::None,
-                    _ => Tri::Mixed,
-                }
-            }
-            Test::Unknowable => Tri::Mixed,
+            Test::NonPositive(_) if b.hi <= Ext::Fin(0) => Tri::All,
+            Test::NonPositive(_) if positive => Tri::None,
+            Test::Zero(_) | Test::Divides(..) if zero => Tri::All,
+            Test::Zero(_) | Test::Divides(..) if positive || negative => Tri::None,
+            _ => Tri::Mixed,
         }
     }
 }

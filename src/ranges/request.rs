@@ -29,6 +29,8 @@ pub enum RangeRequestError {
     Unknown { name: String, known: String },
     #[error("--range {name}: {name} is given {first} and {second}")]
     Twice { name: String, first: SizeRange, second: SizeRange },
+    #[error("--range {name}: {range} is not within the profile's {profile}")]
+    OutsideProfile { name: String, profile: SizeRange, range: SizeRange },
     #[error(transparent)]
     Profile(#[from] ProfileError),
 }
@@ -73,11 +75,14 @@ impl RangeRequest {
                 };
                 return Err(RangeRequestError::Unknown { name: shown_name(name), known });
             }
-            for earlier in [from_flags.get(name), all.get(name)].into_iter().flatten() {
-                if earlier != *range {
-                    let (name, first, second) = (shown_name(name), earlier, *range);
-                    return Err(RangeRequestError::Twice { name, first, second });
-                }
+            if let Some(earlier) = from_flags.get(name).filter(|e| e != range) {
+                let (name, first, second) = (shown_name(name), earlier, *range);
+                return Err(RangeRequestError::Twice { name, first, second });
+            }
+            // A range may narrow the profile's (a step within its min..max: `--range h=320..640/32`).
+            if let Some(profile) = all.get(name).filter(|p| range.first() < p.first() || range.last() > p.last()) {
+                let (name, first, second) = (shown_name(name), profile, *range);
+                return Err(RangeRequestError::OutsideProfile { name, profile: first, range: second });
             }
             from_flags.insert(name, *range);
         }

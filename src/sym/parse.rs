@@ -242,7 +242,7 @@ impl Parser {
         }
     }
 
-    /// `floor`, `ceil`/`ceiling`, `min`/`Min`, `max`/`Max`, `Mod`/`mod`.
+    /// `floor`, `ceil`/`ceiling`, `min`/`Min`, `max`/`Max`, `Mod`/`mod`, `broadcast`.
     fn call(&mut self, name: &str) -> Result<Frac, ParseError> {
         let mut args = vec![self.call_arg()?];
         while self.eat(",") {
@@ -260,6 +260,10 @@ impl Parser {
                 rest.iter().try_fold(whole(first)?, |acc, a| Ok::<_, ParseError>(acc.max_of(&whole(a)?)))?
             }
             ("Mod" | "mod", [a, d]) => whole(a)?.modulo(&whole(d)?).ok_or(ParseError("bad modulus"))?,
+            // What `Display` prints for a symbolic broadcast (and `infer` writes as a dim_param).
+            ("broadcast", [_, _, ..]) => {
+                super::subst::broadcast_of_sizes(args.iter().map(whole).collect::<Result<Vec<_>, _>>()?.into_iter())
+            }
             _ => return Err(ParseError("unknown function")),
         };
         Ok(Frac::whole(out))

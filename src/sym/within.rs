@@ -43,6 +43,31 @@ impl Poly {
         out
     }
 
+    /// The sizes of every symbolic broadcast in the polynomial (inside floors, minima and maxima too), each as the
+    /// polynomials its names read as.
+    pub fn broadcasts(&self) -> Vec<Vec<Poly>> {
+        let mut out = Vec::new();
+        self.collect_broadcasts(&mut out);
+        out
+    }
+
+    fn collect_broadcasts(&self, out: &mut Vec<Vec<Poly>>) {
+        for atom in self.terms.keys().flatten() {
+            match atom {
+                Atom::Sym(_) => {}
+                Atom::Floor(n, d) => {
+                    n.collect_broadcasts(out);
+                    d.collect_broadcasts(out);
+                }
+                Atom::Min(args) | Atom::Max(args) => args.iter().for_each(|a| a.collect_broadcasts(out)),
+                Atom::Broadcast(names) => {
+                    let sizes: Option<Vec<Poly>> = names.iter().map(|n| super::parse(n).ok()).collect();
+                    out.extend(sizes);
+                }
+            }
+        }
+    }
+
     fn collect_moduli(&self, outer: i64, out: &mut BTreeMap<Arc<str>, i64>) {
         for atom in self.terms.keys().flatten() {
             match atom {
