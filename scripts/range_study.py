@@ -84,7 +84,7 @@ def run(cmd):
             "stderr": p.stderr.decode("utf-8", "replace"), "seconds": time.monotonic() - t}
 
 
-def least_time(cmd, repeat=3):
+def least_time(cmd, repeat=5):
     return min(run(cmd)["seconds"] for _ in range(repeat))
 
 

@@ -386,6 +386,37 @@ fn make_inputs(
     Ok(out)
 }
 
+/// Runs the model (its bytes) with tract on the tensors of a `--witness`: tract's error, or `None` when it runs.
+pub fn run_witness(model: &[u8], tensors: &[crate::proto::TensorProto]) -> Option<String> {
+    let mut feeds = Vec::new();
+    for t in tensors {
+        let shape: Vec<usize> = t.dims.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+        let raw: &[u8] = t.raw_data.as_deref().unwrap_or(&[]);
+        macro_rules! le {
+            ($ty:ty, $n:expr) => {
+                tensor_of(&shape, raw.chunks_exact($n).map(|c| <$ty>::from_le_bytes(c.try_into().expect("chunk"))).collect())
+            };
+        }
+        let tensor = match t.data_type() {
+            1 => le!(f32, 4),
+            11 => le!(f64, 8),
+            7 => le!(i64, 8),
+            6 => le!(i32, 4),
+            5 => le!(i16, 2),
+            3 => le!(i8, 1),
+            2 => le!(u8, 1),
+            10 => tensor_of(&shape, raw.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect()),
+            9 => tensor_of(&shape, raw.iter().map(|&b| b != 0).collect()),
+            other => return Some(format!("input `{}`: element type {other} is not fed to tract", t.name())),
+        };
+        match tensor {
+            Ok(tensor) => feeds.push((t.name().to_string(), tensor)),
+            Err(e) => return Some(format!("input `{}`: {e}", t.name())),
+        }
+    }
+    run(model, &feeds).err()
+}
+
 fn tensor_of<T: Datum>(shape: &[usize], values: Vec<T>) -> TractResult<Tensor> {
     Ok(tract_ndarray::ArrayD::from_shape_vec(shape.to_vec(), values)?.into())
 }

@@ -20,10 +20,20 @@ use crate::shape::Dim;
 /// The most bytes the tensors of one witness may take.
 pub const MAX_WITNESS_BYTES: u64 = 256 << 20;
 
+/// What a runtime says when it runs the model on a witness's tensors (`verify` builds run tract).
+pub type Runtime<'a> = &'a dyn Fn(&[TensorProto]) -> String;
+
 /// Writes the tensors of every distinct witness of `report` under `dir`, in a folder named after the model
-/// (`shown`, its path as output shows it); records each in `report.witnesses`. A witness that cannot be written
-/// (too large, an input of an element type with no data) is recorded with its reason, and the others still are.
-pub fn write(inputs: &[Input], shown: &str, report: &mut RangeReport, dir: &Path) -> std::io::Result<()> {
+/// (`shown`, its path as output shows it); records each in `report.witnesses`, with what `runtime` says of it when
+/// there is one. A witness that cannot be written (too large, an input of an element type with no data) is
+/// recorded with its reason, and the others still are.
+pub fn write(
+    inputs: &[Input],
+    shown: &str,
+    report: &mut RangeReport,
+    dir: &Path,
+    runtime: Option<Runtime>,
+) -> std::io::Result<()> {
     let mut sets: Vec<(Sizes, Vec<String>)> = Vec::new();
     for f in &report.failures {
         let site = format!("{}/{}", f.graph, f.node);
@@ -41,12 +51,12 @@ pub fn write(inputs: &[Input], shown: &str, report: &mut RangeReport, dir: &Path
         let folder = model_dir.join((k + 1).to_string());
         let sizes = all_sizes(inputs, report, &witness);
         let tensors = tensors(inputs, &sizes, k as u64);
-        let (error, files) = match tensors {
-            Ok(tensors) => (None, write_tensors(&folder, &tensors)?),
-            Err(reason) => (Some(reason), Vec::new()),
+        let (error, files, said) = match tensors {
+            Ok(tensors) => (None, write_tensors(&folder, &tensors)?, runtime.map(|run| run(&tensors))),
+            Err(reason) => (Some(reason), Vec::new(), None),
         };
-        listed.push(listing(&sizes, &sites, &files, error.as_deref()));
-        report.witnesses.push(WrittenWitness { sizes, sites, dir: folder, error, runtime: None });
+        listed.push(listing(&sizes, &sites, &files, error.as_deref(), said.as_deref()));
+        report.witnesses.push(WrittenWitness { sizes, sites, dir: folder, error, runtime: said });
     }
     let manifest = serde_json::to_vec_pretty(&listed).map_err(std::io::Error::other)?;
     std::fs::write(model_dir.join("witnesses.json"), manifest)
@@ -195,7 +205,13 @@ fn write_tensors(folder: &Path, tensors: &[TensorProto]) -> std::io::Result<Vec<
     Ok(files)
 }
 
-fn listing(sizes: &Sizes, sites: &[String], files: &[PathBuf], error: Option<&str>) -> serde_json::Value {
+fn listing(
+    sizes: &Sizes,
+    sites: &[String],
+    files: &[PathBuf],
+    error: Option<&str>,
+    runtime: Option<&str>,
+) -> serde_json::Value {
     let sizes: serde_json::Map<String, serde_json::Value> =
         sizes.iter().map(|(n, v)| (n.to_string(), serde_json::Value::from(*v))).collect();
     serde_json::json!({
@@ -203,6 +219,7 @@ fn listing(sizes: &Sizes, sites: &[String], files: &[PathBuf], error: Option<&st
         "sites": sites,
         "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "error": error,
+        "runtime": runtime,
     })
 }
 

@@ -104,7 +104,16 @@ fn write_witnesses(
 ) -> Result<(), Failure> {
     let (Some(dir), Some(ranges)) = (dir, report.ranges.as_mut()) else { return Ok(()) };
     let inputs = onnx_bcast::ranges::profile::model_inputs(model.proto());
-    onnx_bcast::witness::write(&inputs, shown, ranges, dir)
+    #[cfg(feature = "verify")]
+    let tract = |tensors: &[onnx_bcast::proto::TensorProto]| match onnx_bcast::verify::run_witness(model.bytes(), tensors) {
+        Some(error) => format!("tract: {error}"),
+        None => "tract runs the model at these sizes without an error".to_string(),
+    };
+    #[cfg(feature = "verify")]
+    let runtime: Option<onnx_bcast::witness::Runtime> = Some(&tract);
+    #[cfg(not(feature = "verify"))]
+    let runtime = None;
+    onnx_bcast::witness::write(&inputs, shown, ranges, dir, runtime)
         .map_err(|e| Failure::Load(format!("{shown}: --witness {}: {e}", dir.display())))
 }
 

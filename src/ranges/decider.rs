@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::safe::{largest_safe, SafeBox};
-use super::{decide, describe, describe_sizes, Decision, Predicate, Ranges};
+use super::{decide_by_parts, decide_whole, describe, describe_sizes, Decision, Predicate, Ranges};
 use crate::rules::Condition;
 
 /// Decides conditions over fixed ranges, each distinct predicate once.
@@ -34,16 +34,19 @@ impl Decider {
         &self.ranges
     }
 
-    /// What a site's conditions come to over the ranges.
+    /// What a site's conditions come to over the ranges (each independent part decided once per model).
     pub fn decide(&mut self, conditions: &[Condition]) -> Decision {
         let pred = Predicate::of_conditions(conditions);
-        if let Some(known) = self.cache.get(&pred) {
-            return known.clone();
-        }
-        let decision = decide(&pred, &self.ranges);
-        self.seen.push(pred.clone());
-        self.cache.insert(pred, decision.clone());
-        decision
+        let (ranges, cache, seen) = (&self.ranges, &mut self.cache, &mut self.seen);
+        decide_by_parts(&pred, ranges, &mut |part| {
+            if let Some(known) = cache.get(part) {
+                return known.clone();
+            }
+            let decision = decide_whole(part, ranges);
+            seen.push(part.clone());
+            cache.insert(part.clone(), decision.clone());
+            decision
+        })
     }
 
     /// The largest box where every condition decided so far holds. Conditions no range can decide (on symbols
@@ -53,10 +56,20 @@ impl Decider {
             self.seen.iter().partition(|p| decidable(p, &self.ranges));
         let left_out = left_out.len();
         let all = Predicate::All(covered.into_iter().cloned().collect());
-        match largest_safe(&all, &self.ranges) {
-            Some(safe) => SafeRanges::Safe { safe, left_out },
-            None => SafeRanges::None { left_out },
+        // Symbols that no condition ties together are searched apart: the largest box is the product of the
+        // largest boxes of each group.
+        let mut safe = SafeBox { ranges: self.ranges.iter().map(|(n, r)| (n.clone(), r)).collect(), complete: true };
+        for group in super::parts::independent(&all, &self.ranges) {
+            let Some(found) = largest_safe(&group, &self.ranges) else { return SafeRanges::None { left_out } };
+            let named = group.symbols();
+            for (name, range) in found.ranges.into_iter().filter(|(n, _)| named.contains(n)) {
+                if let Some(slot) = safe.ranges.iter_mut().find(|(n, _)| *n == name) {
+                    slot.1 = range;
+                }
+            }
+            safe.complete &= found.complete;
         }
+        SafeRanges::Safe { safe, left_out }
     }
 }
 

@@ -12,6 +12,7 @@
 //!   TensorRT provider's) mapped to the inputs' symbols, and printed back for a safe box.
 
 pub mod decider;
+mod parts;
 pub mod predicate;
 pub mod profile;
 pub mod request;
@@ -277,8 +278,28 @@ impl UnprovenReason {
     }
 }
 
-/// Decides a predicate over the ranges (symbols it names without a range stay free).
+/// Decides a predicate over the ranges (symbols it names without a range stay free), its independent parts apart.
 pub fn decide(pred: &Predicate, ranges: &Ranges) -> Decision {
+    decide_by_parts(pred, ranges, &mut |part| decide_whole(part, ranges))
+}
+
+/// The decision of a predicate from those of its independent parts (`part` decides one).
+pub(crate) fn decide_by_parts(
+    pred: &Predicate,
+    ranges: &Ranges,
+    part: &mut dyn FnMut(&Predicate) -> Decision,
+) -> Decision {
+    let parts = parts::independent(pred, ranges);
+    if parts.len() == 1 {
+        return part(&parts[0]);
+    }
+    let decisions: Vec<Decision> = parts.iter().map(|p| part(p)).collect();
+    let symbols: Vec<Arc<str>> = pred.symbols().into_iter().filter(|s| ranges.get(s).is_some()).collect();
+    parts::combine(&symbols, ranges, &decisions)
+}
+
+/// Decides a predicate over the ranges as one.
+pub(crate) fn decide_whole(pred: &Predicate, ranges: &Ranges) -> Decision {
     let compiled = predicate::Compiled::new(pred, &|s| ranges.get(s).is_some());
     let root: search::Cell = compiled.symbols.iter().filter_map(|s| ranges.get(s)).collect();
     search::decide(&compiled, &root)

@@ -191,6 +191,8 @@ pub(crate) struct Compiled {
     /// Per symbol, the modulus that clears its floors (1: none, 0: a divisor with no period).
     pub moduli: Vec<i64>,
     pub tests: Vec<Test>,
+    /// Per test, whether it has a `min` or `max`: only then is it also read from the upper end of a range.
+    pub two_ends: Vec<bool>,
     pub tree: Node,
     pub unknowable: bool,
     /// The prefix of the names standing for a box's offsets (`k0`, `k1`, …), chosen so no free symbol has one.
@@ -204,11 +206,19 @@ impl Compiled {
         let tree = lower(pred, &mut tests);
         let moduli = symbols.iter().map(|s| modulus_of(&tests, s)).collect();
         let unknowable = tests.iter().any(|t| matches!(t, Test::Unknowable));
-        let mut offset_prefix = "\u{27e8}k".to_string();
+        let two_ends = tests
+            .iter()
+            .map(|t| match t {
+                Test::Zero(p) | Test::NonPositive(p) => p.has_extrema(),
+                Test::Divides(d, a) => d.has_extrema() || a.has_extrema(),
+                Test::Unknowable => false,
+            })
+            .collect();
+        let mut offset_prefix = "_k".to_string();
         while free.iter().any(|f| f.starts_with(&offset_prefix)) {
-            offset_prefix.insert(0, '\u{27e8}');
+            offset_prefix.insert(0, '_');
         }
-        Compiled { symbols, free, moduli, tests, tree, unknowable, offset_prefix }
+        Compiled { symbols, free, moduli, tests, two_ends, tree, unknowable, offset_prefix }
     }
 
     /// The name standing for symbol `i`'s offset within a box.

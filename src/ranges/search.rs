@@ -117,7 +117,7 @@ fn test_over(pred: &Compiled, test: usize, cell: &Cell) -> Tri {
     for end in [End::Low, End::High] {
         let value = |name: &str| symbol_value(pred, cell, &offsets, name, end);
         outcome = pred.tests[test].over(&value, &range);
-        if outcome != Tri::Mixed || cell.iter().all(|r| r.is_point()) {
+        if outcome != Tri::Mixed || !pred.two_ends[test] || cell.iter().all(|r| r.is_point()) {
             break;
         }
     }

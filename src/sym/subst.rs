@@ -46,11 +46,11 @@ impl Atom {
 
 /// A broadcast name's new value: a symbol's, or an expression text's (a broadcast carries an expression by its
 /// text) worked out again; `None` when nothing in it changes.
-fn name_value(name: &str, value: &dyn Fn(&str) -> Option<Poly>) -> Option<Poly> {
+fn name_value(name: &Arc<str>, value: &dyn Fn(&str) -> Option<Poly>) -> Option<Poly> {
     if is_plain_name(name) {
         return value(name);
     }
-    let p = super::parse(name).ok()?;
+    let p = super::parse::parse_size_text(name)?;
     let new = p.substitute_poly(value)?;
     (new != p).then_some(new)
 }
@@ -60,7 +60,7 @@ fn name_value(name: &str, value: &dyn Fn(&str) -> Option<Poly>) -> Option<Poly> 
 fn broadcast_of(names: &Arc<[Arc<str>]>, value: &dyn Fn(&str) -> Option<Poly>) -> Poly {
     let sizes = names.iter().map(|name| match name_value(name, value) {
         Some(p) => p,
-        None => super::parse(name).unwrap_or_else(|_| Poly::symbol(name.clone())),
+        None => super::parse::parse_size_text(name).unwrap_or_else(|| Poly::symbol(name.clone())),
     });
     broadcast_of_sizes(sizes)
 }

@@ -43,6 +43,19 @@ impl Poly {
         out
     }
 
+    /// Whether a `min` or `max` is anywhere in the polynomial (inside floors and broadcasts too): only then does it
+    /// matter from which end of a range its symbols are written.
+    pub fn has_extrema(&self) -> bool {
+        self.terms.keys().flatten().any(|atom| match atom {
+            Atom::Sym(_) => false,
+            Atom::Min(_) | Atom::Max(_) => true,
+            Atom::Floor(n, d) => n.has_extrema() || d.has_extrema(),
+            Atom::Broadcast(names) => {
+                names.iter().any(|n| super::parse::parse_size_text(n).is_some_and(|p| p.has_extrema()))
+            }
+        })
+    }
+
     /// The sizes of every symbolic broadcast in the polynomial (inside floors, minima and maxima too), each as the
     /// polynomials its names read as.
     pub fn broadcasts(&self) -> Vec<Vec<Poly>> {
@@ -61,7 +74,7 @@ impl Poly {
                 }
                 Atom::Min(args) | Atom::Max(args) => args.iter().for_each(|a| a.collect_broadcasts(out)),
                 Atom::Broadcast(names) => {
-                    let sizes: Option<Vec<Poly>> = names.iter().map(|n| super::parse(n).ok()).collect();
+                    let sizes: Option<Vec<Poly>> = names.iter().map(super::parse::parse_size_text).collect();
                     out.extend(sizes);
                 }
             }
@@ -83,10 +96,10 @@ impl Poly {
                 Atom::Min(args) | Atom::Max(args) => args.iter().for_each(|a| a.collect_moduli(outer, out)),
                 Atom::Broadcast(names) => {
                     for name in names.iter() {
-                        match super::parse(name) {
-                            Ok(p) => p.collect_moduli(outer, out),
-                            Err(_) if outer != 1 => merge_modulus(out, name, outer),
-                            Err(_) => {}
+                        match super::parse::parse_size_text(name) {
+                            Some(p) => p.collect_moduli(outer, out),
+                            None if outer != 1 => merge_modulus(out, name, outer),
+                            None => {}
                         }
                     }
                 }
