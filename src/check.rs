@@ -393,7 +393,10 @@ fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::range_
                 }
             }
             let code = match &over_ranges {
-                Some(Decision::Fails { .. }) => Some(Code::BroadcastViolation),
+                Some(Decision::Fails { witness, .. }) => {
+                    let axis = crate::ranges::failing_axis(conds, witness);
+                    return finish_describe(site, Some(Code::BroadcastViolation), axis, texts, over_ranges);
+                }
                 Some(Decision::Holds(_))
                     if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit =>
                 {
@@ -413,6 +416,16 @@ fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::range_
         }
         _ => (None, None, Vec::new()),
     };
+    finish_describe(site, code, axis, conditions, over_ranges)
+}
+
+fn finish_describe(
+    site: Site,
+    code: Option<Code>,
+    axis: Option<usize>,
+    conditions: Vec<String>,
+    over_ranges: Option<Decision>,
+) -> SiteReport {
     let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
     SiteReport { site, code, conditions, axis, offending_input, over_ranges }
 }

@@ -394,7 +394,10 @@ pub fn run_witness(model: &[u8], tensors: &[crate::proto::TensorProto]) -> Optio
         let raw: &[u8] = t.raw_data.as_deref().unwrap_or(&[]);
         macro_rules! le {
             ($ty:ty, $n:expr) => {
-                tensor_of(&shape, raw.chunks_exact($n).map(|c| <$ty>::from_le_bytes(c.try_into().expect("chunk"))).collect())
+                tensor_of(
+                    &shape,
+                    raw.chunks_exact($n).map(|c| <$ty>::from_le_bytes(c.try_into().expect("chunk"))).collect(),
+                )
             };
         }
         let tensor = match t.data_type() {
@@ -405,7 +408,10 @@ pub fn run_witness(model: &[u8], tensors: &[crate::proto::TensorProto]) -> Optio
             5 => le!(i16, 2),
             3 => le!(i8, 1),
             2 => le!(u8, 1),
-            10 => tensor_of(&shape, raw.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect()),
+            10 => tensor_of(
+                &shape,
+                raw.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect(),
+            ),
             9 => tensor_of(&shape, raw.iter().map(|&b| b != 0).collect()),
             other => return Some(format!("input `{}`: element type {other} is not fed to tract", t.name())),
         };

@@ -78,6 +78,8 @@ fn json_gives_each_decision_with_its_witness_or_proof() {
     assert_eq!(add["code"], "broadcast-violation");
     assert_eq!(add["over_ranges"]["result"], "fails");
     assert_eq!(add["over_ranges"]["witness"], serde_json::json!({ "seq": 65 }));
+    // The axis at fault is the one whose condition fails at the witness: the sequence axis.
+    assert_eq!(add["axis"], 1);
     assert_eq!(report["ranges"]["symbols"]["seq"], serde_json::json!({ "min": 1, "max": 512, "step": 1 }));
     assert_eq!(report["ranges"]["failures"][0]["witness"]["seq"], 65);
     let r = run(&["check", POSITIONS, "--format", "json", "--range", "seq=1..64"]);

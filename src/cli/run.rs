@@ -105,10 +105,11 @@ fn write_witnesses(
     let (Some(dir), Some(ranges)) = (dir, report.ranges.as_mut()) else { return Ok(()) };
     let inputs = onnx_bcast::ranges::profile::model_inputs(model.proto());
     #[cfg(feature = "verify")]
-    let tract = |tensors: &[onnx_bcast::proto::TensorProto]| match onnx_bcast::verify::run_witness(model.bytes(), tensors) {
-        Some(error) => format!("tract: {error}"),
-        None => "tract runs the model at these sizes without an error".to_string(),
-    };
+    let tract =
+        |tensors: &[onnx_bcast::proto::TensorProto]| match onnx_bcast::verify::run_witness(model.bytes(), tensors) {
+            Some(error) => format!("tract: {error}"),
+            None => "tract runs the model at these sizes without an error".to_string(),
+        };
     #[cfg(feature = "verify")]
     let runtime: Option<onnx_bcast::witness::Runtime> = Some(&tract);
     #[cfg(not(feature = "verify"))]

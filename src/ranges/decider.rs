@@ -85,6 +85,19 @@ fn decidable(pred: &Predicate, ranges: &Ranges) -> bool {
     knowable(pred) && pred.symbols().iter().all(|s| ranges.get(s).is_some())
 }
 
+/// The axis of the first condition that fails at `witness` (a decision's smallest failing sizes): where a site found
+/// failing over ranges is at fault.
+pub fn failing_axis(conditions: &[Condition], witness: &super::Sizes) -> Option<usize> {
+    let mut at = Ranges::default();
+    for (name, size) in witness {
+        at.insert(name, super::SizeRange::point(*size));
+    }
+    conditions
+        .iter()
+        .find(|c| matches!(decide_whole(&Predicate::of_condition(&c.kind), &at), Decision::Fails { .. }))
+        .map(|c| c.axis)
+}
+
 impl Decision {
     /// The decision in words, for a site's message: `fails at seq = 65`, `holds for every size of the ranges`,
     /// `unproven for seq ∈ 65..512 (it depends on M, which has no range)`.

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-pub use decider::{Decider, SafeRanges};
+pub use decider::{failing_axis, Decider, SafeRanges};
 pub use predicate::Predicate;
 pub use request::{ModelRanges, RangeRequest, RangeRequestError, DEFAULT_SAFE_BOUNDS};
 

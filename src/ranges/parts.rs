@@ -15,15 +15,14 @@ use super::{Decision, Predicate, Proof, Ranges, Sizes, Unproven, UnprovenReason}
 pub(crate) fn independent(pred: &Predicate, ranges: &Ranges) -> Vec<Predicate> {
     let mut children = Vec::new();
     flatten(pred, &mut children);
-    let symbols: Vec<BTreeSet<Arc<str>>> = children
-        .iter()
-        .map(|c| c.symbols().into_iter().filter(|s| ranges.get(s).is_some()).collect())
-        .collect();
+    let symbols: Vec<BTreeSet<Arc<str>>> =
+        children.iter().map(|c| c.symbols().into_iter().filter(|s| ranges.get(s).is_some()).collect()).collect();
     // Groups by shared symbols: each child joins every group it meets, merging them.
     let mut groups: Vec<(BTreeSet<Arc<str>>, Vec<usize>)> = Vec::new();
     for (i, own) in symbols.iter().enumerate() {
-        let (meeting, rest): (Vec<_>, Vec<_>) =
-            groups.into_iter().partition(|(g, _)| !own.is_empty() && !g.is_disjoint(own) || own.is_empty() && g.is_empty());
+        let (meeting, rest): (Vec<_>, Vec<_>) = groups
+            .into_iter()
+            .partition(|(g, _)| !own.is_empty() && !g.is_disjoint(own) || own.is_empty() && g.is_empty());
         let mut merged = (own.clone(), vec![i]);
         for (g, members) in meeting {
             merged.0.extend(g);
