@@ -20,8 +20,9 @@ use crate::shape::Dim;
 /// The most bytes the tensors of one witness may take.
 pub const MAX_WITNESS_BYTES: u64 = 256 << 20;
 
-/// What a runtime says when it runs the model on a witness's tensors (`verify` builds run tract).
-pub type Runtime<'a> = &'a dyn Fn(&[TensorProto]) -> String;
+/// What a runtime says when it runs the model on a witness's tensors, the symbols at these sizes (`verify` builds
+/// run tract).
+pub type Runtime<'a> = &'a dyn Fn(&[TensorProto], &Sizes) -> String;
 
 /// Writes the tensors of every distinct witness of `report` under `dir`, in a folder named after the model
 /// (`shown`, its path as output shows it); records each in `report.witnesses`, with what `runtime` says of it when
@@ -52,7 +53,7 @@ pub fn write(
         let sizes = all_sizes(inputs, report, &witness);
         let tensors = tensors(inputs, &sizes, k as u64);
         let (error, files, said) = match tensors {
-            Ok(tensors) => (None, write_tensors(&folder, &tensors)?, runtime.map(|run| run(&tensors))),
+            Ok(tensors) => (None, write_tensors(&folder, &tensors)?, runtime.map(|run| run(&tensors, &sizes))),
             Err(reason) => (Some(reason), Vec::new(), None),
         };
         listed.push(listing(&sizes, &sites, &files, error.as_deref(), said.as_deref()));
@@ -67,6 +68,7 @@ pub fn write(
 fn folder_name(shown: &str) -> String {
     let name: String = shown
         .trim_start_matches("./")
+        .trim_start_matches('/')
         .replace('/', "__")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
@@ -230,6 +232,7 @@ mod tests {
     #[test]
     fn a_model_path_becomes_one_safe_folder_name() {
         assert_eq!(folder_name("models/bert.onnx"), "models__bert.onnx");
+        assert_eq!(folder_name("/tmp/bert.onnx"), "tmp__bert.onnx");
         assert_eq!(folder_name("./a b;rm.onnx"), "a_b_rm.onnx");
         assert_eq!(folder_name(".."), "model");
     }

@@ -28,8 +28,16 @@ pub enum Command {
     /// the settings are wrong.
     Check(CheckArgs),
     /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
+    ///
+    /// With --range (or a TensorRT profile), every size that is one number at every size of the ranges is shown as
+    /// that number (`min(64, seq)` is 64 for seq ∈ 64..512), and what is one number for part of them only stays an
+    /// expression.
     Shapes(ShapesArgs),
     /// Rewrite every implicit broadcast into explicit ops (Expand; Reshape and Tile below opset 8).
+    ///
+    /// With --range (or a TensorRT profile), a conditional site proven to hold at every size of the ranges is made
+    /// explicit with no condition left to state, and one that fails somewhere in them is left as it is, named with
+    /// its smallest failing sizes.
     ///
     /// Exit status: 0 when every broadcast was made explicit, 1 when some site was left as it was (a violation, or
     /// no faithful rewrite at the model's opset) or --verify found a difference, 2 when nothing could be written.
@@ -39,7 +47,9 @@ pub enum Command {
     ///
     /// Symbols stay dim_params; a derived size is written as its expression (`min(128, seq)`). Declarations that
     /// agree are kept; one that contradicts inference is reported (declared-shape-mismatch) and replaced only with
-    /// --overwrite-declared. Everything else stays byte for byte.
+    /// --overwrite-declared. Everything else stays byte for byte. With --range (or a TensorRT profile), what is
+    /// written holds at every size of the ranges (a size that is one number there as that number), and a model with
+    /// a site that fails somewhere in them is not written.
     ///
     /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
     /// the model is broken, and nothing was written), 2 when nothing could be written.
@@ -211,8 +221,6 @@ pub struct ShapesArgs {
     /// is an error (exit 2).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
-    /// With ranges, every size that is one number over them is shown as that number, and what is constant only for
-    /// part of them stays an expression.
     #[command(flatten)]
     pub ranges: RangeArgs,
 }
@@ -268,8 +276,6 @@ pub struct ExpandArgs {
     /// is an error (exit 2).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
-    /// With ranges, a conditional site proven to hold over them is rewritten with nothing left to say, one that
-    /// fails somewhere in them is left as it is (and named with its failing sizes).
     #[command(flatten)]
     pub ranges: RangeArgs,
 }
@@ -288,8 +294,6 @@ pub struct InferArgs {
     /// Replace declarations that contradict inference with the inferred facts instead of keeping them.
     #[arg(long)]
     pub overwrite_declared: bool,
-    /// With ranges, write what holds over all of them: a size that is one number there as that number, the rest as
-    /// expressions; a model with a site that fails somewhere in them is not written (exit 1).
     #[command(flatten)]
     pub ranges: RangeArgs,
     /// Output format of the summary.

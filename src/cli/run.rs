@@ -105,17 +105,25 @@ fn write_witnesses(
     let (Some(dir), Some(ranges)) = (dir, report.ranges.as_mut()) else { return Ok(()) };
     let inputs = onnx_bcast::ranges::profile::model_inputs(model.proto());
     #[cfg(feature = "verify")]
-    let tract =
-        |tensors: &[onnx_bcast::proto::TensorProto]| match onnx_bcast::verify::run_witness(model.bytes(), tensors) {
-            Some(error) => format!("tract: {error}"),
-            None => "tract runs the model at these sizes without an error".to_string(),
-        };
+    let tract = |tensors: &[onnx_bcast::proto::TensorProto], sizes: &onnx_bcast::ranges::Sizes| {
+        let sizes: Vec<(String, u64)> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        tract_says(onnx_bcast::verify::run_witness(model.bytes(), tensors, &sizes))
+    };
     #[cfg(feature = "verify")]
     let runtime: Option<onnx_bcast::witness::Runtime> = Some(&tract);
     #[cfg(not(feature = "verify"))]
     let runtime = None;
     onnx_bcast::witness::write(&inputs, shown, ranges, dir, runtime)
         .map_err(|e| Failure::Load(format!("{shown}: --witness {}: {e}", dir.display())))
+}
+
+/// What tract's run of a witness says, for the report.
+#[cfg(feature = "verify")]
+fn tract_says(error: Option<String>) -> String {
+    match error {
+        Some(error) => format!("tract: {error}"),
+        None => "tract runs the model at these sizes without an error".to_string(),
+    }
 }
 
 /// The exit status one outcome asks for.

@@ -293,7 +293,7 @@ pub(crate) fn decide_by_parts(
     if parts.len() == 1 {
         return part(&parts[0]);
     }
-    let decisions: Vec<Decision> = parts.iter().map(|p| part(p)).collect();
+    let decisions: Vec<Decision> = parts.iter().map(part).collect();
     let symbols: Vec<Arc<str>> = pred.symbols().into_iter().filter(|s| ranges.get(s).is_some()).collect();
     parts::combine(&symbols, ranges, &decisions)
 }

@@ -101,6 +101,7 @@ pub fn write_ranges_text(out: &mut impl Write, path: &str, r: &RangeReport) -> i
     for w in &r.witnesses {
         let sites = match w.sites.len() {
             1 => w.sites[0].clone(),
+            2 => format!("{} and 1 more site", w.sites[0]),
             n => format!("{} and {} more sites", w.sites[0], n - 1),
         };
         let sizes = crate::ranges::describe_sizes(&w.sizes);
