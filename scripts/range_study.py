@@ -342,7 +342,7 @@ def totals(records):
 
 def figures(out, sets, acceptance, seconds):
     lines = ["# Ranges of input sizes: figures", "",
-             "Written by `scripts/range_study.py` (run by `tests/ranges_corpus.rs`). Do not edit by hand.", "",
+             "Written by `scripts/range_study.py` with a release binary (corpus/README.md, \"Ranges of input sizes\"). Do not edit by hand.", "",
              f"Whole study: {seconds:.0f} s.", "", "## Position tables (PyTorch corpus)", "",
              "| model | table | safe seq (within 1..4096) | exact | witness | fails in onnxruntime at | 1..table proven |",
              "|---|--:|---|---|---|---|---|"]
