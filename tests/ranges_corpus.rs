@@ -10,8 +10,9 @@
 //! within 320..640, their witnesses fail, and 320..640/32 is proven. The figures go to the target folder; the
 //! committed corpus/RANGE_FIGURES.md comes from a release binary (its timings mean something).
 //!
-//! Cost: about N minutes on two cores (onnxruntime runs each model at five sizes per range, and on each witness);
-//! the corpora themselves come from their caches.
+//! Cost: 147 s on the shared two-core machine once the corpora are cached (onnxruntime runs each of 157 models at five
+//! sizes per range, and on each witness); cold, the corpora's own fetches, which tests/torch_models.rs and
+//! tests/real_models.rs need as well.
 
 mod common;
 
