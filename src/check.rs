@@ -2,6 +2,7 @@
 
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::{Code, Severity};
+use crate::ranges::Decision;
 use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
 use crate::shape::Shape;
 use crate::tensor::elem_type_name;
@@ -146,13 +147,15 @@ pub struct SiteReport {
     pub conditions: Vec<String>,
     pub axis: Option<usize>,
     pub offending_input: Option<String>,
+    /// What a conditional site's conditions come to over the ranges of sizes asked about (`--range`, a profile).
+    pub over_ranges: Option<Decision>,
 }
 
 impl SiteReport {
     /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
     /// are never shown one by one.
     pub fn message(&self) -> String {
-        message(&self.site, self.code, &self.conditions)
+        message(&self.site, self.code, &self.conditions, self.over_ranges.as_ref())
     }
 }
 
@@ -189,6 +192,8 @@ pub struct Report {
     pub summary: Summary,
     /// Ops without an inference rule and how many nodes of each: what left shapes unknown.
     pub opaque: std::collections::BTreeMap<String, usize>,
+    /// The ranges of sizes the model was checked over, and its safe ranges when asked for.
+    pub ranges: Option<crate::range_report::RangeReport>,
 }
 
 impl Report {
@@ -219,12 +224,29 @@ pub struct Judge {
     /// Findings of sites; the analysis's notes come before them in the report.
     findings: Vec<Finding>,
     summary: Summary,
+    /// The ranges the conditional sites are decided over, when there are any.
+    ranges: Option<crate::range_report::Ranged>,
 }
 
 impl Judge {
     /// `keep_sites`: whether the report lists every site, or only findings and the summary.
     pub fn new(options: CheckOptions, keep_sites: bool) -> Judge {
-        Judge { options, keep_sites, sites: Vec::new(), findings: Vec::new(), summary: Summary::default() }
+        Judge {
+            options,
+            keep_sites,
+            sites: Vec::new(),
+            findings: Vec::new(),
+            summary: Summary::default(),
+            ranges: None,
+        }
+    }
+
+    /// Decides every conditional site over the model's ranges ([`crate::analysis::prepare`] matches them to the
+    /// model): a site that holds at every size is not a finding, one that fails somewhere is a
+    /// `broadcast-violation` at its smallest failing sizes, one left undecided stays `conditional-broadcast`.
+    pub fn with_ranges(mut self, ranges: Option<crate::ranges::ModelRanges>) -> Judge {
+        self.ranges = ranges.map(crate::range_report::Ranged::new);
+        self
     }
 
     pub fn judge(&mut self, site: Site) {
@@ -235,7 +257,14 @@ impl Judge {
     /// site writes it there, so that memory does not grow with the number of sites.
     pub fn judge_with(&mut self, site: Site, each: impl FnOnce(&SiteReport)) {
         let options = self.options;
-        let report = describe(site, options);
+        let report = describe(site, options, self.ranges.as_mut());
+        if let Some(ranges) = self.ranges.as_mut() {
+            match (&report.over_ranges, reported_verdict(&report)) {
+                (Some(Decision::Fails { witness, .. }), _) => ranges.failed(&report.site, witness),
+                (None, VerdictKind::Violation) => ranges.violated(),
+                _ => {}
+            }
+        }
         let site = &report.site;
         let summary = &mut self.summary;
         summary.sites += 1;
@@ -312,16 +341,19 @@ impl Judge {
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
         summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
-        Report { sites: self.sites, findings, summary, opaque: analysis.opaque.clone() }
+        let ranges = self.ranges.map(crate::range_report::Ranged::finish);
+        Report { sites: self.sites, findings, summary, opaque: analysis.opaque.clone(), ranges }
     }
 }
 
-/// The verdict as reported: a type mismatch makes an otherwise sound site a violation.
+/// The verdict as reported: a type mismatch makes an otherwise sound site a violation, and over ranges of sizes a
+/// conditional site is what its decision says (holds: broadcast; fails: violation; unproven: conditional).
 pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
-    if report.site.type_mismatch.is_some() {
-        VerdictKind::Violation
-    } else {
-        report.site.verdict.kind()
+    match (&report.over_ranges, &report.site.verdict) {
+        _ if report.site.type_mismatch.is_some() => VerdictKind::Violation,
+        (Some(Decision::Holds(_)), Verdict::Conditional(_)) => VerdictKind::Broadcast,
+        (Some(Decision::Fails { .. }), Verdict::Conditional(_)) => VerdictKind::Violation,
+        (_, verdict) => verdict.kind(),
     }
 }
 
@@ -361,9 +393,14 @@ fn unknown_parts(site: &Site) -> String {
     }
 }
 
-/// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under.
-fn describe(site: Site, options: CheckOptions) -> SiteReport {
+/// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under; a
+/// conditional site decided over `ranges` when there are some.
+fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::range_report::Ranged>) -> SiteReport {
     let explicit = site.rule == Rule::Bidirectional;
+    let over_ranges = match (&site.verdict, ranges) {
+        (Verdict::Conditional(conds), Some(ranges)) if site.type_mismatch.is_none() => Some(ranges.decide(conds)),
+        _ => None,
+    };
     let (code, axis, conditions) = match &site.verdict {
         Verdict::Violation(v) => (Some(Code::BroadcastViolation), v.axis, Vec::new()),
         _ if site.type_mismatch.is_some() => (Some(Code::TypeMismatch), None, Vec::new()),
@@ -375,7 +412,20 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
                     texts.push(text);
                 }
             }
-            (Some(Code::ConditionalBroadcast), None, texts)
+            let code = match &over_ranges {
+                Some(Decision::Fails { witness, .. }) => {
+                    let axis = crate::ranges::failing_axis(conds, witness);
+                    return finish_describe(site, Some(Code::BroadcastViolation), axis, texts, over_ranges);
+                }
+                Some(Decision::Holds(_))
+                    if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit =>
+                {
+                    Some(Code::ImplicitBroadcast)
+                }
+                Some(Decision::Holds(_)) => None,
+                _ => Some(Code::ConditionalBroadcast),
+            };
+            (code, None, texts)
         }
         Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
             (Some(Code::ImplicitBroadcast), None, Vec::new())
@@ -386,8 +436,18 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
         }
         _ => (None, None, Vec::new()),
     };
+    finish_describe(site, code, axis, conditions, over_ranges)
+}
+
+fn finish_describe(
+    site: Site,
+    code: Option<Code>,
+    axis: Option<usize>,
+    conditions: Vec<String>,
+    over_ranges: Option<Decision>,
+) -> SiteReport {
     let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
-    SiteReport { site, code, conditions, axis, offending_input }
+    SiteReport { site, code, conditions, axis, offending_input, over_ranges }
 }
 
 /// A condition in words; an unknown dim is named by its input (or the target: Expand's shape value, Gemm's
@@ -416,7 +476,7 @@ pub fn unknown_dim_owner(site: &Site, input: usize, axis: usize) -> (Option<Stri
 }
 
 /// The message of a site judged by [`describe`].
-fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
+fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> String {
     let prefix: String =
         site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
     let inputs = site.list_inputs();
@@ -433,9 +493,7 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
                 site.op
             )
         }
-        (Verdict::Conditional(_), _) => {
-            format!("holds only if {}: {inputs} broadcast to {}", conditions.join(" and "), site.output_shape)
-        }
+        (Verdict::Conditional(_), _) => conditional_message(site, code, &conditions.join(" and "), over_ranges),
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
             format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
@@ -447,6 +505,25 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
         (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", unknown_parts(site)),
     };
     prefix + &body
+}
+
+/// A conditional site's message, with what its conditions come to over the ranges when it was decided there:
+/// `fails at seq = 65 (it holds only if seq ≤ 64): ...`, `holds at every size of the ranges (it needs seq ≤ 64):
+/// ...`, `holds only if seq ≤ 64; over the ranges, unproven for ...: ...`.
+fn conditional_message(site: &Site, code: Option<Code>, conditions: &str, over_ranges: Option<&Decision>) -> String {
+    let broadcast = match code {
+        Some(Code::ImplicitBroadcast) => {
+            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
+        }
+        _ => format!("{} broadcast to {}", site.list_inputs(), site.output_shape),
+    };
+    match over_ranges {
+        None => format!("holds only if {conditions}: {broadcast}"),
+        Some(d @ Decision::Unproven(_)) => {
+            format!("holds only if {conditions}; over the ranges, {}: {broadcast}", d.text())
+        }
+        Some(d) => format!("{} (it needs {conditions}): {broadcast}", d.text()),
+    }
 }
 
 /// The inputs whose shape differs from the output's: the ones being broadcast.

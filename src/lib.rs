@@ -138,6 +138,8 @@ pub mod infer;
 pub mod materialize;
 pub mod ops;
 pub mod panics;
+pub mod range_report;
+pub mod ranges;
 pub mod refuse;
 pub mod render;
 pub mod render_expand;
@@ -151,3 +153,4 @@ pub mod tensor;
 #[cfg(feature = "verify")]
 pub mod verify;
 pub mod wire;
+pub mod witness;

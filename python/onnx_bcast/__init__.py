@@ -43,6 +43,8 @@ __all__ = [
     "Action",
     "LeftSite",
     "TensorType",
+    "RangeLike",
+    "ShapesLike",
     "OnnxBcastError",
     "ModelError",
     "RefusedError",
@@ -171,6 +173,9 @@ class Site:
     constraints: Tuple[Dict[str, Any], ...]
     #: The function calls the site is reached through, outermost first: ``{"function", "node"}``.
     functions: Tuple[Dict[str, str], ...]
+    #: With ranges of sizes, what the conditions come to over them: ``{"result": "holds" | "fails" | "unproven",
+    #: ...}`` with the ``witness`` sizes of a failure (``{"seq": 65}``), as the command line's JSON gives it.
+    over_ranges: Optional[Dict[str, Any]] = None
 
     @classmethod
     def _from_json(cls, s: Dict[str, Any]) -> "Site":
@@ -189,6 +194,7 @@ class Site:
             conditions=tuple(s["conditions"]),
             constraints=tuple(s["constraints"]),
             functions=tuple(s["functions"]),
+            over_ranges=s.get("over_ranges"),
         )
 
 
@@ -272,6 +278,22 @@ class Report:
     def sites(self) -> List[Site]:
         return [Site._from_json(s) for s in self.to_dict()["sites"]]
 
+    @cached_property
+    def ranges(self) -> Optional[Dict[str, Any]]:
+        """With ranges of sizes: the command line's JSON ``ranges`` object (the ranges, the failing sites with their
+        witnesses, and with ``safe_ranges`` the safe box and its TensorRT profiles); ``None`` without."""
+        return self.to_dict().get("ranges")
+
+    @cached_property
+    def safe_ranges(self) -> Optional[Dict[str, range]]:
+        """With ``safe_ranges=True``: the largest box where every site holds, each symbol's sizes as a ``range``
+        (``{"seq": range(1, 65)}``); ``None`` when nothing is safe or it was not asked for."""
+        safe = (self.ranges or {}).get("safe") or {}
+        symbols = safe.get("symbols")
+        if symbols is None:
+            return None
+        return {name: range(r["min"], r["max"] + 1, r["step"]) for name, r in symbols.items()}
+
     def to_json(self) -> str:
         """Exactly the object ``onnx-bcast check --format json`` writes for this model."""
         return self._native.to_json()
@@ -332,6 +354,11 @@ def check(
     warn: Sequence[str] = (),
     allow: Sequence[str] = (),
     bind: Optional[Mapping[str, int]] = None,
+    ranges: Optional[Mapping[str, "RangeLike"]] = None,
+    min_shapes: Optional["ShapesLike"] = None,
+    opt_shapes: Optional["ShapesLike"] = None,
+    max_shapes: Optional["ShapesLike"] = None,
+    safe_ranges: bool = False,
 ) -> Report:
     """Infers shapes through the whole model and judges every broadcasting site by its rule, like
     ``onnx-bcast check``. ``strict``: every implicit broadcast and every conditional site is an error. ``deny``,
@@ -339,18 +366,73 @@ def check(
     first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. ``bind``: sizes
     for the symbols of the inputs (``{"seq": 512}``, as ``--bind seq=512``), given before inference, so that every
     size derived from them is worked out again; :class:`BindError` for a name no input declares or a size the model
-    contradicts. No config file is read: the arguments are the whole configuration."""
+    contradicts. ``ranges``: sizes to decide every conditional site over, per symbol (``{"seq": range(1, 513)}``,
+    ``{"h": "320..640/32"}``, ``{"seq": (1, 512)}`` with both ends included, as ``--range``); ``min_shapes``,
+    ``opt_shapes``, ``max_shapes``: a TensorRT profile per input (``{"images": (1, 3, 320, 320)}`` or trtexec's
+    ``"images:1x3x320x320"``); ``safe_ranges``: also find the largest box where every site holds
+    (:attr:`Report.safe_ranges`). No config file is read: the arguments are the whole configuration."""
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
     report = _native.check(
         native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow),
-        left_out=left_out, bind=_bindings(bind),
+        left_out=left_out, bind=_bindings(bind), ranges=_ranges(ranges),
+        profile=_profile(min_shapes, opt_shapes, max_shapes), safe_ranges=safe_ranges,
     )
     return Report(report, native if kind == "path" else name)
 
 
 def _bindings(bind: Optional[Mapping[str, int]]) -> List[Tuple[str, int]]:
     return [] if bind is None else [(str(name), int(size)) for name, size in bind.items()]
+
+
+#: A symbol's sizes: ``"1..512"``, ``"320..640/32"``, ``range(1, 513)``, ``(1, 512)`` or ``(320, 640, 32)`` (both
+#: ends included), or one size.
+RangeLike = Union[str, range, int, Tuple[int, int], Tuple[int, int, int]]
+#: A TensorRT profile's shapes per input: ``{"images": (1, 3, 320, 320)}``, or trtexec's ``"images:1x3x320x320"``.
+ShapesLike = Union[str, Mapping[str, Sequence[int]]]
+
+
+def _ranges(ranges: Optional[Mapping[str, RangeLike]]) -> List[Tuple[str, str]]:
+    """The ranges as ``--range`` spells them: ``(name, "MIN..MAX/STEP")``."""
+    out = []
+    for name, r in (ranges or {}).items():
+        if isinstance(r, str):
+            text = r
+        elif isinstance(r, range):
+            if len(r) == 0 or r.step < 1:
+                raise ValueError(f"ranges[{name!r}]: {r!r} is empty or runs downwards")
+            text = f"{r[0]}..{r[-1]}/{r.step}"
+        elif isinstance(r, int):
+            text = str(r)
+        elif len(tuple(r)) in (2, 3):
+            t = tuple(int(x) for x in r)
+            text = f"{t[0]}..{t[1]}" + (f"/{t[2]}" if len(t) == 3 else "")
+        else:
+            raise ValueError(f"ranges[{name!r}]: {r!r} is not (MIN, MAX), (MIN, MAX, STEP), a range or 'MIN..MAX'")
+        out.append((str(name), text))
+    return out
+
+
+def _shapes_text(shapes: Optional[ShapesLike]) -> str:
+    """Shapes as trtexec spells them: ``name:1x3x320x320``, comma-separated, a name with ``:`` or ``,`` quoted."""
+    if shapes is None:
+        return ""
+    if isinstance(shapes, str):
+        return shapes
+    parts = []
+    for name, dims in shapes.items():
+        shown = f"'{name}'" if any(c in name for c in ":,") else name
+        parts.append(f"{shown}:{'x'.join(str(int(d)) for d in dims)}")
+    return ",".join(parts)
+
+
+def _profile(min_shapes: Optional[ShapesLike], opt_shapes: Optional[ShapesLike],
+             max_shapes: Optional[ShapesLike]) -> Optional[Tuple[str, str, str]]:
+    if min_shapes is None and opt_shapes is None and max_shapes is None:
+        return None
+    if min_shapes is None or max_shapes is None:
+        raise ValueError("a TensorRT profile needs both min_shapes and max_shapes")
+    return (_shapes_text(min_shapes), _shapes_text(opt_shapes), _shapes_text(max_shapes))
 
 
 def _names(codes: Sequence[str]) -> List[str]:
@@ -367,13 +449,25 @@ class TensorType:
     shape: Shape
 
 
-def shapes(model: ModelLike, *, bind: Optional[Mapping[str, int]] = None) -> Dict[str, Dict[str, TensorType]]:
+def shapes(
+    model: ModelLike,
+    *,
+    bind: Optional[Mapping[str, int]] = None,
+    ranges: Optional[Mapping[str, RangeLike]] = None,
+    min_shapes: Optional[ShapesLike] = None,
+    opt_shapes: Optional[ShapesLike] = None,
+    max_shapes: Optional[ShapesLike] = None,
+) -> Dict[str, Dict[str, TensorType]]:
     """Every value's inferred element type and shape, by graph (``"main"``, then subgraphs and function bodies as
     ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings; ``bind`` as
-    for :func:`check`."""
+    for :func:`check`; with ``ranges`` (or a profile, as for :func:`check`) every size that is one number at all
+    of them is that number."""
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
-    found = json.loads(_native.shapes(native, name=name, left_out=left_out, bind=_bindings(bind)))
+    found = json.loads(_native.shapes(
+        native, name=name, left_out=left_out, bind=_bindings(bind), ranges=_ranges(ranges),
+        profile=_profile(min_shapes, opt_shapes, max_shapes),
+    ))
     return {
         g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
         for g in found["graphs"]
@@ -452,6 +546,10 @@ def expand(
     inline_external_below: Optional[int] = None,
     gather_external_data: Optional[str] = None,
     bind: Optional[Mapping[str, int]] = None,
+    ranges: Optional[Mapping[str, RangeLike]] = None,
+    min_shapes: Optional[ShapesLike] = None,
+    opt_shapes: Optional[ShapesLike] = None,
+    max_shapes: Optional[ShapesLike] = None,
 ) -> Expanded:
     """Rewrites every implicit broadcast into explicit ops (``Expand`` of ``Shape`` values, or a constant written
     out at its broadcast shape with ``materialize_constants``), everything else byte for byte as it was.
@@ -459,8 +557,10 @@ def expand(
     With ``out``, writes the model there (atomically, with its external data, as ``onnx-bcast expand IN OUT``
     does) and returns ``out``; without, returns the rewritten model as the kind it was given: ``bytes`` for bytes,
     a new ``ModelProto`` for a ``ModelProto``, and ``bytes`` for a path (its external data, if any, stays where the
-    input's is). ``bind`` as for :func:`check` (``expand --bind``: the inputs take those sizes too). Raises
-    :class:`RefusedError` for a model ``check`` reports as broken."""
+    input's is). ``bind`` as for :func:`check` (``expand --bind``: the inputs take those sizes too); ``ranges`` and
+    a profile as for :func:`check` (``expand --range``: a site that holds at every size of them states no
+    condition, one that fails somewhere in them is left). Raises :class:`RefusedError` for a model ``check``
+    reports as broken."""
     native, kind = _native_model(model)
     name = _shown(kind)
     options = {
@@ -470,7 +570,10 @@ def expand(
         "gather_external_data": gather_external_data,
     }
     written = None if out is None else os.fsdecode(out)
-    rewritten, summary_json = _native.expand(native, written, options, name=name, bind=_bindings(bind))
+    rewritten, summary_json = _native.expand(
+        native, written, options, name=name, bind=_bindings(bind), ranges=_ranges(ranges),
+        profile=_profile(min_shapes, opt_shapes, max_shapes),
+    )
     summary = ExpandSummary._from_json(json.loads(summary_json))
     if out is not None:
         return Expanded(out, summary)

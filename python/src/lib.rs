@@ -16,7 +16,7 @@ use pyo3::types::PyBytes;
 
 use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
 use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
-use onnx_bcast::expand::{expand_model_bound, ExpandError, ExpandOptions};
+use onnx_bcast::expand::{expand_model_request, ExpandError, ExpandOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::render;
 
@@ -35,7 +35,7 @@ create_exception!(
     _native,
     BindError,
     OnnxBcastError,
-    "A `bind` size names no symbol of the model's inputs, is too large, or contradicts the model."
+    "A `bind` size or a range names no symbol of the model's inputs, is too large, or contradicts the model."
 );
 create_exception!(_native, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
 
@@ -134,6 +134,34 @@ fn bindings(bind: &[(String, u64)]) -> PyResult<Request> {
     Ok(Request { bindings, ..Default::default() })
 }
 
+/// The sizes asked about: `bind`'s sizes, `ranges` as `--range NAME=MIN..MAX[/STEP]` takes them (name, text), a
+/// TensorRT profile's min, opt and max shapes as trtexec spells them, and `--safe-ranges`.
+fn requested(
+    bind: &[(String, u64)],
+    ranges: &[(String, String)],
+    profile: Option<(String, String, String)>,
+    safe_ranges: bool,
+) -> PyResult<Request> {
+    use onnx_bcast::ranges::profile::{Profile, Shapes};
+    let mut request = bindings(bind)?;
+    for (name, text) in ranges {
+        let range = onnx_bcast::ranges::SizeRange::parse(text)
+            .map_err(|e| PyValueError::new_err(format!("ranges[{name:?}]: {e}")))?;
+        request.ranges.ranges.push((name.clone(), range));
+    }
+    if let Some((min, opt, max)) = profile {
+        let shapes =
+            |key: &str, text: &str| Shapes::parse(text).map_err(|e| PyValueError::new_err(format!("{key}: {e}")));
+        request.ranges.profile = Profile {
+            min: shapes("min_shapes", &min)?,
+            opt: shapes("opt_shapes", &opt)?,
+            max: shapes("max_shapes", &max)?,
+        };
+    }
+    request.ranges.safe_ranges = safe_ranges;
+    Ok(request)
+}
+
 /// A model's check: its findings, sites and totals. The Python `Report` wraps it and reads the parts it is asked
 /// for, so a model with a hundred thousand sites costs nothing more until `sites` or `to_json()` is read.
 #[pyclass(frozen, module = "onnx_bcast._native")]
@@ -205,7 +233,7 @@ impl NativeReport {
 }
 
 #[pyfunction]
-#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new(), bind=Vec::new()))]
+#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new(), bind=Vec::new(), ranges=Vec::new(), profile=None, safe_ranges=false))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -217,15 +245,20 @@ fn check(
     allow: Vec<String>,
     left_out: Vec<(usize, usize)>,
     bind: Vec<(String, u64)>,
+    ranges: Vec<(String, String)>,
+    profile: Option<(String, String, String)>,
+    safe_ranges: bool,
 ) -> PyResult<NativeReport> {
     let input = Input::from_py(model, name, left_out)?;
     let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
-    let request = bindings(&bind)?;
+    let request = requested(&bind, &ranges, profile, safe_ranges)?;
     let shown = input.shown();
     let report = without_gil(py, &shown, move || {
         let model = input.open()?;
         onnx_bcast::panics::test_point("check");
-        let mut judge = Judge::new(options, true);
+        let bad = |e: analysis::BindError| Failure::Bind(format!("{}: {e}", model.path().display()));
+        let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
+        let mut judge = Judge::new(options, true).with_ranges(ranges);
         let sites_only = analysis::Options { value_facts: false };
         let analysis = analyze_model_request(&model, sites_only, &request, Some(&mut |site| judge.judge(site)))
             .map_err(|e| Failure::Bind(format!("{}: {e}", model.path().display())))?;
@@ -236,21 +269,27 @@ fn check(
 
 /// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
 #[pyfunction]
-#[pyo3(signature = (model, name=None, left_out=Vec::new(), bind=Vec::new()))]
+#[pyo3(signature = (model, name=None, left_out=Vec::new(), bind=Vec::new(), ranges=Vec::new(), profile=None))]
 fn shapes(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     name: Option<String>,
     left_out: Vec<(usize, usize)>,
     bind: Vec<(String, u64)>,
+    ranges: Vec<(String, String)>,
+    profile: Option<(String, String, String)>,
 ) -> PyResult<String> {
     let input = Input::from_py(model, name, left_out)?;
-    let request = bindings(&bind)?;
+    let request = requested(&bind, &ranges, profile, false)?;
     let shown = input.shown();
     without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
-        let analysis = analyze_model_request(&model, analysis::Options::default(), &request, None)
-            .map_err(|e| Failure::Bind(format!("{shown}: {e}")))?;
+        let bad = |e: analysis::BindError| Failure::Bind(format!("{shown}: {e}"));
+        let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
+        let mut analysis = analyze_model_request(&model, analysis::Options::default(), &request, None).map_err(bad)?;
+        if let Some(ranges) = &ranges {
+            analysis.facts_within(&ranges.ranges);
+        }
         Ok(render::shapes_json(&shown, &analysis).to_string())
     })
 }
@@ -268,7 +307,8 @@ struct ExpandArgs {
 /// Rewrites every implicit broadcast; writes `out` when given (atomically, with its external data, as the command
 /// line does) and returns `(None, summary JSON)`, or returns `(the rewritten bytes, summary JSON)`.
 #[pyfunction]
-#[pyo3(signature = (model, out, options, name=None, bind=Vec::new()))]
+#[pyo3(signature = (model, out, options, name=None, bind=Vec::new(), ranges=Vec::new(), profile=None))]
+#[allow(clippy::too_many_arguments)]
 fn expand(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
@@ -276,9 +316,11 @@ fn expand(
     options: ExpandArgs,
     name: Option<String>,
     bind: Vec<(String, u64)>,
+    ranges: Vec<(String, String)>,
+    profile: Option<(String, String, String)>,
 ) -> PyResult<(Option<Py<PyBytes>>, String)> {
     let input = Input::from_py(model, name, Vec::new())?;
-    let request = bindings(&bind)?;
+    let request = requested(&bind, &ranges, profile, false)?;
     let options = ExpandOptions {
         materialize_constants: options.materialize_constants,
         max_materialize_bytes: options.max_materialize_bytes,
@@ -296,7 +338,7 @@ fn expand(
             onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
         onnx_bcast::panics::test_point("expand");
-        let (plan, pieces) = expand_model_bound(&model, options, &request.bindings).map_err(|e| refused(&shown, e))?;
+        let (plan, pieces) = expand_model_request(&model, options, &request).map_err(|e| refused(&shown, e))?;
         let written = out.as_ref().map(|p| p.display().to_string());
         let bytes = match &out {
             // An unchanged model written over itself needs no write at all.

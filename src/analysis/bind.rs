@@ -22,6 +22,10 @@ pub struct Request {
     pub function_facts: bool,
     /// Ops declared in the config file (`[ops]`): their shapes and types, or sites.
     pub custom_ops: std::sync::Arc<crate::infer::custom::CustomOps>,
+    /// Ranges of sizes (`--range`, a TensorRT profile, `--safe-ranges`): matched to each model by [`prepare`],
+    /// which binds the single sizes; the sites' conditions are decided over the others by the caller
+    /// ([`crate::ranges::Decider`]).
+    pub ranges: crate::ranges::RangeRequest,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +38,10 @@ pub enum BindError {
     Unknown { name: String, known: String },
     #[error("--bind contradicts the model: {}", .0.join("; "))]
     Contradicts(Vec<String>),
+    #[error(transparent)]
+    Range(#[from] crate::ranges::RangeRequestError),
+    #[error("{name} is given a size by --bind and a range by --range or the profile: give one")]
+    BoundAndRanged { name: String },
 }
 
 impl Bindings {
@@ -132,14 +140,57 @@ pub fn input_symbols(model: &ModelProto) -> Vec<String> {
     out
 }
 
+/// The request for one model: its ranges matched to the model's inputs, with each single size bound like `--bind`,
+/// and those ranges (`None` when the request has none). A symbol both bound and given a range is an error.
+pub fn prepare(
+    model: &ModelProto,
+    request: &Request,
+) -> Result<(Request, Option<crate::ranges::ModelRanges>), BindError> {
+    if request.ranges.is_empty() {
+        return Ok((request.clone(), None));
+    }
+    let mut ranges = request.ranges.resolve(model)?;
+    let named = input_symbols(model);
+    let mut pairs: Vec<(String, u64)> = request.bindings.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    let names = ranges.ranges.iter().map(|(n, _)| n.to_string()).chain(ranges.points.iter().map(|(n, _)| n.clone()));
+    for name in names {
+        if request.bindings.get(&name).is_some() {
+            return Err(BindError::BoundAndRanged { name: crate::ranges::shown_name(&name) });
+        }
+    }
+    // A size for a symbol only an expression names (`s0` of `2*s0`) stays a range of one size.
+    let (bound, kept): (Vec<_>, Vec<_>) = ranges.points.drain(..).partition(|(n, _)| named.contains(n));
+    for (name, size) in kept {
+        ranges.ranges.insert(&name, crate::ranges::SizeRange::point(size));
+    }
+    pairs.extend(bound.iter().cloned());
+    ranges.points = bound;
+    let bindings = Bindings::new(&pairs)?;
+    let prepared = Request { bindings, ranges: Default::default(), ..request.clone() };
+    Ok((prepared, Some(ranges)))
+}
+
+impl Analysis {
+    /// Every value's facts simplified over ranges of sizes (`shapes --range`, `infer --range`): a size that is one
+    /// number at every size of them is that number; nothing is kept that holds for part of them only.
+    pub fn facts_within(&mut self, ranges: &crate::ranges::Ranges) {
+        for (_, facts) in self.graphs.iter_mut().flat_map(|g| g.values.iter_mut()) {
+            *facts = crate::ranges::within::facts_within(facts, ranges);
+        }
+    }
+}
+
 /// [`analyze_model_each`] or [`analyze_model_with`] (when `each_site` is `None`) with the bindings and records of
-/// `request`. A bound name no input declares, or a binding the model contradicts, is an error.
+/// `request` (its ranges' single sizes bound: see [`prepare`]). A bound name no input declares, or a binding the
+/// model contradicts, is an error.
 pub fn analyze_model_request(
     model: &crate::model::Model,
     options: Options,
     request: &Request,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Result<Analysis, BindError> {
+    let (request, _) = prepare(model.proto(), request)?;
+    let request = &request;
     request.bindings.check_names(model.proto())?;
     let mut analysis = analyze_model_impl(model, options, request, each_site);
     let mismatch = |n: &&Note| n.code == Code::DeclaredShapeMismatch;

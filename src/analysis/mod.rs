@@ -172,5 +172,5 @@ mod walk;
 use scope::{Body, Env};
 use walk::Walker;
 
-pub use bind::{analyze_model_request, BindError, Bindings, Request};
+pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};
 pub use contradiction::ShapeFinding;

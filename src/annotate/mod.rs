@@ -9,6 +9,7 @@
 //! type empty); one that contradicts it is reported, and replaced only with `--overwrite-declared`.
 
 mod declare;
+mod ranged;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -27,6 +28,9 @@ pub struct InferOptions {
     pub bindings: Bindings,
     /// Replace declarations that contradict inference instead of keeping them.
     pub overwrite_declared: bool,
+    /// Ranges of sizes: what is written holds at every size of them (and a model with a site that fails somewhere
+    /// in them is not written).
+    pub ranges: crate::ranges::RangeRequest,
 }
 
 /// A declaration that contradicts inference.
@@ -82,14 +86,35 @@ const FUNCTION_VALUE_INFO_IR: i64 = 10;
 
 /// Plans the declarations of `model` from its own analysis (with the bindings).
 pub fn plan(model: &Model, options: &InferOptions) -> Result<Plan, InferError> {
-    let request =
-        crate::analysis::Request { bindings: options.bindings.clone(), function_facts: true, ..Default::default() };
-    // The sites are not needed: each is dropped as soon as it is judged, so that they never all exist at once.
+    let request = crate::analysis::Request {
+        bindings: options.bindings.clone(),
+        function_facts: true,
+        ranges: options.ranges.clone(),
+        ..Default::default()
+    };
+    let (request, ranges) = crate::analysis::prepare(model.proto(), &request)?;
+    // A range of one size is a binding: the planner writes with the bindings the analysis had.
+    let options = &InferOptions { bindings: request.bindings.clone(), ..options.clone() };
+    let mut decider = ranges.as_ref().map(|r| crate::ranges::Decider::new(r.ranges.clone()));
+    let mut failing = Vec::new();
+    // The sites are not needed, but over ranges each is decided: each is dropped as soon as it is judged, so that
+    // they never all exist at once.
+    let mut each = |site: crate::analysis::Site| {
+        if let (Some(decider), crate::rules::Verdict::Conditional(conditions)) = (decider.as_mut(), &site.verdict) {
+            if let d @ crate::ranges::Decision::Fails { .. } = decider.decide(conditions) {
+                failing.push(ranged::failing_note(&site, &d, conditions));
+            }
+        }
+    };
     let every_value = crate::analysis::Options { value_facts: true };
-    let analysis = crate::analysis::analyze_model_request(model, every_value, &request, Some(&mut |_| {}))?;
-    let broken = crate::refuse::broken(&analysis);
+    let mut analysis = crate::analysis::analyze_model_request(model, every_value, &request, Some(&mut each))?;
+    let mut broken = crate::refuse::broken(&analysis);
+    broken.extend(failing);
     if !broken.is_empty() {
         return Err(InferError::Broken(broken));
+    }
+    if let Some(ranges) = &ranges {
+        analysis.facts_within(&ranges.ranges);
     }
     // A function body is walked once per distinct call; what is written is what every call agrees on.
     let mut bodies: BTreeMap<Vec<GraphStep>, (String, HashMap<String, ValueFacts>)> = BTreeMap::new();

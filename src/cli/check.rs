@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal};
 
 use onnx_bcast::check::{CheckOptions, Level};
 use onnx_bcast::config::{self, find_models, ConfigChoice, Exclude, Walk};
+use onnx_bcast::ranges::RangeRequest;
 use onnx_bcast::render;
 
 use super::args::{CheckArgs, CheckFormat, ColorWhen};
@@ -16,7 +17,7 @@ use super::Status;
 /// pool of threads and reported in order as soon as the ones before it are done.
 pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Status> {
     let cwd = std::env::current_dir()?;
-    let (options, exclude, custom_ops) = match settings(args, matches, &cwd) {
+    let (options, exclude, custom_ops, ranges) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");
@@ -31,6 +32,7 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
         Ok(bindings) => onnx_bcast::analysis::Request {
             bindings,
+            ranges,
             custom_ops: std::sync::Arc::new(custom_ops),
             ..Default::default()
         },
@@ -39,7 +41,8 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
             return Ok(Status::Failed);
         }
     };
-    run_checks(&targets, options, args.jobs, reporter(args), &request)
+    let witness = args.witness.as_deref();
+    run_checks(&targets, options, args.jobs, reporter(args), (&request, witness))
 }
 
 /// Where the results go: the format, its colours, and how much it says.
@@ -67,12 +70,12 @@ fn reporter(args: &CheckArgs) -> Reporter {
 }
 
 /// The config file (unless --no-config), then the flags over it (`onnx_bcast::config::settings`): --strict and
-/// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`.
+/// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`, the ranges.
 fn settings(
     args: &CheckArgs,
     matches: &clap::ArgMatches,
     cwd: &std::path::Path,
-) -> Result<(CheckOptions, Exclude, onnx_bcast::infer::custom::CustomOps), config::ConfigError> {
+) -> Result<(CheckOptions, Exclude, onnx_bcast::infer::custom::CustomOps, RangeRequest), config::ConfigError> {
     let choice = match (&args.config, args.no_config) {
         (_, true) => ConfigChoice::None,
         (Some(path), false) => ConfigChoice::File(path),
@@ -99,5 +102,7 @@ fn settings(
     }
     let exclude = config::exclude(config.as_ref(), &args.exclude, cwd)?;
     let custom_ops = config.as_ref().map(config::Config::custom_ops).transpose()?.unwrap_or_default();
-    Ok((options, exclude, custom_ops))
+    let flags = RangeRequest { safe_ranges: args.safe_ranges, ..args.ranges.request() };
+    let ranges = config::range_request(config.as_ref(), flags)?;
+    Ok((options, exclude, custom_ops, ranges))
 }

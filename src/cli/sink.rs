@@ -149,6 +149,9 @@ impl Reporter {
         match (&mut self.sink, &outcome.report) {
             (Sink::Text { palette }, Ok(report)) => {
                 render::write_findings_styled(out, shown, report, *palette, quiet, verbose)?;
+                if let Some(ranges) = &report.ranges {
+                    render::write_ranges_text(out, shown, ranges)?;
+                }
                 if verbose {
                     writeln!(out, "{shown}: {}", render::summary_text(report))?;
                     render::write_opaque(out, shown, &report.opaque)?;

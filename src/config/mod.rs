@@ -10,6 +10,9 @@
 //! allow = ["declared-shape-mismatch"] # codes whose findings are dropped
 //! strict = true                       # like --strict
 //! exclude = ["legacy/**", "*_bad.onnx"] # globs, relative to the config file's folder
+//! range = ["seq=1..512", "batch=1..8"] # like --range
+//! min-shapes = "images:1x3x320x320"   # like --min-shapes (also opt-shapes, max-shapes)
+//! safe-ranges = true                  # like --safe-ranges
 //!
 //! [ops."com.example.Scale"]          # an op of your own kernels or plugins (DOMAIN.OP)
 //! shape = "input 0"                   # "input K", "broadcast I..J" (a site, like Add) or "opaque"
@@ -30,7 +33,7 @@ use crate::check::{Level, RuleSelection, Selector, UnknownCode};
 mod settings;
 mod walk;
 
-pub use settings::{check_options, exclude, load, ConfigChoice};
+pub use settings::{check_options, exclude, load, range_request, ConfigChoice};
 pub use walk::{find_models, is_model_file, Exclude, Target, Walk};
 
 /// The name of the dedicated config file.
@@ -56,6 +59,19 @@ pub struct Settings {
     /// Globs of paths not to check, relative to the config file's folder.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Ranges of sizes, as `--range` takes them (`seq=1..512`).
+    #[serde(default)]
+    pub range: Vec<String>,
+    /// A TensorRT profile's shapes, as `--min-shapes`, `--opt-shapes` and `--max-shapes` take them.
+    #[serde(rename = "min-shapes")]
+    pub min_shapes: Option<String>,
+    #[serde(rename = "opt-shapes")]
+    pub opt_shapes: Option<String>,
+    #[serde(rename = "max-shapes")]
+    pub max_shapes: Option<String>,
+    /// `--safe-ranges` by default.
+    #[serde(rename = "safe-ranges")]
+    pub safe_ranges: Option<bool>,
     /// Ops no built-in rule knows, declared by `"DOMAIN.OP"` (`[ops."com.example.Plugin"]`): their shapes and
     /// types (`infer::custom`).
     #[serde(default)]
@@ -97,6 +113,8 @@ pub enum ConfigError {
     Op { path: PathBuf, op: String, source: crate::infer::custom::DeclError },
     #[error("{origin}: invalid glob `{pattern}`: {message}")]
     Glob { origin: String, pattern: String, message: String },
+    #[error("{path}: `{key}`: {message}", path = path.display())]
+    Range { path: PathBuf, key: &'static str, message: String },
 }
 
 impl Config {
@@ -205,7 +223,19 @@ fn parse(path: &Path, text: &str) -> Result<Settings, ConfigError> {
 }
 
 /// The keys of the settings table, for "did you mean".
-const KEYS: [&str; 6] = ["deny", "warn", "allow", "strict", "exclude", "ops"];
+const KEYS: [&str; 11] = [
+    "deny",
+    "warn",
+    "allow",
+    "strict",
+    "exclude",
+    "range",
+    "min-shapes",
+    "opt-shapes",
+    "max-shapes",
+    "safe-ranges",
+    "ops",
+];
 
 /// A parse error about an unknown key, with the known key it is closest to (`exlude` → `exclude`).
 fn with_suggestion(message: String) -> String {

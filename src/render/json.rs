@@ -38,6 +38,9 @@ struct JsonSite<'a> {
     conditions: &'a [String],
     functions: Vec<JsonFunction<'a>>,
     constraints: Vec<Value>,
+    /// What the conditions come to over the ranges of sizes (only with ranges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    over_ranges: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -71,6 +74,9 @@ struct JsonModel<'a> {
     findings: Vec<JsonFinding<'a>>,
     summary: JsonSummary,
     opaque_ops: &'a std::collections::BTreeMap<String, usize>,
+    /// The ranges of sizes checked over (only with ranges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranges: Option<Value>,
 }
 
 fn json_site(r: &SiteReport) -> JsonSite<'_> {
@@ -95,6 +101,7 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
             }
             _ => Vec::new(),
         },
+        over_ranges: r.over_ranges.as_ref().map(super::decision_json),
     }
 }
 
@@ -189,6 +196,10 @@ pub fn write_json_model_end(out: &mut impl Write, report: &Report) -> io::Result
     serde_json::to_writer(&mut *out, &json_summary(report))?;
     out.write_all(b",\"opaque_ops\":")?;
     serde_json::to_writer(&mut *out, &report.opaque)?;
+    if let Some(ranges) = &report.ranges {
+        out.write_all(b",\"ranges\":")?;
+        serde_json::to_writer(&mut *out, &super::range_report_json(ranges))?;
+    }
     out.write_all(b"}\n")
 }
 
@@ -220,6 +231,7 @@ pub fn report_json(path: &str, report: &Report) -> Value {
         findings: report.findings.iter().map(json_finding).collect(),
         summary: json_summary(report),
         opaque_ops: &report.opaque,
+        ranges: report.ranges.as_ref().map(super::range_report_json),
     };
     serde_json::to_value(model).expect("report serializes")
 }

@@ -14,6 +14,7 @@ mod bounds;
 pub(crate) mod display;
 mod parse;
 mod subst;
+mod within;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 
 pub use bounds::{Ext, Interval};
 pub use parse::{parse, ParseError};
+pub(crate) use within::lcm;
 
 /// An indivisible part of a polynomial.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
