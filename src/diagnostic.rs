@@ -323,6 +323,21 @@ codes! {
             "fixtures/malformed/function_chain_100.onnx", strict: false,
         help: "Flatten the control flow; the deeper bodies are not checked.",
     }
+    ExpressionTooLarge = "expression-too-large" {
+        Warning, Always,
+        summary: "a size computed from symbolic sizes grows past the expression budget; it is followed as a fresh \
+                  symbol",
+        description: "A size the graph computes from symbolic sizes (through Shape, arithmetic, Min/Max, Reshape …) \
+                      grows past onnx-bcast's budget of 256 expression nodes; from that node on it is a fresh symbol, which \
+                      says only that it is some size, so the broadcasts that read it may be undecided.",
+        origin: Origin::Other(
+            "a limit of onnx-bcast (256 expression nodes per symbolic size), which bounds its time and memory"
+        ),
+        example: "a chain of 10 steps s = min(s, floor(max(s - 1, 2) / 2)) + max(s - 1, 2) over Shape(x: [N])",
+            "fixtures/crafted/expression_minmax_10.pb", strict: false,
+        help: "Compute the size once and reuse it (or declare it as a dim_param); a size expression this large is \
+               usually an exporter tracing a loop of shape arithmetic.",
+    }
     MissingOpset = "missing-opset" {
         Error, Always,
         summary: "the model imports no opset of the default domain",

@@ -217,6 +217,7 @@ const EXPECTED: &[(&str, i32, &str, bool)] = &[
     ("ext_weights_no_length_short", 1, "external-data", true),
     ("ext_weights_missing_file", 1, "external-data", true),
     ("fanout_fresh_26", 1, "nesting-too-deep", false),
+    ("expression_", 0, "expression-too-large", false),
 ];
 
 #[test]
@@ -259,6 +260,52 @@ fn crafted_models_keep_every_promise() {
     }
     eprintln!("{} crafted models, exit codes {codes:?}", models.len());
     assert!(failures.is_empty(), "{} failures:\n\n{}", failures.len(), failures.join("\n\n"));
+}
+
+/// Chains of size arithmetic that double their expression at each step, 10 to 1,000 steps
+/// (`expression_{minmax,floor}_STEPS.pb`; bench/expression_chains.sh measures their time and memory): `check`
+/// notes the budget once, every size `shapes` reports is within it, and `infer` writes no `dim_param` over its
+/// limit, so the model grows by its new declarations only, each a few bytes whatever the chain's length.
+#[test]
+fn expression_chains_stay_within_the_budget() {
+    use onnx_bcast::annotate::MAX_DIM_PARAM;
+    use prost::Message;
+    let out = tempfile::tempdir().unwrap();
+    for kind in ["minmax", "floor"] {
+        for steps in [10, 30, 100, 300, 1000] {
+            let model = corpus().join(format!("expression_{kind}_{steps}.pb"));
+            let path = model.to_str().unwrap();
+            let check = run_limited(&corpus(), &["check", "--no-config", path]);
+            assert_eq!(check.code, Some(0), "{path}: {}{}", check.stdout, check.stderr);
+            assert_eq!(check.stdout.matches("[expression-too-large]").count(), 1, "{path}: {}", check.stdout);
+            let shapes = run_limited(&corpus(), &["shapes", "--format", "json", path]);
+            let json: serde_json::Value = serde_json::from_str(&shapes.stdout).unwrap();
+            for value in json["graphs"][0]["values"].as_array().unwrap() {
+                for dim in value["shape"].as_array().into_iter().flatten().filter_map(|d| d.as_str()) {
+                    let size = onnx_bcast::sym::parse(dim).map_or(0, |p| p.size_up_to(usize::MAX - 1));
+                    assert!(size <= onnx_bcast::sym::MAX_SIZE, "{path}: {} has a dim of {size} nodes", value["name"]);
+                }
+            }
+            let written = out.path().join("inferred.onnx");
+            let infer = run_limited(&corpus(), &["infer", path, written.to_str().unwrap()]);
+            assert_eq!(infer.code, Some(0), "{path}: {}", infer.stderr);
+            let before = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&model).unwrap()).unwrap();
+            let after = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&written).unwrap()).unwrap();
+            let (g0, g1) = (before.graph.unwrap(), after.graph.unwrap());
+            let added = g1.value_info.len() - g0.value_info.len();
+            assert_eq!(added, g1.node.len() - 1, "{path}: a declaration per node output but the graph output's");
+            for vi in g1.value_info.iter().chain(&g1.output) {
+                let dims = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref());
+                for d in dims.map(|s| s.dim.as_slice()).unwrap_or_default() {
+                    if let Some(onnx_bcast::proto::tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
+                        assert!(p.len() <= MAX_DIM_PARAM, "{path}: {} has a dim_param of {} bytes", vi.name(), p.len());
+                    }
+                }
+            }
+            let growth = std::fs::metadata(&written).unwrap().len() - std::fs::metadata(&model).unwrap().len();
+            assert!(growth <= 24 * added as u64 + 1024, "{path}: {growth} bytes more for {added} declarations");
+        }
+    }
 }
 
 /// The committed corpus is exactly what the generator writes (needs the ONNX venv, as tests/malformed.rs does).

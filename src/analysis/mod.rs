@@ -131,6 +131,7 @@ fn analyze_with(
         external,
         constant_initializers: model.ir_version() < 4,
         calls: crate::calls::Calls::default(),
+        budget_noted: false,
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -159,6 +160,7 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 }
 
 pub mod bind;
+mod budget;
 mod call;
 mod scope;
 mod site;

@@ -27,6 +27,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) constant_initializers: bool,
     /// Function calls already walked, and what walking them may still cost.
     pub(super) calls: crate::calls::Calls,
+    /// The body being walked has had its note about the expression budget (see `budget`).
+    pub(super) budget_noted: bool,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -58,6 +60,7 @@ impl<'m> Walker<'m, '_> {
 
     /// Walks one body and returns the facts of its outputs.
     pub(super) fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
+        let outer_noted = std::mem::take(&mut self.budget_noted);
         let declared = self.declared(env, &body.declared, body.declared_inputs);
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
@@ -111,6 +114,7 @@ impl<'m> Walker<'m, '_> {
                 order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
+        self.budget_noted = outer_noted;
         outputs
     }
 
@@ -351,7 +355,10 @@ impl<'m> Walker<'m, '_> {
 
         let subgraphs = self.subgraphs(env, scope, index, node, attrs);
 
-        let outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
+        // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
+        // count for themselves).
+        crate::sym::take_refusals();
+        let mut outputs = if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
             self.site(env, index, node, attrs, op, &refs)
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
@@ -377,6 +384,8 @@ impl<'m> Walker<'m, '_> {
                 vec![ValueFacts::unknown(); node.output.len()]
             })
         };
+        let refused = crate::sym::take_refusals() > 0;
+        self.keep_within_budget(env, (node, index), refused, &mut outputs);
         self.define_outputs(env, scope, declared, index, node, outputs);
     }
 }

@@ -19,7 +19,7 @@ use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoPr
 use crate::tensor::{self, ValueFacts};
 use crate::wire::{self, GraphEdit, ModelEdit, Pieces};
 
-pub use declare::{dim_value, new_declaration};
+pub use declare::{dim_value, new_declaration, MAX_DIM_PARAM};
 
 #[derive(Clone, Debug, Default)]
 pub struct InferOptions {

@@ -89,8 +89,13 @@ impl Interval {
 impl Poly {
     /// Bounds that hold for every value of the symbols.
     pub fn bounds(&self) -> Interval {
+        let _work = super::budget::Work::enter();
         let mut total = Interval::point(0);
         for (m, &c) in &self.terms {
+            // Past the operation's work, nothing is claimed: every integer.
+            if !super::budget::spend(1 + m.len()) {
+                return Interval::ALL;
+            }
             let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a)));
             total = total.add(term);
         }
