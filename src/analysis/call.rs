@@ -89,6 +89,7 @@ impl<'m> Walker<'m, '_> {
                 .map(|(name, facts)| (name.as_str(), facts.unwrap_or_default()))
                 .collect(),
             initializers: &[],
+            sparse_initializers: &[],
             declared: f.value_info.iter().collect(),
             declared_inputs: 0,
             outputs: f.output.iter().map(String::as_str).collect(),

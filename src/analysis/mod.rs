@@ -11,7 +11,10 @@ use crate::attr::{Attrs, CallSite};
 use crate::diagnostic::Code;
 use crate::infer;
 use crate::ops::{self, BroadcastOp, SameType, SiteKind};
-use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
+use crate::proto::{
+    FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto, TensorProto,
+    ValueInfoProto,
+};
 use crate::rules;
 use crate::shape::{Dim, Shape};
 use crate::tensor::{self, ValueFacts};
@@ -162,6 +165,8 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 pub mod bind;
 mod budget;
 mod call;
+mod declared;
+mod initializers;
 mod scope;
 mod site;
 mod walk;

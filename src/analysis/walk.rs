@@ -1,6 +1,7 @@
 //! The walk over one graph or function body: values in topological order, each node inferred or judged.
 
 use super::call::Call;
+use super::declared::Declared;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
 
@@ -74,6 +75,7 @@ impl<'m> Walker<'m, '_> {
         } else {
             Scope::unordered(body.inputs.len() + body.initializers.len())
         };
+        let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
             if scope.values.contains_key(name) {
                 self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
@@ -87,7 +89,15 @@ impl<'m> Walker<'m, '_> {
             }
             scope.define(name, facts);
         }
-        self.define_initializers(env, &mut scope, body.initializers);
+        self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers);
+        // What inputs and initializers are is settled: their other declarations must agree with it.
+        let mut compared = HashSet::default();
+        let sparse = body.sparse_initializers.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name());
+        for name in input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse) {
+            if let Some(facts) = scope.values.get(name).filter(|_| compared.insert(name)).cloned() {
+                self.compare_declarations(env, &declared, (name, &facts), None, true);
+            }
+        }
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
         let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
@@ -116,62 +126,6 @@ impl<'m> Walker<'m, '_> {
         }
         self.budget_noted = outer_noted;
         outputs
-    }
-
-    /// The facts each value's declaration gives (graph inputs first: `declared_inputs` of them).
-    fn declared(
-        &mut self,
-        env: &Env<'m, '_>,
-        infos: &[&'m ValueInfoProto],
-        declared_inputs: usize,
-    ) -> HashMap<&'m str, ValueFacts> {
-        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
-        for (i, vi) in infos.iter().enumerate() {
-            let mut negative = Vec::new();
-            let mut facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
-            if i < declared_inputs && !self.bindings.is_empty() {
-                facts = self.bindings.facts(&facts);
-            }
-            if !negative.is_empty() {
-                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
-                let msg = format!(
-                    "value '{}' declares a negative size on axis {}; read as unknown",
-                    vi.name(),
-                    axes.join(", ")
-                );
-                self.note(env, Code::NegativeDim, None, msg);
-            }
-            declared.entry(vi.name()).or_insert(facts);
-        }
-        declared
-    }
-
-    /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
-    fn define_initializers(&mut self, env: &Env<'m, '_>, scope: &mut Scope<'m>, initializers: &'m [TensorProto]) {
-        let mut initialized: HashSet<&str> = HashSet::default();
-        for init in initializers {
-            if !initialized.insert(init.name()) {
-                let msg = format!("initializer '{}' is given more than once", init.name());
-                self.note(env, Code::DuplicateValue, None, msg);
-            }
-            if let Some(why) = tensor::data_mismatch(init) {
-                let msg = format!("initializer '{}' {why}", init.name());
-                self.note(env, Code::TensorDataMismatch, None, msg);
-            }
-            let mut from_tensor = tensor::facts_from_tensor(init);
-            if let Some(v) = self.external.get(init.name()) {
-                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
-            }
-            // An initializer that is also a graph input is a default the caller may override: a declared input
-            // shape wins, the initializer fills what is undeclared.
-            let facts = match scope.values.get(init.name()) {
-                Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
-                    ValueFacts::tensor(input.elem, input.shape.clone())
-                }
-                _ => from_tensor,
-            };
-            scope.define(init.name(), facts);
-        }
     }
 
     /// Walks the graphs `node`'s attributes hold, inside the scopes visible at it, and returns their outputs' facts
@@ -214,7 +168,7 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
-        declared: &HashMap<&'m str, ValueFacts>,
+        declared: &Declared<'m>,
         index: usize,
         node: &'m NodeProto,
         outputs: Vec<ValueFacts>,
@@ -242,7 +196,9 @@ impl<'m> Walker<'m, '_> {
                             self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
                         }
                     }
-                    facts.filled_from(&bound)
+                    let facts = facts.filled_from(&bound);
+                    self.compare_declarations(env, declared, (name, &facts), Some((node, index)), false);
+                    facts
                 }
                 None => facts,
             };
@@ -317,7 +273,7 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
-        declared: &HashMap<&'m str, ValueFacts>,
+        declared: &Declared<'m>,
         produced: &Produced<'m>,
         index: usize,
         node: &'m NodeProto,
