@@ -47,7 +47,7 @@ impl<'m> Walker<'m, '_> {
                 let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
                 let msg = format!(
                     "value '{}' declares a negative size on axis {}; read as unknown",
-                    vi.name(),
+                    crate::escape::name(vi.name()),
                     axes.join(", ")
                 );
                 self.note(env, Code::NegativeDim, None, msg);
@@ -72,14 +72,16 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         declared: &Declared<'m>,
-        (name, facts): (&str, &ValueFacts),
+        (value, facts): (&str, &ValueFacts),
         node: Option<(&NodeProto, usize)>,
         first_too: bool,
     ) {
-        let first = declared.get(name).filter(|_| first_too && declared.not_inputs.contains(name));
-        for d in first.into_iter().chain(declared.later.get(name).into_iter().flatten()) {
+        let first = declared.get(value).filter(|_| first_too && declared.not_inputs.contains(value));
+        for d in first.into_iter().chain(declared.later.get(value).into_iter().flatten()) {
             if let Some(why) = tensor::contradiction(facts, d) {
-                let msg = format!("value '{name}' is declared more than once, and a declaration contradicts it: {why}");
+                let value = crate::escape::name(value);
+                let msg =
+                    format!("value '{value}' is declared more than once, and a declaration contradicts it: {why}");
                 self.note(env, Code::DeclaredShapeMismatch, node, msg);
             }
         }

@@ -8,6 +8,7 @@
 
 use super::scope::{Env, Scope};
 use super::*;
+use crate::escape::name;
 
 impl<'m> Walker<'m, '_> {
     /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
@@ -21,11 +22,11 @@ impl<'m> Walker<'m, '_> {
         let mut initialized: HashSet<&str> = HashSet::default();
         for init in initializers {
             if !initialized.insert(init.name()) {
-                let msg = format!("initializer '{}' is given more than once", init.name());
+                let msg = format!("initializer '{}' is given more than once", name(init.name()));
                 self.note(env, Code::DuplicateValue, None, msg);
             }
             if let Some(why) = tensor::data_mismatch(init) {
-                let msg = format!("initializer '{}' {why}", init.name());
+                let msg = format!("initializer '{}' {why}", name(init.name()));
                 self.note(env, Code::TensorDataMismatch, None, msg);
             }
             let mut from_tensor = tensor::facts_from_tensor(init);
@@ -35,17 +36,17 @@ impl<'m> Walker<'m, '_> {
             self.define_initializer(scope, init.name(), from_tensor);
         }
         for s in sparse {
-            let name = s.values.as_ref().map_or("", |v| v.name());
-            if !name.is_empty() && !initialized.insert(name) {
-                let msg = format!("initializer '{name}' is given more than once");
+            let value = s.values.as_ref().map_or("", |v| v.name());
+            if !value.is_empty() && !initialized.insert(value) {
+                let msg = format!("initializer '{}' is given more than once", name(value));
                 self.note(env, Code::DuplicateValue, None, msg);
             }
             if let Some(why) = sparse_mismatch(s) {
-                let msg = format!("sparse initializer '{name}' {why}");
+                let msg = format!("sparse initializer '{}' {why}", name(value));
                 self.note(env, Code::TensorDataMismatch, None, msg);
             }
-            if !name.is_empty() {
-                self.define_initializer(scope, name, sparse_facts(s));
+            if !value.is_empty() {
+                self.define_initializer(scope, value, sparse_facts(s));
             }
         }
     }

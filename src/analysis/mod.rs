@@ -38,7 +38,8 @@ pub struct Note {
     pub graph: String,
     pub node: Option<String>,
     pub op: Option<String>,
-    pub message: String,
+    /// Names marked ([`crate::escape::name`]).
+    pub message: crate::escape::Message,
 }
 
 /// The facts inferred for the values of one graph body, in definition order.
@@ -109,7 +110,7 @@ fn analyze_model_impl(
     let (values, problems) = crate::external::survey(folder, model.proto());
     let notes = problems
         .into_iter()
-        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string() })
+        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string().into() })
         .collect();
     analyze_with(model.proto(), values, notes, (options, request), each_site)
 }

@@ -4,6 +4,7 @@ use super::call::Call;
 use super::declared::Declared;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
+use crate::escape::name as shown;
 
 pub(super) struct Walker<'m, 's> {
     pub(super) options: Options,
@@ -56,7 +57,7 @@ impl<'m> Walker<'m, '_> {
             (None, Some((n, i))) => (env.path.clone(), Some(node_label(n, i)), Some(n.op_type().to_string())),
             (None, None) => (env.path.clone(), None, None),
         };
-        self.out.notes.push(Note { code, graph, node: node_name, op, message });
+        self.out.notes.push(Note { code, graph, node: node_name, op, message: message.into() });
     }
 
     /// Walks one body and returns the facts of its outputs.
@@ -78,7 +79,8 @@ impl<'m> Walker<'m, '_> {
         let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
             if scope.values.contains_key(name) {
-                self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
+                let msg = format!("input '{}' is listed more than once", shown(name));
+                self.note(env, Code::DuplicateValue, None, msg);
             }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
             // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
@@ -108,6 +110,11 @@ impl<'m> Walker<'m, '_> {
         }
         let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
         for (position, &index) in order.iter().enumerate() {
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if crate::interrupt::requested() {
+                break;
+            }
+            crate::interrupt::test_pause();
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
             if let Some(reads) = &mut reads {
@@ -188,11 +195,18 @@ impl<'m> Walker<'m, '_> {
                     if let Some(why) = tensor::contradiction(&facts, &bound) {
                         if !self.bindings.is_empty() && tensor::contradiction(&facts, d).is_none() {
                             let at = node_label(node, index);
-                            let msg = format!("value '{name}' of node {at} in {}: {why}", env.path);
+                            let msg = format!(
+                                "value '{}' of node {} in {}: {why}",
+                                shown(name),
+                                shown(&at),
+                                shown(&env.path)
+                            );
                             self.out.binding_conflicts.push(msg);
                         } else {
-                            let msg =
-                                format!("value '{name}' is declared with other facts than inference finds: {why}");
+                            let msg = format!(
+                                "value '{}' is declared with other facts than inference finds: {why}",
+                                shown(name)
+                            );
                             self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
                         }
                     }
@@ -223,7 +237,7 @@ impl<'m> Walker<'m, '_> {
         for (i, node) in nodes.iter().enumerate() {
             for out in node.output.iter().filter(|o| !o.is_empty()) {
                 if producer.insert(out, i).is_some() || scope.values.contains_key(out.as_str()) {
-                    let msg = format!("value '{out}' is defined more than once");
+                    let msg = format!("value '{}' is defined more than once", shown(out));
                     self.note(env, Code::DuplicateValue, Some((node, i)), msg);
                 }
             }
@@ -258,7 +272,8 @@ impl<'m> Walker<'m, '_> {
         if order.len() < nodes.len() {
             let placed: HashSet<usize> = order.iter().copied().collect();
             let stuck: Vec<usize> = (0..nodes.len()).filter(|i| !placed.contains(i)).collect();
-            let names: Vec<String> = stuck.iter().take(5).map(|&i| node_label(&nodes[i], i)).collect();
+            let names: Vec<String> =
+                stuck.iter().take(5).map(|&i| shown(&node_label(&nodes[i], i)).to_string()).collect();
             let msg = match stuck.len() {
                 1 => format!("node {} depends on its own output", names[0]),
                 n => format!("{n} nodes form a cycle, among them {}", names.join(", ")),
@@ -303,7 +318,7 @@ impl<'m> Walker<'m, '_> {
             }
             let found = self.lookup(env, scope, name);
             if found.is_none() && !produced.contains(name.as_str()) {
-                let msg = format!("input '{name}' is not defined by any graph input, initializer or node");
+                let msg = format!("input '{}' is not defined by any graph input, initializer or node", shown(name));
                 self.note(env, Code::UndefinedValue, Some((node, index)), msg);
             }
             refs.push(found);

@@ -16,7 +16,7 @@ pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     let request = match Bindings::new(&args.bind) {
         Ok(bindings) => Request { bindings, function_facts: false },
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -43,7 +43,7 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
     let model = match open(path)? {
         Ok(model) => model,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -51,11 +51,11 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
     {
         Ok(Ok(a)) => a,
         Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: {shown}: {e}");
+            say!("onnx-bcast: error: {shown}: {e}");
             return Ok(Status::Failed);
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            say!("onnx-bcast: internal error: {shown}: {panic}");
             return Ok(Status::Failed);
         }
     };

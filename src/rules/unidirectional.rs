@@ -64,7 +64,10 @@ pub fn target_label(site: &Site) -> String {
     match (site.kind, &site.target) {
         (SiteKind::Gemm { .. }, Some(t)) => format!("(M, N) {t}"),
         (_, Some(t)) => format!("the target shape {t}"),
-        (_, None) => site.inputs.first().map_or_else(|| "the target".into(), |i| format!("{} {}", i.name, i.shape)),
+        (_, None) => site
+            .inputs
+            .first()
+            .map_or_else(|| "the target".into(), |i| format!("{} {}", crate::escape::name(&i.name), i.shape)),
     }
 }
 
