@@ -338,6 +338,18 @@ codes! {
         help: "Compute the size once and reuse it (or declare it as a dim_param); a size expression this large is \
                usually an exporter tracing a loop of shape arithmetic.",
     }
+    UnknownIrVersion = "unknown-ir-version" {
+        Warning, Always,
+        summary: "the model declares an IR version no ONNX release defines",
+        description: "The model declares an IR version no ONNX release defines (from 1 to 13, the newest in onnx \
+                      1.22): it is read with the rules of the newest onnx-bcast knows, fields it does not know \
+                      survive its rewrites unchanged, and runtimes refuse it.",
+        origin: Origin::Other("the ONNX IR spec: ModelProto.ir_version, from 1 (IR_VERSION_2017_10_10) to 13"),
+        example: "Add(A: [2, 3], B: [3]) in a model of ir_version 100", "fixtures/crafted/ir_version_100.pb",
+            strict: false,
+        help: "Save the model with the IR version of the ONNX release that made it (onnx.helper.make_model sets it), or \
+               check the file is the model it claims to be.",
+    }
     MissingOpset = "missing-opset" {
         Error, Always,
         summary: "the model imports no opset of the default domain",

@@ -193,7 +193,10 @@ fn a_config_name_that_is_no_regular_file_is_an_error() {
             for args in [vec!["check", "ok.onnx"], vec!["check", "--config", entry.to_str().unwrap(), "ok.onnx"]] {
                 let r = run_in(&t.path().join("sub"), &args);
                 assert_eq!(r.code, 2, "{name} {kind} {args:?}: {r:?}");
-                assert!(r.stderr.contains(name) && r.stderr.contains(said) && r.stderr.contains("never opened"), "{r:?}");
+                assert!(
+                    r.stderr.contains(name) && r.stderr.contains(said) && r.stderr.contains("never opened"),
+                    "{r:?}"
+                );
                 assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
             }
             // --no-config reads no file, so nothing is in the way.

@@ -223,6 +223,7 @@ const EXPECTED: &[(&str, i32, &str, bool)] = &[
     ("sparse_initializer_bad_indices", 1, "tensor-data-mismatch", true),
     ("initializer_data_type_", 1, "tensor-data-mismatch", true),
     ("declared_twice", 0, "declared-shape-mismatch", false),
+    ("ir_version_100", 0, "unknown-ir-version", false),
 ];
 
 #[test]

@@ -22,6 +22,10 @@ use crate::tensor::{self, ValueFacts};
 /// The newest default-domain opset this tool knows; assumed when a model imports none.
 pub const LATEST_OPSET: i64 = 23;
 
+/// The newest IR version an ONNX release defines (onnx 1.22: `onnx.IR_VERSION`). A model that declares another
+/// one outside 1..=this gets an `unknown-ir-version` note.
+pub const LATEST_IR_VERSION: i64 = 13;
+
 pub use crate::shape::MAX_RANK;
 
 /// Subgraph and function nesting deeper than this is refused rather than followed.
@@ -108,10 +112,28 @@ fn analyze_model_impl(
 ) -> Analysis {
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let (values, problems) = crate::external::survey(folder, model.proto());
-    let notes = problems
+    let mut notes: Vec<Note> = problems
         .into_iter()
         .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string().into() })
         .collect();
+    let ir = model.proto().ir_version();
+    if !(1..=LATEST_IR_VERSION).contains(&ir) {
+        let read_as = match ir > LATEST_IR_VERSION {
+            true => format!("it is read as IR {LATEST_IR_VERSION}, and "),
+            false => String::new(),
+        };
+        let message = format!(
+            "the model declares IR version {ir}, which no ONNX release defines (1 to {LATEST_IR_VERSION}); {read_as}\
+             runtimes refuse it"
+        );
+        notes.push(Note {
+            code: Code::UnknownIrVersion,
+            graph: "main".into(),
+            node: None,
+            op: None,
+            message: message.into(),
+        });
+    }
     analyze_with(model.proto(), values, notes, (options, request), each_site)
 }
 

@@ -100,7 +100,13 @@ fn config_entry(path: &Path) -> Result<Option<()>, ConfigError> {
         Ok(m) => {
             use std::os::unix::fs::FileTypeExt;
             let t = m.file_type();
-            refuse(if t.is_fifo() { "a FIFO" } else if t.is_socket() { "a socket" } else { "a device" })
+            refuse(if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            })
         }
     }
 }
