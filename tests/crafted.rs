@@ -224,6 +224,7 @@ const EXPECTED: &[(&str, i32, &str, bool)] = &[
     ("initializer_data_type_", 1, "tensor-data-mismatch", true),
     ("declared_twice", 0, "declared-shape-mismatch", false),
     ("ir_version_100", 0, "unknown-ir-version", false),
+    ("training_info_bad", 1, "broadcast-violation", false),
 ];
 
 #[test]
@@ -291,6 +292,36 @@ fn odd_model_fields_are_judged_alike_by_every_command() {
     let infer: Vec<&str> = outcome.text["infer"].lines().filter(|l| l.contains("declared-shape-mismatch")).collect();
     assert_eq!(infer.len(), 1, "{}", outcome.text["infer"]);
     assert!(infer[0].contains("main/V: declared [5, 7], inferred [2, 3]"), "{}", infer[0]);
+}
+
+/// The graphs of `training_info` are checked, reading the main graph's values by name (`W`, an initializer of the
+/// main graph, is no undefined value there), and the rewrites leave them exactly as they are.
+#[test]
+fn training_graphs_are_checked_and_left_alone_by_rewrites() {
+    use prost::Message;
+    let bad = corpus().join("training_info_bad.pb");
+    let check = run_limited(&corpus(), &["check", "--no-config", bad.to_str().unwrap()]);
+    assert_eq!(check.code, Some(1), "{}", check.stdout);
+    assert!(
+        check.stdout.contains("error[broadcast-violation] training_info[0].algorithm/update (Sub): W [3] and step [4]"),
+        "{}",
+        check.stdout
+    );
+    let ok = corpus().join("training_info_ok.pb");
+    let check = run_limited(&corpus(), &["check", "--no-config", ok.to_str().unwrap()]);
+    assert_eq!(check.code, Some(0), "{}", check.stdout);
+    assert!(check.stdout.contains("3 sites"), "the main graph's site and the algorithm's two: {}", check.stdout);
+    let out = tempfile::tempdir().unwrap();
+    for (command, flag) in [("expand", None), ("fold", None), ("infer", Some("--overwrite-declared"))] {
+        let written = out.path().join(format!("{command}.onnx"));
+        let mut args = vec![command, bad.to_str().unwrap(), written.to_str().unwrap()];
+        args.extend(flag);
+        let r = run_limited(&corpus(), &args);
+        assert!(matches!(r.code, Some(0 | 1)), "{command}: {}", r.stderr);
+        let before = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&bad).unwrap()).unwrap();
+        let after = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&written).unwrap()).unwrap();
+        assert_eq!(before.training_info, after.training_info, "{command} changed the training graphs");
+    }
 }
 
 /// Chains of size arithmetic that double their expression at each step, 10 to 1,000 steps

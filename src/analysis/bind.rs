@@ -21,6 +21,8 @@ pub struct Request {
     /// Also record the facts of each model-local function body, per call ([`GraphFacts`] at
     /// `[GraphStep::Function(i)]`, once per distinct call signature), as `infer` writes them into the body.
     pub function_facts: bool,
+    /// Also walk the graphs of `ModelProto.training_info` (`check` and `shapes` do; the rewrites leave them alone).
+    pub training_graphs: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -175,6 +175,9 @@ fn analyze_with(
         let env = Env { path: "main".into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
         walker.body(&env, Body::graph(graph));
     }
+    if request.training_graphs {
+        walker.training_graphs(model, opset);
+    }
     // A body's facts are recorded when its walk ends, before its graph's: the main graph goes first, the
     // subgraphs after it in the order they were met.
     walker.out.graphs.sort_by_key(|g| !g.loc.is_empty());
@@ -192,6 +195,7 @@ mod declared;
 mod initializers;
 mod scope;
 mod site;
+mod training;
 mod walk;
 
 use scope::{Body, Env};

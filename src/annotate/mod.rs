@@ -82,7 +82,8 @@ const FUNCTION_VALUE_INFO_IR: i64 = 10;
 
 /// Plans the declarations of `model` from its own analysis (with the bindings).
 pub fn plan(model: &Model, options: &InferOptions) -> Result<Plan, InferError> {
-    let request = crate::analysis::Request { bindings: options.bindings.clone(), function_facts: true };
+    let request =
+        crate::analysis::Request { bindings: options.bindings.clone(), function_facts: true, training_graphs: false };
     // The sites are not needed: each is dropped as soon as it is judged, so that they never all exist at once.
     let every_value = crate::analysis::Options { value_facts: true };
     let analysis = crate::analysis::analyze_model_request(model, every_value, &request, Some(&mut |_| {}))?;
@@ -175,6 +176,8 @@ impl<'m> Body<'m> {
 fn body_at<'m>(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
     let mut body = match loc.first() {
         Some(GraphStep::Function(i)) => Body::Function(model.functions.get(*i)?),
+        // infer never walks the training graphs (its request leaves them out): nothing is written there.
+        Some(GraphStep::Training { .. }) => return None,
         _ => Body::Graph(model.graph.as_ref()?),
     };
     for step in loc {

@@ -29,7 +29,7 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
         say!("onnx-bcast: warning: {warning}");
     }
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
-        Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false },
+        Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false, training_graphs: true },
         Err(e) => {
             say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);

@@ -14,7 +14,7 @@ use super::Status;
 /// Each model in turn, the worst status wins; a model that cannot be read does not stop the others.
 pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     let request = match Bindings::new(&args.bind) {
-        Ok(bindings) => Request { bindings, function_facts: false },
+        Ok(bindings) => Request { bindings, function_facts: false, training_graphs: true },
         Err(e) => {
             say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);

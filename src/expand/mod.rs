@@ -104,7 +104,8 @@ pub fn plan_bound(
     options: ExpandOptions,
     bindings: &crate::analysis::Bindings,
 ) -> Result<Plan, ExpandError> {
-    let request = crate::analysis::Request { bindings: bindings.clone(), function_facts: false };
+    let request =
+        crate::analysis::Request { bindings: bindings.clone(), function_facts: false, training_graphs: false };
     let analysis =
         crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
     let broken = crate::refuse::broken(&analysis);
