@@ -130,7 +130,8 @@ fn shapes_files_read_back_and_replay() {
 fn the_rewrite_oracles_hold_on_the_fixtures() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut models: Vec<PathBuf> = Vec::new();
-    for (dir, prefix) in [("", ""), ("fold", ""), ("crafted", "names_"), ("crafted", "sparse"), ("crafted", "declared")] {
+    for (dir, prefix) in [("", ""), ("fold", ""), ("crafted", "names_"), ("crafted", "sparse"), ("crafted", "declared")]
+    {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -167,4 +168,3 @@ fn the_expression_oracle_holds_on_the_chain_step() {
     let text = format!("{}a/(b+1){}", "floor(".repeat(40), ")".repeat(40));
     oracle::sym::expression_algebra(&Case { exprs: vec![s, division, modulo], text });
 }
-

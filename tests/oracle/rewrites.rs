@@ -93,7 +93,7 @@ pub fn infer_roundtrip(data: &[u8]) {
 pub fn fold_roundtrip(data: &[u8]) {
     let Some(model) = model(data) else { return };
     for materialized in [false, true] {
-        let options = FoldOptions { materialized, ..Default::default() };
+        let options = FoldOptions { materialized };
         let Ok((plan, pieces)) = fold_model(&model, options) else { continue };
         let first = pieces.to_vec(model.bytes()).unwrap();
         let (_, again) = fold_model(&model, options).expect("the second fold of the same input failed");
