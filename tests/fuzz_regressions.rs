@@ -159,12 +159,14 @@ fn the_expression_oracle_holds_on_the_chain_step() {
     use oracle::sym::{Case, E};
     let b = Box::new;
     let mut s = E::Sym(0);
-    for _ in 0..6 {
+    // Three steps: within the oracle's largest tree (the tree triples with each step).
+    for _ in 0..3 {
         let m = b(E::Max(b(E::Sub(b(s.clone()), b(E::Const(1)))), b(E::Const(2))));
         s = E::Add(b(E::Min(b(s), b(E::FloorDiv(m.clone(), 2)))), m);
     }
     let division = E::DivPoly(b(E::Mul(b(E::Sym(1)), b(E::Sym(2)))), b(E::Add(b(E::Sym(2)), b(E::Const(1)))));
     let modulo = E::Mod(b(E::Sub(b(E::Sym(0)), b(E::Const(7)))), b(E::Sym(1)));
     let text = format!("{}a/(b+1){}", "floor(".repeat(40), ")".repeat(40));
+    assert!(oracle::sym::tree_size(&s, oracle::sym::MAX_TREE) <= oracle::sym::MAX_TREE);
     oracle::sym::expression_algebra(&Case { exprs: vec![s, division, modulo], text });
 }
