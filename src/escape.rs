@@ -11,7 +11,8 @@
 //!   overrides and isolates and the zero-width ones, line and paragraph separators, unassigned and private-use
 //!   code points, noncharacters) is written as its escape (`\u{1b}`, `\n`, `\u{202e}`), and `\` as `\\`, so the
 //!   escaping is one-to-one: two names that differ are shown differently. A name or path whose first non-blank
-//!   characters are `::` shows its first `:` as `\u{3a}`, so that no line can start a workflow command;
+//!   character is `:` shows it as `\u{3a}`, so that no line can start a workflow command (`::`), not even a name
+//!   `:` followed by the `: ` a line puts after it;
 //! - a name longer than [`NAME_CHARS`] characters (as escaped) is shortened in one-line formats to its beginning,
 //!   `…` and a 64-bit hash of the whole name (`#` and 16 hex digits), so that two long names that share their
 //!   beginning still differ ([`short`]);
@@ -233,7 +234,8 @@ pub fn escaped(marked: &str) -> String {
 
 /// Any text from outside the tool (a path, a name, a `dim_param`) escaped for a terminal or a log, whole.
 pub fn text(raw: &str) -> Cow<'_, str> {
-    let command_like = raw.trim_start_matches(' ').starts_with("::");
+    // A leading `:` could make `::` with what follows the name on its line (`  NAME: float [2]` in `shapes`).
+    let command_like = raw.trim_start_matches(' ').starts_with(':');
     if !command_like && raw.chars().all(shown_as_is) {
         return Cow::Borrowed(raw);
     }
@@ -360,6 +362,9 @@ mod tests {
         assert_eq!(text("  ::warning::x"), "  \\u{3a}:warning::x");
         assert_eq!(text("onnx::Add_12"), "onnx::Add_12");
         assert_eq!(short("::error::x"), "\\u{3a}:error::x");
+        // A lone colon would make `::` with the `: ` after a name at the start of a line.
+        assert_eq!(text(":"), "\\u{3a}");
+        assert_eq!(text(" :0"), " \\u{3a}0");
     }
 
     #[test]

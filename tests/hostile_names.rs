@@ -36,6 +36,7 @@ const CLASSES: &[&str] = &[
     "marks",
     "brackets",
     "backslash",
+    "colon",
 ];
 
 fn root() -> PathBuf {
