@@ -2,6 +2,7 @@
 
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::{Code, Severity};
+use crate::escape::{name, Message};
 use crate::ranges::Decision;
 use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
 use crate::shape::Shape;
@@ -154,7 +155,7 @@ pub struct SiteReport {
 impl SiteReport {
     /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
     /// are never shown one by one.
-    pub fn message(&self) -> String {
+    pub fn message(&self) -> Message {
         message(&self.site, self.code, &self.conditions, self.over_ranges.as_ref())
     }
 }
@@ -167,7 +168,9 @@ pub struct Finding {
     pub graph: String,
     pub node: Option<String>,
     pub op: Option<String>,
-    pub message: String,
+    /// What is wrong, with the names it mentions marked: `message.plain()` is the text, `message.one_line()` how
+    /// one-line formats show it (see [`crate::escape`]).
+    pub message: crate::escape::Message,
     /// The finding's site: its index in [`Report::sites`] when the report lists its sites; `None` for a finding
     /// about the model rather than a site (an undefined value, a cycle), or when the sites were not kept.
     pub site: Option<usize>,
@@ -364,10 +367,10 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
 
 /// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
 fn unknown_parts(site: &Site) -> String {
-    let mut shapes: Vec<(&str, &Shape)> = site.inputs.iter().map(|i| (i.name.as_str(), &i.shape)).collect();
+    let mut shapes: Vec<(String, &Shape)> = site.inputs.iter().map(|i| (name(&i.name).to_string(), &i.shape)).collect();
     if let (Rule::Bidirectional, Some(target)) = (site.rule, &site.target) {
         shapes.truncate(1);
-        shapes.push(("the target shape", target));
+        shapes.push(("the target shape".into(), target));
     }
     let parts: Vec<String> = shapes
         .iter()
@@ -454,10 +457,10 @@ fn finish_describe(
 /// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let (name, axis) = unknown_dim_owner(site, *input, c.axis);
-    let name = name.unwrap_or_else(|| "the target shape".to_string());
+    let (owner, axis) = unknown_dim_owner(site, *input, c.axis);
+    let owner = owner.map_or_else(|| "the target shape".to_string(), |n| name(&n).to_string());
     let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
-    format!("the unknown dim {axis} of {name} ∈ {{{}}}", opts.join(", "))
+    format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
 }
 
 /// Whose unknown dim an `UnknownOneOf` condition on rule input `input` is about, and on which axis of that value's
@@ -475,10 +478,13 @@ pub fn unknown_dim_owner(site: &Site, input: usize, axis: usize) -> (Option<Stri
     (name, (axis + rank(shape)).saturating_sub(rank(&site.output_shape)))
 }
 
-/// The message of a site judged by [`describe`].
-fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> String {
-    let prefix: String =
-        site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
+/// The message of a site judged by [`describe`], names marked.
+fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> Message {
+    let prefix: String = site
+        .functions
+        .iter()
+        .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
+        .collect();
     let inputs = site.list_inputs();
     let body = match (&site.verdict, code) {
         (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
@@ -486,9 +492,9 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: 
             let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
             format!(
                 "{} is {} where {} is {}: {} requires one element type for them",
-                site.inputs[m.input].name,
+                name(&site.inputs[m.input].name),
                 elem_type_name(m.found),
-                site.inputs[m.against].name,
+                name(&site.inputs[m.against].name),
                 elem_type_name(m.expected),
                 site.op
             )
@@ -504,7 +510,7 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: 
         }
         (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", unknown_parts(site)),
     };
-    prefix + &body
+    Message::from(prefix + &body)
 }
 
 /// A conditional site's message, with what its conditions come to over the ranges when it was decided there:
@@ -534,7 +540,7 @@ fn broadcast_inputs(site: &Site) -> String {
         .flatten()
         .map(|&i| &site.inputs[i])
         .filter(|i| !i.shape.provably_eq(&site.output_shape))
-        .map(|i| format!("{} {}", i.name, i.shape))
+        .map(|i| format!("{} {}", name(&i.name), i.shape))
         .collect();
     if names.is_empty() {
         site.list_inputs()
@@ -559,7 +565,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
             } else {
                 format!("axis {}", axis.unwrap_or(0))
             };
-            format!("on {where_}, {name} has {found}{local} where {} has {expected}", site.rule_input_name(*against))
+            format!("on {where_}, {name} has {found}{local} where {} has {expected}", site.rule_input_shown(*against))
         }
         ViolationKind::RankTooLarge { rank, target_rank } => {
             let (name, _) = offender();
@@ -567,7 +573,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
         }
         ViolationKind::RankDiffers { rank, expected } => {
             let (name, _) = offender();
-            format!("{name} has rank {rank} where {} has rank {expected}", site.rule_input_name(0))
+            format!("{name} has rank {rank} where {} has rank {expected}", site.rule_input_shown(0))
         }
         ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
             let dims = if *len == 1 { "1 dim".to_string() } else { format!("{len} dims") };

@@ -391,6 +391,33 @@ codes! {
             "fixtures/contradiction/initializer_shape.onnx", strict: false,
         help: "Make the declaration and the initializer agree (re-export, or drop the stale input declaration).",
     }
+    ExpressionTooLarge = "expression-too-large" {
+        Warning, Always,
+        summary: "a size computed from symbolic sizes grows past the expression budget; it is followed as a fresh \
+                  symbol",
+        description: "A size the graph computes from symbolic sizes (through Shape, arithmetic, Min/Max, Reshape …) \
+                      grows past onnx-bcast's budget of 256 expression nodes; from that node on it is a fresh symbol, which \
+                      says only that it is some size, so the broadcasts that read it may be undecided.",
+        origin: Origin::Other(
+            "a limit of onnx-bcast (256 expression nodes per symbolic size), which bounds its time and memory"
+        ),
+        example: "a chain of 10 steps s = min(s, floor(max(s - 1, 2) / 2)) + max(s - 1, 2) over Shape(x: [N])",
+            "fixtures/crafted/expression_minmax_10.pb", strict: false,
+        help: "Compute the size once and reuse it (or declare it as a dim_param); a size expression this large is \
+               usually an exporter tracing a loop of shape arithmetic.",
+    }
+    UnknownIrVersion = "unknown-ir-version" {
+        Warning, Always,
+        summary: "the model declares an IR version no ONNX release defines",
+        description: "The model declares an IR version no ONNX release defines (from 1 to 13, the newest in onnx \
+                      1.22): it is read with the rules of the newest onnx-bcast knows, fields it does not know \
+                      survive its rewrites unchanged, and runtimes refuse it.",
+        origin: Origin::Other("the ONNX IR spec: ModelProto.ir_version, from 1 (IR_VERSION_2017_10_10) to 13"),
+        example: "Add(A: [2, 3], B: [3]) in a model of ir_version 100", "fixtures/crafted/ir_version_100.pb",
+            strict: false,
+        help: "Save the model with the IR version of the ONNX release that made it (onnx.helper.make_model sets it), or \
+               check the file is the model it claims to be.",
+    }
     MissingOpset = "missing-opset" {
         Error, Always,
         summary: "the model imports no opset of the default domain",

@@ -37,12 +37,13 @@ pub fn summary(notes: &[Note]) -> String {
 
 /// How one note reads on its own line, as `check` prints a finding: `graph/node (op): message`.
 pub fn line(note: &Note) -> String {
-    let mut at = note.graph.clone();
+    use crate::escape::name;
+    let mut at = name(&note.graph).to_string();
     if let Some(node) = &note.node {
-        at = format!("{at}/{node}");
+        at = format!("{at}/{}", name(node));
     }
     if let Some(op) = &note.op {
-        at = format!("{at} ({op})");
+        at = format!("{at} ({})", name(op));
     }
     format!("error[{}] {at}: {}", note.code, note.message)
 }

@@ -3,9 +3,10 @@
 
 use std::io::{self, Write};
 
+use crate::escape::{one_line, plain, short, text};
 use crate::expand::ExpandSummary;
 
-/// The JSON object of an expand run.
+/// The JSON object of an expand run: names whole.
 pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
     serde_json::json!({
         "input": input,
@@ -18,16 +19,19 @@ pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -
         "materialized": summary.materialized,
         "nodes_added": summary.nodes_added,
         "actions": summary.actions.iter().map(|a| serde_json::json!({
-            "graph": a.graph, "node": a.node, "op": a.op, "steps": a.steps, "conditions": a.conditions,
+            "graph": a.graph, "node": a.node, "op": a.op,
+            "steps": a.steps.iter().map(|s| plain(s)).collect::<Vec<_>>(),
+            "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "reason": l.reason,
+            "graph": l.graph, "node": l.node, "op": l.op, "reason": plain(&l.reason),
         })).collect::<Vec<_>>(),
     })
 }
 
 /// The text of an expand run: unless `quiet`, one line per site made explicit (what each input became, and the
-/// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals.
+/// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals. Paths
+/// and names are shown as [`crate::escape`] shows them.
 pub fn write_expand_text(
     out: &mut impl Write,
     input: &str,
@@ -35,20 +39,23 @@ pub fn write_expand_text(
     summary: &ExpandSummary,
     quiet: bool,
 ) -> io::Result<()> {
+    let input = text(input);
     if !quiet {
         for a in &summary.actions {
             let still = match a.conditions.is_empty() {
                 true => String::new(),
-                false => format!(" (still holds only if {})", a.conditions.join(" and ")),
+                false => format!(" (still holds only if {})", one_line(&a.conditions.join(" and "))),
             };
-            writeln!(out, "{input}: {}/{} ({}): {}{still}", a.graph, a.node, a.op, a.steps.join("; "))?;
+            let (graph, node, op) = (short(&a.graph), short(&a.node), short(&a.op));
+            writeln!(out, "{input}: {graph}/{node} ({op}): {}{still}", one_line(&a.steps.join("; ")))?;
         }
     }
     for l in &summary.left {
-        writeln!(out, "{input}: left implicit {}/{} ({}): {}", l.graph, l.node, l.op, l.reason)?;
+        let (graph, node, op) = (short(&l.graph), short(&l.node), short(&l.op));
+        writeln!(out, "{input}: left implicit {graph}/{node} ({op}): {}", one_line(&l.reason))?;
     }
     let target = match output {
-        Some(o) => format!("wrote {o}"),
+        Some(o) => format!("wrote {}", text(o)),
         None => "dry run, nothing written".to_string(),
     };
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

@@ -10,7 +10,7 @@ use crate::fold::{FoldSummary, KeptReason};
 
 /// A kept broadcast's reason as JSON: `kind`, the consumer it is about, its details, and the sentence.
 fn reason_json(reason: &KeptReason) -> Value {
-    let mut v = json!({ "kind": reason.kind(), "message": reason.to_string() });
+    let mut v = json!({ "kind": reason.kind(), "message": crate::escape::plain(&reason.to_string()) });
     if let Some((node, op)) = reason.consumer() {
         v["consumer"] = json!({ "node": node, "op": op });
     }
@@ -28,6 +28,12 @@ fn reason_json(reason: &KeptReason) -> Value {
     v
 }
 
+/// A broadcast's function frames as `check`'s JSON lists a site's (`[{"function", "node"}]`, empty outside
+/// functions).
+fn frames_json(frames: &[crate::analysis::FunctionFrame]) -> Value {
+    json!(frames.iter().map(|f| json!({ "function": f.function, "node": f.node })).collect::<Vec<_>>())
+}
+
 /// The JSON object of a fold run.
 pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Value {
     json!({
@@ -41,10 +47,12 @@ pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Va
         "initializers_removed": summary.initializers_removed,
         "constants_shrunk": summary.constants_shrunk,
         "folded": summary.folded.iter().map(|f| json!({
-            "graph": f.graph, "node": f.node, "op": f.op, "form": f.form.as_str(), "source": f.source, "into": f.into,
+            "graph": f.graph, "node": f.node, "op": f.op, "functions": frames_json(&f.functions),
+            "form": f.form.as_str(), "source": f.source, "into": f.into,
         })).collect::<Vec<_>>(),
         "kept": summary.kept.iter().map(|k| json!({
-            "graph": k.graph, "node": k.node, "op": k.op, "form": k.form.as_str(), "reason": reason_json(&k.reason),
+            "graph": k.graph, "node": k.node, "op": k.op, "functions": frames_json(&k.functions),
+            "form": k.form.as_str(), "reason": reason_json(&k.reason),
         })).collect::<Vec<_>>(),
     })
 }
@@ -58,17 +66,25 @@ pub fn write_fold_text(
     summary: &FoldSummary,
     quiet: bool,
 ) -> io::Result<()> {
+    use crate::escape::{one_line, short, text};
+    use crate::render::{function_frames, shown_location};
+    let input = text(input);
     if !quiet {
         for f in &summary.folded {
-            let into = if f.into.is_empty() { String::new() } else { format!(" into {}", f.into.join(", ")) };
-            writeln!(out, "{input}: folded {}/{} ({}): {} read directly{into}", f.graph, f.node, f.op, f.source)?;
+            let into: Vec<_> = f.into.iter().map(|n| short(n)).collect();
+            let into = if into.is_empty() { String::new() } else { format!(" into {}", into.join(", ")) };
+            let at = shown_location(&f.graph, Some(&f.node), Some(&f.op));
+            let frames = one_line(&function_frames(&f.functions));
+            writeln!(out, "{input}: folded {at}: {frames}{} read directly{into}", short(&f.source))?;
         }
     }
     for k in &summary.kept {
-        writeln!(out, "{input}: kept {}/{} ({}): {}", k.graph, k.node, k.op, k.reason)?;
+        let at = shown_location(&k.graph, Some(&k.node), Some(&k.op));
+        let reason = one_line(&format!("{}{}", function_frames(&k.functions), k.reason));
+        writeln!(out, "{input}: kept {at}: {reason}")?;
     }
     let target = match output {
-        Some(o) => format!("wrote {o}"),
+        Some(o) => format!("wrote {}", text(o)),
         None => "dry run, nothing written".to_string(),
     };
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

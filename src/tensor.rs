@@ -272,7 +272,24 @@ pub fn facts_from_tensor(t: &TensorProto) -> ValueFacts {
     let shape =
         Shape::ranked(t.dims.iter().map(|&d| if d >= 0 { Dim::Known(d as u64) } else { Dim::Unknown }).collect());
     let value = int_values(t).map(|v| v.into_iter().map(|x| Some(Poly::constant(x))).collect());
-    ValueFacts { value, floats: float_values(t), ..ValueFacts::tensor(t.data_type.filter(|&e| e != 0), shape) }
+    ValueFacts { value, floats: float_values(t), ..ValueFacts::tensor(valid_elem(t.data_type()), shape) }
+}
+
+/// A tensor's element type, when it is one: `UNDEFINED` (0, also what an unset `data_type` reads as) and numbers
+/// outside `TensorProto.DataType` are none, and the tensor is refused ([`data_mismatch`]) as onnxruntime refuses it.
+pub fn valid_elem(data_type: i32) -> Option<i32> {
+    match DataType::try_from(data_type) {
+        Ok(DataType::Undefined) | Err(_) => None,
+        Ok(_) => Some(data_type),
+    }
+}
+
+/// `0 (UNDEFINED)`, or the number.
+fn elem_label(data_type: i32) -> String {
+    match data_type {
+        0 => "0 (UNDEFINED)".to_string(),
+        n => n.to_string(),
+    }
 }
 
 /// A shape-vector entry as a dim; unknown and negative entries (Reshape's -1, say) are not sizes.
@@ -333,6 +350,9 @@ pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
 /// How a tensor's stored data disagrees with its dims and type, if it does (data kept outside the file is not
 /// looked at here).
 pub fn data_mismatch(t: &TensorProto) -> Option<String> {
+    if valid_elem(t.data_type()).is_none() {
+        return Some(format!("has data_type {}, which is no element type", elem_label(t.data_type())));
+    }
     if t.data_location == Some(DataLocation::External as i32) {
         return None;
     }

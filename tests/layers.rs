@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top. A module is a file or folder directly under `src/` (`main` and `cli` are the binary).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("schema and system calls", &["pb", "atomic", "copy", "panics"]),
+    ("schema, system calls, shown text", &["pb", "atomic", "copy", "panics", "escape", "interrupt"]),
     ("loading", &["source", "model", "gen"]),
     ("locations, symbols, shapes, element types, codes", &["sym", "shape", "tensor", "diagnostic"]),
     ("attributes, op table, rules, tensor data, ranges of sizes", &["attr", "ops", "rules", "external", "ranges"]),

@@ -19,6 +19,7 @@ unreadable model raises :class:`ModelError` with the command line's one-line mes
 from __future__ import annotations
 
 import json
+import operator
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -381,8 +382,34 @@ def check(
     return Report(report, native if kind == "path" else name)
 
 
+#: The largest size a dim can have: ONNX dims are int64.
+_MAX_SIZE = 2**63 - 1
+
+
 def _bindings(bind: Optional[Mapping[str, int]]) -> List[Tuple[str, int]]:
-    return [] if bind is None else [(str(name), int(size)) for name, size in bind.items()]
+    """``bind`` as ``--bind NAME=SIZE`` takes it: names are ``str``, sizes integers (``int`` or anything that is one
+    exactly, such as ``numpy.int64``; not ``bool``, not ``float``) from 0 to 2**63 - 1. A name or size of another
+    type is a :class:`TypeError`, a size out of range a :class:`BindError`; nothing is rounded."""
+    if bind is None:
+        return []
+    if not isinstance(bind, Mapping):
+        raise TypeError(f"bind takes a mapping of symbol names to sizes, not {type(bind).__name__}")
+    pairs = []
+    for name, size in bind.items():
+        if not isinstance(name, str):
+            raise TypeError(f"bind: a symbol name is a str, not {type(name).__name__} ({name!r})")
+        if isinstance(size, bool):
+            raise TypeError(f"bind[{name!r}]: a size is an int, not bool ({size!r})")
+        try:
+            value = operator.index(size)
+        except TypeError:
+            raise TypeError(f"bind[{name!r}]: a size is an int, not {type(size).__name__} ({size!r})") from None
+        if value < 0:
+            raise BindError(f"--bind {name}={value}: a size is at least 0")
+        if value > _MAX_SIZE:
+            raise BindError(f"--bind {name}={value}: the size is larger than ONNX allows (a dim is an int64)")
+        pairs.append((name, value))
+    return pairs
 
 
 #: A symbol's sizes: ``"1..512"``, ``"320..640/32"``, ``range(1, 513)``, ``(1, 512)`` or ``(320, 640, 32)`` (both

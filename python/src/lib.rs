@@ -7,6 +7,8 @@
 //! exceptions with the command line's one-line message; a panic (a bug) becomes `InternalError`, never a crash.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -79,29 +81,84 @@ impl Input {
 enum Failure {
     Model(String),
     Bind(String),
-    Refused(String),
+    /// One line per note, then the verdict.
+    Refused(Vec<String>),
     Other(String),
     Internal(String),
 }
 
 impl From<Failure> for PyErr {
+    /// The message as the command line's, escaped (a traceback reaches a terminal too) with every name whole
+    /// ([`onnx_bcast::escape::escaped`]).
     fn from(failure: Failure) -> PyErr {
+        use onnx_bcast::escape::escaped;
         match failure {
-            Failure::Model(m) => ModelError::new_err(m),
-            Failure::Bind(m) => BindError::new_err(m),
-            Failure::Refused(m) => RefusedError::new_err(m),
-            Failure::Other(m) => OnnxBcastError::new_err(m),
-            Failure::Internal(m) => InternalError::new_err(format!("internal error: {m}")),
+            Failure::Model(m) => ModelError::new_err(escaped(&m)),
+            Failure::Bind(m) => BindError::new_err(escaped(&m)),
+            Failure::Refused(lines) => {
+                RefusedError::new_err(lines.iter().map(|l| escaped(l)).collect::<Vec<_>>().join("\n"))
+            }
+            Failure::Other(m) => OnnxBcastError::new_err(escaped(&m)),
+            Failure::Internal(m) => InternalError::new_err(format!("internal error: {}", escaped(&m))),
         }
     }
 }
 
-/// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model.
+/// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model. The work runs on a thread
+/// of its own while this one waits for it, a few times a second taking the GIL to let Python run its signal
+/// handlers: Ctrl-C (`KeyboardInterrupt`, or whatever a handler raises) asks the work to stop
+/// ([`onnx_bcast::interrupt`]), waits for it to end (at the next node), discards what it made and raises. Work that
+/// writes checks the request before writing.
 fn without_gil<T: Send>(py: Python<'_>, shown: &str, work: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
-    let outcome = py.detach(|| onnx_bcast::panics::guard(work));
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = &(std::sync::Mutex::new(false), std::sync::Condvar::new());
+    let outcome = std::thread::scope(|scope| {
+        let flag = stop.clone();
+        let worker = std::thread::Builder::new()
+            .name("onnx-bcast".into())
+            // Analysis recurses into subgraphs and function bodies: as much stack as the command line gives it.
+            .stack_size(16 << 20)
+            .spawn_scoped(scope, move || {
+                let outcome = onnx_bcast::interrupt::watch(flag, || onnx_bcast::panics::guard(work));
+                *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                done.1.notify_all();
+                outcome
+            })
+            .map_err(|e| PyErr::from(Failure::Other(format!("{shown}: cannot start the work: {e}"))))?;
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = done
+                    .1
+                    .wait_timeout_while(guard, SIGNAL_POLL, |finished| !*finished)
+                    .unwrap_or_else(|e| e.into_inner());
+                *guard
+            });
+            if finished {
+                return Ok(worker.join().unwrap_or_else(|_| Err("the work ended without a result".into())));
+            }
+            if let Err(raised) = py.check_signals() {
+                stop.store(true, Ordering::Relaxed);
+                py.detach(|| worker.join()).ok();
+                return Err(raised);
+            }
+        }
+    });
     match outcome {
-        Ok(done) => Ok(done?),
-        Err(panic) => Err(Failure::Internal(format!("{shown}: {panic}")).into()),
+        Ok(Ok(done)) => Ok(done?),
+        Ok(Err(panic)) => Err(Failure::Internal(format!("{shown}: {panic}")).into()),
+        Err(e) => Err(e),
+    }
+}
+
+/// How often a call into the library lets Python handle signals.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether the caller asked the work to stop: then nothing is written, and what was made is discarded.
+fn interrupted() -> Result<(), Failure> {
+    match onnx_bcast::interrupt::requested() {
+        true => Err(Failure::Other("interrupted".into())),
+        false => Ok(()),
     }
 }
 
@@ -130,8 +187,9 @@ fn selection(deny: &[String], warn: &[String], allow: &[String]) -> PyResult<Rul
 
 /// `bind`'s sizes, as `--bind NAME=SIZE` takes them.
 fn bindings(bind: &[(String, u64)]) -> PyResult<Request> {
-    let bindings = Bindings::new(bind).map_err(|e| BindError::new_err(e.to_string()))?;
-    Ok(Request { bindings, ..Default::default() })
+    let bindings = Bindings::new(bind).map_err(|e| PyErr::from(Failure::Bind(e.to_string())))?;
+    // check and shapes walk the training graphs too, as the command line's do (expand ignores this request).
+    Ok(Request { bindings, training_graphs: true, ..Default::default() })
 }
 
 /// The sizes asked about: `bind`'s sizes, `ranges` as `--range NAME=MIN..MAX[/STEP]` takes them (name, text), a
@@ -218,7 +276,7 @@ impl NativeReport {
                     "graph": f.graph,
                     "node": f.node,
                     "op": f.op,
-                    "message": f.message,
+                    "message": f.message.plain(),
                     "site": f.site.and_then(|i| self.report.sites.get(i)).map(render::site_json),
                 })
             })
@@ -339,6 +397,8 @@ fn expand(
         }
         onnx_bcast::panics::test_point("expand");
         let (plan, pieces) = expand_model_request(&model, options, &request).map_err(|e| refused(&shown, e))?;
+        // A plan made from an analysis that was stopped is incomplete: never written.
+        interrupted()?;
         let written = out.as_ref().map(|p| p.display().to_string());
         let bytes = match &out {
             // An unchanged model written over itself needs no write at all.
@@ -363,7 +423,7 @@ fn refused(shown: &str, error: ExpandError) -> Failure {
             let mut lines: Vec<String> =
                 notes.iter().map(|n| format!("{shown}: {}", onnx_bcast::refuse::line(n))).collect();
             lines.push(format!("{shown}: not rewritten: `check` reports the model as broken"));
-            Failure::Refused(lines.join("\n"))
+            Failure::Refused(lines)
         }
         ExpandError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
         other => Failure::Other(format!("{shown}: {other}")),

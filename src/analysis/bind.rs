@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::escape::name as shown;
 
 /// Sizes given to symbols, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -26,15 +27,17 @@ pub struct Request {
     /// which binds the single sizes; the sites' conditions are decided over the others by the caller
     /// ([`crate::ranges::Decider`]).
     pub ranges: crate::ranges::RangeRequest,
+    /// Also walk the graphs of `ModelProto.training_info` (`check` and `shapes` do; the rewrites leave them alone).
+    pub training_graphs: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BindError {
-    #[error("--bind {name}={size}: {name} is already bound to {earlier}")]
+    #[error("--bind {}={size}: {} is already bound to {earlier}", shown(.name), shown(.name))]
     Twice { name: String, size: u64, earlier: u64 },
-    #[error("--bind {name}={size}: the size is larger than ONNX allows (a dim is an int64)")]
+    #[error("--bind {}={size}: the size is larger than ONNX allows (a dim is an int64)", shown(.name))]
     TooLarge { name: String, size: u64 },
-    #[error("--bind {name}: no input of the model has a dim named '{name}' ({known})")]
+    #[error("--bind {}: no input of the model has a dim named '{}' ({known})", shown(.name), shown(.name))]
     Unknown { name: String, known: String },
     #[error("--bind contradicts the model: {}", .0.join("; "))]
     Contradicts(Vec<String>),
@@ -115,7 +118,10 @@ impl Bindings {
             if !named.iter().any(|n| n == name) {
                 let known = match named.is_empty() {
                     true => "its inputs name no size".to_string(),
-                    false => format!("its inputs name {}", named.join(", ")),
+                    false => {
+                        let named: Vec<String> = named.iter().map(|n| shown(n).to_string()).collect();
+                        format!("its inputs name {}", named.join(", "))
+                    }
                 };
                 return Err(BindError::Unknown { name: name.clone(), known });
             }
@@ -202,7 +208,7 @@ pub fn analyze_model_request(
         let key = |n: &Note| (n.graph.clone(), n.node.clone());
         let own: Vec<_> = unbound.notes.iter().filter(mismatch).map(key).collect();
         let new = analysis.notes.iter().filter(mismatch).filter(|n| !own.contains(&key(n)));
-        analysis.binding_conflicts.extend(new.map(|n| n.message.clone()));
+        analysis.binding_conflicts.extend(new.map(|n| n.message.to_string()));
     }
     if !analysis.binding_conflicts.is_empty() {
         return Err(BindError::Contradicts(analysis.binding_conflicts));

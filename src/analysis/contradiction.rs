@@ -30,10 +30,14 @@ impl ShapeFinding {
     }
 
     /// The finding's message: inside a function, the functions and nodes it is in first.
-    pub fn message(&self) -> String {
-        let prefix: String =
-            self.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
-        prefix + &self.contradiction.message(&self.inputs)
+    pub fn message(&self) -> crate::escape::Message {
+        use crate::escape::name;
+        let prefix: String = self
+            .functions
+            .iter()
+            .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
+            .collect();
+        crate::escape::Message::from(prefix + &self.contradiction.message(&self.inputs))
     }
 }
 

@@ -2,8 +2,10 @@
 
 use super::call::Call;
 use super::contradiction::Rule;
+use super::declared::Declared;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
+use crate::escape::name as shown;
 
 /// The outputs of a node's graph attributes, by attribute name.
 type Subgraphs<'m> = [(&'m str, Vec<ValueFacts>)];
@@ -33,6 +35,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) calls: crate::calls::Calls,
     /// The ops the config file declares (`[ops]`), which no built-in rule knows.
     pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
+    /// The body being walked has had its note about the expression budget (see `budget`).
+    pub(super) budget_noted: bool,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -59,11 +63,12 @@ impl<'m> Walker<'m, '_> {
             (None, Some((n, i))) => (env.path.clone(), Some(node_label(n, i)), Some(n.op_type().to_string())),
             (None, None) => (env.path.clone(), None, None),
         };
-        self.out.notes.push(Note { code, graph, node: node_name, op, message });
+        self.out.notes.push(Note { code, graph, node: node_name, op, message: message.into() });
     }
 
     /// Walks one body and returns the facts of its outputs.
     pub(super) fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
+        let outer_noted = std::mem::take(&mut self.budget_noted);
         let declared = self.declared(env, &body.declared, body.declared_inputs);
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
@@ -77,9 +82,11 @@ impl<'m> Walker<'m, '_> {
         } else {
             Scope::unordered(body.inputs.len() + body.initializers.len())
         };
+        let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
             if scope.values.contains_key(name) {
-                self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
+                let msg = format!("input '{}' is listed more than once", shown(name));
+                self.note(env, Code::DuplicateValue, None, msg);
             }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
             // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other. (Not
@@ -91,7 +98,16 @@ impl<'m> Walker<'m, '_> {
             }
             scope.define(name, facts);
         }
-        self.define_initializers(env, &mut scope, body.initializers, &body.declared[..body.declared_inputs]);
+        let inputs = &body.declared[..body.declared_inputs];
+        self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
+        // What inputs and initializers are is settled: their other declarations must agree with it.
+        let mut compared = HashSet::default();
+        let sparse = body.sparse_initializers.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name());
+        for name in input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse) {
+            if let Some(facts) = scope.values.get(name).filter(|_| compared.insert(name)).cloned() {
+                self.compare_declarations(env, &declared, (name, &facts), None, true);
+            }
+        }
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
         let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
@@ -102,6 +118,11 @@ impl<'m> Walker<'m, '_> {
         }
         let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
         for (position, &index) in order.iter().enumerate() {
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if crate::interrupt::requested() {
+                break;
+            }
+            crate::interrupt::test_pause();
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
             if let Some(reads) = &mut reads {
@@ -118,81 +139,8 @@ impl<'m> Walker<'m, '_> {
                 order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
+        self.budget_noted = outer_noted;
         outputs
-    }
-
-    /// The facts each value's declaration gives (graph inputs first: `declared_inputs` of them).
-    fn declared(
-        &mut self,
-        env: &Env<'m, '_>,
-        infos: &[&'m ValueInfoProto],
-        declared_inputs: usize,
-    ) -> HashMap<&'m str, ValueFacts> {
-        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
-        for (i, vi) in infos.iter().enumerate() {
-            let mut negative = Vec::new();
-            let mut facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
-            if i < declared_inputs && !self.bindings.is_empty() {
-                facts = self.bindings.facts(&facts);
-            }
-            if !negative.is_empty() {
-                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
-                let msg = format!(
-                    "value '{}' declares a negative size on axis {}; read as unknown",
-                    vi.name(),
-                    axes.join(", ")
-                );
-                self.note(env, Code::NegativeDim, None, msg);
-            }
-            declared.entry(vi.name()).or_insert(facts);
-        }
-        declared
-    }
-
-    /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
-    fn define_initializers(
-        &mut self,
-        env: &Env<'m, '_>,
-        scope: &mut Scope<'m>,
-        initializers: &'m [TensorProto],
-        inputs: &[&'m ValueInfoProto],
-    ) {
-        let mut initialized: HashSet<&str> = HashSet::default();
-        // The inputs' declarations by name, made only when an initializer names an input.
-        let mut declared_inputs: Option<HashMap<&str, &ValueInfoProto>> = None;
-        for init in initializers {
-            if !initialized.insert(init.name()) {
-                let msg = format!("initializer '{}' is given more than once", init.name());
-                self.note(env, Code::DuplicateValue, None, msg);
-            }
-            if let Some(why) = tensor::data_mismatch(init) {
-                let msg = format!("initializer '{}' {why}", init.name());
-                self.note(env, Code::TensorDataMismatch, None, msg);
-            }
-            let mut from_tensor = tensor::facts_from_tensor(init);
-            if let Some(v) = self.external.get(init.name()) {
-                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
-            }
-            // An initializer that is also a graph input is a default the caller may override: a declared input
-            // shape wins, the initializer fills what is undeclared. One that contradicts the declaration is refused
-            // by runtimes: the value is contradicted.
-            let is_input = scope.values.contains_key(init.name());
-            if is_input {
-                let by_name = declared_inputs.get_or_insert_with(|| inputs.iter().map(|vi| (vi.name(), *vi)).collect());
-                let declared = by_name.get(init.name()).copied();
-                if self.initializer_contradicts(env, init.name(), declared, &from_tensor) {
-                    scope.define(init.name(), ValueFacts::contradicted());
-                    continue;
-                }
-            }
-            let facts = match scope.values.get(init.name()) {
-                Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
-                    ValueFacts::tensor(input.elem, input.shape.clone())
-                }
-                _ => from_tensor,
-            };
-            scope.define(init.name(), facts);
-        }
     }
 
     /// Walks the graphs `node`'s attributes hold, inside the scopes visible at it, and returns their outputs' facts
@@ -240,7 +188,7 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
-        declared: &HashMap<&'m str, ValueFacts>,
+        declared: &Declared<'m>,
         index: usize,
         node: &'m NodeProto,
         outputs: Vec<ValueFacts>,
@@ -260,15 +208,24 @@ impl<'m> Walker<'m, '_> {
                     if let Some(why) = tensor::contradiction(&facts, &bound) {
                         if !self.bindings.is_empty() && tensor::contradiction(&facts, d).is_none() {
                             let at = node_label(node, index);
-                            let msg = format!("value '{name}' of node {at} in {}: {why}", env.path);
+                            let msg = format!(
+                                "value '{}' of node {} in {}: {why}",
+                                shown(name),
+                                shown(&at),
+                                shown(&env.path)
+                            );
                             self.out.binding_conflicts.push(msg);
                         } else {
-                            let msg =
-                                format!("value '{name}' is declared with other facts than inference finds: {why}");
+                            let msg = format!(
+                                "value '{}' is declared with other facts than inference finds: {why}",
+                                shown(name)
+                            );
                             self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
                         }
                     }
-                    facts.filled_from(&bound)
+                    let facts = facts.filled_from(&bound);
+                    self.compare_declarations(env, declared, (name, &facts), Some((node, index)), false);
+                    facts
                 }
                 None => facts,
             };
@@ -339,7 +296,7 @@ impl<'m> Walker<'m, '_> {
         for (i, node) in nodes.iter().enumerate() {
             for out in node.output.iter().filter(|o| !o.is_empty()) {
                 if producer.insert(out, i).is_some() || scope.values.contains_key(out.as_str()) {
-                    let msg = format!("value '{out}' is defined more than once");
+                    let msg = format!("value '{}' is defined more than once", shown(out));
                     self.note(env, Code::DuplicateValue, Some((node, i)), msg);
                 }
             }
@@ -374,7 +331,8 @@ impl<'m> Walker<'m, '_> {
         if order.len() < nodes.len() {
             let placed: HashSet<usize> = order.iter().copied().collect();
             let stuck: Vec<usize> = (0..nodes.len()).filter(|i| !placed.contains(i)).collect();
-            let names: Vec<String> = stuck.iter().take(5).map(|&i| node_label(&nodes[i], i)).collect();
+            let names: Vec<String> =
+                stuck.iter().take(5).map(|&i| shown(&node_label(&nodes[i], i)).to_string()).collect();
             let msg = match stuck.len() {
                 1 => format!("node {} depends on its own output", names[0]),
                 n => format!("{n} nodes form a cycle, among them {}", names.join(", ")),
@@ -389,7 +347,7 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
-        declared: &HashMap<&'m str, ValueFacts>,
+        declared: &Declared<'m>,
         produced: &Produced<'m>,
         index: usize,
         node: &'m NodeProto,
@@ -419,7 +377,7 @@ impl<'m> Walker<'m, '_> {
             }
             let found = self.lookup(env, scope, name);
             if found.is_none() && !produced.contains(name.as_str()) {
-                let msg = format!("input '{name}' is not defined by any graph input, initializer or node");
+                let msg = format!("input '{}' is not defined by any graph input, initializer or node", shown(name));
                 self.note(env, Code::UndefinedValue, Some((node, index)), msg);
             }
             refs.push(found);
@@ -434,7 +392,10 @@ impl<'m> Walker<'m, '_> {
         let broadcast = ops::broadcast_op(node.domain(), node.op_type(), env.opset)
             .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
             .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
-        let outputs = if tainted {
+        // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
+        // count for themselves).
+        crate::sym::take_refusals();
+        let mut outputs = if tainted {
             vec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = broadcast {
             let mut outputs = self.site(env, index, node, attrs, op, &refs);
@@ -462,6 +423,8 @@ impl<'m> Walker<'m, '_> {
             let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
             self.checked(env, index, node, &refs, found, outputs)
         };
+        let refused = crate::sym::take_refusals() > 0;
+        self.keep_within_budget(env, (node, index), refused, &mut outputs);
         self.define_outputs(env, scope, declared, index, node, outputs);
     }
 }

@@ -10,13 +10,22 @@ use crate::proto::{type_proto, TensorShapeProto, TypeProto, ValueInfoProto};
 use crate::shape::{Dim, Shape};
 use crate::tensor::{Kind, ValueFacts};
 
+/// The longest `dim_param` `infer` writes, in bytes: five times the longest derived size of the corpus of real
+/// models (218 bytes, a `broadcast(…)` of strided feature-map sizes). A size whose text is longer (a model's
+/// megabyte-long symbol, an expression near the budget of [`crate::sym::MAX_SIZE`] nodes) is left empty, as a size
+/// nothing names is: a declaration that long helps no reader, and writing it for every value that has it would
+/// multiply the model's size.
+pub const MAX_DIM_PARAM: usize = 1024;
+
 /// How a dim is written: `None` for an empty dimension.
 pub fn dim_value(d: &Dim) -> Option<Value> {
+    let param = |text: String| (text.len() <= MAX_DIM_PARAM).then_some(Value::DimParam(text));
     match d {
         _ if d.mentions_fresh() => None,
         Dim::Known(n) => i64::try_from(*n).ok().map(Value::DimValue),
-        Dim::Sym(s) => Some(Value::DimParam(s.to_string())),
-        Dim::Expr(_) | Dim::Broadcast(_) => Some(Value::DimParam(d.to_string())),
+        Dim::Sym(s) if s.len() > MAX_DIM_PARAM => None,
+        Dim::Sym(s) => param(s.to_string()),
+        Dim::Expr(_) | Dim::Broadcast(_) => param(d.to_string()),
         Dim::Unknown => None,
     }
 }
@@ -162,6 +171,19 @@ mod tests {
         assert_eq!(dim_value(&Dim::from_dim_param("Min(128, seq)")), Some(Value::DimParam("min(128, seq)".into())));
         assert_eq!(dim_value(&Dim::sym("?3")), None);
         assert_eq!(dim_value(&Dim::Known(4)), Some(Value::DimValue(4)));
+    }
+
+    #[test]
+    fn a_dim_param_longer_than_the_limit_is_never_written() {
+        let long = "n".repeat(MAX_DIM_PARAM + 1);
+        assert_eq!(dim_value(&Dim::sym(&long)), None);
+        let at_limit = "n".repeat(MAX_DIM_PARAM);
+        assert_eq!(dim_value(&Dim::sym(&at_limit)), Some(Value::DimParam(at_limit.clone())));
+        // An expression whose text is past the limit, although within the expression budget.
+        let sum = (0..60).map(|i| format!("size_{i:02}_of_the_feature_map")).collect::<Vec<_>>().join(" + ");
+        let d = Dim::from_dim_param(&sum);
+        assert!(matches!(d, Dim::Expr(_)) && d.to_string().len() > MAX_DIM_PARAM, "{d}");
+        assert_eq!(dim_value(&d), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoPr
 use crate::tensor::{self, ValueFacts};
 use crate::wire::{self, GraphEdit, ModelEdit, Pieces};
 
-pub use declare::{dim_value, new_declaration};
+pub use declare::{dim_value, new_declaration, MAX_DIM_PARAM};
 
 #[derive(Clone, Debug, Default)]
 pub struct InferOptions {
@@ -201,6 +201,8 @@ impl<'m> Body<'m> {
 fn body_at<'m>(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
     let mut body = match loc.first() {
         Some(GraphStep::Function(i)) => Body::Function(model.functions.get(*i)?),
+        // infer never walks the training graphs (its request leaves them out): nothing is written there.
+        Some(GraphStep::Training { .. }) => return None,
         _ => Body::Graph(model.graph.as_ref()?),
     };
     for step in loc {
@@ -253,11 +255,13 @@ impl BodyPlanner<'_> {
         let produced_set: HashSet<&str> = produced.iter().copied().collect();
         let mut declared: HashSet<&str> = HashSet::new();
         for &(number, position, vi) in &declarations {
-            declared.insert(vi.name());
+            let first = declared.insert(vi.name());
             if !produced_set.contains(vi.name()) || skip.contains(vi.name()) {
-                self.bind_only(vi, (number, position), edit);
+                self.not_made(vi, (number, position), edit);
                 continue;
             }
+            // A value declared twice is one value.
+            self.summary.values += usize::from(first);
             let Some(facts) = self.facts.get(vi.name()) else { continue };
             let written = self.redeclare(vi, facts);
             self.count(&written);
@@ -280,12 +284,24 @@ impl BodyPlanner<'_> {
         }
     }
 
-    /// A declaration of a value no node of the body makes (an input, an initializer): only bound symbols change.
-    fn bind_only(&mut self, vi: &ValueInfoProto, at: (u32, usize), edit: &mut GraphEdit) {
-        if self.options.bindings.is_empty() {
+    /// A declaration of a value no node of the body makes (an input, an initializer): compared with what the value
+    /// is, by the rule `check` applies to a value declared more than once (`analysis/declared.rs`); rewritten where
+    /// bound symbols change, and where it contradicts the value with `--overwrite-declared`.
+    fn not_made(&mut self, vi: &ValueInfoProto, at: (u32, usize), edit: &mut GraphEdit) {
+        let bindings = &self.options.bindings;
+        let declared = bindings.facts(&tensor::facts_from_type(vi.r#type.as_ref(), &mut Vec::new(), true));
+        let facts = self.facts.get(vi.name());
+        let contradiction = facts.and_then(|f| tensor::contradiction(f, &declared));
+        let replace = contradiction.is_some() && self.options.overwrite_declared;
+        if let Some(why) = contradiction {
+            let (graph, value) = (self.path.to_string(), vi.name().to_string());
+            self.summary.mismatches.push(Mismatch { graph, value, why, replaced: replace });
+        }
+        if bindings.is_empty() && !replace {
             return;
         }
-        match declare::merged(vi, &ValueFacts::unknown(), &self.options.bindings, false) {
+        let facts = facts.filter(|_| replace).cloned().unwrap_or_default();
+        match declare::merged(vi, &facts, bindings, replace) {
             Some(bound) if bound != *vi => {
                 edit.declaration_edits.insert(at, bound);
             }
@@ -295,7 +311,6 @@ impl BodyPlanner<'_> {
 
     /// An existing declaration of a node output, as it is to be written.
     fn redeclare(&mut self, vi: &ValueInfoProto, facts: &ValueFacts) -> ValueInfoProto {
-        self.summary.values += 1;
         let bindings = &self.options.bindings;
         let declared = bindings.facts(&tensor::facts_from_type(vi.r#type.as_ref(), &mut Vec::new(), true));
         let contradiction = tensor::contradiction(facts, &declared);

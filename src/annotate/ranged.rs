@@ -15,6 +15,6 @@ pub(super) fn failing_note(site: &Site, decision: &Decision, conditions: &[Condi
         graph: site.graph.clone(),
         node: Some(site.node.clone()),
         op: Some(site.op.clone()),
-        message: format!("{} within the ranges (it needs {})", decision.text(), needs.join(" and ")),
+        message: format!("{} within the ranges (it needs {})", decision.text(), needs.join(" and ")).into(),
     }
 }

@@ -20,24 +20,25 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
     let (options, exclude, custom_ops, ranges) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
     let walk = Walk { force_exclude: args.force_exclude, honour_ignore_files: !args.no_ignore };
     let (targets, warnings) = find_models(&args.models, &exclude, walk);
     for warning in warnings {
-        eprintln!("onnx-bcast: warning: {warning}");
+        say!("onnx-bcast: warning: {warning}");
     }
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
         Ok(bindings) => onnx_bcast::analysis::Request {
             bindings,
             ranges,
             custom_ops: std::sync::Arc::new(custom_ops),
+            training_graphs: true,
             ..Default::default()
         },
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -98,7 +99,7 @@ fn settings(
     };
     let options = config::check_options(config.as_ref(), &rule_flags, strict)?;
     if let (true, Some(config)) = (args.verbose, &config) {
-        eprintln!("onnx-bcast: settings from {}", config.path.display());
+        say!("onnx-bcast: settings from {}", config.path.display());
     }
     let exclude = config::exclude(config.as_ref(), &args.exclude, cwd)?;
     let custom_ops = config.as_ref().map(config::Config::custom_ops).transpose()?.unwrap_or_default();

@@ -27,7 +27,7 @@ struct Request {
 
 pub fn command(args: ExpandArgs) -> io::Result<Status> {
     if args.verify && !cfg!(feature = "verify") {
-        eprintln!("{NO_VERIFY}");
+        say!("{NO_VERIFY}");
         return Ok(Status::Failed);
     }
     let options = ExpandOptions {
@@ -39,7 +39,7 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
     let bindings = match onnx_bcast::analysis::Bindings::new(&args.bind) {
         Ok(bindings) => bindings,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -94,7 +94,7 @@ fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request
             };
             let verified = verify_rewrite(rewrite)?;
             if verified != Status::Clean {
-                eprintln!("onnx-bcast: {}: not written, since verification failed", output.display());
+                say!("onnx-bcast: {}: not written, since verification failed", output.display());
                 write_summary(&shown, None, &plan.summary, request, Some(verified))?;
                 return Ok(status.max(verified));
             }
@@ -109,7 +109,7 @@ fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request
         let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
         if !unchanged_in_place {
             if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
-                eprintln!("onnx-bcast: error: {e}");
+                say!("onnx-bcast: error: {e}");
                 return Ok(Status::Failed);
             }
         }
@@ -168,7 +168,7 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
     let Rewrite { shown, original, pieces, unchanged, format, sizes } = rewrite;
     if unchanged {
         if format == Format::Text {
-            println!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
+            tell!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
         }
         return Ok(Status::Clean);
     }
@@ -176,29 +176,29 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
     let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify_with(original, &rewritten, SEED, sizes));
     match verified {
         Ok(Ok(report)) if report.differs() => {
-            eprintln!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
+            say!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
             for line in report.differences() {
-                eprintln!("onnx-bcast: verify: {shown}: {line}");
+                say!("onnx-bcast: verify: {shown}: {line}");
             }
             Ok(Status::Findings)
         }
         Ok(Ok(report)) => {
             if format == Format::Text {
-                println!("verify: {shown}: {report}");
+                tell!("verify: {shown}: {report}");
             }
             Ok(Status::Clean)
         }
         // The original runs and the rewrite does not: a finding about the rewrite, like a difference.
         Ok(Err(e @ onnx_bcast::verify::VerifyError::Rewritten { .. })) => {
-            eprintln!("onnx-bcast: verify: {shown}: {e}");
+            say!("onnx-bcast: verify: {shown}: {e}");
             Ok(Status::Findings)
         }
         Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: verify: {shown}: {e}");
+            say!("onnx-bcast: error: verify: {shown}: {e}");
             Ok(Status::Failed)
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: verify: {shown}: {panic}");
+            say!("onnx-bcast: internal error: verify: {shown}: {panic}");
             Ok(Status::Failed)
         }
     }
@@ -207,6 +207,6 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
 /// `command` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
 #[cfg(not(feature = "verify"))]
 fn verify_rewrite(_: Rewrite<'_>) -> io::Result<Status> {
-    eprintln!("{NO_VERIFY}");
+    say!("{NO_VERIFY}");
     Ok(Status::Failed)
 }

@@ -26,7 +26,7 @@ pub fn command(args: &FoldArgs) -> io::Result<Status> {
         let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, &args.output);
         if !unchanged_in_place {
             if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, &args.output) {
-                eprintln!("onnx-bcast: error: {e}");
+                say!("onnx-bcast: error: {e}");
                 return Ok(Status::Failed);
             }
         }

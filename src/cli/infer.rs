@@ -13,7 +13,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     let bindings = match Bindings::new(&args.bind) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -42,7 +42,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
         let in_place = super::same_file(&args.input, &args.output);
         if !(plan.edit.is_empty() && in_place) {
             if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, &args.output) {
-                eprintln!("onnx-bcast: error: {e}");
+                say!("onnx-bcast: error: {e}");
                 return Ok(Status::Failed);
             }
         }

@@ -3,6 +3,23 @@
 //! [`main_from`], the whole program behind `main`. It is part of the library so that the Python wheel's
 //! `onnx-bcast` command runs this very code, with the same flags, output and exit codes as the binary.
 
+/// `eprintln!` for the command line's own messages, which name paths and models' names: the line as one-line
+/// formats show text ([`onnx_bcast::escape::one_line`]), so nothing a model or a file name holds reaches the
+/// terminal or a CI log raw.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", onnx_bcast::escape::one_line(&format!($($arg)*)))
+    };
+}
+
+/// [`say!`] on stdout.
+#[allow(unused_macros)]
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        println!("{}", onnx_bcast::escape::one_line(&format!($($arg)*)))
+    };
+}
+
 pub mod args;
 pub mod check;
 pub mod completions;
@@ -42,12 +59,12 @@ pub fn open_for_rewrite(
     dry_run: bool,
 ) -> Result<onnx_bcast::model::Model, Status> {
     let model = onnx_bcast::model::Model::open(input).map_err(|e| {
-        eprintln!("onnx-bcast: error: {e}");
+        say!("onnx-bcast: error: {e}");
         Status::Failed
     })?;
     if !dry_run {
         if let Err(e) = onnx_bcast::save::destination(output) {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Err(Status::Failed);
         }
     }
@@ -76,18 +93,18 @@ pub fn planned<T, E: std::fmt::Display>(
         Ok(Err(e)) => match broken(&e) {
             Some(notes) => {
                 for note in notes {
-                    eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
+                    say!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
                 }
-                eprintln!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
+                say!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
                 Err(Status::Findings)
             }
             None => {
-                eprintln!("onnx-bcast: error: {shown}: {e}");
+                say!("onnx-bcast: error: {shown}: {e}");
                 Err(Status::Failed)
             }
         },
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            say!("onnx-bcast: internal error: {shown}: {panic}");
             Err(Status::Failed)
         }
     }
@@ -139,7 +156,7 @@ where
         // A reader that stopped listening (`| head`) is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             Status::Failed as u8
         }
     }

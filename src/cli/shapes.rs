@@ -14,9 +14,11 @@ use super::Status;
 /// Each model in turn, the worst status wins; a model that cannot be read does not stop the others.
 pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     let request = match Bindings::new(&args.bind) {
-        Ok(bindings) => Request { bindings, ranges: args.ranges.request(), ..Default::default() },
+        Ok(bindings) => {
+            Request { bindings, ranges: args.ranges.request(), training_graphs: true, ..Default::default() }
+        }
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -43,7 +45,7 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
     let model = match open(path)? {
         Ok(model) => model,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -59,11 +61,11 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
     let (analysis, ranges) = match analyzed {
         Ok(Ok(a)) => a,
         Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: {shown}: {e}");
+            say!("onnx-bcast: error: {shown}: {e}");
             return Ok(Status::Failed);
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            say!("onnx-bcast: internal error: {shown}: {panic}");
             return Ok(Status::Failed);
         }
     };

@@ -144,7 +144,7 @@ impl Reporter {
         let (quiet, verbose) = (self.verbosity == Verbosity::Quiet, self.verbosity == Verbosity::Verbose);
         let shown = outcome.shown.as_str();
         if let (Err(failure), false) = (&outcome.report, matches!(self.sink, Sink::Text { .. })) {
-            eprintln!("onnx-bcast: {}", failure.stderr(shown));
+            say!("onnx-bcast: {}", failure.stderr(shown));
         }
         match (&mut self.sink, &outcome.report) {
             (Sink::Text { palette }, Ok(report)) => {
@@ -153,7 +153,7 @@ impl Reporter {
                     render::write_ranges_text(out, shown, ranges)?;
                 }
                 if verbose {
-                    writeln!(out, "{shown}: {}", render::summary_text(report))?;
+                    writeln!(out, "{}: {}", onnx_bcast::escape::text(shown), render::summary_text(report))?;
                     render::write_opaque(out, shown, &report.opaque)?;
                 }
             }
@@ -172,11 +172,12 @@ impl Reporter {
             (Sink::Github, Ok(report)) => {
                 render::write_github_findings(out, shown, report, quiet)?;
                 if verbose {
-                    writeln!(out, "{shown}: {}", render::summary_text(report))?;
+                    writeln!(out, "{}: {}", onnx_bcast::escape::text(shown), render::summary_text(report))?;
                 }
             }
             (Sink::Github, Err(failure)) => {
-                writeln!(out, "{}", render::github_command("error", shown, "onnx-bcast", &failure.message()))?
+                let message = onnx_bcast::escape::one_line(&failure.message());
+                writeln!(out, "{}", render::github_command("error", shown, "onnx-bcast", &message))?
             }
             (Sink::Sarif(kept), _) => kept.push(outcome),
         }

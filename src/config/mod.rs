@@ -115,12 +115,48 @@ pub enum ConfigError {
     Glob { origin: String, pattern: String, message: String },
     #[error("{path}: `{key}`: {message}", path = path.display())]
     Range { path: PathBuf, key: &'static str, message: String },
+    /// A config file's name that is not a regular file: refused, never opened (a FIFO would block), rather than
+    /// passed over, since settings a user wrote would then be lost without a word.
+    #[error("{path}: {kind}, not a config file; refused (never opened)", path = path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
+}
+
+/// What a config file's path is when it is no regular file, if it exists at all: `Ok(None)` when nothing has the
+/// name, `Ok(Some(()))` for a regular file (or a link to one), and the refusal otherwise.
+fn config_entry(path: &Path) -> Result<Option<()>, ConfigError> {
+    let refuse = |kind| Err(ConfigError::NotAFile { path: path.into(), kind });
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ConfigError::Io { path: path.into(), source }),
+        Ok(_) => {}
+    }
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse("a symbolic link to nothing"),
+        Err(source) => Err(ConfigError::Io { path: path.into(), source }),
+        Ok(m) if m.is_file() => Ok(Some(())),
+        Ok(m) if m.is_dir() => refuse("a folder"),
+        Ok(m) => {
+            use std::os::unix::fs::FileTypeExt;
+            let t = m.file_type();
+            refuse(if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            })
+        }
+    }
 }
 
 impl Config {
     /// Reads a config file: `pyproject.toml` by its `[tool.onnx-bcast]` table (an error if it has none), any other
     /// file as an `onnx-bcast.toml`.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        if config_entry(path)?.is_none() {
+            let source = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(ConfigError::Io { path: path.into(), source });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.into(), source })?;
         let is_pyproject = path.file_name().is_some_and(|n| n == PYPROJECT_FILE);
         let settings = if is_pyproject {
@@ -139,15 +175,16 @@ impl Config {
         Ok(Config { path: path.into(), settings })
     }
 
-    /// Looks for a config file in `start` and each folder above it; the first one found wins.
+    /// Looks for a config file in `start` and each folder above it; the first one found wins. A file of either name
+    /// that is not a regular file (a folder, a FIFO, a link to nothing) is an error, not passed over.
     pub fn discover(start: &Path) -> Result<Option<Config>, ConfigError> {
         for dir in start.ancestors() {
             let dedicated = dir.join(CONFIG_FILE);
-            if dedicated.is_file() {
+            if config_entry(&dedicated)?.is_some() {
                 return Config::load(&dedicated).map(Some);
             }
             let pyproject = dir.join(PYPROJECT_FILE);
-            if pyproject.is_file() {
+            if config_entry(&pyproject)?.is_some() {
                 let text = std::fs::read_to_string(&pyproject)
                     .map_err(|source| ConfigError::Io { path: pyproject.clone(), source })?;
                 if let Some(settings) = pyproject_settings(&pyproject, &text)? {

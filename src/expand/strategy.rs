@@ -2,6 +2,7 @@
 //! constant or computed shape, `Reshape` + `Tile` below opset 8, a materialized constant), or why it is left as
 //! it is. The nodes themselves come from the [`Builder`].
 
+use crate::escape::name as shown;
 use std::collections::{BTreeMap, HashMap};
 
 use super::builder::{is_default, At, Builder};
@@ -51,6 +52,11 @@ impl Rewritten {
         self.replaced.insert(position, name);
         self.steps.push(step);
     }
+}
+
+/// What an input made explicit at a shape computed in the graph became, in words (the name marked).
+fn computed_step(name: &str, shape: &crate::shape::Shape, site: &Site) -> String {
+    format!("{} {shape} -> Expand to {} (computed in the graph)", shown(name), site.output_shape)
 }
 
 fn left(site: &Site, reason: String) -> SitePlan {
@@ -174,7 +180,8 @@ impl<'m> Planner<'m> {
         if let Some(other) = sites.iter().find(|s| s.attrs != first.attrs) {
             let reason = format!(
                 "the calls at {} and {} give the function's node different transA/transB/axis: no one rewrite of the shared body fits both",
-                first.node, other.node
+                shown(&first.node),
+                shown(&other.node)
             );
             return Some(left(first, reason));
         }
@@ -250,14 +257,18 @@ impl<'m> Planner<'m> {
             };
             if self.options.materialize_constants {
                 if let Some(name) = self.b.materialize(at, &op.name, mapped.as_deref(), out) {
-                    done.add(op.position, name, format!("{} {} -> constant of shape {}", op.name, op.shape, out_shape));
+                    done.add(
+                        op.position,
+                        name,
+                        format!("{} {} -> constant of shape {}", shown(&op.name), op.shape, out_shape),
+                    );
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
                 let target = self.b.shape_constant(at, out);
                 let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-                done.add(op.position, name, format!("{} {} -> Expand to {}", op.name, op.shape, out_shape));
+                done.add(op.position, name, format!("{} {} -> Expand to {}", shown(&op.name), op.shape, out_shape));
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -269,7 +280,7 @@ impl<'m> Planner<'m> {
             let Some(input_dims) = op.shape.known_dims() else {
                 return Err(format!(
                     "input {} has no static shape, which Reshape and Tile need below opset 8",
-                    op.name
+                    shown(&op.name)
                 ));
             };
             let aligned = mapped.unwrap_or_else(|| {
@@ -285,7 +296,11 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(op.position, current, format!("{} {} -> Reshape/Tile to {}", op.name, op.shape, out_shape));
+            done.add(
+                op.position,
+                current,
+                format!("{} {} -> Reshape/Tile to {}", shown(&op.name), op.shape, out_shape),
+            );
         }
         Ok(done)
     }
@@ -343,11 +358,7 @@ impl<'m> Planner<'m> {
                         let present: Vec<usize> =
                             (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
                         if let Some(position) = first_site_input.map(|i| present[i]) {
-                            let step = format!(
-                                "{} {} -> Expand to {} (computed in the graph)",
-                                names[0].name, names[0].shape, site.output_shape
-                            );
-                            done.add(position, acc.clone(), step);
+                            done.add(position, acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
                         }
                         self.b.shape_of(at, &acc, &site.output_shape)
                     }
@@ -357,8 +368,7 @@ impl<'m> Planner<'m> {
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.replaced.contains_key(&o.position)).collect();
         for op in remaining {
             let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-            let step = format!("{} {} -> Expand to {} (computed in the graph)", op.name, op.shape, site.output_shape);
-            done.add(op.position, name, step);
+            done.add(op.position, name, computed_step(&op.name, &op.shape, site));
         }
         Ok(done)
     }

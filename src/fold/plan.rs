@@ -296,6 +296,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 graph: c.graph.clone(),
                 node: c.label.clone(),
                 op: node.op_type().to_string(),
+                functions: c.functions.clone(),
                 form: c.form,
                 source: node.input[c.source_pos].clone(),
                 into,
@@ -304,7 +305,8 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         for (i, reason) in kept {
             let c = &self.candidates[&i];
             let op = self.body.nodes[i].op_type().to_string();
-            summary.kept.push(Kept { graph: c.graph.clone(), node: c.label.clone(), op, form: c.form, reason });
+            let (graph, node, functions) = (c.graph.clone(), c.label.clone(), c.functions.clone());
+            summary.kept.push(Kept { graph, node, op, functions, form: c.form, reason });
         }
         edit.remove_initializers = self.body.dead_initializers(removed, &|r, p| self.passes_on(r, p));
         for (&index, (small, read_as)) in &self.shrunk {
@@ -318,6 +320,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 graph: self.graph_path(),
                 node: node.clone(),
                 op: "initializer".into(),
+                functions: Vec::new(),
                 form: super::Form::Materialized,
                 source: read_as.clone(),
                 into: self.consumers_after(&node),

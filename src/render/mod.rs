@@ -37,23 +37,48 @@ pub fn shape_json(shape: &Shape) -> Value {
     }
 }
 
-/// A finding's message as text, SARIF and GitHub output show it: long dim expressions named (`h₁`), and the
-/// location and message together at most [`crate::brief::MAX_CHARS`] characters.
+/// A finding's message as text, SARIF and GitHub output show it: long dim expressions named (`h₁`), names
+/// escaped and shortened ([`crate::escape`]), and the location and message together at most
+/// [`crate::brief::MAX_CHARS`] characters.
 pub fn brief_message(f: &Finding) -> crate::brief::Brief {
     let budget = crate::brief::MAX_CHARS.saturating_sub(finding_location(f).chars().count() + 2).max(80);
-    crate::brief::abbreviate(&f.message, budget)
+    crate::brief::abbreviate(f.message.marked(), budget)
 }
 
-/// Where a finding is: `GRAPH/NODE (OP)`, `GRAPH/NODE` or `GRAPH`.
+/// Where a finding is, as one-line formats show it: `GRAPH/NODE (OP)`, `GRAPH/NODE` or `GRAPH`, each part escaped
+/// and shortened ([`crate::escape::short`]).
 pub fn finding_location(f: &Finding) -> String {
-    match (&f.node, &f.op) {
+    shown_location(&f.graph, f.node.as_deref(), f.op.as_deref())
+}
+
+/// A location as one-line formats show it (`GRAPH/NODE (OP)`, each part escaped and shortened), for `check`'s
+/// findings and the lines of `fold`.
+pub fn shown_location(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
+    use crate::escape::short;
+    location_of(&short(graph), node.map(short).as_deref(), op.map(short).as_deref())
+}
+
+/// The frames of a site inside model-local functions, as `check`'s messages begin with them:
+/// `in function local.F (node add): `, names marked.
+pub fn function_frames(frames: &[crate::analysis::FunctionFrame]) -> String {
+    use crate::escape::name;
+    frames.iter().map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node))).collect()
+}
+
+/// [`finding_location`] with every name whole and unescaped (SARIF's fingerprint).
+pub fn finding_location_full(f: &Finding) -> String {
+    location_of(&f.graph, f.node.as_deref(), f.op.as_deref())
+}
+
+fn location_of(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
+    match (node, op) {
         // An unnamed node is already labelled `#INDEX (OP)`: the op once is enough.
         (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
-            format!("{}/{}", f.graph, node)
+            format!("{graph}/{node}")
         }
-        (Some(node), Some(op)) => format!("{}/{} ({})", f.graph, node, op),
-        (Some(node), None) => format!("{}/{}", f.graph, node),
-        _ => f.graph.clone(),
+        (Some(node), Some(op)) => format!("{graph}/{node} ({op})"),
+        (Some(node), None) => format!("{graph}/{node}"),
+        _ => graph.to_string(),
     }
 }
 
@@ -123,7 +148,12 @@ pub enum ColorChoice {
 /// [`write_text`] with colour: the same characters, with the path bold and `SEVERITY[CODE]` coloured.
 pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
     write_findings_styled(out, path, report, palette, false, false)?;
-    writeln!(out, "{}: {}", palette.paint(anstyle::Style::new().bold(), path), summary_text(report))
+    writeln!(
+        out,
+        "{}: {}",
+        palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path)),
+        summary_text(report)
+    )
 }
 
 /// One line per finding, as [`write_text_styled`] writes them, without the summary line; with `errors_only`,
@@ -137,7 +167,7 @@ pub fn write_findings_styled(
     errors_only: bool,
     legend: bool,
 ) -> io::Result<()> {
-    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
     for f in report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error) {
         let label = palette.paint(palette.severity(f.severity), &format!("{}[{}]", f.severity.as_str(), f.code));
         let brief = brief_message(f);
@@ -152,10 +182,11 @@ pub fn write_findings_styled(
 }
 
 /// The line of a model that could not be checked: `PATH: error: MESSAGE` (`internal error` for a bug), coloured
-/// like an error finding.
+/// like an error finding; the message may hold marked names ([`crate::escape::one_line`]).
 pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) -> String {
     let message = message.strip_prefix(path).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
-    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
+    let message = crate::escape::one_line(message);
     format!("{shown_path}: {}: {message}", palette.paint(palette.severity(Severity::Error), label))
 }
 
@@ -201,16 +232,20 @@ fn elem_name(elem: Option<i32>) -> String {
 
 /// Every value's inferred element type and shape, graph by graph.
 pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
+    use crate::escape::{short, text};
+    let shown = text(path);
     for g in &analysis.graphs {
-        writeln!(out, "{path}: graph {}", g.path)?;
+        writeln!(out, "{shown}: graph {}", short(&g.path))?;
         for (name, facts) in &g.values {
             let kind = match facts.kind {
                 crate::tensor::Kind::Tensor => String::new(),
                 other => format!("{} of ", other.name()),
             };
             match facts.contradicted {
-                true => writeln!(out, "  {name}: unknown, follows a contradiction")?,
-                false => writeln!(out, "  {name}: {kind}{} {}", elem_name(facts.elem), facts.shape)?,
+                true => writeln!(out, "  {}: unknown, follows a contradiction", short(name))?,
+                false => {
+                    writeln!(out, "  {}: {kind}{} {}", short(name), elem_name(facts.elem), shown_shape(&facts.shape))?
+                }
             }
         }
     }
@@ -227,6 +262,18 @@ fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::anal
     Ok(())
 }
 
+/// A shape as one-line formats show it: each dim escaped, and one longer than a name may be (a megabyte-long
+/// `dim_param`) shortened as a name is ([`crate::escape::short`]).
+pub fn shown_shape(shape: &Shape) -> String {
+    match shape.dims() {
+        None => shape.to_string(),
+        Some(dims) => {
+            let dims: Vec<String> = dims.iter().map(|d| crate::escape::short(&d.to_string()).into_owned()).collect();
+            format!("[{}]", dims.join(", "))
+        }
+    }
+}
+
 /// The ops no inference rule knows, which leave their outputs unknown.
 pub fn write_opaque(
     out: &mut impl Write,
@@ -237,8 +284,9 @@ pub fn write_opaque(
         return Ok(());
     }
     let nodes: usize = opaque.values().sum();
-    let ops: Vec<String> = opaque.iter().map(|(op, n)| format!("{op} ×{n}")).collect();
+    let ops: Vec<String> = opaque.iter().map(|(op, n)| format!("{} ×{n}", crate::escape::short(op))).collect();
     let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
+    let path = crate::escape::text(path);
     writeln!(out, "{path}: inference stopped at {nodes} of ops it has no rule for: {}", ops.join(", "))
 }
 

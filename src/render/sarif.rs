@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{brief_message, finding_location};
+use super::{brief_message, finding_location, finding_location_full};
 use crate::check::{Finding, Report};
 use crate::diagnostic::{Code, Severity};
 
@@ -80,8 +80,9 @@ fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
         properties.insert("op".into(), json!(op));
     }
     let brief = brief_message(f);
-    if brief.message != f.message {
-        properties.insert("fullMessage".into(), json!(f.message));
+    let full = f.message.plain();
+    if brief.message != full {
+        properties.insert("fullMessage".into(), json!(full));
         let names: serde_json::Map<String, Value> = brief.names.iter().map(|(n, e)| (n.clone(), json!(e))).collect();
         properties.insert("names".into(), Value::Object(names));
     }
@@ -95,7 +96,7 @@ fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
             "logicalLocations": logical,
         }],
         "partialFingerprints": {
-            "onnxBcastLocation/v1": format!("{}:{}", f.code, finding_location(f)),
+            "onnxBcastLocation/v1": format!("{}:{}", f.code, finding_location_full(f)),
         },
         "properties": properties,
     })

@@ -65,7 +65,10 @@ pub fn target_label(site: &Site) -> String {
         (SiteKind::Gemm { .. } | SiteKind::QGemm, Some(t)) => format!("(M, N) {t}"),
         (SiteKind::AttentionBias(_), Some(t)) => format!("(B, N, S, T) {t}"),
         (_, Some(t)) => format!("the target shape {t}"),
-        (_, None) => site.inputs.first().map_or_else(|| "the target".into(), |i| format!("{} {}", i.name, i.shape)),
+        (_, None) => site
+            .inputs
+            .first()
+            .map_or_else(|| "the target".into(), |i| format!("{} {}", crate::escape::name(&i.name), i.shape)),
     }
 }
 

@@ -116,8 +116,13 @@ impl Poly {
 
     // Generic so that `bounds`, which inference calls on every comparison, compiles to the plain computation.
     fn bounds_with<F: Fn(&str) -> Option<Interval>>(&self, range: &F) -> Interval {
+        let _work = super::budget::Work::enter();
         let mut total = Interval::point(0);
         for (m, &c) in &self.terms {
+            // Past the operation's work, nothing is claimed: every integer.
+            if !super::budget::spend(1 + m.len()) {
+                return Interval::ALL;
+            }
             let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a, range)));
             total = total.add(term);
         }
