@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the Python API costs over the command line, and what it saves over onnx's own shape inference.
 
-    .cache/wheel-test-venv/bin/python bench/python_overhead.py --binary BIN --model NODES_100000.onnx \
+    target/wheel-test-venv/bin/python bench/python_overhead.py --binary BIN --model NODES_100000.onnx \
         --exports DIR [--rounds 7]
 
 (The venv is the one scripts/python_wheel.sh installs the wheel into; BIN is a release `onnx-bcast`, e.g.

@@ -17,7 +17,7 @@
 #   python    the Python API (bench/python_overhead.py; report in bench/PYTHON.txt): check(path) against the command
 #             on the 100,000-node model, check(ModelProto) against onnx.shape_inference.infer_shapes on full-size
 #             transformer exports (bench/export_full_size.py, in the PyTorch corpus venv of corpus/torch_fetch.sh).
-#             Needs the wheel installed by scripts/python_wheel.sh (.cache/wheel-test-venv). Not part of `all`.
+#             Needs the wheel installed by scripts/python_wheel.sh (target/wheel-test-venv). Not part of `all`.
 #
 # Each measurement runs RUNS times (default 3); the table shows the median wall time and the median peak RSS
 # (`/usr/bin/time -f '%e %M'`; wall time at millisecond resolution from bash's EPOCHREALTIME around the same call).
@@ -327,7 +327,7 @@ for part in "${parts[@]}"; do
         done
         ;;
     python)
-        wheel_python="$repo/.cache/wheel-test-venv/bin/python"
+        wheel_python="$repo/target/wheel-test-venv/bin/python"
         [[ -x $wheel_python ]] || die "python: no $wheel_python; run scripts/python_wheel.sh first"
         torch_models="$(bash "$repo/corpus/torch_fetch.sh")" || die "python: cannot make the PyTorch corpus venv"
         torch_python="$("$wheel_python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["python"])' \

@@ -3,7 +3,8 @@
 # the pinned test requirements (binary wheels only: installing needs no compiler), and runs the pytest suite
 # (python/tests) against the installed package. tests/python_package.rs runs this from `cargo test`.
 #
-#   ONNX_BCAST_CACHE   cache directory (default: <repo>/.cache): the maturin venv, the fresh test venv
+#   ONNX_BCAST_CACHE   cache directory (default: <repo>/.cache): the maturin venv (the fresh test venv is in
+#                      <repo>/target, one per clone)
 #   ONNX_BCAST_BINARY  the Rust `onnx-bcast` binary the suite compares the wheel's command with (default: built
 #                      here with `cargo build`; the cargo test passes its own)
 #   PYTEST_ARGS        extra arguments for pytest (e.g. `-k expand`)
@@ -51,8 +52,10 @@ built=("$wheels"/*.whl)
 wheel="${built[0]}"
 echo "==> built $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)" >&2
 
-# A fresh venv every run, the wheel and the test requirements from binary wheels only.
-venv="$cache/wheel-test-venv"
+# A fresh venv every run, the wheel and the test requirements from binary wheels only. It lives in this clone's
+# target folder, not in the shared cache: two clones testing at once (CI beside a developer's run) would otherwise
+# install their wheels into one venv, each testing the other's package.
+venv="$repo/target/wheel-test-venv"
 "$py" -m venv --clear "$venv" || die "cannot create $venv"
 "$venv/bin/pip" install -q --disable-pip-version-check --only-binary :all: "$wheel" $TEST_PINS \
     || die "cannot install the wheel and the test requirements"

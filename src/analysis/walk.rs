@@ -353,21 +353,7 @@ impl<'m> Walker<'m, '_> {
         node: &'m NodeProto,
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
-        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
-            self.opset_missing = false;
-            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
-            self.note(env, Code::MissingOpset, Some((node, index)), msg);
-        }
-        // A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there,
-        // so that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
-        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
-            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
-            if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
-                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
-                    *d = fresh_symbol(&mut self.fresh);
-                }
-            }
-        }
+        self.before_node(env, scope, index, node);
         // References into the scopes, not copies: a node's inputs are only read until its outputs are defined.
         let mut refs: Vec<Option<&ValueFacts>> = Vec::with_capacity(node.input.len());
         for name in &node.input {
@@ -426,5 +412,25 @@ impl<'m> Walker<'m, '_> {
         let refused = crate::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
         self.define_outputs(env, scope, declared, index, node, outputs);
+    }
+
+    /// What holds before a node is read: the note of a missing default opset (once), and fresh symbols for the
+    /// unknown dims a `Shape` reads.
+    fn before_node(&mut self, env: &Env<'m, '_>, scope: &mut Scope<'m>, index: usize, node: &'m NodeProto) {
+        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
+            self.opset_missing = false;
+            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
+            self.note(env, Code::MissingOpset, Some((node, index)), msg);
+        }
+        // A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there,
+        // so that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
+        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
+            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
+            if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
+                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
+                    *d = fresh_symbol(&mut self.fresh);
+                }
+            }
+        }
     }
 }

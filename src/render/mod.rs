@@ -215,13 +215,8 @@ pub fn opaque_text(opaque: &std::collections::BTreeMap<String, usize>) -> String
     let nodes: usize = opaque.values().sum();
     let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
     let ops = if opaque.len() == 1 { "1 unknown op".to_string() } else { format!("{} unknown ops", opaque.len()) };
-    let names: Vec<&str> = opaque.keys().map(String::as_str).collect();
-    format!("; {nodes} of {ops}: {}", visible(&names.join(", ")))
-}
-
-/// A name from the model with its control characters escaped, so that it cannot break or rewrite a line.
-fn visible(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    let names: Vec<String> = opaque.keys().map(|op| crate::escape::short(op).into_owned()).collect();
+    format!("; {nodes} of {ops}: {}", names.join(", "))
 }
 
 pub use crate::render_expand::{expand_json, write_expand_text};
