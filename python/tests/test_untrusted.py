@@ -54,8 +54,11 @@ def _interrupted(code: str, *args: str) -> str:
     return out
 
 
+# Python raises KeyboardInterrupt at SIGINT only if SIGINT was not ignored when it started; a test run in the
+# background (`cargo test &`, a CI runner's job) hands its children SIGINT ignored, so the child sets the handler.
 CALL = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import onnx_bcast
 print("start", flush=True)
 began = time.monotonic()
