@@ -251,8 +251,9 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
 /// The contradictions that leave what follows them unknown, one line each.
 fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
     for c in analysis.contradictions.iter().filter(|c| c.contradiction.is_certain()) {
-        let at = format!("{}/{} ({})", c.graph, c.node, c.op);
-        writeln!(out, "{path}: what follows {at} is unknown: {}", c.message())?;
+        let at = shown_location(&c.graph, Some(&c.node), Some(&c.op));
+        let path = crate::escape::text(path);
+        writeln!(out, "{path}: what follows {at} is unknown: {}", c.message().one_line())?;
     }
     Ok(())
 }
