@@ -302,7 +302,7 @@ impl Judge {
 
     /// The report: the analysis's notes as findings, then its contradictions (ops whose inputs break their
     /// specification), then the sites' findings, and the totals.
-    pub fn finish(self, analysis: &Analysis) -> Report {
+    pub fn finish(mut self, analysis: &Analysis) -> Report {
         let mut summary = self.summary;
         let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
         for note in &analysis.notes {
@@ -338,6 +338,7 @@ impl Judge {
                 site: None,
             });
         }
+        findings.extend(crate::index_report::findings(analysis, &self.options.rules, self.ranges.as_mut()));
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
         summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();

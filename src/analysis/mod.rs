@@ -60,6 +60,8 @@ pub struct Analysis {
     /// Nodes whose inputs break what their op's specification requires of them, or meet it only under conditions
     /// (see [`crate::infer::require`]).
     pub contradictions: Vec<ShapeFinding>,
+    /// Gathers whose computed indices stay within their table only at some sizes (see [`index_bound`]).
+    pub index_bounds: Vec<IndexBound>,
 }
 
 /// What an analysis keeps besides its sites and notes.
@@ -165,6 +167,7 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 pub mod bind;
 mod call;
 mod contradiction;
+pub mod index_bound;
 mod scope;
 mod site;
 mod walk;
@@ -174,3 +177,4 @@ use walk::Walker;
 
 pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};
 pub use contradiction::ShapeFinding;
+pub use index_bound::{BoundVerdict, IndexBound};

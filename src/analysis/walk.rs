@@ -89,6 +89,12 @@ impl<'m> Walker<'m, '_> {
                     *d = fresh_symbol(&mut self.fresh);
                 }
             }
+            // What the caller feeds the main graph: a boolean is 0 or 1, an integer what fills it.
+            if env.loc.is_empty() && env.call.is_none() {
+                if let Some(r) = crate::infer::value_range::ValueRange::fed(name, facts.elem) {
+                    scope.ranges.insert(name, r);
+                }
+            }
             scope.define(name, facts);
         }
         self.define_initializers(env, &mut scope, body.initializers, &body.declared[..body.declared_inputs]);
@@ -462,6 +468,10 @@ impl<'m> Walker<'m, '_> {
             let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
             self.checked(env, index, node, &refs, found, outputs)
         };
+        let range = if tainted { None } else { self.value_range(env, scope, (index, node, attrs), &refs, &outputs) };
         self.define_outputs(env, scope, declared, index, node, outputs);
+        if let (Some(r), Some(name)) = (range, node.output.first().filter(|n| !n.is_empty())) {
+            scope.ranges.insert(name, r);
+        }
     }
 }

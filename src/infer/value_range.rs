@@ -15,12 +15,14 @@ use crate::pb::DataType;
 use crate::sym::{Ext, Poly};
 use crate::tensor::{ValueFacts, BOOL};
 
+/// Graph inputs (fed by the caller) and the value that fills each.
+pub type Fills = Vec<(Arc<str>, i64)>;
+
 /// When an end of a range is reached: with each named graph input filled with its value (the other inputs
 /// anything), every element equals the bound (`every`), or at least one does (the tensor being non-empty).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reach {
-    /// Graph inputs (fed by the caller) and the value that fills each.
-    pub fills: Vec<(Arc<str>, i64)>,
+    pub fills: Fills,
     pub every: bool,
 }
 
