@@ -98,6 +98,10 @@ impl<'m> Walker<'m, '_> {
             scope.define(name, facts);
         }
         self.define_initializers(env, &mut scope, body.initializers, &body.declared[..body.declared_inputs]);
+        if self.constant_initializers {
+            // An input with an initializer is a constant below IR 4, not something the caller fills.
+            body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
+        }
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
         let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
