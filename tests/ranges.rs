@@ -11,8 +11,8 @@ use serde_json::Value as Json;
 
 const POSITIONS: &str = "fixtures/ranges/position_table.onnx";
 const PYRAMID: &str = "fixtures/ranges/feature_pyramid.onnx";
-/// Position ids computed (`Range(0, seq) + 2`, and RoBERTa's `CumSum(mask) * mask + 1`), read by a Gather from
-/// tables of 66 rows.
+/// Position ids computed (`Range(0, seq) + 2`, RoBERTa's `CumSum(mask) * mask + 1`, OPT's
+/// `CumSum(attention_mask) * attention_mask + 1`), read by a Gather from tables of 66 rows.
 const POSITION_IDS: &str = "fixtures/ranges/position_ids.onnx";
 
 fn root() -> PathBuf {
@@ -348,4 +348,23 @@ fn a_witness_of_computed_indices_fills_the_inputs_that_drive_them_past_the_table
     assert_eq!((t.name(), t.dims.as_slice()), ("input_ids", &[1i64, 65][..]));
     let raw = t.raw_data.as_ref().unwrap();
     assert!(raw.chunks(8).all(|c| i64::from_le_bytes(c.try_into().unwrap()) == 2));
+}
+
+#[test]
+fn a_range_of_an_integer_inputs_values_bounds_the_indices_computed_from_it() {
+    // OPT's ids: any attention_mask value may be fed, so nothing bounds them; a 0/1 mask bounds them by seq + 1.
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512"]);
+    assert!(!r.stdout.contains("main/#18 (Gather)"), "{}", r.stdout);
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512", "--range", "attention_mask=0..1"]);
+    assert!(
+        r.stdout.contains(
+            "error[index-bound] main/#18 (Gather): fails at seq = 65 (it needs seq ≤ 64): indices mask_ids [batch, \
+             seq] reach seq + 1 (with \"attention_mask\" filled with 1)"
+        ),
+        "{}",
+        r.stdout
+    );
+    // A value range is for integer inputs: a name neither a dim nor an integer input is still an error.
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "embeddings=0..1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }

@@ -137,6 +137,7 @@ fn analyze_with(
         constant_initializers: model.ir_version() < 4,
         calls: crate::calls::Calls::default(),
         custom: request.custom_ops.clone(),
+        input_values: request.input_values.clone(),
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));

@@ -33,6 +33,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) calls: crate::calls::Calls,
     /// The ops the config file declares (`[ops]`), which no built-in rule knows.
     pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
+    /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
+    pub(super) input_values: Vec<(std::sync::Arc<str>, crate::ranges::SizeRange)>,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -91,7 +93,13 @@ impl<'m> Walker<'m, '_> {
             }
             // What the caller feeds the main graph: a boolean is 0 or 1, an integer what fills it.
             if env.loc.is_empty() && env.call.is_none() {
-                if let Some(r) = crate::infer::value_range::ValueRange::fed(name, facts.elem) {
+                let within = self.input_values.iter().find(|(n, _)| **n == *name).map(|(_, r)| *r);
+                let fed =
+                    match within.and_then(|r| Some((i64::try_from(r.first()).ok()?, i64::try_from(r.last()).ok()?))) {
+                        Some((lo, hi)) => Some(crate::infer::value_range::ValueRange::fed_within(name, lo, hi)),
+                        None => crate::infer::value_range::ValueRange::fed(name, facts.elem),
+                    };
+                if let Some(r) = fed {
                     scope.ranges.insert(name, r);
                 }
             }

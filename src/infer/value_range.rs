@@ -122,6 +122,15 @@ impl ValueRange {
         }
     }
 
+    /// A graph input whose values the caller keeps within `[lo, hi]` (`--range attention_mask=0..1`), each end
+    /// reached by filling it with that end.
+    pub fn fed_within(name: &str, lo: i64, hi: i64) -> ValueRange {
+        let name: Arc<str> = Arc::from(name);
+        let end =
+            |v: i64| Some(End::new(Poly::constant(v), Some(Reach { fills: vec![(name.clone(), v)], every: true })));
+        ValueRange { lo: end(lo), hi: end(hi), input: Some(name.clone()) }
+    }
+
     /// What known contents say: one value everywhere, or the least and greatest of known constants; a boolean
     /// tensor is 0 or 1.
     pub fn of_facts(f: &ValueFacts) -> Option<ValueRange> {
@@ -261,6 +270,11 @@ impl ValueRange {
         };
         ValueRange { lo: end(&|r| &r.lo, false), hi: end(&|r| &r.hi, true), input: None }
     }
+}
+
+/// Whether an element type holds integers (booleans as 0 and 1): the tensors that have value ranges.
+pub fn is_integer_or_bool(elem: i32) -> bool {
+    elem == BOOL || is_integer(elem)
 }
 
 fn is_integer(elem: i32) -> bool {
