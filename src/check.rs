@@ -338,7 +338,11 @@ impl Judge {
                 site: None,
             });
         }
-        findings.extend(crate::index_report::findings(analysis, &self.options.rules, self.ranges.as_mut()));
+        for (default, b, message) in crate::index_report::findings(analysis, self.ranges.as_mut()) {
+            let Some(severity) = self.options.rules.severity(Code::IndexBound, default) else { continue };
+            let (graph, node, op) = (b.graph.clone(), Some(b.node.clone()), Some(b.op.clone()));
+            findings.push(Finding { code: Code::IndexBound, severity, graph, node, op, message, site: None });
+        }
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
         summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();

@@ -6,14 +6,16 @@
 //! decisions count in `--safe-ranges` like the broadcasts'.
 
 use crate::analysis::{Analysis, BoundVerdict, IndexBound};
-use crate::check::{Finding, RuleSelection};
-use crate::diagnostic::{Code, Severity};
+use crate::diagnostic::Severity;
 use crate::range_report::Ranged;
 use crate::ranges::Decision;
 
-/// The findings of the analysis's index bounds, each decided over `ranges` when there are some.
-pub fn findings(analysis: &Analysis, rules: &RuleSelection, mut ranges: Option<&mut Ranged>) -> Vec<Finding> {
-    let code = Code::IndexBound;
+/// The `index-bound` findings of the analysis's index bounds (each with its default severity, which the rule
+/// selection may change, and its message), decided over `ranges` when there are some.
+pub fn findings<'a>(
+    analysis: &'a Analysis,
+    mut ranges: Option<&mut Ranged>,
+) -> Vec<(Severity, &'a IndexBound, String)> {
     let mut out = Vec::new();
     for bound in &analysis.index_bounds {
         let (severity, message) = match (&bound.verdict, ranges.as_deref_mut()) {
@@ -41,18 +43,9 @@ pub fn findings(analysis: &Analysis, rules: &RuleSelection, mut ranges: Option<&
                 }
             },
         };
-        let Some(severity) = rules.severity(code, severity) else { continue };
         let prefix: String =
             bound.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
-        out.push(Finding {
-            code,
-            severity,
-            graph: bound.graph.clone(),
-            node: Some(bound.node.clone()),
-            op: Some(bound.op.clone()),
-            message: prefix + &message,
-            site: None,
-        });
+        out.push((severity, bound, prefix + &message));
     }
     out
 }

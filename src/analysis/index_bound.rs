@@ -78,6 +78,13 @@ fn need(x: &Poly, size: &Poly, axis: usize) -> Option<Need> {
     })
 }
 
+/// Keeps the range of a node's first output beside its facts.
+pub(super) fn keep_range<'m>(scope: &mut Scope<'m>, node: &'m NodeProto, range: Option<ValueRange>) {
+    if let (Some(r), Some(name)) = (range, node.output.first().filter(|n| !n.is_empty())) {
+        scope.ranges.insert(name, r);
+    }
+}
+
 impl<'m> Walker<'m, '_> {
     /// The range a node's first output takes, from its inputs' ranges; a Gather's indices checked against its
     /// table on the way.

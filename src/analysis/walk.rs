@@ -442,7 +442,6 @@ impl<'m> Walker<'m, '_> {
             }
             refs.push(found);
         }
-
         let subgraphs = self.subgraphs(env, scope, (index, node, attrs), &refs);
 
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
@@ -480,10 +479,8 @@ impl<'m> Walker<'m, '_> {
             let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
             self.checked(env, index, node, &refs, found, outputs)
         };
-        let range = if tainted { None } else { self.value_range(env, scope, (index, node, attrs), &refs, &outputs) };
+        let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
         self.define_outputs(env, scope, declared, index, node, outputs);
-        if let (Some(r), Some(name)) = (range, node.output.first().filter(|n| !n.is_empty())) {
-            scope.ranges.insert(name, r);
-        }
+        super::index_bound::keep_range(scope, node, range);
     }
 }

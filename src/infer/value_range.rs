@@ -272,11 +272,6 @@ impl ValueRange {
     }
 }
 
-/// Whether an element type holds integers (booleans as 0 and 1): the tensors that have value ranges.
-pub fn is_integer_or_bool(elem: i32) -> bool {
-    elem == BOOL || is_integer(elem)
-}
-
 fn is_integer(elem: i32) -> bool {
     use DataType::*;
     [Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64].iter().any(|&t| t as i32 == elem)

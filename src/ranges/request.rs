@@ -70,7 +70,7 @@ impl RangeRequest {
         let mut values: Vec<(Arc<str>, SizeRange)> = Vec::new();
         for (name, range) in &self.ranges {
             // A name no dim has but an integer input does: the range of its values.
-            let integer = |i: &Input| i.elem.is_some_and(crate::infer::value_range::is_integer_or_bool);
+            let integer = |i: &Input| i.elem.is_some_and(integer_or_bool);
             if !named.iter().any(|n| **n == **name) && inputs.iter().any(|i| i.name == *name && integer(i)) {
                 match values.iter().find(|(n, _)| **n == **name) {
                     Some((_, earlier)) if earlier != range => {
@@ -126,4 +126,10 @@ impl RangeRequest {
         }
         Ok(ModelRanges { ranges, points, opt, inputs, defaulted, safe_ranges: self.safe_ranges, values })
     }
+}
+
+/// Whether an element type holds integers (booleans as 0 and 1): an input that may be given a range of values.
+fn integer_or_bool(elem: i32) -> bool {
+    use crate::pb::DataType::*;
+    [Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64].iter().any(|&t| t as i32 == elem)
 }
