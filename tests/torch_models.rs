@@ -26,7 +26,7 @@ const MIN_FAMILIES: usize = 25;
 /// The families whose exports read their position table (66 rows) through a Gather of ids computed from the sizes:
 /// `check` warns `index-bound` (`seq ≤ 64`), a true condition (onnxruntime fails at seq = 65: tests/ranges_corpus.rs).
 /// Every other model has none (OPT's ids come from an attention mask, bounded only with `--range attention_mask=0..1`).
-const DOCUMENTED_INDEX_BOUND: &[&str] = &["BART", "GPT-2", "MPNet", "RoBERTa", "XLM-RoBERTa"];
+const DOCUMENTED_INDEX_BOUND: &[&str] = &["BART", "GPT-2", "GPT-Neo", "MPNet", "RoBERTa", "XLM-RoBERTa"];
 
 fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("?")
