@@ -12,8 +12,9 @@
 //! committed corpus/RANGE_FIGURES.md comes from a release binary (its timings mean something).
 //!
 //! Cost: 147 s on the shared two-core machine once the corpora are cached (onnxruntime runs each of 157 models at five
-//! sizes per range, and on each witness); cold, the corpora's own fetches, which tests/torch_models.rs and
-//! tests/real_models.rs need as well.
+//! sizes per range, and on each witness); 253 s at a load of 8 with the index bounds (one more check per position
+//! table, 56 more witnesses); cold, the corpora's own fetches, which tests/torch_models.rs and tests/real_models.rs
+//! need as well.
 
 mod common;
 
