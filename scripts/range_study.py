@@ -12,9 +12,11 @@ is: a sequence, a batch, an image side, audio samples, anything else):
   * `BIN check --format json --range ... --witness DIR`: the site decisions (holds / fails / unproven) and the
     witnesses; `check --range` timed against `check` (the least wall time of each over eleven paired rounds; a
     release binary makes these figures, the test's debug one does not);
-  * where every site holds over the ranges: five sizes drawn inside them (seeded), the model run in onnxruntime on
-    seeded inputs of those sizes; an error at a node that is a broadcasting site is unsound, any other error
-    (a convolution larger than its input, an index out of its table) is reported as it is;
+  * where every site holds over the ranges (and no `index-bound` finding is left: a Gather's computed indices within
+    their table): five sizes drawn inside them (seeded), the model run in onnxruntime on seeded inputs of those
+    sizes; an error at a judged node (a broadcasting site, or a Gather with an index bound) is unsound, any other
+    error (a convolution larger than its input) is reported as it is. An integer input the manifest fills with ones
+    (an attention mask) is given `--range NAME=0..1`, the values it holds;
   * every witness written: the model run on its tensors; it must fail (where it runs, the witness is unsound).
 
 And the acceptance figures of the issue: for each PyTorch model whose manifest says `seq` is bounded by
@@ -170,6 +172,25 @@ def feeds_at(model, sizes, fills, rng):
     return feeds
 
 
+def value_args(model, fills):
+    """`--range NAME=0..1` for each integer input the manifest fills with ones (an attention mask): a mask holds 0s
+    and 1s, which bounds the position ids computed from it (OPT's `CumSum(attention_mask)`)."""
+    out = []
+    for i in fed_inputs(model):
+        if (fills.get(i.name) or [None])[0] == "ones" and NP_OF_ONNX.get(i.type.tensor_type.elem_type) in (np.int64, np.int32):
+            out += ["--range", f"{i.name}=0..1"]
+    return out
+
+
+def index_bounds(report):
+    """The `index-bound` findings of a check report (a Gather's computed indices past their table), by severity."""
+    out = {"error": 0, "warning": 0}
+    for f in report.get("findings", []):
+        if f.get("code") == "index-bound":
+            out[f["severity"]] = out.get(f["severity"], 0) + 1
+    return out
+
+
 def lattice(text):
     span, _, step = text.partition("/")
     lo, hi = (int(x) for x in span.split(".."))
@@ -187,7 +208,7 @@ def decisions(report):
 
 
 def study_ranges(binary, path, model, ranges, fills, work, sites):
-    args = [a for name, text in ranges.items() for a in ("--range", f"{name}={text}")]
+    args = [a for name, text in ranges.items() for a in ("--range", f"{name}={text}")] + value_args(model, fills)
     wdir = tempfile.mkdtemp(dir=work)
     r = run([binary, "check", "--format", "json", path, "--witness", wdir] + args)
     rec = {"ranges": ranges, "rc": r["rc"]}
@@ -198,9 +219,11 @@ def study_ranges(binary, path, model, ranges, fills, work, sites):
         return rec
     rec["decisions"] = decisions(report)
     rec["violations"] = report["summary"]["violations"]
+    rec["index_bounds"] = index_bounds(report)
     plain = [binary, "check", "--format", "json", path]
     rec["seconds_check"], rec["seconds_ranged"] = paired_times(plain, plain + args)
-    every_site_holds = rec["violations"] == 0 and rec["decisions"]["unproven"] == 0 and report["summary"]["conditional"] == 0
+    every_site_holds = (rec["violations"] == 0 and rec["decisions"]["unproven"] == 0
+                        and report["summary"]["conditional"] == 0 and sum(rec["index_bounds"].values()) == 0)
     rec["every_site_holds"] = every_site_holds
     rng = np.random.default_rng(SEED)
     pick = random.Random(SEED)
@@ -233,14 +256,16 @@ def study(binary, path, model_set, entry, work):
     rec = {"model": os.path.relpath(path, work["root"]), "set": model_set, "symbols": symbols, "runs": []}
     if not symbols:
         return None
-    base = run([binary, "check", "--format", "json", path])
+    fills = {i["name"]: i["fill"] for i in (entry or {}).get("inputs", [])}
+    base = run([binary, "check", "--format", "json", path] + value_args(model, fills))
     try:
         report = json.loads(base["stdout"].splitlines()[0])
     except (IndexError, ValueError):
         rec["error"] = base["stderr"][-400:]
         return rec
+    # The nodes judged: broadcasting sites, and Gathers whose computed indices are bounded (index-bound).
     sites = {s["node"] for s in report["sites"]}
-    fills = {i["name"]: i["fill"] for i in (entry or {}).get("inputs", [])}
+    sites |= {f["node"] for f in report.get("findings", []) if f.get("code") == "index-bound"}
     for k in range(3):
         ranges = {s: RANGES[kind_of(s, model_set)][k] for s in symbols}
         rec["runs"].append(study_ranges(binary, path, model, ranges, fills, work["dir"], sites))
@@ -274,22 +299,27 @@ def run_witnesses(path, report):
 
 def all_hold(report):
     d = decisions(report)
-    return "error" not in report and d["fails"] == 0 and d["unproven"] == 0 and report["summary"]["violations"] == 0
+    return ("error" not in report and d["fails"] == 0 and d["unproven"] == 0 and report["summary"]["violations"] == 0
+            and sum(index_bounds(report).values()) == 0)
 
 
 def position_table(binary, path, entry, work):
     """A model whose manifest bounds seq by max_position_embeddings: its safe seq range within 1..4096, the
     witness of 1..4096 in onnxruntime, and 1..MAX proven."""
     table = int(re.search(r"1\.\.(\d+)", entry["valid_sizes"]["seq"]).group(1))
-    others = [a for s in input_symbols(onnx.load(path, load_external_data=False)) if s != "seq"
-              for a in ("--range", f"{s}={'1..4' if s == 'batch' else f'1..{table}'}")]
+    model = onnx.load(path, load_external_data=False)
+    fills = {i["name"]: i["fill"] for i in entry.get("inputs", [])}
+    others = [a for s in input_symbols(model) if s != "seq"
+              for a in ("--range", f"{s}={'1..4' if s == 'batch' else f'1..{table}'}")] + value_args(model, fills)
     wdir = tempfile.mkdtemp(dir=work)
     wide = checked(binary, path, ["--range", "seq=1..4096", "--safe-ranges"] + others, wdir)
     safe = ((wide.get("ranges") or {}).get("safe") or {}).get("symbols") or {}
     below = checked(binary, path, ["--range", f"seq=1..{table}"] + others)
-    return {"model": os.path.basename(path), "table": table, "safe_seq": safe.get("seq"),
+    plain = checked(binary, path, value_args(model, fills))
+    return {"model": os.path.basename(path), "family": entry.get("family"), "table": table, "safe_seq": safe.get("seq"),
             "exact": safe.get("seq") == {"min": 1, "max": table, "step": 1},
             "conditional_sites": sum(1 for s in wide.get("sites", []) if "over_ranges" in s),
+            "index_bounds": index_bounds(plain)["warning"], "value_args": value_args(model, fills),
             "witnesses": run_witnesses(path, wide), "proven_below": all_hold(below),
             "decisions_below": decisions(below)}
 
@@ -318,7 +348,8 @@ def detector(binary, path, work):
 def totals(records):
     t = {"models": 0, "runs": 0, "runs_all_hold": 0, "draws": 0, "draws_ok": 0, "draws_broadcast_error": 0,
          "draws_other_error": 0, "witnesses": 0, "witnesses_failing": 0, "witnesses_running": 0,
-         "decisions": {"holds": 0, "fails": 0, "unproven": 0}, "worst_ratio": 0.0, "worst_ratio_model": None}
+         "decisions": {"holds": 0, "fails": 0, "unproven": 0}, "index_bound_errors": 0, "index_bound_warnings": 0,
+         "worst_ratio": 0.0, "worst_ratio_model": None}
     for rec in records:
         t["models"] += 1
         for r in rec.get("runs", []):
@@ -326,6 +357,8 @@ def totals(records):
             t["runs_all_hold"] += bool(r.get("every_site_holds"))
             for k, v in r.get("decisions", {}).items():
                 t["decisions"][k] += v
+            t["index_bound_errors"] += r.get("index_bounds", {}).get("error", 0)
+            t["index_bound_warnings"] += r.get("index_bounds", {}).get("warning", 0)
             for d in r.get("draws", []):
                 t["draws"] += 1
                 key = "draws_ok" if d["error"] is None else "draws_broadcast_error" if d["at_site"] else "draws_other_error"
@@ -344,15 +377,19 @@ def figures(out, sets, acceptance, seconds):
     lines = ["# Ranges of input sizes: figures", "",
              "Written by `scripts/range_study.py` with a release binary (corpus/README.md, \"Ranges of input sizes\"). Do not edit by hand.", "",
              f"Whole study: {seconds:.0f} s.", "", "## Position tables (PyTorch corpus)", "",
-             "| model | table | safe seq (within 1..4096) | exact | witness | fails in onnxruntime at | 1..table proven |",
-             "|---|--:|---|---|---|---|---|"]
+             "| model | table read by | table | safe seq (within 1..4096) | exact | witness | fails in onnxruntime at | "
+             "1..table proven |",
+             "|---|---|--:|---|---|---|---|---|"]
     for p in acceptance.get("position_tables", []):
         safe = p["safe_seq"]
         shown = "none" if safe is None else f"{safe['min']}..{safe['max']}" + (f"/{safe['step']}" if safe["step"] > 1 else "")
         w = p["witnesses"]
         wit = ", ".join(json.dumps(x["sizes"]) for x in w) or "none"
         at = ", ".join(f"{x['op']} {x['node']}" if x["fails"] else "RUNS" for x in w) or "-"
-        lines.append(f"| {p['model']} | {p['table']} | {shown} | {'yes' if p['exact'] else 'NO'} | {wit} | {at} | "
+        how = ("a broadcast" if p["conditional_sites"] else "a Gather of computed ids" if p.get("index_bounds")
+               else "nothing found")
+        how += " (given " + ", ".join(p["value_args"][1::2]) + ")" if p.get("value_args") and p.get("index_bounds") else ""
+        lines.append(f"| {p['model']} | {how} | {p['table']} | {shown} | {'yes' if p['exact'] else 'NO'} | {wit} | {at} | "
                      f"{'yes' if p['proven_below'] else 'NO'} |")
     lines += ["", "## Detectors (real-model corpus)", "",
               "| model | safe sides (within 320..640) | steps of 32 | witness | fails in onnxruntime at | 320..640/32 proven |",
@@ -364,14 +401,16 @@ def figures(out, sets, acceptance, seconds):
         lines.append(f"| {d['model']} | {safe} | {'yes' if d['steps_of_32'] else 'NO'} | {wit} | {at} | "
                      f"{'yes' if d['proven_stepped'] else 'NO'} |")
     lines += ["", "## Soundness, three ranges per model with symbolic inputs", "",
-              "| set | models | runs | every site holds | sizes drawn | ran | broadcast errors | other errors | "
-              "witnesses | failing | running | sites holds/fails/unproven | worst check --range / check |",
-              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|"]
+              "| set | models | runs | every site holds | sizes drawn | ran | errors at a judged node | other errors | "
+              "witnesses | failing | running | sites holds/fails/unproven | index-bound errors/warnings | "
+              "worst check --range / check |",
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|"]
     for name, t in sets.items():
         d = t["decisions"]
         lines.append(f"| {name} | {t['models']} | {t['runs']} | {t['runs_all_hold']} | {t['draws']} | {t['draws_ok']} | "
                      f"{t['draws_broadcast_error']} | {t['draws_other_error']} | {t['witnesses']} | "
                      f"{t['witnesses_failing']} | {t['witnesses_running']} | {d['holds']}/{d['fails']}/{d['unproven']} | "
+                     f"{t['index_bound_errors']}/{t['index_bound_warnings']} | "
                      f"{t['worst_ratio']}x ({t['worst_ratio_model']}) |")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -305,7 +305,7 @@ impl Judge {
 
     /// The report: the analysis's notes as findings, then its contradictions (ops whose inputs break their
     /// specification), then the sites' findings, and the totals.
-    pub fn finish(self, analysis: &Analysis) -> Report {
+    pub fn finish(mut self, analysis: &Analysis) -> Report {
         let mut summary = self.summary;
         let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
         for note in &analysis.notes {
@@ -340,6 +340,12 @@ impl Judge {
                 message: c.message(),
                 site: None,
             });
+        }
+        for (default, b, message) in crate::index_report::findings(analysis, self.ranges.as_mut()) {
+            let Some(severity) = self.options.rules.severity(Code::IndexBound, default) else { continue };
+            let (graph, node, op) = (b.graph.clone(), Some(b.node.clone()), Some(b.op.clone()));
+            let message = message.into();
+            findings.push(Finding { code: Code::IndexBound, severity, graph, node, op, message, site: None });
         }
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();

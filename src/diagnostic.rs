@@ -365,6 +365,22 @@ codes! {
                with one symbol. --strict is about broadcasts and leaves it a warning; --deny conditional-shape \
                makes it an error.",
     }
+    IndexBound = "index-bound" {
+        Warning, Always,
+        summary: "indices computed from the sizes stay within the axis they index only for some sizes",
+        description: "A Gather (or GatherElements) reads its table with indices computed from the input sizes \
+                      (position ids `Range(0, seq) + 2`, or `CumSum(mask) + 1`) that stay within the axis they \
+                      index (`[-s, s-1]`) only if the sizes meet a condition (`seq ≤ 64` for a table of 66 rows): \
+                      longer inputs make the op fail at run time. Over ranges of sizes (`--range`) a size that \
+                      breaks the condition makes it an error, with that size as its witness.",
+        origin: Origin::Other(
+            "the ONNX operator specifications (docs/Operators.md): Gather and GatherElements accept indices in \
+             [-s, s-1] for an axis of size s"
+        ),
+        example: "Gather(table: [66, 8], Range(0, seq) + 2)", "fixtures/ranges/position_ids.onnx", strict: false,
+        help: "Feed only sizes within the condition (a TensorRT profile from `check --safe-ranges`), or enlarge the \
+               table (max_position_embeddings) to the longest input the model must take.",
+    }
     InexactDivision = "inexact-division" {
         Error, Always,
         summary: "a size the op must divide exactly does not divide",

@@ -135,6 +135,7 @@ pub mod explain;
 pub mod external;
 pub mod fold;
 pub mod gen;
+pub mod index_report;
 pub mod infer;
 pub mod interrupt;
 pub mod materialize;

@@ -25,6 +25,8 @@ pub struct RangeFailure {
     pub node: String,
     pub op: String,
     pub witness: Sizes,
+    /// Graph inputs the witness fills with one value (the data that drives computed indices past their table).
+    pub fills: crate::infer::value_range::Fills,
 }
 
 /// Input tensors written for failing sizes (`--witness`).
@@ -86,7 +88,18 @@ impl Ranged {
     /// A site that fails at `witness`.
     pub fn failed(&mut self, site: &Site, witness: &Sizes) {
         let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
-        self.failures.push(RangeFailure { graph, node, op, witness: witness.clone() });
+        self.failures.push(RangeFailure { graph, node, op, witness: witness.clone(), fills: Vec::new() });
+    }
+
+    /// A node that fails at `witness` when these graph inputs are filled with these values.
+    pub fn failed_at(
+        &mut self,
+        (graph, node, op): (&str, &str, &str),
+        witness: &Sizes,
+        fills: &crate::infer::value_range::Fills,
+    ) {
+        let (graph, node, op) = (graph.to_string(), node.to_string(), op.to_string());
+        self.failures.push(RangeFailure { graph, node, op, witness: witness.clone(), fills: fills.to_vec() });
     }
 
     pub fn finish(self) -> RangeReport {

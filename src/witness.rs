@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 
+use crate::infer::value_range::Fills;
 use crate::pb::{DataType, TensorProto};
 use crate::range_report::{RangeReport, WrittenWitness};
 use crate::ranges::profile::Input;
@@ -35,12 +36,12 @@ pub fn write(
     dir: &Path,
     runtime: Option<Runtime>,
 ) -> std::io::Result<()> {
-    let mut sets: Vec<(Sizes, Vec<String>)> = Vec::new();
+    let mut sets: Vec<(Sizes, Vec<String>, Fills)> = Vec::new();
     for f in &report.failures {
         let site = format!("{}/{}", f.graph, f.node);
-        match sets.iter_mut().find(|(w, _)| *w == f.witness) {
-            Some((_, sites)) => sites.push(site),
-            None => sets.push((f.witness.clone(), vec![site])),
+        match sets.iter_mut().find(|(w, _, fills)| *w == f.witness && *fills == f.fills) {
+            Some((_, sites, _)) => sites.push(site),
+            None => sets.push((f.witness.clone(), vec![site], f.fills.clone())),
         }
     }
     if sets.is_empty() {
@@ -48,10 +49,10 @@ pub fn write(
     }
     let model_dir = dir.join(folder_name(shown));
     let mut listed = Vec::new();
-    for (k, (witness, sites)) in sets.into_iter().enumerate() {
+    for (k, (witness, sites, fills)) in sets.into_iter().enumerate() {
         let folder = model_dir.join((k + 1).to_string());
         let sizes = all_sizes(inputs, report, &witness);
-        let tensors = tensors(inputs, &sizes, k as u64);
+        let tensors = tensors(inputs, &sizes, &fills, k as u64);
         let (error, files, said) = match tensors {
             Ok(tensors) => (None, write_tensors(&folder, &tensors)?, runtime.map(|run| run(&tensors, &sizes))),
             Err(reason) => (Some(reason), Vec::new(), None),
@@ -91,8 +92,9 @@ fn all_sizes(inputs: &[Input], report: &RangeReport, witness: &Sizes) -> Sizes {
     sizes
 }
 
-/// One tensor per fed input at `sizes`, or why there can be none.
-fn tensors(inputs: &[Input], sizes: &Sizes, seed: u64) -> Result<Vec<TensorProto>, String> {
+/// One tensor per fed input at `sizes` (an input `fills` names holds its value throughout), or why there can be
+/// none.
+fn tensors(inputs: &[Input], sizes: &Sizes, fills: &Fills, seed: u64) -> Result<Vec<TensorProto>, String> {
     let mut total: u64 = 0;
     let mut rng = SplitMix(seed ^ 0x05ee_d0fb_ca57);
     let mut out = Vec::new();
@@ -115,6 +117,8 @@ fn tensors(inputs: &[Input], sizes: &Sizes, seed: u64) -> Result<Vec<TensorProto
         };
         if elem == DataType::String {
             t.string_data = (0..count).map(|_| bytes::Bytes::from_static(b"a")).collect();
+        } else if let Some((_, v)) = fills.iter().find(|(name, _)| **name == *input.name) {
+            t.raw_data = Some(filled_data(elem, count, *v).into());
         } else {
             t.raw_data = Some(random_data(elem, count, &mut rng).into());
         }
@@ -170,6 +174,20 @@ fn random_data(elem: DataType, count: u64, rng: &mut SplitMix) -> Vec<u8> {
         }
     }
     out
+}
+
+/// `count` elements of `elem` that are all `v`, little-endian (integer and boolean inputs: what drives computed
+/// indices past their table).
+fn filled_data(elem: DataType, count: u64, v: i64) -> Vec<u8> {
+    let one: Vec<u8> = match elem {
+        DataType::Int64 | DataType::Uint64 => v.to_le_bytes().to_vec(),
+        DataType::Int32 | DataType::Uint32 => (v as i32).to_le_bytes().to_vec(),
+        DataType::Int16 | DataType::Uint16 => (v as i16).to_le_bytes().to_vec(),
+        DataType::Float => (v as f32).to_le_bytes().to_vec(),
+        DataType::Double => (v as f64).to_le_bytes().to_vec(),
+        _ => vec![v as u8],
+    };
+    one.repeat(count as usize)
 }
 
 /// An f32 in [-1, 1) as IEEE half precision, rounded towards zero (exact enough for random data).

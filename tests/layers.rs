@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "check | expand (plan, build, write)",
-        &["check", "refuse", "expand", "annotate", "fold", "verify", "range_report", "witness"],
+        &["check", "refuse", "expand", "annotate", "fold", "verify", "range_report", "index_report", "witness"],
     ),
     ("rendering", &["brief", "explain", "render", "render_expand", "render_infer", "render_fold", "dot", "config"]),
     ("the binary", &["cli", "main"]),

@@ -1,6 +1,6 @@
 //! Ranges of input sizes (`--range`, TensorRT profiles, `--safe-ranges`, `--witness`): the command line's
 //! contracts, each test named after the behaviour it pins, on the models of `fixtures/ranges/` (a position table
-//! of 64 rows; a feature pyramid that needs multiples of 4). That the witnesses fail and the safe sizes run in
+//! of 64 rows; a feature pyramid that needs multiples of 4; position ids computed and read by a Gather). That the witnesses fail and the safe sizes run in
 //! onnxruntime over the corpora is tests/ranges_corpus.rs.
 
 use std::path::{Path, PathBuf};
@@ -11,6 +11,9 @@ use serde_json::Value as Json;
 
 const POSITIONS: &str = "fixtures/ranges/position_table.onnx";
 const PYRAMID: &str = "fixtures/ranges/feature_pyramid.onnx";
+/// Position ids computed (`Range(0, seq) + 2`, RoBERTa's `CumSum(mask) * mask + 1`, OPT's
+/// `CumSum(attention_mask) * attention_mask + 1`), read by a Gather from tables of 66 rows.
+const POSITION_IDS: &str = "fixtures/ranges/position_ids.onnx";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -298,4 +301,70 @@ fn expand_over_ranges_leaves_a_failing_site_with_its_witness() {
     // Proven over the ranges: the rewrite states no condition.
     let actions = json(&r)["actions"].clone();
     assert!(actions.as_array().unwrap().iter().all(|a| a["conditions"].as_array().unwrap().is_empty()), "{actions}");
+}
+
+#[test]
+fn computed_position_ids_name_the_size_their_table_holds() {
+    let r = run(&["check", "--no-config", POSITION_IDS]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let warnings: Vec<&str> = r.stdout.lines().filter(|l| l.contains("warning[index-bound]")).collect();
+    assert_eq!(warnings.len(), 2, "{}", r.stdout);
+    assert!(warnings[0].contains("main/#4 (Gather): holds only if seq ≤ 64: indices range_ids [seq] reach seq + 1"));
+    // RoBERTa's ids reach seq + 1 only where no id is the padding id 1.
+    assert!(warnings[1].contains(
+        "main/#12 (Gather): holds only if seq ≤ 64: indices cumsum_ids [batch, seq] reach \
+         seq + 1 (with \"input_ids\" filled with 2)"
+    ));
+}
+
+#[test]
+fn computed_position_ids_are_decided_over_ranges_like_a_broadcast() {
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..64", "--range", "batch=1..8"]);
+    assert_eq!((r.code, r.stdout.contains("index-bound")), (0, false), "{}", r.stdout);
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512", "--safe-ranges", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let report = json(&r);
+    let errors: Vec<&Json> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "index-bound").collect();
+    assert_eq!(errors.len(), 2);
+    assert!(errors.iter().all(|f| f["severity"] == "error"
+        && f["message"].as_str().unwrap().starts_with("fails at seq = 65 (it needs seq ≤ 64): ")));
+    assert_eq!(report["ranges"]["safe"]["symbols"]["seq"], serde_json::json!({ "min": 1, "max": 64, "step": 1 }));
+}
+
+#[test]
+fn a_witness_of_computed_indices_fills_the_inputs_that_drive_them_past_the_table() {
+    let dir = scratch("witness-ids");
+    let model = root().join(POSITION_IDS);
+    let r = run_in(&dir, &["check", "--no-config", model.to_str().unwrap(), "--range", "seq=1..512", "--witness", "w"]);
+    assert_eq!(r.code, 1);
+    let folder = std::fs::read_dir(dir.join("w")).unwrap().next().unwrap().unwrap().path();
+    let listed: Json = serde_json::from_slice(&std::fs::read(folder.join("witnesses.json")).unwrap()).unwrap();
+    // One witness per data: the Range's ids fail on any data, RoBERTa's on ids that are never the padding id.
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    assert_eq!(listed[1]["sites"], serde_json::json!(["main/#12 (Gather)"]));
+    let bytes = std::fs::read(folder.join("2").join("input_0.pb")).unwrap();
+    let t = onnx_bcast::proto::TensorProto::decode(bytes.as_slice()).unwrap();
+    assert_eq!((t.name(), t.dims.as_slice()), ("input_ids", &[1i64, 65][..]));
+    let raw = t.raw_data.as_ref().unwrap();
+    assert!(raw.chunks(8).all(|c| i64::from_le_bytes(c.try_into().unwrap()) == 2));
+}
+
+#[test]
+fn a_range_of_an_integer_inputs_values_bounds_the_indices_computed_from_it() {
+    // OPT's ids: any attention_mask value may be fed, so nothing bounds them; a 0/1 mask bounds them by seq + 1.
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512"]);
+    assert!(!r.stdout.contains("main/#18 (Gather)"), "{}", r.stdout);
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512", "--range", "attention_mask=0..1"]);
+    assert!(
+        r.stdout.contains(
+            "error[index-bound] main/#18 (Gather): fails at seq = 65 (it needs seq ≤ 64): indices mask_ids [batch, \
+             seq] reach seq + 1 (with \"attention_mask\" filled with 1)"
+        ),
+        "{}",
+        r.stdout
+    );
+    // A value range is for integer inputs: a name neither a dim nor an integer input is still an error.
+    let r = run(&["check", "--no-config", POSITION_IDS, "--range", "embeddings=0..1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }

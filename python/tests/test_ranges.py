@@ -1,6 +1,6 @@
 """Ranges of input sizes through the API (`ranges=`, a TensorRT profile, `safe_ranges=`): the same decisions as
 `onnx-bcast check --range`, on the models of fixtures/ranges/ (a position table of 64 rows; a feature pyramid
-that needs multiples of 4)."""
+that needs multiples of 4; position ids computed and read by a Gather)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from conftest import BINARY, FIXTURES
 
 POSITIONS = FIXTURES / "ranges" / "position_table.onnx"
 PYRAMID = FIXTURES / "ranges" / "feature_pyramid.onnx"
+POSITION_IDS = FIXTURES / "ranges" / "position_ids.onnx"
 
 
 def test_a_range_decides_the_position_table_as_the_command_line_does():
@@ -69,3 +70,12 @@ def test_shapes_and_expand_over_ranges():
     assert [left.reason.split(" (")[0] for left in summary.left] == ["fails at seq = 65 within the ranges"]
     _, summary = onnx_bcast.expand(POSITIONS.read_bytes(), ranges={"seq": (1, 64)})
     assert summary.left == () and all(a.conditions == () for a in summary.actions)
+
+
+def test_computed_position_ids_are_bounded_through_the_api_too():
+    # GPT-2's Range, RoBERTa's CumSum of a mask, OPT's CumSum of attention_mask (given its 0/1 values as a range).
+    report = onnx_bcast.check(POSITION_IDS, ranges={"seq": (1, 512), "attention_mask": (0, 1)})
+    bounds = [f for f in report.findings if f.code == "index-bound"]
+    assert len(bounds) == 3, report.findings
+    assert all(f.message.startswith("fails at seq = 65 (it needs seq ≤ 64)") for f in bounds)
+    assert onnx_bcast.check(POSITION_IDS, ranges={"seq": (1, 64), "attention_mask": (0, 1)}).ok

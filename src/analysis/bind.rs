@@ -29,6 +29,9 @@ pub struct Request {
     pub ranges: crate::ranges::RangeRequest,
     /// Also walk the graphs of `ModelProto.training_info` (`check` and `shapes` do; the rewrites leave them alone).
     pub training_graphs: bool,
+    /// Integer inputs whose values the caller keeps within a range (`--range attention_mask=0..1`, set by
+    /// [`prepare`]): the value ranges the walk starts them with.
+    pub input_values: Vec<(std::sync::Arc<str>, crate::ranges::SizeRange)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -172,7 +175,8 @@ pub fn prepare(
     pairs.extend(bound.iter().cloned());
     ranges.points = bound;
     let bindings = Bindings::new(&pairs)?;
-    let prepared = Request { bindings, ranges: Default::default(), ..request.clone() };
+    let input_values = ranges.values.clone();
+    let prepared = Request { bindings, ranges: Default::default(), input_values, ..request.clone() };
     Ok((prepared, Some(ranges)))
 }
 

@@ -68,6 +68,8 @@ pub struct Analysis {
     /// Nodes whose inputs break what their op's specification requires of them, or meet it only under conditions
     /// (see [`crate::infer::require`]).
     pub contradictions: Vec<ShapeFinding>,
+    /// Gathers whose computed indices stay within their table only at some sizes (see [`index_bound`]).
+    pub index_bounds: Vec<IndexBound>,
 }
 
 /// What an analysis keeps besides its sites and notes.
@@ -162,6 +164,7 @@ fn analyze_with(
         calls: crate::calls::Calls::default(),
         custom: request.custom_ops.clone(),
         budget_noted: false,
+        input_values: request.input_values.clone(),
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -197,6 +200,7 @@ mod budget;
 mod call;
 mod contradiction;
 mod declared;
+pub mod index_bound;
 mod initializers;
 mod scope;
 mod site;
@@ -208,3 +212,4 @@ use walk::Walker;
 
 pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};
 pub use contradiction::ShapeFinding;
+pub use index_bound::{BoundVerdict, IndexBound};

@@ -8,18 +8,25 @@ pub(super) struct Scope<'m> {
     /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
     /// `None` when the body's facts are not recorded.
     pub(super) order: Option<Vec<&'m str>>,
+    /// The value ranges of integer tensors, where known ([`crate::infer::value_range`]): a side table of the
+    /// walk, dropped with the values.
+    pub(super) ranges: HashMap<&'m str, crate::infer::value_range::ValueRange>,
 }
 
 impl<'m> Scope<'m> {
     /// Room for every value a body defines, so that the table is never rehashed while it grows.
     pub(super) fn with_capacity(n: usize) -> Scope<'m> {
         let order = Some(Vec::with_capacity(n));
-        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order }
+        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order, ranges: HashMap::default() }
     }
 
     /// A scope whose values come and go (see [`Reads`]) and whose order is not kept.
     pub(super) fn unordered(n: usize) -> Scope<'m> {
-        Scope { values: HashMap::with_capacity_and_hasher(n, Default::default()), order: None }
+        Scope {
+            values: HashMap::with_capacity_and_hasher(n, Default::default()),
+            order: None,
+            ranges: HashMap::default(),
+        }
     }
 
     pub(super) fn define(&mut self, name: &'m str, facts: ValueFacts) {
@@ -77,6 +84,7 @@ impl<'m> Reads<'m> {
                 break;
             }
             scope.values.remove(name);
+            scope.ranges.remove(name);
             self.next += 1;
         }
     }

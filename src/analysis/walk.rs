@@ -37,6 +37,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
     /// The body being walked has had its note about the expression budget (see `budget`).
     pub(super) budget_noted: bool,
+    /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
+    pub(super) input_values: Vec<(std::sync::Arc<str>, crate::ranges::SizeRange)>,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -96,17 +98,18 @@ impl<'m> Walker<'m, '_> {
                     *d = fresh_symbol(&mut self.fresh);
                 }
             }
+            self.seed_value_range(env, &mut scope, name, facts.elem);
             scope.define(name, facts);
         }
         let inputs = &body.declared[..body.declared_inputs];
         self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
         // What inputs and initializers are is settled: their other declarations must agree with it.
-        let mut compared = HashSet::default();
         let sparse = body.sparse_initializers.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name());
-        for name in input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse) {
-            if let Some(facts) = scope.values.get(name).filter(|_| compared.insert(name)).cloned() {
-                self.compare_declarations(env, &declared, (name, &facts), None, true);
-            }
+        let settled = input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse);
+        self.compare_settled(env, &scope, &declared, settled);
+        if self.constant_initializers {
+            // An input with an initializer is a constant below IR 4, not something the caller fills.
+            body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
         }
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
@@ -368,7 +371,6 @@ impl<'m> Walker<'m, '_> {
             }
             refs.push(found);
         }
-
         let subgraphs = self.subgraphs(env, scope, (index, node, attrs), &refs);
 
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
@@ -411,7 +413,9 @@ impl<'m> Walker<'m, '_> {
         };
         let refused = crate::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
+        let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
         self.define_outputs(env, scope, declared, index, node, outputs);
+        super::index_bound::keep_range(scope, node, range);
     }
 
     /// What holds before a node is read: the note of a missing default opset (once), and fresh symbols for the
@@ -430,6 +434,38 @@ impl<'m> Walker<'m, '_> {
                 for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
                     *d = fresh_symbol(&mut self.fresh);
                 }
+            }
+        }
+    }
+
+    /// What the caller feeds the main graph, as a value range: a boolean is 0 or 1, an integer what fills it (or
+    /// the range `--range` keeps it within).
+    fn seed_value_range(&self, env: &Env<'m, '_>, scope: &mut Scope<'m>, name: &'m str, elem: Option<i32>) {
+        if !env.loc.is_empty() || env.call.is_some() {
+            return;
+        }
+        let within = self.input_values.iter().find(|(n, _)| **n == *name).map(|(_, r)| *r);
+        let fed = match within.and_then(|r| Some((i64::try_from(r.first()).ok()?, i64::try_from(r.last()).ok()?))) {
+            Some((lo, hi)) => Some(crate::infer::value_range::ValueRange::fed_within(name, lo, hi)),
+            None => crate::infer::value_range::ValueRange::fed(name, elem),
+        };
+        if let Some(r) = fed {
+            scope.ranges.insert(name, r);
+        }
+    }
+
+    /// Each settled value (an input, an initializer) compared with its other declarations, once per name.
+    fn compare_settled(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &Scope<'m>,
+        declared: &Declared<'m>,
+        settled: impl Iterator<Item = &'m str>,
+    ) {
+        let mut compared = HashSet::default();
+        for name in settled {
+            if let Some(facts) = scope.values.get(name).filter(|_| compared.insert(name)).cloned() {
+                self.compare_declarations(env, declared, (name, &facts), None, true);
             }
         }
     }

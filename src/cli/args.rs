@@ -164,7 +164,8 @@ pub struct RangeArgs {
     /// Decide every conditional site for every size of the symbol NAME from MIN to MAX (both included), by STEP
     /// when given (`--range seq=1..512`, `--range height=320..640/32`): it holds for all of them (a proof), fails at
     /// its smallest failing sizes (a broadcast-violation), or stays conditional on the part left unproven.
-    /// Repeatable. A single size (`seq=128`) is a --bind.
+    /// Repeatable. A single size (`seq=128`) is a --bind. NAME may also be an integer input, whose values then
+    /// stay within MIN..MAX (`--range attention_mask=0..1`): what bounds indices computed from it.
     #[arg(long = "range", value_name = "NAME=MIN..MAX[/STEP]", value_parser = parse_range)]
     pub range: Vec<(String, onnx_bcast::ranges::SizeRange)>,
     /// The smallest shape of each dynamic input, as trtexec's --minShapes takes it (`images:1x3x320x320`, inputs

@@ -27,6 +27,7 @@ pub mod slice;
 pub mod text;
 pub mod training;
 pub mod valops;
+pub mod value_range;
 pub mod values;
 pub mod window;
 

@@ -25,7 +25,7 @@ pub struct RangeRequest {
 /// Why the ranges asked for do not fit a model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RangeRequestError {
-    #[error("--range {name}: no input of the model has a dim named {name} ({known})")]
+    #[error("--range {name}: no input of the model has a dim named {name} ({known}), nor is it an integer input")]
     Unknown { name: String, known: String },
     #[error("--range {name}: {name} is given {first} and {second}")]
     Twice { name: String, first: SizeRange, second: SizeRange },
@@ -50,6 +50,9 @@ pub struct ModelRanges {
     pub defaulted: Vec<Arc<str>>,
     /// `--safe-ranges` was asked for.
     pub safe_ranges: bool,
+    /// Integer or boolean inputs given a range of values rather than sizes (`--range attention_mask=0..1`): what
+    /// bounds the indices computed from them (OPT's positions, `CumSum(attention_mask)`).
+    pub values: Vec<(Arc<str>, SizeRange)>,
 }
 
 impl RangeRequest {
@@ -64,7 +67,21 @@ impl RangeRequest {
         let (mut all, opt) = self.profile.ranges(&inputs)?;
         let named = input_symbols(&inputs);
         let mut from_flags = Ranges::default();
+        let mut values: Vec<(Arc<str>, SizeRange)> = Vec::new();
         for (name, range) in &self.ranges {
+            // A name no dim has but an integer input does: the range of its values.
+            let integer = |i: &Input| i.elem.is_some_and(integer_or_bool);
+            if !named.iter().any(|n| **n == **name) && inputs.iter().any(|i| i.name == *name && integer(i)) {
+                match values.iter().find(|(n, _)| **n == **name) {
+                    Some((_, earlier)) if earlier != range => {
+                        let (name, first, second) = (shown_name(name), *earlier, *range);
+                        return Err(RangeRequestError::Twice { name, first, second });
+                    }
+                    Some(_) => {}
+                    None => values.push((Arc::from(name.as_str()), *range)),
+                }
+                continue;
+            }
             if !named.iter().any(|n| **n == **name) {
                 let known = match named.is_empty() {
                     true => "its inputs name no size".to_string(),
@@ -107,6 +124,12 @@ impl RangeRequest {
                 }
             }
         }
-        Ok(ModelRanges { ranges, points, opt, inputs, defaulted, safe_ranges: self.safe_ranges })
+        Ok(ModelRanges { ranges, points, opt, inputs, defaulted, safe_ranges: self.safe_ranges, values })
     }
+}
+
+/// Whether an element type holds integers (booleans as 0 and 1): an input that may be given a range of values.
+fn integer_or_bool(elem: i32) -> bool {
+    use crate::pb::DataType::*;
+    [Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64].iter().any(|&t| t as i32 == elem)
 }

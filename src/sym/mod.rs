@@ -84,6 +84,11 @@ impl Poly {
         }
     }
 
+    /// The term without atoms (`-1` of `seq - 1`).
+    pub fn constant_term(&self) -> i64 {
+        self.terms.get(&Vec::new()).copied().unwrap_or(0)
+    }
+
     /// The symbol, when the polynomial is exactly one named size.
     pub fn as_symbol(&self) -> Option<&Arc<str>> {
         match self.single_atom()? {
