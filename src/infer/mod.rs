@@ -231,6 +231,8 @@ pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
 mod attr_tests;
 #[cfg(test)]
 mod require_tests;
+#[cfg(test)]
+mod validate_tests;
 
 /// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.
 #[cfg(test)]

@@ -49,7 +49,11 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             });
             vec![ValueFacts::tensor(ctx.elem(0), shape)]
         }
-        "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
+        "MaxUnpool" => {
+            // ONNX MaxUnpool: the indices `I` are of X's shape, (N x C x D1 ...) at least.
+            ctx.require_rank(1, RankNeed::AtLeast(2));
+            vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())]
+        }
         "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
         _ => return None,
     })

@@ -1,0 +1,171 @@
+//! The requirements issue 26 added after the first validator (SwiGLU, the opset 27 attention ops, FlexAttention,
+//! softmax ranks, normalization parameters, losses, DFT/STFT, Einsum's ellipses, and the indexing ops), each test
+//! named after the rule: the inputs that break it give a certain contradiction, those that meet it none.
+
+use super::test_support::{int, ints, run_rule_checked, string};
+use super::{attention, infer, Contradiction, Verdict};
+use crate::proto::AttributeProto;
+use crate::shape::parse_shape;
+use crate::sym::Poly;
+use crate::tensor::ValueFacts;
+
+fn t(shape: &str) -> Option<ValueFacts> {
+    Some(ValueFacts::tensor(Some(1), parse_shape(shape)))
+}
+
+fn typed(elem: i32, shape: &str) -> Option<ValueFacts> {
+    Some(ValueFacts::tensor(Some(elem), parse_shape(shape)))
+}
+
+/// An int64 constant of shape `shape` holding `v`.
+fn consts(shape: &str, v: &[i64]) -> Option<ValueFacts> {
+    let value = Some(v.iter().map(|&x| Some(Poly::constant(x))).collect());
+    Some(ValueFacts { value, ..ValueFacts::tensor(Some(7), parse_shape(shape)) })
+}
+
+fn found(op: &str, opset: i64, attrs: Vec<AttributeProto>, inputs: &[Option<ValueFacts>]) -> Vec<Contradiction> {
+    run_rule_checked(infer, op, opset, attrs, inputs, 2).1
+}
+
+fn certain(c: &[Contradiction]) -> bool {
+    c.iter().any(Contradiction::is_certain)
+}
+
+fn conditional(c: &[Contradiction]) -> Vec<String> {
+    c.iter()
+        .filter_map(|c| match &c.verdict {
+            Verdict::Conditional(conds) => Some(conds.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+            Verdict::Violated(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn swiglu_takes_two_inputs_of_one_shape_and_never_broadcasts() {
+    assert!(found("SwiGLU", 28, vec![], &[t("2,4"), t("2,4")]).is_empty());
+    assert!(certain(&found("SwiGLU", 28, vec![], &[t("2,4"), t("2,3")])));
+    assert!(certain(&found("SwiGLU", 28, vec![], &[t("2,1,8"), t("2,3,8")])), "a 1 is not stretched");
+    assert!(certain(&found("SwiGLU", 28, vec![], &[t("2,4"), t("1,2,4")])), "nor a rank added");
+    assert_eq!(conditional(&found("SwiGLU", 28, vec![], &[t("2,D"), t("2,4")])), ["D = 4"]);
+}
+
+#[test]
+fn causal_conv_with_state_takes_rank_3_inputs_whose_channels_and_state_length_agree() {
+    let ok = [t("2,8,16"), t("8,1,4"), t("8"), t("2,8,3")];
+    assert!(found("CausalConvWithState", 27, vec![], &ok).is_empty());
+    assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8"), t("8,1,4")])));
+    assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8,16"), t("8,4")])));
+    assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8,16"), t("6,1,4")])));
+    assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8,16"), t("8,1,4"), t("8"), t("2,8,2")])));
+}
+
+fn heads(q: i64, kv: i64) -> Vec<AttributeProto> {
+    vec![int("q_num_heads", q), int("kv_num_heads", kv), string("update_rule", "gated")]
+}
+
+#[test]
+fn linear_attention_heads_divide_the_packed_sizes_and_each_other() {
+    let qkv = |q: &str| [t(q), t("2,4,64"), t("2,4,64")];
+    assert!(found("LinearAttention", 27, heads(8, 4), &qkv("2,4,128")).is_empty());
+    // q_num_heads 6 is no multiple of kv_num_heads 4.
+    assert!(certain(&found("LinearAttention", 27, heads(6, 4), &qkv("2,4,96"))));
+    // A packed query of 15 for 2 heads.
+    assert!(certain(&found("LinearAttention", 27, heads(2, 2), &[t("2,3,15"), t("2,3,16"), t("2,3,16")])));
+    assert!(certain(&found("LinearAttention", 27, heads(4, 4), &[t("2,4,4,16"), t("2,4,64"), t("2,4,64")])));
+    let symbolic = [t("B,T,D"), t("B,T,64"), t("B,T,64")];
+    assert_eq!(conditional(&found("LinearAttention", 27, heads(4, 4), &symbolic)), ["4 divides D"]);
+}
+
+#[test]
+fn linear_attention_decay_is_per_head_or_per_key_dim_and_beta_per_head_or_one() {
+    let with = |decay: &str, beta: &str| [t("2,3,64"), t("2,3,64"), t("2,3,64"), None, t(decay), t(beta)];
+    assert!(found("LinearAttention", 27, heads(4, 4), &with("2,3,4", "2,3,1")).is_empty());
+    assert!(found("LinearAttention", 27, heads(4, 4), &with("2,3,64", "2,3,4")).is_empty());
+    assert!(certain(&found("LinearAttention", 27, heads(4, 4), &with("2,3,7", "2,3,4"))));
+    assert!(certain(&found("LinearAttention", 27, heads(4, 4), &with("2,3,4", "2,3,3"))));
+    assert!(certain(&found("LinearAttention", 27, heads(4, 4), &with("2,3", "2,3,4"))));
+}
+
+#[test]
+fn flex_attention_query_key_and_value_agree_on_batch_heads_lengths_and_head_size() {
+    let flex = |inputs: &[Option<ValueFacts>]| {
+        run_rule_checked(attention::infer_preview, "FlexAttention", 1, vec![], inputs, 1).1
+    };
+    assert!(flex(&[t("2,8,5,16"), t("2,4,7,16"), t("2,4,7,32")]).is_empty());
+    assert!(certain(&flex(&[t("2,6,5,16"), t("2,4,7,16"), t("2,4,7,32")])), "6 query heads for 4");
+    assert!(certain(&flex(&[t("2,8,5,16"), t("2,4,7,16"), t("2,4,6,32")])), "key and value lengths");
+    assert!(certain(&flex(&[t("2,8,5,16"), t("2,4,7,16"), t("2,2,7,32")])), "key and value heads");
+    assert!(certain(&flex(&[t("2,8,5,16"), t("2,4,7,8"), t("2,4,7,32")])), "query and key head sizes");
+    assert!(certain(&flex(&[t("2,8,5"), t("2,4,7,8"), t("2,4,7,32")])), "rank 4");
+    assert!(certain(&flex(&[t("2,8,5,16"), typed(10, "2,4,7,16"), t("2,4,7,32")])), "one element type");
+}
+
+#[test]
+fn softmax_hardmax_and_log_softmax_need_an_axis_to_normalize_over() {
+    for op in ["Softmax", "LogSoftmax", "Hardmax"] {
+        assert!(certain(&found(op, 13, vec![], &[t("")])), "{op} of a scalar");
+        assert!(found(op, 13, vec![], &[t("3")]).is_empty());
+    }
+}
+
+#[test]
+fn batch_norm_parameters_are_vectors_even_when_the_channels_are_unknown() {
+    let params = |scale: &str| [t("128"), t(scale), t("1"), t("1"), t("1")];
+    assert!(certain(&found("BatchNormalization", 15, vec![], &params("1,2"))));
+    assert!(found("BatchNormalization", 15, vec![], &params("1")).is_empty());
+}
+
+#[test]
+fn max_unpool_indices_have_the_inputs_rank_of_two_at_least() {
+    let attrs = || vec![ints("kernel_shape", &[2, 2]), ints("strides", &[2, 2])];
+    assert!(certain(&found("MaxUnpool", 11, attrs(), &[t("1,1,2,2"), typed(7, "")])));
+    assert!(found("MaxUnpool", 11, attrs(), &[t("1,1,2,2"), typed(7, "1,1,2,2")]).is_empty());
+}
+
+#[test]
+fn loss_labels_follow_the_scores_and_weights_count_the_classes() {
+    let none = || vec![string("reduction", "none")];
+    let nll = |x: &str, target: &str, w: &str| {
+        found("NegativeLogLikelihoodLoss", 13, none(), &[t(x), typed(7, target), t(w)])
+    };
+    assert!(nll("3,4,5,6", "3,5,6", "4").is_empty());
+    assert!(certain(&nll("3,4,5,6", "3,5,6", "5")), "a weight per class");
+    assert!(certain(&nll("3,4,5", "3,5,6", "4")), "labels of rank 3 for scores of rank 3");
+    assert!(certain(&nll("3,4,5,6", "3,5,7", "4")), "labels of other spatial sizes");
+    let sce = found("SoftmaxCrossEntropyLoss", 13, none(), &[t("3,4,5"), typed(7, "2,5")]);
+    assert!(certain(&sce), "labels of another batch");
+}
+
+#[test]
+fn dft_input_is_real_or_complex_one_sided_real_its_inverse_complex() {
+    let dft = |opset, attrs, x: &str| found("DFT", opset, attrs, &[t(x)]);
+    assert!(dft(17, vec![], "2,5,1").is_empty() && dft(17, vec![], "2,5,2").is_empty());
+    assert!(certain(&dft(17, vec![], "2,5,3")));
+    assert!(certain(&dft(17, vec![int("onesided", 1)], "2,5,5,2")), "one-sided of a complex input");
+    assert!(certain(&dft(20, vec![int("onesided", 1), int("inverse", 1)], "2,5,1")), "its inverse of a real one");
+    assert!(dft(20, vec![int("onesided", 1), int("inverse", 1)], "2,5,2").is_empty());
+}
+
+#[test]
+fn dft_axis_is_a_signal_axis_never_the_complex_one() {
+    let at = |axis: i64| found("DFT", 20, vec![], &[t("2,5,5,1"), None, consts("", &[axis])]);
+    for bad in [3, -1, 4, -5] {
+        assert!(certain(&at(bad)), "axis {bad}");
+    }
+    assert!(at(2).is_empty() && at(-2).is_empty() && at(-4).is_empty());
+    assert!(certain(&found("DFT", 17, vec![int("axis", 3)], &[t("2,5,5,1")])));
+}
+
+#[test]
+fn stft_signal_has_two_dims_at_least() {
+    assert!(certain(&found("STFT", 17, vec![], &[t("3"), consts("", &[2])])));
+    assert!(found("STFT", 17, vec![], &[t("1,16,1"), consts("", &[4]), None, consts("", &[8])]).is_empty());
+}
+
+#[test]
+fn einsum_ellipses_stand_for_one_number_of_dims() {
+    let einsum = |eq: &str, a: &str, b: &str| found("Einsum", 12, vec![string("equation", eq)], &[t(a), t(b)]);
+    assert!(certain(&einsum("...,...->...", "", "2,3")));
+    assert!(certain(&einsum("...ij,...ij->...ij", "3,4", "2,3,4")));
+    assert!(einsum("...,...->...", "1,3", "2,3").is_empty(), "equal counts broadcast");
+}
