@@ -169,3 +169,70 @@ fn einsum_ellipses_stand_for_one_number_of_dims() {
     assert!(certain(&einsum("...ij,...ij->...ij", "3,4", "2,3,4")));
     assert!(einsum("...,...->...", "1,3", "2,3").is_empty(), "equal counts broadcast");
 }
+
+#[test]
+fn scatter_elements_updates_have_the_indices_shape_no_longer_than_the_data_off_the_axis() {
+    let scatter =
+        |d: &str, i: &str, u: &str| found("ScatterElements", 13, vec![int("axis", 0)], &[t(d), typed(7, i), t(u)]);
+    assert!(scatter("2,3", "3,2", "3,2").is_empty(), "longer on the scatter axis runs");
+    assert!(certain(&scatter("2,3", "2,4", "2,4")), "longer off the axis");
+    assert!(certain(&scatter("2,3", "2,2", "2,3")), "updates of another shape");
+    assert!(certain(&scatter("2,3", "2", "2")), "indices of another rank");
+}
+
+#[test]
+fn scatter_nd_updates_are_the_indices_batch_then_the_data_tail() {
+    let scatter = |d: &str, i: &str, u: &str| found("ScatterND", 13, vec![], &[t(d), typed(7, i), t(u)]);
+    assert!(scatter("4,3", "2,1", "2,3").is_empty());
+    assert!(scatter("4,3", "2,2", "2").is_empty());
+    assert!(certain(&scatter("4,3", "2,1", "2,4")));
+    assert!(certain(&scatter("4,3", "2,3", "2")), "an index deeper than the data");
+    assert!(certain(&scatter("4,3", "2,1", "2")), "updates of the wrong rank");
+}
+
+#[test]
+fn gather_nd_index_depth_is_at_most_the_data_rank_after_batch_dims() {
+    assert!(found("GatherND", 13, vec![], &[t("4,3"), typed(7, "2,2")]).is_empty());
+    assert!(certain(&found("GatherND", 13, vec![], &[t("4,3"), typed(7, "2,3")])));
+    assert!(certain(&found("GatherND", 13, vec![int("batch_dims", 1)], &[t("4,3"), typed(7, "4,2")])));
+    assert!(certain(&found("GatherND", 13, vec![], &[t("4,3"), typed(7, "")])), "scalar indices");
+}
+
+#[test]
+fn one_hot_depth_is_one_at_least_and_values_are_two() {
+    let one_hot =
+        |depth: i64, values: &str| found("OneHot", 11, vec![], &[typed(7, "2,2"), consts("", &[depth]), t(values)]);
+    assert!(one_hot(3, "2").is_empty());
+    assert!(certain(&one_hot(-3, "2")) && certain(&one_hot(0, "2")));
+    assert!(certain(&one_hot(3, "3")));
+}
+
+#[test]
+fn range_takes_three_single_elements_and_a_step_other_than_zero() {
+    let range = |s: Option<ValueFacts>, d: Option<ValueFacts>| found("Range", 11, vec![], &[s, consts("", &[5]), d]);
+    assert!(range(consts("", &[0]), consts("", &[1])).is_empty());
+    assert!(range(consts("1", &[0]), consts("", &[1])).is_empty(), "onnxruntime runs a one-element vector");
+    assert!(certain(&range(consts("2", &[0, 1]), consts("", &[1]))), "but not two elements");
+    assert!(certain(&range(consts("", &[0]), consts("", &[0]))), "step 0");
+}
+
+#[test]
+fn col2im_columns_are_channels_times_the_block_by_the_number_of_blocks() {
+    let col2im = |x: &str, image: &[i64], block: &[i64]| {
+        let n = image.len().to_string();
+        found("Col2Im", 18, vec![], &[t(x), consts(&n, image), consts(&block.len().to_string(), block)])
+    };
+    assert!(col2im("1,10,5", &[5, 5], &[1, 5]).is_empty());
+    assert!(certain(&col2im("1,11,5", &[5, 5], &[1, 5])), "11 channels for a block of 5");
+    assert!(certain(&col2im("1,10,12", &[5, 5], &[1, 5])), "12 columns for 5 blocks");
+    assert!(certain(&col2im("1,10,5", &[5, 5, 1], &[1, 5])), "image and block of two lengths");
+    // A block past any size overflows nothing (ONNX's test_col2im_block_shape_overflow): 10 is no multiple of it.
+    assert!(certain(&col2im("1,10,5", &[5, 5], &[2, i64::MAX])));
+}
+
+#[test]
+fn compress_axis_is_within_the_rank() {
+    let cond = || typed(9, "2");
+    assert!(found("Compress", 11, vec![int("axis", 1)], &[t("2,3"), cond()]).is_empty());
+    assert!(certain(&found("Compress", 11, vec![int("axis", 2)], &[t("2,3"), cond()])));
+}
