@@ -123,13 +123,13 @@ fn max_unpool_indices_have_the_inputs_rank_of_two_at_least() {
 }
 
 #[test]
-fn loss_labels_follow_the_scores_and_weights_count_the_classes() {
+fn loss_labels_follow_the_scores() {
     let none = || vec![string("reduction", "none")];
     let nll = |x: &str, target: &str, w: &str| {
         found("NegativeLogLikelihoodLoss", 13, none(), &[t(x), typed(7, target), t(w)])
     };
     assert!(nll("3,4,5,6", "3,5,6", "4").is_empty());
-    assert!(certain(&nll("3,4,5,6", "3,5,6", "5")), "a weight per class");
+    assert!(nll("3,4,5,6", "3,5,6", "5").is_empty(), "onnxruntime runs longer weights");
     assert!(certain(&nll("3,4,5", "3,5,6", "4")), "labels of rank 3 for scores of rank 3");
     assert!(certain(&nll("3,4,5,6", "3,5,7", "4")), "labels of other spatial sizes");
     let sce = found("SoftmaxCrossEntropyLoss", 13, none(), &[t("3,4,5"), typed(7, "2,5")]);
