@@ -168,6 +168,8 @@ pub struct Finding {
     pub node: Option<String>,
     pub op: Option<String>,
     pub message: String,
+    /// What a conditional finding of an op's shapes (conditional-shape) holds only under, typed; empty otherwise.
+    pub conditions: Vec<crate::rules::Condition>,
     /// The finding's site: its index in [`Report::sites`] when the report lists its sites; `None` for a finding
     /// about the model rather than a site (an undefined value, a cycle), or when the sites were not kept.
     pub site: Option<usize>,
@@ -290,6 +292,7 @@ impl Judge {
                     node: Some(site.node.clone()),
                     op: Some(site.op.clone()),
                     message: report.message(),
+                    conditions: Vec::new(),
                     site: self.keep_sites.then_some(self.sites.len()),
                 });
             }
@@ -321,6 +324,7 @@ impl Judge {
                 node: note.node.clone(),
                 op: note.op.clone(),
                 message: note.message.clone(),
+                conditions: Vec::new(),
                 site: None,
             });
         }
@@ -335,6 +339,7 @@ impl Judge {
                 node: Some(c.node.clone()),
                 op: Some(c.op.clone()),
                 message: c.message(),
+                conditions: c.contradiction.conditions().to_vec(),
                 site: None,
             });
         }

@@ -146,6 +146,34 @@ fn reshape_minus_one_divides_exactly_or_says_when_it_does() {
     assert!(shapes.contains("  y: float [4, ?"), "{shapes}");
 }
 
+/// A conditional-shape finding's conditions, typed in its JSON (`conditions`, one object per condition tagged by its
+/// kind, as `rules::ConditionKind` has them); the message is unchanged and a certain finding has no such field.
+#[test]
+fn conditional_shape_findings_carry_their_conditions_typed_in_json() {
+    let findings = |model: &str| -> Value {
+        let r = run(&["check", "--no-config", "--format", "json", model]);
+        let report: Value = serde_json::from_str(r.stdout.trim()).expect("one JSON object");
+        report["findings"].clone()
+    };
+    let matmul = findings("fixtures/contradiction/matmul_symbolic.onnx");
+    assert_eq!(
+        matmul[0]["message"],
+        "holds only if K = 768: A [N, K] and B [768, 64] (the inner sizes of the product are equal)"
+    );
+    assert_eq!(
+        matmul[0]["conditions"],
+        serde_json::json!([{"kind": "one_of", "axis": 1, "symbol": "K", "values": [768]}])
+    );
+    let reshape = findings("fixtures/contradiction/reshape_symbolic.onnx");
+    assert_eq!(
+        reshape[0]["conditions"],
+        serde_json::json!([{"kind": "divides", "axis": 1, "divisor": 4, "divides": "6*N"}])
+    );
+    let certain = findings(MATMUL_CONCAT);
+    assert_eq!(certain[0]["code"], "shape-contradiction");
+    assert!(certain[0].get("conditions").is_none(), "{certain}");
+}
+
 #[test]
 fn an_initializer_that_contradicts_its_input_is_an_error() {
     let r = run(&["check", "--no-config", "fixtures/contradiction/initializer_shape.onnx"]);

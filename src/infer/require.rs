@@ -288,6 +288,14 @@ impl Contradiction {
         matches!(self.verdict, Verdict::Violated(_))
     }
 
+    /// The conditions it holds under (none when it is violated).
+    pub fn conditions(&self) -> &[Condition] {
+        match &self.verdict {
+            Verdict::Conditional(conditions) => conditions,
+            Verdict::Violated(_) => &[],
+        }
+    }
+
     /// The finding's code.
     pub fn code(&self) -> Code {
         match &self.verdict {
