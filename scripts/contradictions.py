@@ -447,6 +447,24 @@ for name, op, opset, attrs, bad, good in [
 ]:
     pair(name, lambda specs, op=op, opset=opset, attrs=attrs: op_model(op, specs, opset, 1, attrs),
          dict(specs=bad), dict(specs=good))
+# Window attributes out of range (the attribute class of ONNX's rejected tests).
+for i, (op, x, w, bad, good) in enumerate([
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[0, 1]), dict(strides=[2, 1])),
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(dilations=[1, -1]), dict(dilations=[1, 2])),
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(pads=[0, -1, 0, 0]), dict(pads=[0, 1, 0, 0])),
+    ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[0, 0]), dict(strides=[1, 1])),
+    ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[2, 2], output_padding=[-1, 0]),
+     dict(strides=[2, 2], output_padding=[1, 0])),
+]):
+    pair(f"window_{op.lower()}_{i}", conv, dict(x=x, w=w, op=op, **bad), dict(x=x, w=w, op=op, **good))
+for i, (op, bad, good) in enumerate([
+    ("MaxPool", dict(kernel_shape=[2, 2], strides=[0, 1]), dict(kernel_shape=[2, 2], strides=[1, 1])),
+    ("MaxPool", dict(kernel_shape=[0, 2]), dict(kernel_shape=[1, 2])),
+    ("MaxPool", dict(kernel_shape=[2, 2], dilations=[-1, 1]), dict(kernel_shape=[2, 2], dilations=[2, 1])),
+    ("AveragePool", dict(kernel_shape=[2, 2], pads=[-1, 0, 0, 0]), dict(kernel_shape=[2, 2], pads=[1, 0, 0, 0])),
+    ("AveragePool", dict(kernel_shape=[2, 2], strides=[-2, 1]), dict(kernel_shape=[2, 2], strides=[2, 1])),
+]):
+    pair(f"window_{op.lower()}_{i}", single, dict(op=op, x=[1, 1, 5, 5], **bad), dict(op=op, x=[1, 1, 5, 5], **good))
 pair("compress_axis", lambda axis: op_model("Compress", [[2, 3], np.array([True, False])], 11, 1, {"axis": axis}),
      dict(axis=2), dict(axis=0))
 

@@ -236,3 +236,18 @@ fn compress_axis_is_within_the_rank() {
     assert!(found("Compress", 11, vec![int("axis", 1)], &[t("2,3"), cond()]).is_empty());
     assert!(certain(&found("Compress", 11, vec![int("axis", 2)], &[t("2,3"), cond()])));
 }
+
+#[test]
+fn window_attributes_have_positive_kernels_strides_and_dilations_and_no_negative_padding() {
+    let conv = |attrs| found("Conv", 11, attrs, &[t("1,1,5,5"), t("1,1,3,3")]);
+    assert!(conv(vec![ints("strides", &[2, 1]), ints("pads", &[0, 1, 0, 1])]).is_empty());
+    for bad in [ints("strides", &[0, 1]), ints("dilations", &[1, -1]), ints("pads", &[0, -1, 0, 0])] {
+        assert!(certain(&conv(vec![bad])));
+    }
+    let pool = |attrs: Vec<AttributeProto>| found("MaxPool", 12, attrs, &[t("1,1,5,5")]);
+    assert!(certain(&pool(vec![ints("kernel_shape", &[0, 2])])));
+    assert!(certain(&pool(vec![ints("kernel_shape", &[2, 2]), ints("strides", &[-1, 1])])));
+    let transpose = |attrs| found("ConvTranspose", 11, attrs, &[t("1,1,5,5"), t("1,1,3,3")]);
+    assert!(certain(&transpose(vec![ints("output_padding", &[-1, 0])])));
+    assert!(certain(&transpose(vec![ints("output_shape", &[-1, 5])])));
+}
