@@ -5,7 +5,7 @@
 //! Where the specification requires several inputs to share a size, any one of them says it: the most specific
 //! (a known size, else a symbol) is taken, as in [`unify`].
 
-use super::require::{At, RankNeed, Requirement, Whence};
+use super::require::{At, Contradiction, Detail, Malformed, RankNeed, Requirement, Whence};
 use super::{dim_at, dim_of, Ctx};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
@@ -94,6 +94,11 @@ fn check_causal_conv(ctx: &Ctx<'_, '_>) {
     }
     require_same(ctx, (0, 0), (3, 0));
     if let Some(d) = ctx.dims(1) {
+        // A kernel of no taps: there is no convolution (and no `k - 1` steps of state).
+        if d[2].known() == Some(0) {
+            let m = Malformed::Below { list: "the kernel size (weight's axis 2)", value: 0, least: 1 };
+            return ctx.report(Contradiction::violated(Requirement::OperandSizes, vec![1], Detail::Malformed(m)));
+        }
         ctx.require_size(
             Requirement::OperandSizes,
             vec![1],

@@ -57,6 +57,7 @@ fn causal_conv_with_state_takes_rank_3_inputs_whose_channels_and_state_length_ag
     assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8,16"), t("8,4")])));
     assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8,16"), t("6,1,4")])));
     assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,8,16"), t("8,1,4"), t("8"), t("2,8,2")])));
+    assert!(certain(&found("CausalConvWithState", 27, vec![], &[t("2,4,8"), t("4,1,0")])), "a kernel of no taps");
 }
 
 fn heads(q: i64, kv: i64) -> Vec<AttributeProto> {
