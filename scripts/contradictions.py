@@ -444,6 +444,15 @@ for name, op, opset, attrs, bad, good in [
     ("dft_last_axis", "DFT", 20, {}, [[2, 5, 1], None, i64(2)], [[2, 5, 1], None, i64(1)]),
     ("einsum_ellipsis_vector", "Einsum", 13, {"equation": "...,...->..."}, [[3], [2, 3]], [[1, 3], [2, 3]]),
     ("einsum_ellipsis_scalar", "Einsum", 13, {"equation": "...,...->..."}, [[2, 3], []], [[2, 3], [2, 3]]),
+    ("grid_sample_batch", "GridSample", 16, {}, [[1, 1, 4, 4], [2, 3, 3, 2]], [[1, 1, 4, 4], [1, 3, 3, 2]]),
+    ("grid_sample_coordinates", "GridSample", 16, {}, [[1, 1, 4, 4], [1, 3, 3, 3]], [[1, 1, 4, 4], [1, 3, 3, 2]]),
+    ("grid_sample_rank", "GridSample", 20, {}, [[1, 1, 4, 4], [1, 3, 2]], [[1, 1, 4, 4], [1, 3, 3, 2]]),
+    ("grid_sample_3d", "GridSample", 20, {}, [[1, 1, 4, 4, 4], [1, 2, 2, 2, 2]], [[1, 1, 4, 4, 4], [1, 2, 2, 2, 3]]),
+    ("affine_grid_batch", "AffineGrid", 20, {}, [[2, 2, 3], i64([1, 1, 4, 4])], [[1, 2, 3], i64([1, 1, 4, 4])]),
+    ("affine_grid_theta", "AffineGrid", 20, {}, [[1, 3, 4], i64([1, 1, 4, 4])], [[1, 3, 4], i64([1, 1, 2, 4, 4])]),
+    ("center_crop_pad_sizes", "CenterCropPad", 18, {}, [[4, 5], i64([3])], [[4, 5], i64([3, 3])]),
+    ("det_square", "Det", 11, {}, [[3, 4]], [[3, 3]]),
+    ("det_rank", "Det", 11, {}, [[5]], [[2, 2]]),
 ]:
     pair(name, lambda specs, op=op, opset=opset, attrs=attrs: op_model(op, specs, opset, 1, attrs),
          dict(specs=bad), dict(specs=good))

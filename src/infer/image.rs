@@ -11,9 +11,18 @@ const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);
     Some(match ctx.op {
-        "AffineGrid" => vec![ValueFacts::tensor(elem, affine_grid(ctx))],
-        "GridSample" => vec![ValueFacts::tensor(elem, grid_sample(ctx))],
-        "CenterCropPad" => vec![ValueFacts::tensor(elem, center_crop_pad(ctx))],
+        "AffineGrid" => {
+            super::image_checks::affine_grid(ctx);
+            vec![ValueFacts::tensor(elem, affine_grid(ctx))]
+        }
+        "GridSample" => {
+            super::image_checks::grid_sample(ctx);
+            vec![ValueFacts::tensor(elem, grid_sample(ctx))]
+        }
+        "CenterCropPad" => {
+            super::image_checks::center_crop_pad(ctx);
+            vec![ValueFacts::tensor(elem, center_crop_pad(ctx))]
+        }
         "Col2Im" => {
             super::indexing::col2im(ctx);
             vec![ValueFacts::tensor(elem, col2im(ctx))]

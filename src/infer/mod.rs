@@ -11,6 +11,7 @@ pub mod custom;
 pub mod einsum;
 pub mod elementwise;
 pub mod image;
+pub mod image_checks;
 pub mod indexing;
 pub mod layout;
 pub mod math;

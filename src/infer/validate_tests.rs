@@ -252,3 +252,38 @@ fn window_attributes_have_positive_kernels_strides_and_dilations_and_no_negative
     assert!(certain(&transpose(vec![ints("output_padding", &[-1, 0])])));
     assert!(certain(&transpose(vec![ints("output_shape", &[-1, 5])])));
 }
+
+#[test]
+fn grid_sample_grid_has_the_batch_and_one_coordinate_per_spatial_axis() {
+    let grid = |opset, x: &str, g: &str| found("GridSample", opset, vec![], &[t(x), t(g)]);
+    assert!(grid(16, "1,1,4,4", "1,3,3,2").is_empty() && grid(20, "1,1,4,4,4", "1,2,2,2,3").is_empty());
+    assert!(certain(&grid(16, "1,1,4,4", "2,3,3,2")), "batch");
+    assert!(certain(&grid(16, "1,1,4,4", "1,3,3,3")), "coordinates");
+    assert!(certain(&grid(20, "1,1,4,4", "1,3,2")), "rank");
+    assert!(certain(&grid(16, "1,1,4,4,4", "1,2,2,2,3")), "5-D before opset 20");
+}
+
+#[test]
+fn affine_grid_theta_is_n_by_2_by_3_or_n_by_3_by_4() {
+    let affine =
+        |theta: &str, size: &[i64]| found("AffineGrid", 20, vec![], &[t(theta), consts(&size.len().to_string(), size)]);
+    assert!(affine("1,2,3", &[1, 1, 4, 4]).is_empty() && affine("1,3,4", &[1, 1, 2, 4, 4]).is_empty());
+    assert!(certain(&affine("2,2,3", &[1, 1, 4, 4])));
+    assert!(certain(&affine("1,3,4", &[1, 1, 4, 4])));
+    assert!(certain(&affine("1,2,3", &[1, 4, 4])));
+}
+
+#[test]
+fn center_crop_pad_has_one_size_per_axis() {
+    let crop =
+        |attrs, sizes: &[i64]| found("CenterCropPad", 18, attrs, &[t("4,5"), consts(&sizes.len().to_string(), sizes)]);
+    assert!(crop(vec![], &[3, 3]).is_empty() && crop(vec![ints("axes", &[1])], &[3]).is_empty());
+    assert!(certain(&crop(vec![], &[3])));
+}
+
+#[test]
+fn det_takes_square_matrices() {
+    assert!(found("Det", 11, vec![], &[t("2,3,3")]).is_empty());
+    assert!(certain(&found("Det", 11, vec![], &[t("3,4")])) && certain(&found("Det", 11, vec![], &[t("5")])));
+    assert_eq!(conditional(&found("Det", 11, vec![], &[t("N,3")])), ["N = 3"]);
+}
