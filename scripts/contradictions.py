@@ -401,7 +401,10 @@ def op_model(op, specs, opset=17, n_out=1, attrs=None):
             shape, elem = spec if isinstance(spec, tuple) else (spec, FLOAT)
             inputs.append(vi(name, shape, elem))
     outs = ["y"] if n_out == 1 else [f"y{k}" for k in range(n_out)]
-    return [h.make_node(op, names, outs, **(attrs or {}))], inputs, y(n_out), inits, opset
+    outputs = y(n_out)
+    if op == "SplitToSequence":
+        outputs = [h.make_value_info("y", h.make_sequence_type_proto(h.make_tensor_type_proto(FLOAT, None)))]
+    return [h.make_node(op, names, outs, **(attrs or {}))], inputs, outputs, inits, opset
 
 
 def f32(v):
@@ -453,6 +456,10 @@ for name, op, opset, attrs, bad, good in [
     ("center_crop_pad_sizes", "CenterCropPad", 18, {}, [[4, 5], i64([3])], [[4, 5], i64([3, 3])]),
     ("det_square", "Det", 11, {}, [[3, 4]], [[3, 3]]),
     ("det_rank", "Det", 11, {}, [[5]], [[2, 2]]),
+    ("tensor_scatter_heads", "TensorScatter", 24, {}, [[2, 3, 5, 4], [2, 2, 1, 4]], [[2, 3, 5, 4], [2, 3, 1, 4]]),
+    ("rotary_caches", "RotaryEmbedding", 23, {}, [[1, 2, 3, 8], [8, 3], [8, 4], ([1, 3], INT64)],
+     [[1, 2, 3, 8], [8, 4], [8, 4], ([1, 3], INT64)]),
+    ("split_to_sequence_sizes", "SplitToSequence", 11, {}, [[6, 4], i64([2, 3])], [[6, 4], i64([2, 4])]),
 ]:
     pair(name, lambda specs, op=op, opset=opset, attrs=attrs: op_model(op, specs, opset, 1, attrs),
          dict(specs=bad), dict(specs=good))

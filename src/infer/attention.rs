@@ -15,7 +15,10 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);
     Some(match ctx.op {
         // RotaryEmbedding-23: the input's shape; TensorScatter-24: the past cache's.
-        "RotaryEmbedding" | "TensorScatter" => vec![ValueFacts::tensor(elem, ctx.shape(0))],
+        "RotaryEmbedding" | "TensorScatter" => {
+            check_caches(ctx);
+            vec![ValueFacts::tensor(elem, ctx.shape(0))]
+        }
         // SwiGLU-28: A and B have one shape, no broadcasting.
         "SwiGLU" => {
             check_swiglu(ctx);
@@ -73,6 +76,21 @@ fn require_same(ctx: &Ctx<'_, '_>, (a, axis_a): (usize, usize), (b, axis_b): (us
 /// Requires each present input of `ranks` (position, rank) to have that rank; whether all have.
 fn require_ranks(ctx: &Ctx<'_, '_>, ranks: &[(usize, usize)]) -> bool {
     ranks.iter().filter(|(i, _)| ctx.has_input(*i)).all(|&(i, r)| ctx.require_rank(i, RankNeed::Exactly(r)))
+}
+
+/// RotaryEmbedding-23: `cos_cache` and `sin_cache` of one shape. TensorScatter-24: the update of the past cache's
+/// shape but on the sequence axis (`axis`, -2 by default).
+fn check_caches(ctx: &Ctx<'_, '_>) {
+    let (a, b, skip) = match ctx.op {
+        "RotaryEmbedding" => (1, 2, None),
+        _ => (0, 1, ctx.rank(0).and_then(|r| super::normalize_axis(ctx.int("axis", -2), r))),
+    };
+    if !ctx.require_rank(b, RankNeed::Of(a)) {
+        return;
+    }
+    for axis in (0..ctx.rank(a).unwrap_or(0)).filter(|&x| Some(x) != skip) {
+        require_same(ctx, (a, axis), (b, axis));
+    }
 }
 
 /// SwiGLU-28: "Inputs A and B must have identical shapes; broadcasting is not applied".

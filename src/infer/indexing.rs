@@ -147,3 +147,23 @@ pub(super) fn col2im(ctx: &mut Ctx<'_, '_>) {
         ctx.require_size(Requirement::OperandSizes, vec![0, 1, 2], l, Dim::Known(blocks), Whence::Required);
     }
 }
+
+/// SplitToSequence: the axis within the rank; a scalar `split` of 1 at least, a 1-D one whose sizes fill the axis.
+pub(super) fn split_to_sequence(ctx: &Ctx<'_, '_>) {
+    let Some(rank) = ctx.rank(0) else { return };
+    let Some(axis) = ctx.require_axis(vec![0], ctx.int("axis", 0), rank) else { return };
+    let Some(split) = ctx.ints(1) else { return };
+    match ctx.rank(1) {
+        Some(0) if split.first().is_some_and(|&s| s < 1) => {
+            let m = Malformed::Below { list: "split", value: split[0], least: 1 };
+            ctx.report(Contradiction::violated(Requirement::SplitSizes, vec![1], Detail::Malformed(m)));
+        }
+        Some(1) if split.iter().all(|&s| s >= 0) => {
+            let Some(total) = split.iter().try_fold(0u64, |t, &s| t.checked_add(s as u64)) else { return };
+            if let Some(size) = at(ctx, 0, axis) {
+                ctx.require_size(Requirement::SplitSizes, vec![0, 1], size, Dim::Known(total), Whence::SplitSizes);
+            }
+        }
+        _ => {}
+    }
+}

@@ -287,3 +287,23 @@ fn det_takes_square_matrices() {
     assert!(certain(&found("Det", 11, vec![], &[t("3,4")])) && certain(&found("Det", 11, vec![], &[t("5")])));
     assert_eq!(conditional(&found("Det", 11, vec![], &[t("N,3")])), ["N = 3"]);
 }
+
+#[test]
+fn tensor_scatter_update_is_the_cache_but_on_the_sequence_axis_and_rotary_caches_are_one_shape() {
+    let scatter = |past: &str, update: &str| found("TensorScatter", 24, vec![], &[t(past), t(update)]);
+    assert!(scatter("2,3,5,4", "2,3,1,4").is_empty());
+    assert!(certain(&scatter("2,3,5,4", "2,2,1,4")) && certain(&scatter("2,3,5,4", "2,3,4")));
+    let rotary =
+        |cos: &str, sin: &str| found("RotaryEmbedding", 23, vec![], &[t("1,2,3,8"), t(cos), t(sin), typed(7, "1,3")]);
+    assert!(rotary("8,4", "8,4").is_empty());
+    assert!(certain(&rotary("8,3", "8,4")));
+}
+
+#[test]
+fn split_to_sequence_sizes_fill_the_axis_and_a_scalar_split_is_positive() {
+    let split = |s: Option<ValueFacts>| found("SplitToSequence", 11, vec![], &[t("6,4"), s]);
+    assert!(split(consts("2", &[2, 4])).is_empty() && split(consts("", &[4])).is_empty());
+    assert!(certain(&split(consts("2", &[2, 3]))));
+    assert!(certain(&split(consts("", &[0]))));
+    assert!(certain(&found("SplitToSequence", 11, vec![int("axis", 2)], &[t("6,4"), None])));
+}
