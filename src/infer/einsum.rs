@@ -61,6 +61,15 @@ fn label_clash(ats: &[At]) -> Option<(At, At)> {
     sized.iter().find(|a| a.dim != first.dim).map(|b| ((*first).clone(), (*b).clone()))
 }
 
+/// Two operands whose ellipses stand for different numbers of dims: ONNX's inference and onnxruntime take every
+/// ellipsis for one number of dims (numpy would broadcast them; onnxruntime refuses, or crashes where one stands for
+/// none).
+fn ellipsis_clash(ellipses: Option<&[(usize, Shape)]>) -> Option<Malformed> {
+    let ranks: Vec<(usize, usize)> = ellipses?.iter().map(|(i, s)| (*i, s.rank().unwrap_or(0))).collect();
+    let a = *ranks.first()?;
+    ranks.iter().find(|c| c.1 != a.1).map(|&b| Malformed::EllipsisDims { a, b })
+}
+
 pub(super) fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
     ctx.require_same_type(&(0..ctx.inputs.len()).collect::<Vec<_>>());
     let equation: Vec<u8> =
@@ -111,13 +120,8 @@ pub(super) fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
     if let Some((label, (a, b))) = labels.iter().find_map(|(&l, ats)| label_clash(ats).map(|c| (l, c))) {
         return malformed(ctx, Malformed::LabelSizes { label: char::from(label), a, b });
     }
-    // ONNX's inference and onnxruntime take every ellipsis for one number of dims (numpy would broadcast them;
-    // onnxruntime refuses, or crashes where one stands for none).
-    let ranks: Vec<(usize, usize)> = ellipses.iter().flatten().map(|(i, s)| (*i, s.rank().unwrap_or(0))).collect();
-    if let Some(&a) = ranks.first() {
-        if let Some(&b) = ranks.iter().find(|c| c.1 != a.1) {
-            return malformed(ctx, Malformed::EllipsisDims { a, b });
-        }
+    if let Some(m) = ellipsis_clash(ellipses.as_deref()) {
+        return malformed(ctx, m);
     }
     let ellipsis_dims = ellipses.map(|shapes| {
         let refs: Vec<&Shape> = shapes.iter().map(|(_, s)| s).collect();
