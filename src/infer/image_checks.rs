@@ -20,7 +20,8 @@ pub(super) fn grid_sample(ctx: &Ctx<'_, '_>) {
     if let (Some(x), Some(g)) = (at(ctx, 0, 0), at(ctx, 1, 0)) {
         ctx.require_equal(Requirement::OperandSizes, x, g);
     }
-    if let Some(rank) = ctx.rank(1) {
+    // X's rank may be unknown: the grid's own rank must still leave spatial axes.
+    if let Some(rank) = ctx.rank(1).filter(|&r| r >= 3) {
         if let Some(last) = at(ctx, 1, rank - 1) {
             let spatial = Dim::Known(rank as u64 - 2);
             ctx.require_size(Requirement::OperandSizes, vec![1], last, spatial, Whence::Required);

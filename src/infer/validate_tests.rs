@@ -261,6 +261,15 @@ fn grid_sample_grid_has_the_batch_and_one_coordinate_per_spatial_axis() {
     assert!(certain(&grid(16, "1,1,4,4", "1,3,3,3")), "coordinates");
     assert!(certain(&grid(20, "1,1,4,4", "1,3,2")), "rank");
     assert!(certain(&grid(16, "1,1,4,4,4", "1,2,2,2,3")), "5-D before opset 20");
+    // A grid of rank 1 or 0 beside an input of unknown rank: nothing to compare, and no panic.
+    for g in ["2", ""] {
+        let _ = found(
+            "GridSample",
+            20,
+            vec![],
+            &[Some(ValueFacts::tensor(Some(1), crate::shape::Shape::unranked())), t(g)],
+        );
+    }
 }
 
 #[test]
@@ -306,4 +315,53 @@ fn split_to_sequence_sizes_fill_the_axis_and_a_scalar_split_is_positive() {
     assert!(certain(&split(consts("2", &[2, 3]))));
     assert!(certain(&split(consts("", &[0]))));
     assert!(certain(&found("SplitToSequence", 11, vec![int("axis", 2)], &[t("6,4"), None])));
+}
+
+/// Every rule above on every combination of small shapes, unknown ranks and awkward constants (negative, 0,
+/// i64::MAX) for its first three inputs: no panic (an index past a rank, an overflow) whatever the model says.
+#[test]
+fn the_new_rules_never_panic_on_small_odd_inputs() {
+    let mut inputs: Vec<Option<ValueFacts>> =
+        ["", "0", "1", "3", "2,0", "1,3", "2,3,4", "1,1,2,2", "2,1,3,4,5"].iter().map(|s| t(s)).collect();
+    inputs.push(Some(ValueFacts::tensor(Some(1), crate::shape::Shape::unranked())));
+    inputs.push(None);
+    for v in [&[-1][..], &[0], &[i64::MAX, 2], &[3, -5, 1]] {
+        inputs.push(consts(if v.len() == 1 { "" } else { &["2", "3"][v.len() - 2] }, v));
+    }
+    let ops: [(&str, i64, Vec<AttributeProto>); 21] = [
+        ("Einsum", 12, vec![string("equation", "...i,...->...")]),
+        ("ScatterElements", 13, vec![int("axis", -1)]),
+        ("ScatterND", 13, vec![]),
+        ("GatherND", 13, vec![int("batch_dims", 2)]),
+        ("OneHot", 11, vec![]),
+        ("Range", 11, vec![]),
+        ("Col2Im", 18, vec![ints("pads", &[-1, 0, 0, 0])]),
+        ("SwiGLU", 28, vec![]),
+        ("CausalConvWithState", 27, vec![]),
+        ("LinearAttention", 27, heads(4, 2)),
+        ("TensorScatter", 24, vec![int("axis", 7)]),
+        ("SplitToSequence", 11, vec![int("axis", -1)]),
+        ("NegativeLogLikelihoodLoss", 13, vec![]),
+        ("DFT", 20, vec![int("onesided", 1)]),
+        ("STFT", 17, vec![]),
+        ("GridSample", 20, vec![]),
+        ("AffineGrid", 20, vec![]),
+        ("CenterCropPad", 18, vec![ints("axes", &[5])]),
+        ("Det", 11, vec![]),
+        ("MaxUnpool", 11, vec![ints("kernel_shape", &[2, 2])]),
+        ("Conv", 11, vec![ints("strides", &[0])]),
+    ];
+    for (op, opset, attrs) in ops {
+        for a in &inputs {
+            for b in &inputs {
+                for c in &inputs {
+                    let _ = found(op, opset, attrs.clone(), &[a.clone(), b.clone(), c.clone()]);
+                    if op == "Einsum" {
+                        let inputs = [a.clone(), b.clone(), c.clone()];
+                        let _ = run_rule_checked(attention::infer_preview, "FlexAttention", 1, vec![], &inputs, 1);
+                    }
+                }
+            }
+        }
+    }
 }
