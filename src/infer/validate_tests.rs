@@ -326,7 +326,7 @@ fn the_new_rules_never_panic_on_small_odd_inputs() {
     inputs.push(Some(ValueFacts::tensor(Some(1), crate::shape::Shape::unranked())));
     inputs.push(None);
     for v in [&[-1][..], &[0], &[i64::MAX, 2], &[3, -5, 1]] {
-        inputs.push(consts(if v.len() == 1 { "" } else { &["2", "3"][v.len() - 2] }, v));
+        inputs.push(consts(if v.len() == 1 { "" } else { ["2", "3"][v.len() - 2] }, v));
     }
     let ops: [(&str, i64, Vec<AttributeProto>); 21] = [
         ("Einsum", 12, vec![string("equation", "...i,...->...")]),
