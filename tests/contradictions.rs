@@ -2,7 +2,7 @@
 //! named like a broadcast violation, what follows it is unknown in `shapes` and never written by `infer`, and a
 //! division that must be exact is one (issue 25, point 2). The fixtures are `fixtures/contradiction/` (made by its
 //! generate.py); the generated set of contradictory models with valid twins, judged against onnxruntime, is made by
-//! scripts/contradictions.py (about 400 models of a few hundred bytes, written under the target directory: a few
+//! scripts/contradictions.py (about 500 models of a few hundred bytes, written under the target directory: a few
 //! seconds of onnxruntime, nothing fetched beyond the test venv).
 
 mod common;
