@@ -471,6 +471,9 @@ for i, (op, x, w, bad, good) in enumerate([
     ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[0, 0]), dict(strides=[1, 1])),
     ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[2, 2], output_padding=[-1, 0]),
      dict(strides=[2, 2], output_padding=[1, 0])),
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(pads=[0, 0, 0, 0], auto_pad="VALID"), dict(auto_pad="VALID")),
+    ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(pads=[1, 1, 1, 1], auto_pad="SAME_UPPER"),
+     dict(auto_pad="SAME_UPPER")),
 ]):
     pair(f"window_{op.lower()}_{i}", conv, dict(x=x, w=w, op=op, **bad), dict(x=x, w=w, op=op, **good))
 for i, (op, bad, good) in enumerate([
@@ -479,6 +482,9 @@ for i, (op, bad, good) in enumerate([
     ("MaxPool", dict(kernel_shape=[2, 2], dilations=[-1, 1]), dict(kernel_shape=[2, 2], dilations=[2, 1])),
     ("AveragePool", dict(kernel_shape=[2, 2], pads=[-1, 0, 0, 0]), dict(kernel_shape=[2, 2], pads=[1, 0, 0, 0])),
     ("AveragePool", dict(kernel_shape=[2, 2], strides=[-2, 1]), dict(kernel_shape=[2, 2], strides=[2, 1])),
+    # A pool given both pads and auto_pad runs in onnxruntime (auto_pad wins): both twins are valid.
+    ("MaxPool", dict(kernel_shape=[2, 2], pads=[2, 2, 2, 2], strides=[0, 1]),
+     dict(kernel_shape=[2, 2], pads=[1, 1, 1, 1], auto_pad="SAME_UPPER")),
 ]):
     pair(f"window_{op.lower()}_{i}", single, dict(op=op, x=[1, 1, 5, 5], **bad), dict(op=op, x=[1, 1, 5, 5], **good))
 pair("compress_axis", lambda axis: op_model("Compress", [[2, 3], np.array([True, False])], 11, 1, {"axis": axis}),

@@ -191,6 +191,8 @@ pub enum Malformed {
     EllipsisDims { a: (usize, usize), b: (usize, usize) },
     /// A list (attribute, by name) with an entry below `least`, which the op does not allow.
     Below { list: &'static str, value: i64, least: i64 },
+    /// Conv, ConvTranspose: `pads` given with an `auto_pad` other than NOTSET.
+    PadsWithAutoPad,
 }
 
 /// What is wrong, with the sizes that say it.

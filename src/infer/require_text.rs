@@ -132,5 +132,6 @@ fn malformed_text(m: &Malformed, inputs: &[Operand]) -> String {
             name(inputs, *j)
         ),
         Malformed::Below { list, value, least } => format!("{list} holds {value} where {least} or more is required"),
+        Malformed::PadsWithAutoPad => "pads is given with an auto_pad other than NOTSET".into(),
     }
 }

@@ -251,6 +251,13 @@ fn window_attributes_have_positive_kernels_strides_and_dilations_and_no_negative
     let transpose = |attrs| found("ConvTranspose", 11, attrs, &[t("1,1,5,5"), t("1,1,3,3")]);
     assert!(certain(&transpose(vec![ints("output_padding", &[-1, 0])])));
     assert!(certain(&transpose(vec![ints("output_shape", &[-1, 5])])));
+    // Explicit pads and auto_pad together: refused for convolutions (zero pads too), run for pools.
+    let both = || vec![ints("pads", &[0, 0, 0, 0]), string("auto_pad", "VALID")];
+    assert!(certain(&conv(both())) && certain(&transpose(both())));
+    assert!(conv(vec![ints("pads", &[0, 0, 0, 0]), string("auto_pad", "NOTSET")]).is_empty());
+    assert!(
+        pool(vec![ints("kernel_shape", &[2, 2]), ints("pads", &[0, 0, 0, 0]), string("auto_pad", "VALID")]).is_empty()
+    );
 }
 
 #[test]

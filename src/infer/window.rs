@@ -295,6 +295,14 @@ fn window_attributes(ctx: &Ctx<'_, '_>, x: usize) -> bool {
             return false;
         }
     }
+    // Convolutions take explicit pads or auto_pad, not both (onnxruntime refuses both, even zero pads; it runs
+    // pools given both).
+    let auto = ctx.attrs.string("auto_pad").filter(|a| !a.is_empty() && *a != b"NOTSET");
+    if matches!(ctx.op, "Conv" | "ConvTranspose") && auto.is_some() && ints_attr(ctx, "pads").is_some() {
+        let detail = Detail::Malformed(Malformed::PadsWithAutoPad);
+        ctx.report(Contradiction::violated(Requirement::WindowAttributes, vec![x], detail));
+        return false;
+    }
     true
 }
 
