@@ -385,6 +385,112 @@ for i, (declared, data) in enumerate([([3], (4,)), ([2, 5], (5, 2)), ([1, 4], (4
          dict(declared=declared, data=np.ones(declared, np.float32)))
 
 # --------------------------------------------------------------------------------------------------------------
+# Indexing, signal and the rank requirements of single ops (onnxruntime 1.31 checked for each bad/good pair)
+
+
+def op_model(op, specs, opset=17, n_out=1, attrs=None):
+    """One `op` node; `specs` per input: a shape (float graph input), (shape, elem), an array (an initializer), or
+    None (absent)."""
+    names, inputs, inits = [], [], []
+    for i, spec in enumerate(specs):
+        name = f"i{i}" if spec is not None else ""
+        names.append(name)
+        if isinstance(spec, np.ndarray):
+            inits.append(nh.from_array(spec, name))
+        elif spec is not None:
+            shape, elem = spec if isinstance(spec, tuple) else (spec, FLOAT)
+            inputs.append(vi(name, shape, elem))
+    outs = ["y"] if n_out == 1 else [f"y{k}" for k in range(n_out)]
+    outputs = y(n_out)
+    if op == "SplitToSequence":
+        outputs = [h.make_value_info("y", h.make_sequence_type_proto(h.make_tensor_type_proto(FLOAT, None)))]
+    return [h.make_node(op, names, outs, **(attrs or {}))], inputs, outputs, inits, opset
+
+
+def f32(v):
+    return np.array(v, np.float32)
+
+
+def i64(v):
+    return np.array(v, np.int64)
+
+
+for name, op, opset, attrs, bad, good in [
+    ("scatter_elements_longer", "ScatterElements", 13, {"axis": 0},
+     [[2, 3], ([2, 4], INT64), [2, 4]], [[2, 3], ([2, 2], INT64), [2, 2]]),
+    ("scatter_elements_updates", "ScatterElements", 13, {"axis": 0},
+     [[2, 3], ([2, 2], INT64), [2, 3]], [[2, 3], ([2, 2], INT64), [2, 2]]),
+    ("scatter_nd_updates", "ScatterND", 13, {}, [[4, 3], ([2, 1], INT64), [2, 4]], [[4, 3], ([2, 1], INT64), [2, 3]]),
+    ("scatter_nd_depth", "ScatterND", 13, {}, [[4, 3], ([2, 3], INT64), [2]], [[4, 3], ([2, 2], INT64), [2]]),
+    ("gather_nd_depth", "GatherND", 13, {}, [[4, 3], ([2, 3], INT64)], [[4, 3], ([2, 2], INT64)]),
+    ("one_hot_negative_depth", "OneHot", 11, {}, [([2, 2], INT64), i64(-3), f32([0, 1])],
+     [([2, 2], INT64), i64(3), f32([0, 1])]),
+    ("one_hot_zero_depth", "OneHot", 11, {}, [([2, 2], INT64), i64(0), f32([0, 1])],
+     [([2, 2], INT64), i64(2), f32([0, 1])]),
+    ("one_hot_values", "OneHot", 11, {}, [([2, 2], INT64), i64(3), f32([0, 1, 2])],
+     [([2, 2], INT64), i64(3), f32([0, 1])]),
+    ("range_vector", "Range", 11, {}, [f32([0, 1]), f32(5), f32(1)], [f32(0), f32(5), f32(1)]),
+    ("range_zero_step", "Range", 11, {}, [f32(0), f32(5), f32(0)], [f32(0), f32(5), f32(2)]),
+    ("col2im_channels", "Col2Im", 18, {}, [[1, 11, 5], i64([5, 5]), i64([1, 5])], [[1, 10, 5], i64([5, 5]), i64([1, 5])]),
+    ("col2im_blocks", "Col2Im", 18, {}, [[1, 10, 12], i64([5, 5]), i64([1, 5])], [[1, 10, 5], i64([5, 5]), i64([1, 5])]),
+    ("softmax_scalar", "Softmax", 13, {}, [[]], [[3]]),
+    ("log_softmax_scalar", "LogSoftmax", 13, {}, [[]], [[3]]),
+    ("hardmax_scalar", "Hardmax", 13, {}, [[]], [[3]]),
+    ("batch_norm_scale_rank", "BatchNormalization", 15, {}, [[2, 3], [1, 3], [3], [3], [3]],
+     [[2, 3], [3], [3], [3], [3]]),
+    ("max_unpool_indices", "MaxUnpool", 11, {"kernel_shape": [2, 2], "strides": [2, 2]},
+     [[1, 1, 2, 2], ([], INT64)], [[1, 1, 2, 2], ([1, 1, 2, 2], INT64)]),
+    ("nll_target", "NegativeLogLikelihoodLoss", 13, {"reduction": "none"}, [[3, 4, 5], ([3, 6], INT64)],
+     [[3, 4, 5], ([3, 5], INT64)]),
+    ("dft_onesided_complex", "DFT", 17, {"onesided": 1}, [[2, 5, 2]], [[2, 5, 1]]),
+    ("dft_components", "DFT", 17, {}, [[2, 5, 3]], [[2, 5, 2]]),
+    ("dft_last_axis", "DFT", 20, {}, [[2, 5, 1], None, i64(2)], [[2, 5, 1], None, i64(1)]),
+    ("einsum_ellipsis_vector", "Einsum", 13, {"equation": "...,...->..."}, [[3], [2, 3]], [[1, 3], [2, 3]]),
+    ("einsum_ellipsis_scalar", "Einsum", 13, {"equation": "...,...->..."}, [[2, 3], []], [[2, 3], [2, 3]]),
+    ("grid_sample_batch", "GridSample", 16, {}, [[1, 1, 4, 4], [2, 3, 3, 2]], [[1, 1, 4, 4], [1, 3, 3, 2]]),
+    ("grid_sample_coordinates", "GridSample", 16, {}, [[1, 1, 4, 4], [1, 3, 3, 3]], [[1, 1, 4, 4], [1, 3, 3, 2]]),
+    ("grid_sample_rank", "GridSample", 20, {}, [[1, 1, 4, 4], [1, 3, 2]], [[1, 1, 4, 4], [1, 3, 3, 2]]),
+    ("grid_sample_3d", "GridSample", 20, {}, [[1, 1, 4, 4, 4], [1, 2, 2, 2, 2]], [[1, 1, 4, 4, 4], [1, 2, 2, 2, 3]]),
+    ("affine_grid_batch", "AffineGrid", 20, {}, [[2, 2, 3], i64([1, 1, 4, 4])], [[1, 2, 3], i64([1, 1, 4, 4])]),
+    ("affine_grid_theta", "AffineGrid", 20, {}, [[1, 3, 4], i64([1, 1, 4, 4])], [[1, 3, 4], i64([1, 1, 2, 4, 4])]),
+    ("center_crop_pad_sizes", "CenterCropPad", 18, {}, [[4, 5], i64([3])], [[4, 5], i64([3, 3])]),
+    ("det_square", "Det", 11, {}, [[3, 4]], [[3, 3]]),
+    ("det_rank", "Det", 11, {}, [[5]], [[2, 2]]),
+    ("tensor_scatter_heads", "TensorScatter", 24, {}, [[2, 3, 5, 4], [2, 2, 1, 4]], [[2, 3, 5, 4], [2, 3, 1, 4]]),
+    ("rotary_caches", "RotaryEmbedding", 23, {}, [[1, 2, 3, 8], [8, 3], [8, 4], ([1, 3], INT64)],
+     [[1, 2, 3, 8], [8, 4], [8, 4], ([1, 3], INT64)]),
+    ("split_to_sequence_sizes", "SplitToSequence", 11, {}, [[6, 4], i64([2, 3])], [[6, 4], i64([2, 4])]),
+]:
+    pair(name, lambda specs, op=op, opset=opset, attrs=attrs: op_model(op, specs, opset, 1, attrs),
+         dict(specs=bad), dict(specs=good))
+# Window attributes out of range (the attribute class of ONNX's rejected tests).
+for i, (op, x, w, bad, good) in enumerate([
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[0, 1]), dict(strides=[2, 1])),
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(dilations=[1, -1]), dict(dilations=[1, 2])),
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(pads=[0, -1, 0, 0]), dict(pads=[0, 1, 0, 0])),
+    ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[0, 0]), dict(strides=[1, 1])),
+    ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(strides=[2, 2], output_padding=[-1, 0]),
+     dict(strides=[2, 2], output_padding=[1, 0])),
+    ("Conv", [1, 1, 5, 5], [1, 1, 3, 3], dict(pads=[0, 0, 0, 0], auto_pad="VALID"), dict(auto_pad="VALID")),
+    ("ConvTranspose", [1, 1, 5, 5], [1, 1, 3, 3], dict(pads=[1, 1, 1, 1], auto_pad="SAME_UPPER"),
+     dict(auto_pad="SAME_UPPER")),
+]):
+    pair(f"window_{op.lower()}_{i}", conv, dict(x=x, w=w, op=op, **bad), dict(x=x, w=w, op=op, **good))
+for i, (op, bad, good) in enumerate([
+    ("MaxPool", dict(kernel_shape=[2, 2], strides=[0, 1]), dict(kernel_shape=[2, 2], strides=[1, 1])),
+    ("MaxPool", dict(kernel_shape=[0, 2]), dict(kernel_shape=[1, 2])),
+    ("MaxPool", dict(kernel_shape=[2, 2], dilations=[-1, 1]), dict(kernel_shape=[2, 2], dilations=[2, 1])),
+    ("AveragePool", dict(kernel_shape=[2, 2], pads=[-1, 0, 0, 0]), dict(kernel_shape=[2, 2], pads=[1, 0, 0, 0])),
+    ("AveragePool", dict(kernel_shape=[2, 2], strides=[-2, 1]), dict(kernel_shape=[2, 2], strides=[2, 1])),
+    # A pool given both pads and auto_pad runs in onnxruntime (auto_pad wins): both twins are valid.
+    ("MaxPool", dict(kernel_shape=[2, 2], pads=[2, 2, 2, 2], strides=[0, 1]),
+     dict(kernel_shape=[2, 2], pads=[1, 1, 1, 1], auto_pad="SAME_UPPER")),
+]):
+    pair(f"window_{op.lower()}_{i}", single, dict(op=op, x=[1, 1, 5, 5], **bad), dict(op=op, x=[1, 1, 5, 5], **good))
+pair("compress_axis", lambda axis: op_model("Compress", [[2, 3], np.array([True, False])], 11, 1, {"axis": axis}),
+     dict(axis=2), dict(axis=0))
+
+# --------------------------------------------------------------------------------------------------------------
 # Running them
 
 

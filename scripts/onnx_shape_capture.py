@@ -9,8 +9,9 @@ and each wrapper calls the original, so the tests pass or fail as they would.
             (dims as written: a `dim_param` there means that very symbol);
   symbolic  `TestSymbolicShape._assert_valueinfo_shape(inferred, value_infos)`: the model given to the
             `infer_shapes` call that returned `inferred`, and the value infos (a dim -1 there means "some symbol");
-  fails     an `onnx.shape_inference.infer_shapes` call that raised in a test that passed: the test expects
-            inference to reject that model.
+  fails     an `onnx.shape_inference.infer_shapes` call that raised in a test that passed, or an
+            `onnx.checker.check_model(model, full_check=True)` call (which runs strict inference) that raised an
+            `InferenceError` there: the test expects inference to reject that model.
 
 Records of a test that did not pass are dropped.
 """
@@ -24,6 +25,7 @@ import os
 import pytest
 
 import onnx
+import onnx.checker
 import onnx.shape_inference
 
 _records: list[dict] = []
@@ -57,6 +59,20 @@ def _wrap_infer_shapes(original):
         return result
 
     return infer_shapes
+
+
+def _wrap_check_model(original):
+    def check_model(model, full_check=False, *args, **kwargs):
+        given = _as_model(model)
+        try:
+            return original(model, full_check, *args, **kwargs)
+        except onnx.shape_inference.InferenceError as e:
+            # Only strict inference raises InferenceError: the checker's own errors are ValidationError.
+            if full_check and given is not None:
+                _records.append({"kind": "fails", "model": _b64(given), "error": f"{type(e).__name__}: {e}"[:2000]})
+            raise
+
+    return check_model
 
 
 def _wrap_assert_inferred(original):
@@ -107,6 +123,7 @@ def pytest_configure(config):
         raise pytest.UsageError("ONNX_SHAPE_CAPTURE_OUT is not set")
     _out = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed at unconfigure)
     onnx.shape_inference.infer_shapes = _wrap_infer_shapes(onnx.shape_inference.infer_shapes)
+    onnx.checker.check_model = _wrap_check_model(onnx.checker.check_model)
 
 
 def pytest_unconfigure(config):

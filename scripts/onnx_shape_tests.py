@@ -13,7 +13,9 @@ and symbolic_shape_test.py, and a venv with that onnx); run this script with tha
    every size as the test expects), *imprecise* (something left unknown, or a symbol where the test has a size),
    or *wrong* (a different element type, rank or size, or a value of another kind); a model `shapes` cannot analyse
    is a *crash* (a panic or signal) or *refused* (exit 2 with an error);
-4. runs `BIN check --format json` on each model inference must reject, and records whether `check` has a finding.
+4. runs `BIN check --format json` on each model inference must reject, and records whether `check` has a finding;
+   each such test is classified by why it expects a rejection (scripts/onnx_reject_classes.py), and the report
+   gives the figures per class, every in-scope model without a finding, and tests the table does not know.
 
 The JSON report holds the figures per set, every wrong value, crash and refusal, what is left imprecise by the op
 that produces it, the expectations set aside (SET_ASIDE below: unsound ones, and those only a schema the test
@@ -33,6 +35,7 @@ import sys
 from pathlib import Path
 
 import onnx
+from onnx_reject_classes import CLASSES, IN_SCOPE, OTHER_CODE_ONLY, SHAPE_CODES, Reason, classify, function_name
 
 BATCH = 200
 
@@ -292,11 +295,47 @@ def rejected(binary: str, cases: list[dict], paths: list[Path]) -> dict:
         finding = bool(findings)
         found += finding
         refused += "refused" in r
-        entry = {"test": case["test"], "error": case["error"][:300], "codes": codes, "finding": finding}
+        reason = classify(case["test"])
+        entry = {
+            "test": case["test"],
+            "reason": reason.value if reason else None,
+            "error": case["error"][:300],
+            "codes": codes,
+            "finding": finding,
+        }
         if "refused" in r:
             entry["refused"] = r["refused"]
         listed.append(entry)
-    return {"models": len(cases), "with_finding": found, "refused": refused, "crash_list": crashes, "list": listed}
+    return {
+        "models": len(cases),
+        "with_finding": found,
+        "refused": refused,
+        "crash_list": crashes,
+        "list": listed,
+        **by_reason(listed),
+    }
+
+
+def by_reason(listed: list[dict]) -> dict:
+    """The rejected models per class: counts, codes, the in-scope ones without a finding of a shape code (or the
+    other code OTHER_CODE_ONLY names for them), and what the table lacks."""
+    classes = {r.value: {"models": 0, "with_finding": 0, "in_scope": r in IN_SCOPE, "codes": {}} for r in Reason}
+    missing, unclassified = [], []
+    for e in listed:
+        if e["reason"] is None:
+            unclassified.append(e["test"])
+            continue
+        c = classes[e["reason"]]
+        c["models"] += 1
+        c["with_finding"] += e["finding"]
+        for code in e["codes"]:
+            c["codes"][code] = c["codes"].get(code, 0) + 1
+        allowed = SHAPE_CODES | {OTHER_CODE_ONLY.get(function_name(e["test"]), "")}
+        if c["in_scope"] and not allowed.intersection(e["codes"]):
+            missing.append({"test": e["test"], "reason": e["reason"], "error": e["error"], "codes": e["codes"]})
+    used = {function_name(e["test"]) for e in listed}
+    stale = sorted(name for name in {*CLASSES, *OTHER_CODE_ONLY} if name not in used)
+    return {"classes": classes, "in_scope_without_finding": missing, "unclassified": unclassified, "stale": stale}
 
 
 def figures_md(report: dict) -> str:
@@ -317,7 +356,22 @@ def figures_md(report: dict) -> str:
         f"Models inference must reject: {f['models']}; `check` has a finding on {f['with_finding']} and refuses "
         f"{f['refused']} (exit 2, the error named).",
         "",
+        "| why the test expects a rejection | in scope | models | with a finding | codes |",
+        "| --- | --- | ---: | ---: | --- |",
     ]
+    for reason, c in f["classes"].items():
+        codes = ", ".join(f"{code} {n}" for code, n in sorted(c["codes"].items()))
+        lines.append(
+            f"| {reason} | {'yes' if c['in_scope'] else 'no'} | {c['models']} | {c['with_finding']} | {codes} |"
+        )
+    lines.append("")
+    for e in f["in_scope_without_finding"]:
+        lines.append(f"- no finding ({e['reason']}): {e['test']}: {e['error'][:160]}")
+    for t in f["unclassified"]:
+        lines.append(f"- not classified: {t}")
+    for t in f["stale"]:
+        lines.append(f"- classified, but no such test rejects a model: {t}")
+    lines.append("")
     lines += ["Set aside (initializers as constants):", ""]
     for e in report["sets"]["constants"]["set_aside_list"]:
         lines.append(f"- {e['test']} `{e['value']}`: {e['set_aside']}")

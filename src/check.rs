@@ -171,6 +171,8 @@ pub struct Finding {
     /// What is wrong, with the names it mentions marked: `message.plain()` is the text, `message.one_line()` how
     /// one-line formats show it (see [`crate::escape`]).
     pub message: crate::escape::Message,
+    /// What a conditional finding of an op's shapes (conditional-shape) holds only under, typed; empty otherwise.
+    pub conditions: Vec<crate::rules::Condition>,
     /// The finding's site: its index in [`Report::sites`] when the report lists its sites; `None` for a finding
     /// about the model rather than a site (an undefined value, a cycle), or when the sites were not kept.
     pub site: Option<usize>,
@@ -293,6 +295,7 @@ impl Judge {
                     node: Some(site.node.clone()),
                     op: Some(site.op.clone()),
                     message: report.message(),
+                    conditions: Vec::new(),
                     site: self.keep_sites.then_some(self.sites.len()),
                 });
             }
@@ -324,6 +327,7 @@ impl Judge {
                 node: note.node.clone(),
                 op: note.op.clone(),
                 message: note.message.clone(),
+                conditions: Vec::new(),
                 site: None,
             });
         }
@@ -338,6 +342,7 @@ impl Judge {
                 node: Some(c.node.clone()),
                 op: Some(c.op.clone()),
                 message: c.message(),
+                conditions: c.contradiction.conditions().to_vec(),
                 site: None,
             });
         }
@@ -345,7 +350,17 @@ impl Judge {
             let Some(severity) = self.options.rules.severity(Code::IndexBound, default) else { continue };
             let (graph, node, op) = (b.graph.clone(), Some(b.node.clone()), Some(b.op.clone()));
             let message = message.into();
-            findings.push(Finding { code: Code::IndexBound, severity, graph, node, op, message, site: None });
+            let conditions = Vec::new();
+            findings.push(Finding {
+                code: Code::IndexBound,
+                severity,
+                graph,
+                node,
+                op,
+                message,
+                conditions,
+                site: None,
+            });
         }
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();

@@ -2,7 +2,7 @@
 //! named like a broadcast violation, what follows it is unknown in `shapes` and never written by `infer`, and a
 //! division that must be exact is one (issue 25, point 2). The fixtures are `fixtures/contradiction/` (made by its
 //! generate.py); the generated set of contradictory models with valid twins, judged against onnxruntime, is made by
-//! scripts/contradictions.py (about 400 models of a few hundred bytes, written under the target directory: a few
+//! scripts/contradictions.py (about 500 models of a few hundred bytes, written under the target directory: a few
 //! seconds of onnxruntime, nothing fetched beyond the test venv).
 
 mod common;
@@ -144,6 +144,34 @@ fn reshape_minus_one_divides_exactly_or_says_when_it_does() {
     // Without a binding no size is written for the -1: a size nothing names.
     let shapes = run(&["shapes", RESHAPE]).stdout;
     assert!(shapes.contains("  y: float [4, ?"), "{shapes}");
+}
+
+/// A conditional-shape finding's conditions, typed in its JSON (`conditions`, one object per condition tagged by its
+/// kind, as `rules::ConditionKind` has them); the message is unchanged and a certain finding has no such field.
+#[test]
+fn conditional_shape_findings_carry_their_conditions_typed_in_json() {
+    let findings = |model: &str| -> Value {
+        let r = run(&["check", "--no-config", "--format", "json", model]);
+        let report: Value = serde_json::from_str(r.stdout.trim()).expect("one JSON object");
+        report["findings"].clone()
+    };
+    let matmul = findings("fixtures/contradiction/matmul_symbolic.onnx");
+    assert_eq!(
+        matmul[0]["message"],
+        "holds only if K = 768: A [N, K] and B [768, 64] (the inner sizes of the product are equal)"
+    );
+    assert_eq!(
+        matmul[0]["conditions"],
+        serde_json::json!([{"kind": "one_of", "axis": 1, "symbol": "K", "values": [768]}])
+    );
+    let reshape = findings("fixtures/contradiction/reshape_symbolic.onnx");
+    assert_eq!(
+        reshape[0]["conditions"],
+        serde_json::json!([{"kind": "divides", "axis": 1, "divisor": 4, "divides": "6*N"}])
+    );
+    let certain = findings(MATMUL_CONCAT);
+    assert_eq!(certain[0]["code"], "shape-contradiction");
+    assert!(certain[0].get("conditions").is_none(), "{certain}");
 }
 
 #[test]

@@ -61,6 +61,15 @@ fn label_clash(ats: &[At]) -> Option<(At, At)> {
     sized.iter().find(|a| a.dim != first.dim).map(|b| ((*first).clone(), (*b).clone()))
 }
 
+/// Two operands whose ellipses stand for different numbers of dims: ONNX's inference and onnxruntime take every
+/// ellipsis for one number of dims (numpy would broadcast them; onnxruntime refuses, or crashes where one stands for
+/// none).
+fn ellipsis_clash(ellipses: Option<&[(usize, Shape)]>) -> Option<Malformed> {
+    let ranks: Vec<(usize, usize)> = ellipses?.iter().map(|(i, s)| (*i, s.rank().unwrap_or(0))).collect();
+    let a = *ranks.first()?;
+    ranks.iter().find(|c| c.1 != a.1).map(|&b| Malformed::EllipsisDims { a, b })
+}
+
 pub(super) fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
     ctx.require_same_type(&(0..ctx.inputs.len()).collect::<Vec<_>>());
     let equation: Vec<u8> =
@@ -75,8 +84,8 @@ pub(super) fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
     }
     let mut labels: BTreeMap<u8, Vec<At>> = BTreeMap::new();
     let mut counts: BTreeMap<u8, usize> = BTreeMap::new();
-    // The ellipsis dims of each operand that has one; `None` when some operand's rank is unknown.
-    let mut ellipses: Option<Vec<Shape>> = Some(Vec::new());
+    // The ellipsis dims of each operand that has one (by position); `None` when some operand's rank is unknown.
+    let mut ellipses: Option<Vec<(usize, Shape)>> = Some(Vec::new());
     let mut any_ellipsis = false;
     for (i, term) in terms.iter().enumerate() {
         for &l in term.labels() {
@@ -104,16 +113,19 @@ pub(super) fn einsum_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
         }
         if term.ellipsis {
             if let Some(e) = ellipses.as_mut() {
-                e.push(Shape::ranked(dims[term.before.len()..tail].to_vec()));
+                e.push((i, Shape::ranked(dims[term.before.len()..tail].to_vec())));
             }
         }
     }
     if let Some((label, (a, b))) = labels.iter().find_map(|(&l, ats)| label_clash(ats).map(|c| (l, c))) {
         return malformed(ctx, Malformed::LabelSizes { label: char::from(label), a, b });
     }
+    if let Some(m) = ellipsis_clash(ellipses.as_deref()) {
+        return malformed(ctx, m);
+    }
     let ellipsis_dims = ellipses.map(|shapes| {
-        let refs: Vec<&Shape> = shapes.iter().collect();
-        let rank = shapes.iter().filter_map(Shape::rank).max().unwrap_or(0);
+        let refs: Vec<&Shape> = shapes.iter().map(|(_, s)| s).collect();
+        let rank = shapes.iter().filter_map(|(_, s)| s.rank()).max().unwrap_or(0);
         rules::multidirectional(&refs).output.0.unwrap_or_else(|| vec![Dim::Unknown; rank])
     });
     let output = match rhs {

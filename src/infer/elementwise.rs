@@ -77,8 +77,10 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             value: map(first.value.as_deref(), |p| Some(Poly::constant(i64::from(p.as_constant()? == 0)))),
             ..same_shape(first.elem)
         }],
-        // An axis given to a softmax lies within the rank (onnxruntime refuses one that does not).
+        // An axis given to a softmax lies within the rank (onnxruntime refuses one that does not); a scalar has
+        // no axis to normalize over.
         "Softmax" | "LogSoftmax" | "Hardmax" => {
+            ctx.require_rank(0, super::require::RankNeed::AtLeast(1));
             if let (Some(axis), Some(rank)) = (ctx.attrs.int("axis"), ctx.rank(0).filter(|&r| r > 0)) {
                 ctx.require_axis(vec![0], axis, rank);
             }

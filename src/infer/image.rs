@@ -11,10 +11,22 @@ const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);
     Some(match ctx.op {
-        "AffineGrid" => vec![ValueFacts::tensor(elem, affine_grid(ctx))],
-        "GridSample" => vec![ValueFacts::tensor(elem, grid_sample(ctx))],
-        "CenterCropPad" => vec![ValueFacts::tensor(elem, center_crop_pad(ctx))],
-        "Col2Im" => vec![ValueFacts::tensor(elem, col2im(ctx))],
+        "AffineGrid" => {
+            super::image_checks::affine_grid(ctx);
+            vec![ValueFacts::tensor(elem, affine_grid(ctx))]
+        }
+        "GridSample" => {
+            super::image_checks::grid_sample(ctx);
+            vec![ValueFacts::tensor(elem, grid_sample(ctx))]
+        }
+        "CenterCropPad" => {
+            super::image_checks::center_crop_pad(ctx);
+            vec![ValueFacts::tensor(elem, center_crop_pad(ctx))]
+        }
+        "Col2Im" => {
+            super::indexing::col2im(ctx);
+            vec![ValueFacts::tensor(elem, col2im(ctx))]
+        }
         // ImageDecoder-20: `[H, W, C]` bytes, three channels but for Grayscale.
         "ImageDecoder" => {
             let channels = match ctx.attrs.string("pixel_format") {
@@ -92,8 +104,10 @@ fn col2im(ctx: &Ctx<'_, '_>) -> Shape {
     };
     let Some(spatial) = spatial.filter(|&n| n as u64 <= crate::shape::MAX_RANK) else { return Shape::unranked() };
     let x = ctx.dims(0);
-    let block: Option<Poly> =
-        ctx.ints(2).filter(|b| b.iter().all(|&k| k > 0)).map(|b| Poly::constant(b.iter().product()));
+    let block: Option<Poly> = ctx.ints(2).filter(|b| b.iter().all(|&k| k > 0)).and_then(|b| {
+        // Checked: the block sizes are the model's, any i64.
+        b.iter().try_fold(1i64, |p, &k| p.checked_mul(k)).map(Poly::constant)
+    });
     // Only an exact division: a channel count the block does not divide is the model's error.
     let channels = dim_at(x, 1).to_poly().zip(block).and_then(|(c, b)| {
         let q = c.div_poly(&b)?;

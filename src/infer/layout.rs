@@ -25,15 +25,28 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "Slice" => vec![super::slice::slice(ctx)],
         "Gather" => vec![gather(ctx)],
         "GatherElements" => vec![gather_elements(ctx)],
-        "GatherND" => vec![tensor(gather_nd(ctx))],
-        "ScatterND" | "ScatterElements" | "Scatter" | "EyeLike" => vec![ValueFacts::tensor(
-            if ctx.op == "EyeLike" { super::elem_attr(ctx, "dtype").or(elem) } else { elem },
-            ctx.shape(0),
-        )],
+        "GatherND" => {
+            super::indexing::gather_nd(ctx);
+            vec![tensor(gather_nd(ctx))]
+        }
+        "ScatterND" | "ScatterElements" | "Scatter" | "EyeLike" => vec![{
+            match ctx.op {
+                "ScatterND" => super::indexing::scatter_nd(ctx),
+                "ScatterElements" | "Scatter" => super::indexing::scatter_elements(ctx),
+                _ => {}
+            }
+            ValueFacts::tensor(
+                if ctx.op == "EyeLike" { super::elem_attr(ctx, "dtype").or(elem) } else { elem },
+                ctx.shape(0),
+            )
+        }],
         "Pad" => vec![tensor(pad(ctx))],
         "Tile" => vec![tile(ctx)],
         "DepthToSpace" | "SpaceToDepth" => vec![tensor(depth_space(ctx))],
-        "OneHot" => vec![ValueFacts::tensor(ctx.elem(2), one_hot(ctx))],
+        "OneHot" => {
+            super::indexing::one_hot(ctx);
+            vec![ValueFacts::tensor(ctx.elem(2), one_hot(ctx))]
+        }
         "Resize" | "Upsample" => vec![tensor(super::resize::resize(ctx))],
         "If" => merge_branches(ctx),
         "Loop" => loop_outputs(ctx),

@@ -17,6 +17,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "CumProd" => vec![ValueFacts::tensor(ctx.elem(0), ctx.shape(0))],
         // Det: `[*, M, M]` to `[*]`.
         "Det" => {
+            super::image_checks::det(ctx);
             let shape = match ctx.dims(0) {
                 Some(d) if d.len() >= 2 => Shape::ranked(d[..d.len() - 2].to_vec()),
                 _ => Shape::unranked(),

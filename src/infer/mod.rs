@@ -11,6 +11,8 @@ pub mod custom;
 pub mod einsum;
 pub mod elementwise;
 pub mod image;
+pub mod image_checks;
+pub mod indexing;
 pub mod layout;
 pub mod math;
 pub mod ml;
@@ -232,6 +234,8 @@ pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
 mod attr_tests;
 #[cfg(test)]
 mod require_tests;
+#[cfg(test)]
+mod validate_tests;
 
 /// Helpers for the op families' unit tests: attributes, input facts, and running one rule on them.
 #[cfg(test)]

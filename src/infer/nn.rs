@@ -255,6 +255,7 @@ fn attention(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
 /// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: `[N, d…]` without reduction, else a scalar; the
 /// latter's log_prob has the scores' shape.
 fn loss(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
+    check_loss(ctx);
     let elem = ctx.elem(0);
     let shape = match ctx.attrs.string("reduction") {
         None | Some(b"mean" | b"sum") => Shape::scalar(),
@@ -268,6 +269,23 @@ fn loss(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
         Some(_) => Shape::unranked(),
     };
     vec![ValueFacts::tensor(elem, shape), ValueFacts::tensor(elem, ctx.shape(0))]
+}
+
+/// The loss ops' inputs: scores `(N, C, d1 … dk)` and labels `(N, d1 … dk)` (ONNX `NegativeLogLikelihoodLoss`,
+/// `SoftmaxCrossEntropyLoss`). The weights' `(C)` is not checked: onnxruntime reads them only at the labels and runs
+/// a model whose weights are longer.
+fn check_loss(ctx: &Ctx<'_, '_>) {
+    let at = |i: usize, axis: usize| ctx.dims(i).and_then(|d| d.get(axis)).map(|d| At::new(i, axis, d.clone()));
+    let Some(rank) = ctx.rank(0) else { return };
+    if !ctx.require_rank(0, RankNeed::AtLeast(2)) || !ctx.require_rank(1, RankNeed::Exactly(rank - 1)) {
+        return;
+    }
+    for axis in 0..rank - 1 {
+        let scores_axis = if axis == 0 { 0 } else { axis + 1 };
+        if let (Some(a), Some(b)) = (at(0, scores_axis), at(1, axis)) {
+            ctx.require_equal(Requirement::OperandSizes, a, b);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -33,12 +33,13 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
 
 /// Inputs of one size each, X's channels (its axis 1).
 fn per_channel(ctx: &Ctx<'_, '_>, inputs: &[usize]) {
-    let Some(channels) = ctx.dims(0).and_then(|d| d.get(1).cloned()) else { return };
+    // The parameters' rank is checked even where the input's channels are unknown.
+    let channels = ctx.dims(0).and_then(|d| d.get(1).cloned());
     for &i in inputs.iter().filter(|&&i| ctx.has_input(i)) {
         if !ctx.require_rank(i, RankNeed::Exactly(1)) {
             return;
         }
-        if let Some(d) = ctx.dims(i) {
+        if let (Some(d), Some(channels)) = (ctx.dims(i), &channels) {
             ctx.require_equal(
                 Requirement::ParameterShape,
                 At::new(i, 0, d[0].clone()),

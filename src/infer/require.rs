@@ -67,6 +67,11 @@ pub enum Requirement {
     SqueezeOne,
     /// A per-axis list (pads, repeats, starts and ends, kernel attributes) has the length the rank calls for.
     ListLength,
+    /// Sizes the op's other inputs or attributes call for: SwiGLU's one shape, attention's heads and lengths, a
+    /// loss's classes, DFT's real or complex last axis, indices that fit the data they index.
+    OperandSizes,
+    /// Window attributes: strides, dilations and kernel sizes positive, pads and output padding not negative.
+    WindowAttributes,
 }
 
 impl Requirement {
@@ -90,6 +95,8 @@ impl Requirement {
             Requirement::Permutation => "perm is a permutation of the axes",
             Requirement::SqueezeOne => "the squeezed dims are 1",
             Requirement::ListLength => "the per-axis lists fit the rank",
+            Requirement::OperandSizes => "the inputs have the sizes the op requires",
+            Requirement::WindowAttributes => "the window attributes are in range",
         }
     }
 
@@ -113,6 +120,8 @@ impl Requirement {
             Requirement::Permutation => "perm is not a permutation of the axes",
             Requirement::SqueezeOne => "a squeezed dim is not 1",
             Requirement::ListLength => "a per-axis list does not fit the rank",
+            Requirement::OperandSizes => "an input's size is not one the op allows",
+            Requirement::WindowAttributes => "a window attribute is out of range",
         }
     }
 }
@@ -178,6 +187,12 @@ pub enum Malformed {
     UnknownLabel(char),
     /// Einsum: a label that takes two different sizes.
     LabelSizes { label: char, a: At, b: At },
+    /// Einsum: the ellipses of two operands stand for different numbers of dims.
+    EllipsisDims { a: (usize, usize), b: (usize, usize) },
+    /// A list (attribute, by name) with an entry below `least`, which the op does not allow.
+    Below { list: &'static str, value: i64, least: i64 },
+    /// Conv, ConvTranspose: `pads` given with an `auto_pad` other than NOTSET.
+    PadsWithAutoPad,
 }
 
 /// What is wrong, with the sizes that say it.
@@ -187,6 +202,11 @@ pub enum Detail {
     Differ {
         a: At,
         b: At,
+    },
+    /// Input `at` has a size where one of `options` is called for.
+    NoneOf {
+        at: At,
+        options: Vec<Dim>,
     },
     /// Input `at` has a size where `expected` is called for.
     Expected {
@@ -268,6 +288,14 @@ impl Contradiction {
     /// Whether no input of these shapes and types lets the op run.
     pub fn is_certain(&self) -> bool {
         matches!(self.verdict, Verdict::Violated(_))
+    }
+
+    /// The conditions it holds under (none when it is violated).
+    pub fn conditions(&self) -> &[Condition] {
+        match &self.verdict {
+            Verdict::Conditional(conditions) => conditions,
+            Verdict::Violated(_) => &[],
+        }
     }
 
     /// The finding's code.
@@ -412,6 +440,21 @@ impl Ctx<'_, '_> {
             (Some(_), Some(_)) => Verdict::Violated(Detail::Expected { at, expected, whence }),
             _ if !nameable(&at.dim) || !nameable(&expected) => return,
             _ => Verdict::Conditional(vec![Condition { axis: at.axis, kind: equal_condition(&at.dim, &expected) }]),
+        };
+        self.report(Contradiction { requirement, inputs, verdict });
+    }
+
+    /// Requires the size at `at` to be one of `options` (all known: a contradiction when it is none of them; a
+    /// named size: the condition that it is one of them).
+    pub fn require_one_of(&self, requirement: Requirement, inputs: Vec<usize>, at: At, options: Vec<Dim>) {
+        if options.iter().any(|o| at.dim.provably_eq(o)) || !options.iter().all(nameable) || !nameable(&at.dim) {
+            return;
+        }
+        let verdict = if at.dim.known().is_some() && options.iter().all(|o| o.known().is_some()) {
+            Verdict::Violated(Detail::NoneOf { at, options })
+        } else {
+            let kind = ConditionKind::OneOf { dim: at.dim.clone(), options };
+            Verdict::Conditional(vec![Condition { axis: at.axis, kind }])
         };
         self.report(Contradiction { requirement, inputs, verdict });
     }

@@ -3,6 +3,7 @@
 
 use super::require::{At, Contradiction, Detail, Malformed, Operand, RankNeed, Verdict, Whence};
 use crate::rules::Condition;
+use crate::shape::Dim;
 use crate::tensor::elem_type_name;
 
 impl Contradiction {
@@ -67,6 +68,10 @@ fn detail_text(detail: &Detail, inputs: &[Operand]) -> String {
             };
             format!("{} where {why}", at_text(at, inputs))
         }
+        Detail::NoneOf { at, options } => {
+            let options: Vec<String> = options.iter().map(Dim::to_string).collect();
+            format!("{} where {} is required", at_text(at, inputs), options.join(" or "))
+        }
         Detail::ElementCount { elements, target, holds } => {
             format!("{elements} elements cannot take the shape {target}, which holds {holds}")
         }
@@ -123,5 +128,12 @@ fn malformed_text(m: &Malformed, inputs: &[Operand]) -> String {
         Malformed::LabelSizes { label, a, b } => {
             format!("label {label}: {} where {}", at_text(a, inputs), at_text(b, inputs))
         }
+        Malformed::EllipsisDims { a: (i, n), b: (j, m) } => format!(
+            "the ellipsis of {} stands for {n} dims where that of {} stands for {m}",
+            name(inputs, *i),
+            name(inputs, *j)
+        ),
+        Malformed::Below { list, value, least } => format!("{list} holds {value} where {least} or more is required"),
+        Malformed::PadsWithAutoPad => "pads is given with an auto_pad other than NOTSET".into(),
     }
 }

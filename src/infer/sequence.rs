@@ -36,7 +36,10 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "SequenceAt" => vec![ValueFacts::tensor(first.elem, first.shape.clone())],
         "SequenceErase" => vec![sequence(first.elem, first.shape.clone())],
         "SequenceLength" => vec![ValueFacts::tensor(Some(INT64), Shape::scalar())],
-        "SplitToSequence" => vec![sequence(first.elem, split_to_sequence(ctx))],
+        "SplitToSequence" => {
+            super::indexing::split_to_sequence(ctx);
+            vec![sequence(first.elem, split_to_sequence(ctx))]
+        }
         "ConcatFromSequence" => vec![ValueFacts::tensor(first.elem, concat_from_sequence(ctx))],
         "SequenceMap" => sequence_map(ctx),
         "Optional" => vec![optional(ctx)],

@@ -2,6 +2,7 @@
 //! BlackmanWindow-17, MelWeightMatrix-17). Sizes come from scalar inputs (`dft_length`, `frame_step`, a window's
 //! `size`) read as values, symbolic where the graph computes them.
 
+use super::require::{At, Contradiction, Detail, RankNeed, Requirement};
 use super::{dim_at, dim_of, normalize_axis, Ctx};
 use crate::shape::{Dim, Shape};
 use crate::sym::Poly;
@@ -11,8 +12,15 @@ const FLOAT: i32 = crate::pb::DataType::Float as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {
-        "DFT" => vec![ValueFacts::tensor(ctx.elem(0), dft(ctx))],
-        "STFT" => vec![ValueFacts::tensor(ctx.elem(0), stft(ctx))],
+        "DFT" => {
+            check_dft(ctx);
+            vec![ValueFacts::tensor(ctx.elem(0), dft(ctx))]
+        }
+        "STFT" => {
+            // The signal is `[batch, length, 1 or 2]`; ONNX's inference asks for 2 dims at least.
+            ctx.require_rank(0, RankNeed::AtLeast(2));
+            vec![ValueFacts::tensor(ctx.elem(0), stft(ctx))]
+        }
         // A window of `size` samples, of `output_datatype` (float by default).
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => {
             let size = dim_of(scalar(ctx, 0).filter(|p| p.as_constant().is_none_or(|n| n > 0)));
@@ -38,6 +46,33 @@ fn scalar(ctx: &Ctx<'_, '_>, i: usize) -> Option<Poly> {
 
 fn output_datatype(ctx: &Ctx<'_, '_>) -> i32 {
     ctx.attrs.int("output_datatype").and_then(|t| i32::try_from(t).ok()).unwrap_or(FLOAT)
+}
+
+/// The DFT's input: `[..., 1]` real or `[..., 2]` complex (onnxruntime refuses other last sizes), real for the
+/// one-sided transform and complex for its inverse; the signal axis any but that last one.
+fn check_dft(ctx: &Ctx<'_, '_>) {
+    let Some(d) = ctx.dims(0) else { return };
+    if !ctx.require_rank(0, RankNeed::AtLeast(2)) {
+        return;
+    }
+    let rank = d.len();
+    let last = At::new(0, rank - 1, d[rank - 1].clone());
+    let (onesided, inverse) = (ctx.int("onesided", 0) != 0, ctx.int("inverse", 0) != 0);
+    let options = match (onesided, inverse) {
+        (true, false) => vec![Dim::Known(1)],
+        (true, true) => vec![Dim::Known(2)],
+        (false, _) => vec![Dim::Known(1), Dim::Known(2)],
+    };
+    ctx.require_one_of(Requirement::OperandSizes, vec![0], last, options);
+    let axis = match ctx.opset >= 20 {
+        true => ctx.ints(2).and_then(|a| (a.len() == 1).then_some(a[0])),
+        false => Some(ctx.int("axis", 1)),
+    };
+    // The axes `-rank..-1` and `0..rank - 1`: an axis of the signal's first `rank - 1` dims.
+    if let Some(axis) = axis.filter(|&a| normalize_axis(a, rank).is_none_or(|n| n == rank - 1)) {
+        let detail = Detail::AxisOutOfRange { axis, rank };
+        ctx.report(Contradiction::violated(Requirement::AxisInRange, vec![0], detail));
+    }
 }
 
 /// DFT: the input's shape with the signal axis resized and the last axis 2 (complex), or 1 for the inverse

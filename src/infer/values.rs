@@ -17,7 +17,10 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             vec![ValueFacts { value: Some(vec![count]), ..ValueFacts::tensor(Some(INT64), Shape::scalar()) }]
         }
         "ConstantOfShape" => vec![constant_of_shape(ctx)],
-        "Range" => vec![range(ctx)],
+        "Range" => {
+            super::indexing::range(ctx);
+            vec![range(ctx)]
+        }
         "NonZero" => {
             let rank = ctx.rank(0).map_or(Dim::Unknown, |r| Dim::Known(r as u64));
             let count = ctx.fresh();
@@ -31,7 +34,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             let count = ctx.fresh();
             let shape = match (ctx.attrs.int("axis"), ctx.dims(0)) {
                 (None, _) => Shape::ranked(vec![count]),
-                (Some(axis), Some(dims)) => match super::normalize_axis(axis, dims.len()) {
+                (Some(axis), Some(dims)) => match ctx.require_axis(vec![0], axis, dims.len()) {
                     Some(a) => {
                         let mut d = dims.to_vec();
                         d[a] = count;
@@ -47,7 +50,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             let count = ctx.fresh();
             let uniq = match (ctx.attrs.int("axis"), ctx.dims(0)) {
                 (None, _) => Shape::ranked(vec![count.clone()]),
-                (Some(axis), Some(dims)) => match super::normalize_axis(axis, dims.len()) {
+                (Some(axis), Some(dims)) => match ctx.require_axis(vec![0], axis, dims.len()) {
                     Some(a) => {
                         let mut d = dims.to_vec();
                         d[a] = count.clone();

@@ -49,7 +49,11 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             });
             vec![ValueFacts::tensor(ctx.elem(0), shape)]
         }
-        "MaxUnpool" => vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())],
+        "MaxUnpool" => {
+            // ONNX MaxUnpool: the indices `I` are of X's shape, (N x C x D1 ...) at least.
+            ctx.require_rank(1, RankNeed::AtLeast(2));
+            vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())]
+        }
         "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
         _ => return None,
     })
@@ -214,7 +218,8 @@ pub(super) fn conv_shape(ctx: &Ctx<'_, '_>, x: usize, w: usize) -> Option<Shape>
 /// divisible by `group`; `kernel_shape`, when given, W's spatial dims; the per-axis attributes as long as the
 /// spatial rank (data `x`, weights `w`, bias `b`).
 pub(super) fn conv_requirements(ctx: &mut Ctx<'_, '_>, x: usize, w: usize, b: Option<usize>) {
-    if !ctx.require_rank(x, RankNeed::AtLeast(3)) || !ctx.require_rank(w, RankNeed::Of(x)) {
+    if !window_attributes(ctx, x) || !ctx.require_rank(x, RankNeed::AtLeast(3)) || !ctx.require_rank(w, RankNeed::Of(x))
+    {
         return;
     }
     let (Some(xd), Some(wd)) = (ctx.dims(x).map(<[Dim]>::to_vec), ctx.dims(w).map(<[Dim]>::to_vec)) else { return };
@@ -245,7 +250,8 @@ pub(super) fn conv_requirements(ctx: &mut Ctx<'_, '_>, x: usize, w: usize, b: Op
 /// ConvTranspose (ONNX: "W … (C x M/group x kH x kW)", "B … of size M"): X's channels are W's first dim, the
 /// bias as many as W's second dim times `group`.
 pub(super) fn conv_transpose_requirements(ctx: &Ctx<'_, '_>) {
-    if !ctx.require_rank(0, RankNeed::AtLeast(3)) || !ctx.require_rank(1, RankNeed::Of(0)) {
+    if !window_attributes(ctx, 0) || !ctx.require_rank(0, RankNeed::AtLeast(3)) || !ctx.require_rank(1, RankNeed::Of(0))
+    {
         return;
     }
     let (Some(xd), Some(wd)) = (ctx.dims(0), ctx.dims(1)) else { return };
@@ -270,9 +276,39 @@ fn lists_fit(ctx: &Ctx<'_, '_>, n: usize, lists: &[&'static str], x: usize) {
     }
 }
 
+/// The window attributes in range (ONNX's inference, which onnxruntime runs when it loads a model, refuses the
+/// others): kernel sizes, strides and dilations positive; pads, output padding and output shape not negative.
+/// Whether they are (one finding for the first that is not: what follows from it says nothing more).
+fn window_attributes(ctx: &Ctx<'_, '_>, x: usize) -> bool {
+    const LEAST: [(&str, i64); 6] = [
+        ("kernel_shape", 1),
+        ("strides", 1),
+        ("dilations", 1),
+        ("pads", 0),
+        ("output_padding", 0),
+        ("output_shape", 0),
+    ];
+    for (list, least) in LEAST {
+        if let Some(&value) = ints_attr(ctx, list).and_then(|v| v.iter().find(|&&v| v < least)) {
+            let m = Malformed::Below { list, value, least };
+            ctx.report(Contradiction::violated(Requirement::WindowAttributes, vec![x], Detail::Malformed(m)));
+            return false;
+        }
+    }
+    // Convolutions take explicit pads or auto_pad, not both (onnxruntime refuses both, even zero pads; it runs
+    // pools given both).
+    let auto = ctx.attrs.string("auto_pad").filter(|a| !a.is_empty() && *a != b"NOTSET");
+    if matches!(ctx.op, "Conv" | "ConvTranspose") && auto.is_some() && ints_attr(ctx, "pads").is_some() {
+        let detail = Detail::Malformed(Malformed::PadsWithAutoPad);
+        ctx.report(Contradiction::violated(Requirement::WindowAttributes, vec![x], detail));
+        return false;
+    }
+    true
+}
+
 /// Pooling: data of rank 3 or more, its per-axis attributes as long as the spatial rank.
 pub(super) fn pool_requirements(ctx: &Ctx<'_, '_>) {
-    if !ctx.require_rank(0, RankNeed::AtLeast(3)) {
+    if !window_attributes(ctx, 0) || !ctx.require_rank(0, RankNeed::AtLeast(3)) {
         return;
     }
     if let Some(r) = ctx.rank(0) {

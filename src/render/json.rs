@@ -51,6 +51,9 @@ struct JsonFinding<'a> {
     node: Option<&'a str>,
     op: Option<&'a str>,
     message: std::borrow::Cow<'a, str>,
+    /// A conditional-shape finding's conditions, typed (only there).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    conditions: Vec<Value>,
 }
 
 #[derive(Serialize)]
@@ -159,6 +162,36 @@ fn constraint_json(site: &crate::analysis::Site, condition: &crate::broadcast::C
     }
 }
 
+/// One condition of a conditional-shape finding, tagged by its kind (`rules::ConditionKind`) and with the fields
+/// of [`constraint_json`]: `{"kind": "one_of", "axis", "symbol" or "expression", "values"}`, `{"kind": "at_most",
+/// "axis", "symbol" or "expression", "at_most"}`, `{"kind": "divides", "axis", "divisor", "divides"}`,
+/// `{"kind": "equal_or_one", "axis", "equal_or_one"}`, `{"kind": "unknown_one_of", "axis", "input",
+/// "unknown_dim_values"}`. `axis` is the axis of the input the condition is on.
+pub fn condition_json(condition: &crate::rules::Condition) -> Value {
+    use crate::rules::ConditionKind;
+    let named = |dim: &Dim| if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
+    let axis = condition.axis;
+    match &condition.kind {
+        ConditionKind::OneOf { dim, options } => serde_json::json!({
+            "kind": "one_of", "axis": axis, named(dim): dim.to_string(),
+            "values": options.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::EqualOrOne { dims } => serde_json::json!({
+            "kind": "equal_or_one", "axis": axis, "equal_or_one": dims.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::UnknownOneOf { input, options } => serde_json::json!({
+            "kind": "unknown_one_of", "axis": axis, "input": input,
+            "unknown_dim_values": options.iter().map(dim_json).collect::<Vec<_>>(),
+        }),
+        ConditionKind::AtMost { dim, bound } => {
+            serde_json::json!({ "kind": "at_most", "axis": axis, named(dim): dim.to_string(), "at_most": dim_json(bound) })
+        }
+        ConditionKind::Divides { divisor, dim } => serde_json::json!({
+            "kind": "divides", "axis": axis, "divisor": dim_json(divisor), "divides": dim_json(dim),
+        }),
+    }
+}
+
 fn json_finding(f: &Finding) -> JsonFinding<'_> {
     JsonFinding {
         code: f.code.as_str(),
@@ -167,6 +200,7 @@ fn json_finding(f: &Finding) -> JsonFinding<'_> {
         node: f.node.as_deref(),
         op: f.op.as_deref(),
         message: f.message.plain(),
+        conditions: f.conditions.iter().map(condition_json).collect(),
     }
 }
 
@@ -240,4 +274,36 @@ pub fn report_json(path: &str, report: &Report) -> Value {
 /// whole).
 pub fn error_json(path: &str, message: &str) -> Value {
     serde_json::json!({ "model": path, "error": crate::escape::plain(message) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::condition_json;
+    use crate::rules::{Condition, ConditionKind};
+    use crate::shape::{parse_shape, Dim};
+
+    fn dim(text: &str) -> Dim {
+        parse_shape(text).dims().expect("ranked")[0].clone()
+    }
+
+    #[test]
+    fn each_condition_kind_is_tagged_and_names_a_symbol_or_an_expression() {
+        let at_most = Condition { axis: 0, kind: ConditionKind::AtMost { dim: dim("seq"), bound: Dim::Known(512) } };
+        assert_eq!(
+            condition_json(&at_most),
+            serde_json::json!({"kind": "at_most", "axis": 0, "symbol": "seq", "at_most": 512})
+        );
+        let (batch, seq) = (dim("batch").to_poly().unwrap(), dim("seq").to_poly().unwrap());
+        let product = Dim::from_poly(batch.mul(&seq).unwrap());
+        let one_of = Condition { axis: 2, kind: ConditionKind::OneOf { dim: product, options: vec![dim("seq")] } };
+        assert_eq!(
+            condition_json(&one_of),
+            serde_json::json!({"kind": "one_of", "axis": 2, "expression": "batch*seq", "values": ["seq"]})
+        );
+        let equal = Condition { axis: 1, kind: ConditionKind::EqualOrOne { dims: vec![dim("M"), dim("N")] } };
+        assert_eq!(
+            condition_json(&equal),
+            serde_json::json!({"kind": "equal_or_one", "axis": 1, "equal_or_one": ["M", "N"]})
+        );
+    }
 }
