@@ -43,7 +43,11 @@ pub fn findings<'a>(
                 }
             },
         };
-        let prefix: String = crate::render::function_frames(&bound.functions);
+        let prefix: String = bound
+            .functions
+            .iter()
+            .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
+            .collect();
         out.push((severity, bound, prefix + &message));
     }
     out

@@ -149,6 +149,7 @@ pub mod render_expand;
 pub mod render_fold;
 pub mod render_infer;
 pub mod save;
+pub mod selection;
 pub mod shape;
 pub mod source;
 pub mod sym;
