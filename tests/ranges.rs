@@ -313,7 +313,7 @@ fn computed_position_ids_name_the_size_their_table_holds() {
     // RoBERTa's ids reach seq + 1 only where no id is the padding id 1.
     assert!(warnings[1].contains(
         "main/#12 (Gather): holds only if seq ≤ 64: indices cumsum_ids [batch, seq] reach \
-         seq + 1 (with \"input_ids\" filled with 2)"
+         seq + 1 (with 'input_ids' filled with 2)"
     ));
 }
 
@@ -359,7 +359,7 @@ fn a_range_of_an_integer_inputs_values_bounds_the_indices_computed_from_it() {
     assert!(
         r.stdout.contains(
             "error[index-bound] main/#18 (Gather): fails at seq = 65 (it needs seq ≤ 64): indices mask_ids [batch, \
-             seq] reach seq + 1 (with \"attention_mask\" filled with 1)"
+             seq] reach seq + 1 (with 'attention_mask' filled with 1)"
         ),
         "{}",
         r.stdout
