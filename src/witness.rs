@@ -5,7 +5,9 @@
 //!
 //! Sizes: the failing sizes of the witness; every other symbol of the ranges at its smallest size, a bound symbol
 //! at its size, and a symbol without a range at 1. Data (seeded, the same on every run): floats uniform in
-//! [-1, 1), integers 0 or 1 (valid indices and masks for any table), booleans at random, strings "a".
+//! [-1, 1), integers 0 or 1 (valid indices and masks for any table), booleans at random, strings "a"; an input a
+//! failing index bound names (`filled` in witnesses.json) holds one value throughout, the one that drives the
+//! computed indices past their table (RoBERTa's `input_ids` all 2, no padding id).
 
 use std::path::{Path, PathBuf};
 
@@ -57,7 +59,7 @@ pub fn write(
             Ok(tensors) => (None, write_tensors(&folder, &tensors)?, runtime.map(|run| run(&tensors, &sizes))),
             Err(reason) => (Some(reason), Vec::new(), None),
         };
-        listed.push(listing(&sizes, &sites, &files, error.as_deref(), said.as_deref()));
+        listed.push(listing((&sizes, &fills), &sites, &files, error.as_deref(), said.as_deref()));
         report.witnesses.push(WrittenWitness { sizes, sites, dir: folder, error, runtime: said });
     }
     let manifest = serde_json::to_vec_pretty(&listed).map_err(std::io::Error::other)?;
@@ -226,7 +228,7 @@ fn write_tensors(folder: &Path, tensors: &[TensorProto]) -> std::io::Result<Vec<
 }
 
 fn listing(
-    sizes: &Sizes,
+    (sizes, fills): (&Sizes, &Fills),
     sites: &[String],
     files: &[PathBuf],
     error: Option<&str>,
@@ -234,8 +236,11 @@ fn listing(
 ) -> serde_json::Value {
     let sizes: serde_json::Map<String, serde_json::Value> =
         sizes.iter().map(|(n, v)| (n.to_string(), serde_json::Value::from(*v))).collect();
+    let filled: serde_json::Map<String, serde_json::Value> =
+        fills.iter().map(|(n, v)| (n.to_string(), serde_json::Value::from(*v))).collect();
     serde_json::json!({
         "sizes": sizes,
+        "filled": filled,
         "sites": sites,
         "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "error": error,

@@ -343,6 +343,10 @@ fn a_witness_of_computed_indices_fills_the_inputs_that_drive_them_past_the_table
     // One witness per data: the Range's ids fail on any data, RoBERTa's on ids that are never the padding id.
     assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
     assert_eq!(listed[1]["sites"], serde_json::json!(["main/#12 (Gather)"]));
+    assert_eq!(
+        (&listed[0]["filled"], &listed[1]["filled"]),
+        (&serde_json::json!({}), &serde_json::json!({ "input_ids": 2 }))
+    );
     let bytes = std::fs::read(folder.join("2").join("input_0.pb")).unwrap();
     let t = onnx_bcast::proto::TensorProto::decode(bytes.as_slice()).unwrap();
     assert_eq!((t.name(), t.dims.as_slice()), ("input_ids", &[1i64, 65][..]));
