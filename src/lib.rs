@@ -138,6 +138,7 @@ pub mod infer;
 pub mod materialize;
 pub mod ops;
 pub mod panics;
+pub mod platform;
 pub mod refuse;
 pub mod render;
 pub mod render_expand;

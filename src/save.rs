@@ -99,15 +99,6 @@ pub fn destination(output: &Path) -> Result<Destination, SaveError> {
     }
 }
 
-/// Two paths name one existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
 /// Writes a rewritten model to `output` and keeps its external data references valid there: when OUT is in
 /// another folder than the input, each external data file is copied beside it at the same relative location
 /// (checked to stay inside both folders). The copies are made first and removed again if the model cannot be
@@ -226,10 +217,10 @@ fn gather_allowed(
 ) -> Result<(), SaveError> {
     let target = folder_of(path).join(file);
     let refuse = |why: &str| Err(SaveError::Gather { out: out.to_string(), file: file.to_string(), why: why.into() });
-    if path.file_name() == Some(std::ffi::OsStr::new(file)) || same_file(&target, path) {
+    if path.file_name() == Some(std::ffi::OsStr::new(file)) || crate::platform::same_file(&target, path) {
         return refuse("names OUT itself");
     }
-    if same_file(&target, model.path()) {
+    if crate::platform::same_file(&target, model.path()) {
         return refuse("names the input model");
     }
     if carried.iter().any(|(location, _)| Path::new(location) == Path::new(file)) {
@@ -245,7 +236,7 @@ fn gather_allowed(
         external::reference(t)
             .and_then(Result::ok)
             .and_then(|r| external::resolve(from, t.name(), &r.location).ok())
-            .is_some_and(|source| same_file(&source, &target))
+            .is_some_and(|source| crate::platform::same_file(&source, &target))
     });
     if owned {
         Ok(())
