@@ -326,7 +326,7 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
 }
 
 /// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
-fn unknown_parts(site: &Site) -> String {
+pub(crate) fn unknown_parts(site: &Site) -> String {
     let mut shapes: Vec<(&str, &Shape)> = site.inputs.iter().map(|i| (i.name.as_str(), &i.shape)).collect();
     if let (Rule::Bidirectional, Some(target)) = (site.rule, &site.target) {
         shapes.truncate(1);

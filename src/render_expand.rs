@@ -21,7 +21,7 @@ pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -
             "graph": a.graph, "node": a.node, "op": a.op, "steps": a.steps, "conditions": a.conditions,
         })).collect::<Vec<_>>(),
         "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "reason": l.reason,
+            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind.as_str(), "reason": l.reason,
         })).collect::<Vec<_>>(),
     })
 }

@@ -36,12 +36,16 @@ pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Va
         "written": output.is_some(),
         "candidates": summary.candidates,
         "folded_count": summary.folded.len(),
+        "removed_with_count": summary.removed_with.len(),
         "kept_count": summary.kept.len(),
         "nodes_removed": summary.nodes_removed,
         "initializers_removed": summary.initializers_removed,
         "constants_shrunk": summary.constants_shrunk,
         "folded": summary.folded.iter().map(|f| json!({
             "graph": f.graph, "node": f.node, "op": f.op, "form": f.form.as_str(), "source": f.source, "into": f.into,
+        })).collect::<Vec<_>>(),
+        "removed_with": summary.removed_with.iter().map(|r| json!({
+            "graph": r.graph, "node": r.node, "op": r.op, "form": r.form.as_str(), "with": r.with,
         })).collect::<Vec<_>>(),
         "kept": summary.kept.iter().map(|k| json!({
             "graph": k.graph, "node": k.node, "op": k.op, "form": k.form.as_str(), "reason": reason_json(&k.reason),
@@ -64,6 +68,16 @@ pub fn write_fold_text(
             writeln!(out, "{input}: folded {}/{} ({}): {} read directly{into}", f.graph, f.node, f.op, f.source)?;
         }
     }
+    for r in &summary.removed_with {
+        writeln!(
+            out,
+            "{input}: removed {}/{} ({}) with {}, which alone read it",
+            r.graph,
+            r.node,
+            r.op,
+            r.with.join(", ")
+        )?;
+    }
     for k in &summary.kept {
         writeln!(out, "{input}: kept {}/{} ({}): {}", k.graph, k.node, k.op, k.reason)?;
     }
@@ -72,9 +86,13 @@ pub fn write_fold_text(
         None => "dry run, nothing written".to_string(),
     };
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let removed_with = match summary.removed_with.len() {
+        0 => String::new(),
+        n => format!(", {n} removed with them"),
+    };
     writeln!(
         out,
-        "{input}: {} of {} folded, {} kept; {} removed, {} removed, {} shrunk; {target}",
+        "{input}: {} of {} folded{removed_with}, {} kept; {} removed, {} removed, {} shrunk; {target}",
         summary.folded.len(),
         plural(summary.candidates, "explicit broadcast", "explicit broadcasts"),
         summary.kept.len(),

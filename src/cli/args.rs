@@ -74,7 +74,8 @@ pub enum Command {
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// ONNX model files, or folders: every .onnx file below a folder is checked, in path order.
+    /// ONNX model files, or folders: every .onnx file below a folder is checked, in path order; `-` reads one model
+    /// from standard input.
     #[arg(required = true)]
     pub models: Vec<PathBuf>,
     /// Output format: text (coloured on a terminal), json (one object per model per line), sarif (one SARIF 2.1.0
@@ -177,8 +178,10 @@ pub enum ShapesFormat {
 pub struct ExpandArgs {
     /// The model to rewrite.
     pub input: PathBuf,
-    /// Where to write the rewritten model (may be INPUT). Written atomically: a failure leaves it untouched.
-    pub output: PathBuf,
+    /// Where to write the rewritten model (may be INPUT; `-` for standard output). Written atomically: a failure
+    /// leaves it untouched. Not needed with --dry-run.
+    #[arg(required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
     /// Write constant inputs (initializers, Constant nodes) out at their broadcast shape instead of adding an
     /// Expand, for toolchains that reject Expand.
     #[arg(long)]
@@ -195,7 +198,7 @@ pub struct ExpandArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Print the plan and write nothing.
+    /// Print the plan and write nothing (OUTPUT may then be left out).
     #[arg(long)]
     pub dry_run: bool,
     /// Do not list the sites made explicit (one line each); the sites left implicit and the totals are still
@@ -223,8 +226,10 @@ pub struct ExpandArgs {
 pub struct InferArgs {
     /// The model to annotate.
     pub input: PathBuf,
-    /// Where to write the annotated model (may be INPUT). Written atomically: a failure leaves it untouched.
-    pub output: PathBuf,
+    /// Where to write the annotated model (may be INPUT; `-` for standard output). Written atomically: a failure
+    /// leaves it untouched. Not needed with --dry-run.
+    #[arg(required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
     /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference; the inputs are
     /// rewritten too, so binding every symbol writes a static model. Repeatable. A name no input declares, or a
     /// size the model contradicts, is an error (exit 2).
@@ -236,7 +241,7 @@ pub struct InferArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Print the summary and write nothing.
+    /// Print the summary and write nothing (OUTPUT may then be left out).
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -245,8 +250,10 @@ pub struct InferArgs {
 pub struct FoldArgs {
     /// The model to fold.
     pub input: PathBuf,
-    /// Where to write the folded model (may be INPUT). Written atomically: a failure leaves it untouched.
-    pub output: PathBuf,
+    /// Where to write the folded model (may be INPUT; `-` for standard output). Written atomically: a failure
+    /// leaves it untouched. Not needed with --dry-run.
+    #[arg(required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
     /// Also write constants that are expanded copies of smaller ones (all rows equal) back in their small form,
     /// where every reader broadcasts them anyway: undoes `expand --materialize-constants`.
     #[arg(long)]
@@ -254,7 +261,7 @@ pub struct FoldArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Print the plan and write nothing.
+    /// Print the plan and write nothing (OUTPUT may then be left out).
     #[arg(long)]
     pub dry_run: bool,
     /// Do not list the broadcasts folded (one line each); those kept and the totals are still printed.

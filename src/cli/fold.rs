@@ -14,30 +14,37 @@ use super::Status;
 pub fn command(args: &FoldArgs) -> io::Result<Status> {
     let options = FoldOptions { materialized: args.materialized };
     let shown = args.input.display().to_string();
-    let (model, plan, pieces) = match plan(&args.input, &args.output, options, args.dry_run) {
+    let output = args.output.as_deref().filter(|_| !args.dry_run);
+    let (model, plan, pieces) = match plan(&args.input, output, options, args.dry_run) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
-    let status = if plan.summary.kept.is_empty() { Status::Clean } else { Status::Findings };
-    let written = if args.dry_run {
-        None
-    } else {
-        // An unchanged model written over itself needs no write at all.
-        let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, &args.output);
-        if !unchanged_in_place {
-            if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, &args.output) {
-                eprintln!("onnx-bcast: error: {e}");
-                return Ok(Status::Failed);
+    let written = match output {
+        None => None,
+        Some(output) => {
+            // An unchanged model written over itself needs no write at all.
+            let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, output);
+            if !unchanged_in_place {
+                if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, output) {
+                    eprintln!("onnx-bcast: error: {e}");
+                    return Ok(Status::Failed);
+                }
             }
+            Some(output.display().to_string())
         }
-        Some(args.output.display().to_string())
     };
     write_summary(&shown, written.as_deref(), &plan.summary, args)?;
-    Ok(status)
+    // A broadcast kept is not a finding: the model written is valid, with the reason listed.
+    Ok(Status::Clean)
 }
 
 /// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
-fn plan(input: &Path, output: &Path, options: FoldOptions, dry_run: bool) -> Result<(Model, FoldPlan, Pieces), Status> {
+fn plan(
+    input: &Path,
+    output: Option<&Path>,
+    options: FoldOptions,
+    dry_run: bool,
+) -> Result<(Model, FoldPlan, Pieces), Status> {
     let shown = input.display().to_string();
     let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {

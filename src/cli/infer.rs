@@ -19,7 +19,8 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     };
     let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared };
     let shown = args.input.display().to_string();
-    let model = match super::open_for_rewrite(&args.input, &args.output, args.dry_run) {
+    let output = args.output.as_deref().filter(|_| !args.dry_run);
+    let model = match super::open_for_rewrite(&args.input, output, args.dry_run) {
         Ok(model) => model,
         Err(status) => return Ok(status),
     };
@@ -35,18 +36,19 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
-    let written = if args.dry_run {
-        None
-    } else {
-        // An unchanged model written over itself needs no write at all.
-        let in_place = super::same_file(&args.input, &args.output);
-        if !(plan.edit.is_empty() && in_place) {
-            if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, &args.output) {
-                eprintln!("onnx-bcast: error: {e}");
-                return Ok(Status::Failed);
+    let written = match output {
+        None => None,
+        Some(output) => {
+            // An unchanged model written over itself needs no write at all.
+            let in_place = super::same_file(&args.input, output);
+            if !(plan.edit.is_empty() && in_place) {
+                if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, output) {
+                    eprintln!("onnx-bcast: error: {e}");
+                    return Ok(Status::Failed);
+                }
             }
+            Some(output.display().to_string())
         }
-        Some(args.output.display().to_string())
     };
     write_summary(&shown, written.as_deref(), &plan.summary, args.format)?;
     let kept = plan.summary.mismatches.iter().any(|m| !m.replaced);

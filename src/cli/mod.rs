@@ -34,24 +34,37 @@ pub enum Status {
 }
 
 /// A rewriting command's input (`expand`, `fold`, `infer`): the model at `input`, with OUT judged before any work
-/// (unless `dry_run`), so that a bad OUT costs nothing and is named in the message; `Err` with the exit status once
-/// the reason is printed.
+/// (unless `dry_run`, which needs no OUT), so that a bad OUT costs nothing and is named in the message; `Err` with
+/// the exit status once the reason is printed.
 pub fn open_for_rewrite(
     input: &std::path::Path,
-    output: &std::path::Path,
+    output: Option<&std::path::Path>,
     dry_run: bool,
 ) -> Result<onnx_bcast::model::Model, Status> {
     let model = onnx_bcast::model::Model::open(input).map_err(|e| {
         eprintln!("onnx-bcast: error: {e}");
         Status::Failed
     })?;
-    if !dry_run {
+    if let (false, Some(output)) = (dry_run, output) {
         if let Err(e) = onnx_bcast::save::destination(output) {
             eprintln!("onnx-bcast: error: {e}");
             return Err(Status::Failed);
         }
     }
     Ok(model)
+}
+
+/// Opens the model at `path`, or reads one from standard input for `-` (`check -`, `shapes -`).
+pub fn open_model(
+    path: &std::path::Path,
+) -> io::Result<Result<onnx_bcast::model::Model, onnx_bcast::model::LoadError>> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
+        Ok(onnx_bcast::model::Model::from_bytes("-", bytes.into()))
+    } else {
+        Ok(onnx_bcast::model::Model::open(path))
+    }
 }
 
 /// Whether two paths name one file: an unchanged model written over itself needs no write at all.

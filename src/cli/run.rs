@@ -28,28 +28,37 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, request: &Re
     let report = match target {
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
-        Target::Model(path) => onnx_bcast::panics::guard(|| match Model::open(path) {
-            Err(e) => Err(Failure::Load(e.to_string())),
-            Ok(model) if json => {
-                onnx_bcast::panics::test_point("check");
-                check_streaming(&model, &shown, options, request).map(|(report, written)| {
-                    spool = Some(written);
-                    report
-                })
-            }
-            Ok(model) => {
-                onnx_bcast::panics::test_point("check");
-                let mut judge = Judge::new(options, false);
-                let analysis = analyze_model_request(&model, SITES_ONLY, request, Some(&mut |site| judge.judge(site)))
-                    .map_err(|e| Failure::Load(format!("{shown}: {e}")))?;
-                Ok(judge.finish(&analysis))
-            }
+        Target::Model(path) => onnx_bcast::panics::guard(|| match super::open_model(path) {
+            Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {e}"))),
+            Ok(Err(e)) => Err(Failure::Load(e.to_string())),
+            Ok(Ok(model)) => check_model(&model, &shown, options, json, request, &mut spool),
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic))),
     };
     // A model that failed half way through has half an object in its spool: its error object replaces it.
     let json = spool.filter(|_| report.is_ok());
     Outcome { shown, report, json }
+}
+
+/// Checks one opened model, its JSON object (when `json`) written to `spool` as the sites are judged.
+fn check_model(
+    model: &Model,
+    shown: &str,
+    options: CheckOptions,
+    json: bool,
+    request: &Request,
+    spool: &mut Option<Spool>,
+) -> Result<onnx_bcast::check::Report, Failure> {
+    onnx_bcast::panics::test_point("check");
+    if json {
+        let (report, written) = check_streaming(model, shown, options, request)?;
+        *spool = Some(written);
+        return Ok(report);
+    }
+    let mut judge = Judge::new(options, false);
+    let analysis = analyze_model_request(model, SITES_ONLY, request, Some(&mut |site| judge.judge(site)))
+        .map_err(|e| Failure::Load(format!("{shown}: {e}")))?;
+    Ok(judge.finish(&analysis))
 }
 
 /// Checks a model writing its JSON object as the sites are judged.

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use onnx_bcast::analysis::{analyze_model_request, Bindings, Options, Request};
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::model::Model;
 use onnx_bcast::render;
 
 use super::args::{ShapesArgs, ShapesFormat};
@@ -27,20 +26,9 @@ pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     Ok(worst)
 }
 
-/// Opens `path`, or reads standard input for `-`.
-fn open(path: &Path) -> io::Result<Result<Model, onnx_bcast::model::LoadError>> {
-    if path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
-        Ok(Model::from_bytes("-", bytes.into()))
-    } else {
-        Ok(Model::open(path))
-    }
-}
-
 fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<Status> {
     let shown = path.display().to_string();
-    let model = match open(path)? {
+    let model = match super::open_model(path)? {
         Ok(model) => model,
         Err(e) => {
             eprintln!("onnx-bcast: error: {e}");

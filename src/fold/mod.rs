@@ -178,6 +178,18 @@ pub struct Folded {
     pub into: Vec<String>,
 }
 
+/// An explicit broadcast removed because everything that read it was removed: it fed only other broadcasts that
+/// were folded, or their shape computations (`vit`'s `Expand` of a mask that only a folded `Where` read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemovedWith {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    pub form: Form,
+    /// The removed nodes (labels) that read it.
+    pub with: Vec<String>,
+}
+
 /// An explicit broadcast kept, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kept {
@@ -188,11 +200,14 @@ pub struct Kept {
     pub reason: KeptReason,
 }
 
+/// What `fold` did with each candidate: every one is in exactly one of `folded`, `removed_with` and `kept`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FoldSummary {
     /// Explicit broadcasts examined (a node in a function body counts once, however often it is called).
     pub candidates: usize,
     pub folded: Vec<Folded>,
+    /// Removed with the nodes that read them (not folded into a consumer of their own).
+    pub removed_with: Vec<RemovedWith>,
     pub kept: Vec<Kept>,
     /// Nodes removed in all: the broadcasts and the shape computations that fed only them.
     pub nodes_removed: usize,

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::body::Body;
 use super::forms::{self, Candidate};
 use super::proof::{self, CallKey, Replaced};
-use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Kept, KeptReason};
+use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Kept, KeptReason, RemovedWith};
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::Code;
 use crate::model::GraphStep;
@@ -284,6 +284,20 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 form: c.form,
                 source: node.input[c.source_pos].clone(),
                 into,
+            });
+        }
+        for (&i, c) in self.candidates.iter().filter(|(i, _)| removed.contains(i) && !self.folded.contains(i)) {
+            let node = &self.body.nodes[i];
+            let readers = self.body.readers.get(node.output[0].as_str()).map(Vec::as_slice).unwrap_or(&[]);
+            let mut with: Vec<String> = readers.iter().map(|&(r, _)| label(&self.body.nodes[r], r)).collect();
+            with.dedup();
+            let op = node.op_type().to_string();
+            summary.removed_with.push(RemovedWith {
+                graph: c.graph.clone(),
+                node: c.label.clone(),
+                op,
+                form: c.form,
+                with,
             });
         }
         for (i, reason) in kept {
