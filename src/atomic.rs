@@ -115,7 +115,9 @@ mod tests {
 
     /// `write_atomically`, and the portable path itself (a named temporary file renamed into place), which other
     /// systems take and which a Linux build takes with the feature `portable-write`.
-    fn both_paths() -> [(&'static str, fn(&Path, &mut dyn FnMut(&mut File) -> io::Result<()>) -> io::Result<()>); 2] {
+    type Writer = fn(&Path, &mut dyn FnMut(&mut File) -> io::Result<()>) -> io::Result<()>;
+
+    fn both_paths() -> [(&'static str, Writer); 2] {
         fn default(path: &Path, write: &mut dyn FnMut(&mut File) -> io::Result<()>) -> io::Result<()> {
             write_atomically(path, write)
         }

@@ -64,7 +64,13 @@ pub struct UnknownCode(pub String);
 impl std::fmt::Display for UnknownCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let valid: Vec<&str> = std::iter::once("all").chain(Code::ALL.iter().map(|c| c.as_str())).collect();
-        write!(f, "unknown code `{}`; valid codes: {}", self.0, valid.join(", "))
+        // Wrapped, so that no line of the message runs past a terminal's width.
+        let text = format!("unknown code `{}`; valid codes: {}", self.0, valid.join(", "));
+        let options = textwrap::Options::new(100)
+            .subsequent_indent("  ")
+            .word_splitter(textwrap::WordSplitter::NoHyphenation)
+            .break_words(false);
+        f.write_str(&textwrap::wrap(&text, options).join("\n"))
     }
 }
 
@@ -182,10 +188,24 @@ pub struct Summary {
     pub warnings: usize,
 }
 
+/// A site whose shapes are not known well enough to decide it, and what is unknown: not a finding unless
+/// `--strict` (or `--warn`/`--deny undecided-broadcast`) asks for proof, but named in the text output so that the
+/// summary's `unknown` count is never a mystery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    /// What is unknown, in words: `x's rank`, `y's dims 0 and 2`.
+    pub unknown: String,
+}
+
 #[derive(Clone, Debug)]
 pub struct Report {
     pub sites: Vec<SiteReport>,
     pub findings: Vec<Finding>,
+    /// The undecided sites no finding names (without `--strict`).
+    pub undecided: Vec<Undecided>,
     pub summary: Summary,
     /// Ops without an inference rule and how many nodes of each: what left shapes unknown.
     pub opaque: std::collections::BTreeMap<String, usize>,
@@ -218,13 +238,15 @@ pub struct Judge {
     sites: Vec<SiteReport>,
     /// Findings of sites; the analysis's notes come before them in the report.
     findings: Vec<Finding>,
+    undecided: Vec<Undecided>,
     summary: Summary,
 }
 
 impl Judge {
     /// `keep_sites`: whether the report lists every site, or only findings and the summary.
     pub fn new(options: CheckOptions, keep_sites: bool) -> Judge {
-        Judge { options, keep_sites, sites: Vec::new(), findings: Vec::new(), summary: Summary::default() }
+        let (sites, findings, undecided) = (Vec::new(), Vec::new(), Vec::new());
+        Judge { options, keep_sites, sites, findings, undecided, summary: Summary::default() }
     }
 
     pub fn judge(&mut self, site: Site) {
@@ -264,6 +286,9 @@ impl Judge {
                     site: self.keep_sites.then_some(self.sites.len()),
                 });
             }
+        } else if reported_verdict(&report) == VerdictKind::Unknown {
+            let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+            self.undecided.push(Undecided { graph, node, op, unknown: unknown_parts(site) });
         }
         each(&report);
         if self.keep_sites {
@@ -307,7 +332,7 @@ impl Judge {
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
         summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
-        Report { sites: self.sites, findings, summary, opaque: analysis.opaque.clone() }
+        Report { sites: self.sites, findings, undecided: self.undecided, summary, opaque: analysis.opaque.clone() }
     }
 }
 

@@ -203,7 +203,7 @@ pub fn read(folder: &Path, t: &TensorProto, r: &ExternalRef, max: u64) -> Result
     let io = |e: std::io::Error| ExternalError::Io {
         tensor: t.name().to_string(),
         location: r.location.clone(),
-        reason: e.to_string(),
+        reason: crate::platform::io_reason(&e),
     };
     let mut file = open_data(&path).map_err(io)?;
     file.seek(SeekFrom::Start(r.offset)).map_err(io)?;

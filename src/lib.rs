@@ -135,6 +135,7 @@ pub mod external;
 pub mod fold;
 pub mod gen;
 pub mod infer;
+pub mod location;
 pub mod materialize;
 pub mod ops;
 pub mod panics;

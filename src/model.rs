@@ -33,7 +33,7 @@ pub struct NodeLoc {
 /// Why a model could not be loaded or saved. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {}", crate::platform::io_reason(source))]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: is a directory, not an ONNX model file")]
     IsDirectory { path: PathBuf },

@@ -139,6 +139,32 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What the system said about an I/O error, in words, without its number: `No such file or directory`, not
+/// `No such file or directory (os error 2)` (the number differs between systems and says nothing more).
+pub fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match (text.rfind(" (os error "), text.ends_with(')')) {
+        (Some(at), true) if text[at + 11..text.len() - 1].bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
+            text[..at].to_string()
+        }
+        _ => text,
+    }
+}
+
+/// Whether a terminal shows UTF-8, from the locale variables `LC_ALL`, `LC_CTYPE` and `LANG` (the first set one
+/// decides; none set is the C locale, ASCII). Elsewhere than Unix, the console takes Unicode from Rust's standard
+/// library whatever the locale: always.
+pub fn terminal_is_utf8(locale: [Option<&str>; 3]) -> bool {
+    if cfg!(not(unix)) {
+        return true;
+    }
+    let first = locale.into_iter().flatten().find(|v| !v.is_empty());
+    first.is_some_and(|v| {
+        let v = v.to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    })
+}
+
 /// The permissions of a new output file: `rw-r--r--` on Unix (a temporary file is made owner-only); elsewhere the
 /// system's default (`None`).
 pub fn new_file_permissions() -> Option<std::fs::Permissions> {
@@ -299,6 +325,14 @@ mod tests {
             assert!(!same(&a, &other));
             assert!(!same(&a, &dir.path().join("missing.onnx")));
         }
+    }
+
+    #[test]
+    fn io_errors_are_told_in_words_without_the_systems_number() {
+        let missing = File::open("/no/such/onnx-bcast/file").unwrap_err();
+        assert!(missing.to_string().contains("(os error"), "{missing}");
+        assert_eq!(io_reason(&missing), "No such file or directory");
+        assert_eq!(io_reason(&io::Error::other("stop (os error x)")), "stop (os error x)");
     }
 
     #[test]

@@ -5,6 +5,16 @@ use std::io::{self, Write};
 
 use crate::expand::ExpandSummary;
 
+/// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
+pub(crate) fn write_fitted(out: &mut impl Write, input: &str, lead: &str, text: &str) -> io::Result<()> {
+    let (line, legend) = crate::brief::fit(lead, text);
+    writeln!(out, "{input}: {line}")?;
+    for line in legend {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
 /// The JSON object of an expand run.
 pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
     serde_json::json!({
@@ -41,11 +51,13 @@ pub fn write_expand_text(
                 true => String::new(),
                 false => format!(" (still holds only if {})", a.conditions.join(" and ")),
             };
-            writeln!(out, "{input}: {}/{} ({}): {}{still}", a.graph, a.node, a.op, a.steps.join("; "))?;
+            let at = crate::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            write_fitted(out, input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;
         }
     }
     for l in &summary.left {
-        writeln!(out, "{input}: left implicit {}/{} ({}): {}", l.graph, l.node, l.op, l.reason)?;
+        let at = crate::location::at(&l.graph, Some(&l.node), Some(&l.op));
+        write_fitted(out, input, &format!("left implicit {at}: "), &l.reason)?;
     }
     let target = match output {
         Some(o) => format!("wrote {o}"),

@@ -65,21 +65,19 @@ pub fn write_fold_text(
     if !quiet {
         for f in &summary.folded {
             let into = if f.into.is_empty() { String::new() } else { format!(" into {}", f.into.join(", ")) };
-            writeln!(out, "{input}: folded {}/{} ({}): {} read directly{into}", f.graph, f.node, f.op, f.source)?;
+            let at = crate::location::at(&f.graph, Some(&f.node), Some(&f.op));
+            let text = format!("{} read directly{into}", f.source);
+            crate::render_expand::write_fitted(out, input, &format!("folded {at}: "), &text)?;
         }
     }
     for r in &summary.removed_with {
-        writeln!(
-            out,
-            "{input}: removed {}/{} ({}) with {}, which alone read it",
-            r.graph,
-            r.node,
-            r.op,
-            r.with.join(", ")
-        )?;
+        let at = crate::location::at(&r.graph, Some(&r.node), Some(&r.op));
+        let text = format!("with {}, which alone read it", r.with.join(", "));
+        crate::render_expand::write_fitted(out, input, &format!("removed {at} "), &text)?;
     }
     for k in &summary.kept {
-        writeln!(out, "{input}: kept {}/{} ({}): {}", k.graph, k.node, k.op, k.reason)?;
+        let at = crate::location::at(&k.graph, Some(&k.node), Some(&k.op));
+        crate::render_expand::write_fitted(out, input, &format!("kept {at}: "), &k.reason.to_string())?;
     }
     let target = match output {
         Some(o) => format!("wrote {o}"),

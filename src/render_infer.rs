@@ -37,7 +37,8 @@ pub fn write_infer_text(
     for m in &summary.mismatches {
         let fate = if m.replaced { "replaced" } else { "kept; --overwrite-declared replaces it" };
         let code = Code::DeclaredShapeMismatch.as_str();
-        writeln!(out, "{input}: {code} {}/{}: {} ({fate})", m.graph, m.value, m.why)?;
+        let lead = format!("{code} {}: ", crate::location::at(&m.graph, Some(&format!("value {}", m.value)), None));
+        crate::render_expand::write_fitted(out, input, &lead, &format!("{} ({fate})", m.why))?;
     }
     let target = match output {
         Some(o) => format!("wrote {o}"),

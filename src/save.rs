@@ -53,10 +53,7 @@ pub enum SaveError {
 
 /// An I/O error without the path the OS call was given (which may be a temporary name).
 fn reason(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code).to_string(),
-        None => e.to_string(),
-    }
+    crate::platform::io_reason(e)
 }
 
 /// Where `output` (OUT as given) leads, by the policy in the module documentation.

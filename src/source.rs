@@ -198,7 +198,7 @@ pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailur
 pub enum WireError {
     #[error("malformed protobuf at byte {offset}: {reason}")]
     Malformed { offset: usize, reason: &'static str },
-    #[error("cannot read the input: {0}")]
+    #[error("cannot read the input: {}", crate::platform::io_reason(.0))]
     Io(#[from] io::Error),
 }
 

@@ -46,6 +46,7 @@ fn every_code_example_is_the_output_of_check_on_its_fixture() {
         if example.strict {
             args.push("--strict");
         }
+        args.extend(example.args.split_whitespace());
         args.push(example.fixture);
         let (status, stdout) = run(&args);
         let transcript = format!("$ {}\n{stdout}", example.command());

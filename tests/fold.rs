@@ -172,7 +172,7 @@ fn every_candidate_is_folded_removed_with_its_readers_or_kept() {
     assert_eq!(json["removed_with"][0]["with"], serde_json::json!(["where_true"]), "{json}");
     let r = run(&["fold", "--dry-run", fixture("where_condition_removed_with").to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("removed main/expand_condition (Expand) with where_true, which alone read it"));
+    assert!(r.stdout.contains("removed main › expand_condition (Expand) with where_true, which alone read it"));
     assert!(r.stdout.contains(": 1 of 2 explicit broadcasts folded, 1 removed with them, 0 kept;"), "{}", r.stdout);
 }
 

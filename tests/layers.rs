@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("schema and system calls", &["pb", "platform", "atomic", "copy", "panics"]),
     ("loading", &["source", "model", "gen"]),
-    ("locations, symbols, shapes, element types, codes", &["sym", "shape", "tensor", "diagnostic"]),
+    ("locations, symbols, shapes, element types, codes", &["location", "sym", "shape", "tensor", "diagnostic"]),
     ("attributes, op table, rules, tensor data", &["attr", "ops", "rules", "external"]),
     ("inference", &["infer"]),
     ("analysis", &["calls", "analysis"]),

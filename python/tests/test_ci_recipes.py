@@ -51,7 +51,7 @@ def _judges_staged_models(repo: Path, env: dict[str, str]) -> None:
     _git(repo, "add", "bad.onnx")
     failing = subprocess.run(pre_commit, cwd=repo, env=env, capture_output=True, text=True)
     assert failing.returncode == 1, failing.stdout + failing.stderr
-    assert "bad.onnx: error[broadcast-violation] main/add (Add)" in failing.stdout
+    assert "bad.onnx: error[broadcast-violation] main › add (Add)" in failing.stdout
 
 
 def _path_without_cargo() -> str:

@@ -248,12 +248,11 @@ impl<'m> Walker<'m, '_> {
                     };
                     if let Some(why) = tensor::contradiction(&facts, &bound) {
                         if !self.bindings.is_empty() && tensor::contradiction(&facts, d).is_none() {
-                            let at = node_label(node, index);
-                            let msg = format!("value '{name}' of node {at} in {}: {why}", env.path);
-                            self.out.binding_conflicts.push(msg);
-                        } else {
                             let msg =
-                                format!("value '{name}' is declared with other facts than inference finds: {why}");
+                                format!("value '{name}' {} at the bound sizes: {why}", super::bind::DECLARED_OTHERWISE);
+                            self.note(env, Code::BindContradiction, Some((node, index)), msg);
+                        } else {
+                            let msg = format!("value '{name}' {}: {why}", super::bind::DECLARED_OTHERWISE);
                             self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
                         }
                     }

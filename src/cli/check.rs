@@ -15,23 +15,27 @@ use super::Status;
 /// `check`: settings from the config file and the flags, the models from the paths, then every model checked on a
 /// pool of threads and reported in order as soon as the ones before it are done.
 pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Status> {
+    if args.statistics && !matches!(args.format, CheckFormat::Text | CheckFormat::Json) {
+        say!("onnx-bcast: error: --statistics counts findings in text or JSON output, not in GitHub or SARIF output");
+        return Ok(Status::Failed);
+    }
     let cwd = std::env::current_dir()?;
     let (options, exclude) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
     let walk = Walk { force_exclude: args.force_exclude, honour_ignore_files: !args.no_ignore };
     let (targets, warnings) = find_models(&args.models, &exclude, walk);
     for warning in warnings {
-        eprintln!("onnx-bcast: warning: {warning}");
+        say!("onnx-bcast: warning: {warning}");
     }
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
         Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false },
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -59,7 +63,7 @@ fn reporter(args: &CheckArgs) -> Reporter {
         CheckFormat::Github => Sink::Github,
         CheckFormat::Sarif => Sink::Sarif(Vec::new()),
     };
-    Reporter::new(sink, verbosity)
+    Reporter::new(sink, verbosity, args.statistics)
 }
 
 /// The config file (unless --no-config), then the flags over it (`onnx_bcast::config::settings`): --strict and
@@ -91,7 +95,7 @@ fn settings(
     };
     let options = config::check_options(config.as_ref(), &rule_flags, strict)?;
     if let (true, Some(config)) = (args.verbose, &config) {
-        eprintln!("onnx-bcast: settings from {}", config.path.display());
+        say!("onnx-bcast: settings from {}", config.path.display());
     }
     let exclude = config::exclude(config.as_ref(), &args.exclude, cwd)?;
     Ok((options, exclude))

@@ -27,7 +27,7 @@ struct Request {
 
 pub fn command(args: ExpandArgs) -> io::Result<Status> {
     if args.verify && !cfg!(feature = "verify") {
-        eprintln!("{NO_VERIFY}");
+        say!("{NO_VERIFY}");
         return Ok(Status::Failed);
     }
     let options = ExpandOptions {
@@ -39,7 +39,7 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
     let bindings = match onnx_bcast::analysis::Bindings::new(&args.bind) {
         Ok(bindings) => bindings,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -97,7 +97,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
             let verified = verify_rewrite(rewrite)?;
             if verified != Status::Clean {
                 if let Some(output) = output.filter(|_| !request.dry_run) {
-                    eprintln!("onnx-bcast: {}: not written, since verification failed", output.display());
+                    say!("onnx-bcast: {}: not written, since verification failed", output.display());
                 }
                 write_summary(&shown, None, &plan.summary, request, Some(verified))?;
                 return Ok(status.max(verified));
@@ -113,7 +113,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
             let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
             if !unchanged_in_place {
                 if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
-                    eprintln!("onnx-bcast: error: {e}");
+                    say!("onnx-bcast: error: {e}");
                     return Ok(Status::Failed);
                 }
             }
@@ -133,10 +133,14 @@ fn write_summary(
     request: &Request,
     verified: Option<Status>,
 ) -> io::Result<()> {
+    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
+    let text = request.format == Format::Text;
     let mut out: Box<dyn Write> = if written == Some("-") {
-        Box::new(io::stderr().lock())
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
-        Box::new(io::BufWriter::new(io::stdout().lock()))
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match request.format {
         Format::Text => onnx_bcast::render_expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?,
@@ -181,9 +185,9 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
     let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify_with(original, &rewritten, SEED, sizes));
     match verified {
         Ok(Ok(report)) if report.differs() => {
-            eprintln!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
+            say!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
             for line in report.differences() {
-                eprintln!("onnx-bcast: verify: {shown}: {line}");
+                say!("onnx-bcast: verify: {shown}: {line}");
             }
             Ok(Status::Findings)
         }
@@ -195,15 +199,15 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
         }
         // The original runs and the rewrite does not: a finding about the rewrite, like a difference.
         Ok(Err(e @ onnx_bcast::verify::VerifyError::Rewritten { .. })) => {
-            eprintln!("onnx-bcast: verify: {shown}: {e}");
+            say!("onnx-bcast: verify: {shown}: {e}");
             Ok(Status::Findings)
         }
         Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: verify: {shown}: {e}");
+            say!("onnx-bcast: error: verify: {shown}: {e}");
             Ok(Status::Failed)
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: verify: {shown}: {panic}");
+            say!("onnx-bcast: internal error: verify: {shown}: {panic}");
             Ok(Status::Failed)
         }
     }
@@ -212,6 +216,6 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
 /// `command` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
 #[cfg(not(feature = "verify"))]
 fn verify_rewrite(_: Rewrite<'_>) -> io::Result<Status> {
-    eprintln!("{NO_VERIFY}");
+    say!("{NO_VERIFY}");
     Ok(Status::Failed)
 }

@@ -26,7 +26,7 @@ pub fn command(args: &FoldArgs) -> io::Result<Status> {
             let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, output);
             if !unchanged_in_place {
                 if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, output) {
-                    eprintln!("onnx-bcast: error: {e}");
+                    say!("onnx-bcast: error: {e}");
                     return Ok(Status::Failed);
                 }
             }
@@ -60,10 +60,14 @@ fn plan(
 
 /// `fold`'s summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
 fn write_summary(shown: &str, written: Option<&str>, summary: &FoldSummary, args: &FoldArgs) -> io::Result<()> {
+    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
+    let text = args.format == Format::Text;
     let mut out: Box<dyn Write> = if written == Some("-") {
-        Box::new(io::stderr().lock())
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
-        Box::new(io::BufWriter::new(io::stdout().lock()))
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match args.format {
         Format::Text => onnx_bcast::render_fold::write_fold_text(&mut out, shown, written, summary, args.quiet)?,

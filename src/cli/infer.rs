@@ -13,7 +13,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     let bindings = match Bindings::new(&args.bind) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -43,7 +43,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
             let in_place = super::same_file(&args.input, output);
             if !(plan.edit.is_empty() && in_place) {
                 if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, output) {
-                    eprintln!("onnx-bcast: error: {e}");
+                    say!("onnx-bcast: error: {e}");
                     return Ok(Status::Failed);
                 }
             }
@@ -57,10 +57,14 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
 
 /// The summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
 fn write_summary(shown: &str, written: Option<&str>, summary: &InferSummary, format: Format) -> io::Result<()> {
+    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
+    let text = format == Format::Text;
     let mut out: Box<dyn Write> = if written == Some("-") {
-        Box::new(io::stderr().lock())
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
-        Box::new(io::BufWriter::new(io::stdout().lock()))
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match format {
         Format::Text => onnx_bcast::render_infer::write_infer_text(&mut out, shown, written, summary)?,

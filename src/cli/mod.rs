@@ -3,7 +3,15 @@
 //! [`main_from`], the whole program behind `main`. It is part of the library so that the Python wheel's
 //! `onnx-bcast` command runs this very code, with the same flags, output and exit codes as the binary.
 
+/// `eprintln!` as the terminal can show it (see [`charset`]).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::charset::eprint_line(&format!($($arg)*))
+    };
+}
+
 pub mod args;
+pub mod charset;
 pub mod check;
 pub mod completions;
 pub mod expand;
@@ -42,12 +50,12 @@ pub fn open_for_rewrite(
     dry_run: bool,
 ) -> Result<onnx_bcast::model::Model, Status> {
     let model = onnx_bcast::model::Model::open(input).map_err(|e| {
-        eprintln!("onnx-bcast: error: {e}");
+        say!("onnx-bcast: error: {e}");
         Status::Failed
     })?;
     if let (false, Some(output)) = (dry_run, output) {
         if let Err(e) = onnx_bcast::save::destination(output) {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Err(Status::Failed);
         }
     }
@@ -88,21 +96,36 @@ pub fn planned<T, E: std::fmt::Display>(
         Ok(Ok(planned)) => Ok(planned),
         Ok(Err(e)) => match broken(&e) {
             Some(notes) => {
-                for note in notes {
-                    eprintln!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
-                }
-                eprintln!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
+                print_notes(shown, notes);
+                say!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
                 Err(Status::Findings)
             }
             None => {
-                eprintln!("onnx-bcast: error: {shown}: {e}");
+                say!("onnx-bcast: error: {shown}: {e}");
                 Err(Status::Failed)
             }
         },
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            say!("onnx-bcast: internal error: {shown}: {panic}");
             Err(Status::Failed)
         }
+    }
+}
+
+/// The findings that make a model broken (or a `--bind` contradicted), one line each on stderr, as `check` prints
+/// them: the short names a line uses defined after it, and a flood of one code cut to its first few.
+pub fn print_notes(shown: &str, notes: &[onnx_bcast::analysis::Note]) {
+    let severity = |n: &onnx_bcast::analysis::Note| (n.code, n.code.default_severity());
+    let (notes, more) = onnx_bcast::render::shown(notes, severity);
+    for note in notes {
+        let (line, legend) = onnx_bcast::brief::fit("", &onnx_bcast::refuse::line(note));
+        say!("onnx-bcast: {shown}: {line}");
+        for line in legend {
+            say!("{line}");
+        }
+    }
+    for (code, severity, n) in more {
+        say!("onnx-bcast: {shown}: {}[{code}] {}", severity.as_str(), onnx_bcast::render::more_line(n));
     }
 }
 
@@ -152,7 +175,7 @@ where
         // A reader that stopped listening (`| head`) is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {}", onnx_bcast::platform::io_reason(&e));
             Status::Failed as u8
         }
     }

@@ -13,6 +13,7 @@ use onnx_bcast::analysis::{analyze_model_request, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
 use onnx_bcast::config::Target;
 use onnx_bcast::model::Model;
+use onnx_bcast::platform::io_reason;
 use onnx_bcast::render;
 
 use super::progress::Progress;
@@ -29,7 +30,7 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, request: &Re
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
         Target::Model(path) => onnx_bcast::panics::guard(|| match super::open_model(path) {
-            Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {e}"))),
+            Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
             Ok(Err(e)) => Err(Failure::Load(e.to_string())),
             Ok(Ok(model)) => check_model(&model, &shown, options, json, request, &mut spool),
         })
@@ -68,7 +69,7 @@ fn check_streaming(
     options: CheckOptions,
     request: &Request,
 ) -> Result<(onnx_bcast::check::Report, Spool), Failure> {
-    let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {e}"));
+    let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {}", io_reason(&e)));
     let mut spool = Spool::default();
     render::write_json_model_start(&mut spool, shown).map_err(spooling)?;
     let mut judge = Judge::new(options, false);
@@ -125,7 +126,9 @@ pub fn run_checks(
     let cancel = AtomicBool::new(false);
     let mut progress = Progress::new(targets);
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    // Text for people in ASCII where the terminal is not UTF-8; JSON and SARIF as they are.
+    let ascii = sink.is_for_people() && super::charset::stdout_ascii();
+    let mut out = io::BufWriter::new(super::charset::Text::new(stdout.lock(), ascii));
     let result = std::thread::scope(|scope| {
         let cancel = &cancel;
         scope.spawn(move || {

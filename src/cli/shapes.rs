@@ -15,7 +15,7 @@ pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     let request = match Bindings::new(&args.bind) {
         Ok(bindings) => Request { bindings, function_facts: false },
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -31,7 +31,7 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
     let model = match super::open_model(path)? {
         Ok(model) => model,
         Err(e) => {
-            eprintln!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
@@ -39,15 +39,21 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
     {
         Ok(Ok(a)) => a,
         Ok(Err(e)) => {
-            eprintln!("onnx-bcast: error: {shown}: {e}");
+            say!("onnx-bcast: error: {shown}: {e}");
             return Ok(Status::Failed);
         }
         Err(panic) => {
-            eprintln!("onnx-bcast: internal error: {shown}: {panic}");
+            say!("onnx-bcast: internal error: {shown}: {panic}");
             return Ok(Status::Failed);
         }
     };
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    // Shapes at sizes the model contradicts are shown, with each contradiction (`check` reports the same): exit 1.
+    let contradicted: Vec<&onnx_bcast::analysis::Note> =
+        analysis.notes.iter().filter(|n| n.code == onnx_bcast::diagnostic::Code::BindContradiction).collect();
+    let notes: Vec<onnx_bcast::analysis::Note> = contradicted.iter().map(|n| (*n).clone()).collect();
+    super::print_notes(&shown, &notes);
+    let ascii = format == ShapesFormat::Text && super::charset::stdout_ascii();
+    let mut out = io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii));
     match format {
         ShapesFormat::Text => render::write_shapes_text(&mut out, &shown, &analysis)?,
         ShapesFormat::Json => writeln!(out, "{}", render::shapes_json(&shown, &analysis))?,
@@ -57,5 +63,5 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
         }
     }
     out.flush()?;
-    Ok(Status::Clean)
+    Ok(if contradicted.is_empty() { Status::Clean } else { Status::Findings })
 }

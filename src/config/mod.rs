@@ -65,7 +65,7 @@ pub struct Config {
 /// Why a config file or a setting cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read: {source}", path = path.display())]
+    #[error("{path}: cannot read: {}", crate::platform::io_reason(source), path = path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: {message}", path = path.display())]
     Parse { path: PathBuf, message: String },
