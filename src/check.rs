@@ -454,7 +454,7 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
             )
         }
         (Verdict::Conditional(_), _) => {
-            format!("holds only if {}: {inputs} broadcast to {}", conditions.join(" and "), site.output_shape)
+            format!("holds only if {}: {inputs} broadcast to {}", crate::rules::all_of(conditions), site.output_shape)
         }
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
             format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)

@@ -49,7 +49,7 @@ pub fn write_expand_text(
         for a in &summary.actions {
             let still = match a.conditions.is_empty() {
                 true => String::new(),
-                false => format!(" (still holds only if {})", a.conditions.join(" and ")),
+                false => format!(" (still holds only if {})", crate::rules::all_of(&a.conditions)),
             };
             let at = crate::location::at(&a.graph, Some(&a.node), Some(&a.op));
             write_fitted(out, input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;

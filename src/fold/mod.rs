@@ -141,7 +141,7 @@ impl fmt::Display for KeptReason {
             KeptReason::BroadcastUndecided => f.write_str("the broadcast itself is not proved to hold"),
             KeptReason::BroadcastConditional { conditions } => {
                 let c: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                write!(f, "the broadcast itself holds only if {}", c.join(" and "))
+                write!(f, "the broadcast itself holds only if {}", crate::rules::all_of(&c))
             }
             KeptReason::NotBroadcastingConsumer { node, op, input } => {
                 write!(f, "{node} ({op}) reads it as input {input}, which its rule does not broadcast")
@@ -149,7 +149,7 @@ impl fmt::Display for KeptReason {
             KeptReason::OtherConsumer { node, op } => write!(f, "{node} ({op}) reads it and does not broadcast"),
             KeptReason::ConsumerConditional { node, op, conditions } => {
                 let c: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                write!(f, "{node} ({op}) would hold only if {}", c.join(" and "))
+                write!(f, "{node} ({op}) would hold only if {}", crate::rules::all_of(&c))
             }
             KeptReason::ConsumerUnknown { node, op } => {
                 write!(f, "{node} ({op}): the shapes are not known well enough to prove it broadcasts anyway")
