@@ -15,3 +15,8 @@ The implementation is in ``onnx_bcast._api``; this module holds the public names
 
 from ._api import *  # noqa: F401,F403
 from ._api import __all__, __version__  # noqa: F401
+
+
+def __dir__() -> list:
+    # What `dir(onnx_bcast)` and completion show: the public names, not the modules the package is made of.
+    return sorted([*__all__, "__version__"])

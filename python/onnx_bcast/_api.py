@@ -1,23 +1,16 @@
-"""onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
-
-The Python API of the ``onnx-bcast`` command line, in the shape ONNX users already call
-(``onnx.checker.check_model``, ``onnx.shape_inference.infer_shapes``, ``onnxsim.simplify``)::
-
-    import onnx_bcast
-
-    report = onnx_bcast.check("model.onnx")            # a path, bytes, or an onnx.ModelProto
-    assert report.ok, report                           # the repr lists the findings
-    model, summary = onnx_bcast.expand(model_proto)    # returns the kind it was given
-    onnx_bcast.shapes("model.onnx")["main"]["logits"]  # TensorType(elem_type='float', shape=('batch', 10))
+"""The implementation of the ``onnx_bcast`` package (its ``__init__`` re-exports the public names).
 
 A model given as a path is memory-mapped, exactly as the command line maps it; an ``onnx.ModelProto`` is taken
 through ``SerializeToString()``, so ``onnx`` is not a dependency (``check`` and ``shapes`` leave the data of large
-initializers out of what they serialize: only its length matters to them). Every call releases the GIL while it works. An
-unreadable model raises :class:`ModelError` with the command line's one-line message.
+initializers out of what they serialize: only its length matters to them). Every call releases the GIL while it works.
+An unreadable model raises :class:`ModelError` with the command line's one-line message; a missing file
+:class:`ModelNotFoundError`, which is a ``FileNotFoundError`` too. A wrong argument raises ``TypeError`` or
+``ValueError`` naming it.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from dataclasses import dataclass
@@ -32,7 +25,10 @@ __version__: str = _native.__version__
 __all__ = [
     "check",
     "expand",
+    "infer",
+    "fold",
     "shapes",
+    "explain",
     "Report",
     "Finding",
     "Site",
@@ -42,9 +38,15 @@ __all__ = [
     "ExpandSummary",
     "Action",
     "LeftSite",
+    "Inferred",
+    "InferSummary",
+    "Mismatch",
+    "Folded",
+    "FoldSummary",
     "TensorType",
     "OnnxBcastError",
     "ModelError",
+    "ModelNotFoundError",
     "RefusedError",
     "BindError",
     "InternalError",
@@ -59,6 +61,20 @@ Shape = Optional[Tuple[Dim, ...]]
 ModelLike = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
 
 
+class ModelNotFoundError(ModelError, FileNotFoundError):
+    """The model's file does not exist: a :class:`ModelError` and a ``FileNotFoundError``, so that either catch
+    works. ``filename`` is the path, ``errno`` ``ENOENT``; the message is the command line's."""
+
+    def __init__(self, message: str, filename: str) -> None:
+        FileNotFoundError.__init__(self, errno.ENOENT, message, filename)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+ModelNotFoundError.__module__ = "onnx_bcast"
+
+
 def _native_model(model: ModelLike) -> Tuple[Union[str, bytes], str]:
     """The model as the extension takes it (a path or bytes), and its kind: ``"path"``, ``"bytes"`` or ``"proto"``."""
     if isinstance(model, (str, os.PathLike)):
@@ -70,7 +86,44 @@ def _native_model(model: ModelLike) -> Tuple[Union[str, bytes], str]:
     serialize = getattr(model, "SerializeToString", None)
     if callable(serialize):
         return serialize(), "proto"
-    raise TypeError(f"a model is a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
+    raise TypeError(f"model: a path, bytes or an onnx.ModelProto, not {type(model).__name__}")
+
+
+def _calling(native: Any, kind: str, call: Any) -> Any:
+    """Runs `call()`, a missing model file raised as :class:`ModelNotFoundError` (both catches work)."""
+    try:
+        return call()
+    except ModelError as e:
+        if kind == "path" and not os.path.lexists(native):
+            raise ModelNotFoundError(str(e), native) from None
+        raise
+
+
+def _flag(argument: str, value: Any) -> bool:
+    """A keyword argument that is True or False, or a ``TypeError`` naming it."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{argument}: True or False, not {value!r}")
+    return value
+
+
+def _size(argument: str, value: Any, optional: bool = False) -> Optional[int]:
+    """A keyword argument that is a number of bytes (an int, at least 0), or an error naming it."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{argument}: a number of bytes (an int), not {value!r}")
+    if value < 0:
+        raise ValueError(f"{argument}: a number of bytes is at least 0, not {value}")
+    return value
+
+
+def _out(out: Any) -> Optional[str]:
+    """`out`: where to write, a path (``str`` or path-like), or None to get the model back."""
+    if out is None:
+        return None
+    if not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out: a path (str or os.PathLike) or None, not {type(out).__name__}")
+    return os.fsdecode(out)
 
 
 #: Analysis reads the values of a tensor of at most this many elements (the length of the data of any other).
@@ -211,8 +264,9 @@ class Finding:
     site: Optional[Site]
 
     def __str__(self) -> str:
-        where = "/".join(p for p in (self.graph, self.node) if p)
-        op = f" ({self.op})" if self.op else ""
+        # As the command line names a place: the graph, then the node after ` › ` (node names hold `/` too).
+        where = " › ".join(p for p in (self.graph, self.node) if p)
+        op = f" ({self.op})" if self.op and not (self.node or "").endswith(f" ({self.op})") else ""
         return f"{self.severity}[{self.code}] {where}{op}: {self.message}"
 
 
@@ -243,6 +297,12 @@ class Report:
     @property
     def ok(self) -> bool:
         return not self._native.failed()
+
+    @property
+    def error(self) -> Optional[str]:
+        """Why the model could not be checked (one of a folder's models, say), or None: the command line's line for
+        it. Such a report is not ``ok``, has no findings, and ``to_json()`` is ``{"model", "error"}``."""
+        return getattr(self._native, "error", None)
 
     @cached_property
     def summary(self) -> Summary:
@@ -282,6 +342,8 @@ class Report:
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         # A process pool sends reports back pickled: the native object's answers travel as strings.
         native = self._native
+        if self.error is not None:
+            return (_unpickle_report, ((self.error,), self.model))
         answers = (native.failed(), native.summary_json(), native.summary_text(), native.findings_json(),
                    native.to_json())
         return (_unpickle_report, (answers, self.model))
@@ -321,7 +383,34 @@ class _Answers:
 
 
 def _unpickle_report(answers: Tuple[Any, ...], model: str) -> Report:
+    if len(answers) == 1:
+        return Report(_Unreadable(model, answers[0]), model)
     return Report(_Answers(*answers), model)
+
+
+class _Unreadable:
+    """The answers of a model that could not be checked, as the command line reports it among the others."""
+
+    def __init__(self, model: str, error: str) -> None:
+        self.error = error
+        self._model = model
+
+    def failed(self) -> bool:
+        return True
+
+    def summary_json(self) -> str:
+        fields = ("sites", "same", "broadcast", "violations", "conditional", "unknown", "errors", "warnings",
+                  "opaque_nodes")
+        return json.dumps({f: 0 for f in fields})
+
+    def summary_text(self) -> str:
+        return f"could not be checked: {self.error}"
+
+    def findings_json(self) -> str:
+        return "[]"
+
+    def to_json(self) -> str:
+        return json.dumps({"model": self._model, "error": self.error}, ensure_ascii=False)
 
 
 def check(
@@ -332,31 +421,56 @@ def check(
     warn: Sequence[str] = (),
     allow: Sequence[str] = (),
     bind: Optional[Mapping[str, int]] = None,
-) -> Report:
+) -> Union[Report, List[Report]]:
     """Infers shapes through the whole model and judges every broadcasting site by its rule, like
-    ``onnx-bcast check``. ``strict``: every implicit broadcast and every conditional site is an error. ``deny``,
-    ``warn``, ``allow``: codes (or ``"all"``) whose findings become errors, warnings or nothing; ``"all"`` applies
-    first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags do. ``bind``: sizes
-    for the symbols of the inputs (``{"seq": 512}``, as ``--bind seq=512``), given before inference, so that every
-    size derived from them is worked out again; :class:`BindError` for a name no input declares or a size the model
-    contradicts. No config file is read: the arguments are the whole configuration."""
+    ``onnx-bcast check``. ``strict``: every implicit broadcast, every conditional site and every undecided one is an
+    error. ``deny``, ``warn``, ``allow``: codes (or ``"all"``) whose findings become errors, warnings or nothing;
+    ``"all"`` applies first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags
+    do. ``bind``: sizes for the symbols of the inputs (``{"seq": 512}``, as ``--bind seq=512``), given before
+    inference, so that every size derived from them is worked out again; :class:`BindError` for a name no input
+    declares; a size the model contradicts is a finding, ``bind-contradiction``. No config file is read: the
+    arguments are the whole configuration.
+
+    A folder gives a list of reports, one per ``.onnx`` file below it in path order (hidden and ignored paths left
+    out), as ``onnx-bcast check FOLDER`` reports them; a model among them that cannot be read is a report whose
+    ``error`` says why."""
+    options = dict(strict=_flag("strict", strict), deny=_names("deny", deny), warn=_names("warn", warn),
+                   allow=_names("allow", allow), bind=_bindings(bind))
+    if isinstance(model, (str, os.PathLike)) and os.path.isdir(model):
+        return [_check_one(path, options, error) for path, error in _native.find_models(os.fsdecode(model))]
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
-    report = _native.check(
-        native, name=name, strict=strict, deny=_names(deny), warn=_names(warn), allow=_names(allow),
-        left_out=left_out, bind=_bindings(bind),
-    )
+    report = _calling(native, kind, lambda: _native.check(native, name=name, left_out=left_out, **options))
     return Report(report, native if kind == "path" else name)
+
+
+def _check_one(path: str, options: Dict[str, Any], error: Optional[str]) -> Report:
+    """One model of a folder: its report, or one that says why it could not be checked."""
+    if error is None:
+        try:
+            return Report(_native.check(path, **options), path)
+        except (ModelError, InternalError) as e:
+            error = str(e)
+    return Report(_Unreadable(path, error), path)
 
 
 def _bindings(bind: Optional[Mapping[str, int]]) -> List[Tuple[str, int]]:
     return [] if bind is None else [(str(name), int(size)) for name, size in bind.items()]
 
 
-def _names(codes: Sequence[str]) -> List[str]:
+def _names(argument: str, codes: Union[str, Sequence[str]]) -> List[str]:
+    """`deny`, `warn` or `allow`: a code, or codes (an unknown one is the extension's ``ValueError``, naming the
+    argument)."""
     if isinstance(codes, str):
         return [codes]
-    return list(codes)
+    try:
+        names = list(codes)
+    except TypeError:
+        raise TypeError(f"{argument}: a code or a list of codes, not {type(codes).__name__}") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{argument}: a code is a str (such as 'broadcast-violation'), not {name!r}")
+    return names
 
 
 @dataclass(frozen=True)
@@ -373,7 +487,8 @@ def shapes(model: ModelLike, *, bind: Optional[Mapping[str, int]] = None) -> Dic
     for :func:`check`."""
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
-    found = json.loads(_native.shapes(native, name=name, left_out=left_out, bind=_bindings(bind)))
+    found = json.loads(_calling(native, kind, lambda: _native.shapes(native, name=name, left_out=left_out,
+                                                                     bind=_bindings(bind))))
     return {
         g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
         for g in found["graphs"]
@@ -463,17 +578,152 @@ def expand(
     :class:`RefusedError` for a model ``check`` reports as broken."""
     native, kind = _native_model(model)
     name = _shown(kind)
+    if gather_external_data is not None and not isinstance(gather_external_data, str):
+        raise TypeError(f"gather_external_data: a file name (str) or None, not {type(gather_external_data).__name__}")
     options = {
-        "materialize_constants": materialize_constants,
-        "max_materialize_bytes": max_materialize_bytes,
-        "inline_external_below": inline_external_below,
+        "materialize_constants": _flag("materialize_constants", materialize_constants),
+        "max_materialize_bytes": _size("max_materialize_bytes", max_materialize_bytes),
+        "inline_external_below": _size("inline_external_below", inline_external_below, optional=True),
         "gather_external_data": gather_external_data,
     }
-    written = None if out is None else os.fsdecode(out)
-    rewritten, summary_json = _native.expand(native, written, options, name=name, bind=_bindings(bind))
+    written = _out(out)
+    rewritten, summary_json = _calling(
+        native, kind, lambda: _native.expand(native, written, options, name=name, bind=_bindings(bind)))
     summary = ExpandSummary._from_json(json.loads(summary_json))
     if out is not None:
         return Expanded(out, summary)
     if kind == "proto":
         return Expanded(type(model).FromString(rewritten), summary)
     return Expanded(rewritten, summary)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A declaration that contradicts inference (``declared-shape-mismatch``): kept, or replaced."""
+
+    graph: str
+    value: str
+    message: str
+    replaced: bool
+
+
+@dataclass(frozen=True)
+class InferSummary:
+    """What ``infer`` wrote: the same fields as ``onnx-bcast infer --format json``."""
+
+    values: int
+    declared: int
+    completed: int
+    kept: int
+    resolved: int
+    static: int
+    inputs_bound: int
+    functions_skipped: int
+    mismatches: Tuple[Mismatch, ...]
+    #: The output path, when one was written.
+    output: Optional[str]
+
+    @classmethod
+    def _from_json(cls, s: Dict[str, Any]) -> "InferSummary":
+        fields = ("values", "declared", "completed", "kept", "resolved", "static", "inputs_bound", "functions_skipped")
+        mismatches = tuple(Mismatch(m["graph"], m["value"], m["message"], m["replaced"]) for m in s["mismatches"])
+        return cls(**{f: s[f] for f in fields}, mismatches=mismatches, output=s["output"])
+
+
+class Inferred(NamedTuple):
+    """``infer``'s result: the annotated model, of the kind it was given (or the path it was written to), and the
+    summary."""
+
+    model: Any
+    summary: InferSummary
+
+
+def infer(
+    model: ModelLike,
+    out: Union[str, "os.PathLike[str]", None] = None,
+    *,
+    overwrite_declared: bool = False,
+    bind: Optional[Mapping[str, int]] = None,
+) -> Inferred:
+    """Writes every value's inferred element type and shape into the model, as ``value_info`` and the graph outputs'
+    declarations (in subgraphs and function bodies too), everything else byte for byte: ``onnx-bcast infer``. A
+    declaration that contradicts inference is kept (listed in ``summary.mismatches``) unless
+    ``overwrite_declared``. With ``bind`` for every input symbol, a static model. ``out`` and the result's kind as for
+    :func:`expand`; :class:`RefusedError` for a model ``check`` reports as broken, :class:`BindError` for sizes it
+    contradicts."""
+    native, kind = _native_model(model)
+    name = _shown(kind)
+    written = _out(out)
+    overwrite = _flag("overwrite_declared", overwrite_declared)
+    rewritten, summary_json = _calling(
+        native, kind, lambda: _native.infer(native, written, overwrite, name=name, bind=_bindings(bind)))
+    summary = InferSummary._from_json(json.loads(summary_json))
+    return Inferred(_result(model, kind, out, rewritten), summary)
+
+
+@dataclass(frozen=True)
+class FoldSummary:
+    """What ``fold`` removed and kept: the same fields as ``onnx-bcast fold --format json`` (each broadcast
+    folded, removed with the nodes that alone read it, or kept with its reason, as dicts)."""
+
+    candidates: int
+    folded: Tuple[Dict[str, Any], ...]
+    removed_with: Tuple[Dict[str, Any], ...]
+    kept: Tuple[Dict[str, Any], ...]
+    nodes_removed: int
+    initializers_removed: int
+    constants_shrunk: int
+    #: The output path, when one was written.
+    output: Optional[str]
+
+    @classmethod
+    def _from_json(cls, s: Dict[str, Any]) -> "FoldSummary":
+        counts = ("candidates", "nodes_removed", "initializers_removed", "constants_shrunk")
+        lists = {k: tuple(s[k]) for k in ("folded", "removed_with", "kept")}
+        return cls(**{k: s[k] for k in counts}, **lists, output=s["output"])
+
+
+class Folded(NamedTuple):
+    """``fold``'s result: the folded model, of the kind it was given (or the path it was written to), and the
+    summary."""
+
+    model: Any
+    summary: FoldSummary
+
+
+def fold(
+    model: ModelLike,
+    out: Union[str, "os.PathLike[str]", None] = None,
+    *,
+    materialized: bool = False,
+) -> Folded:
+    """Removes the explicit broadcasts (``Expand``, size-1 ``Tile``, ``Mul`` by ones, ...) that every consumer
+    performs anyway under its own rule, where that is proved: ``onnx-bcast fold``, the inverse of :func:`expand`.
+    ``materialized``: also write constants that are expanded copies of smaller ones small again. ``out`` and the
+    result's kind as for :func:`expand`; :class:`RefusedError` for a model ``check`` reports as broken."""
+    native, kind = _native_model(model)
+    name = _shown(kind)
+    written = _out(out)
+    small = _flag("materialized", materialized)
+    rewritten, summary_json = _calling(native, kind, lambda: _native.fold(native, written, small, name=name))
+    return Folded(_result(model, kind, out, rewritten), FoldSummary._from_json(json.loads(summary_json)))
+
+
+def _result(model: Any, kind: str, out: Any, rewritten: Optional[bytes]) -> Any:
+    """What a rewrite returns as its model: `out` when it wrote there, else the kind it was given."""
+    if out is not None:
+        return out
+    if kind == "proto":
+        return type(model).FromString(rewritten)
+    return rewritten
+
+
+def explain(code: Optional[str] = None) -> str:
+    """What a diagnostic code means, which document its rule comes from, an example and a fix: the text of
+    ``onnx-bcast explain CODE``; without a code, the list of codes with their severity and summary."""
+    if code is not None and not isinstance(code, str):
+        raise TypeError(f"code: a code such as 'broadcast-violation' (str) or None, not {type(code).__name__}")
+    text = _native.explain(code)
+    if text is None:
+        raise ValueError(f"code: unknown code {code!r}; onnx_bcast.explain() lists them")
+    return text

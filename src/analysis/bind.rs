@@ -35,7 +35,7 @@ pub enum BindError {
     #[error("--bind {name}: no input of the model has a dim named '{name}' ({known})")]
     Unknown { name: String, known: String },
     /// The model contradicts the bindings: the first of the `bind-contradiction` findings, and how many there are.
-    #[error("--bind contradicts the model: {first}{}", if *.count > 1 { format!(" (and {} more)", .count - 1) } else { String::new() })]
+    #[error("--bind contradicts the model (bind-contradiction): {first}{}", if *.count > 1 { format!(" (and {} more)", .count - 1) } else { String::new() })]
     Contradicts { first: String, count: usize },
 }
 
