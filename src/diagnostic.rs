@@ -1,13 +1,13 @@
 //! Diagnostic codes: every finding onnx-bcast reports has one. This file is the one table that says everything
 //! about a code: its name, default severity, when it is reported, a summary and a description, the documents its
 //! rule comes from, an example and how to fix it. `onnx-bcast explain` (text and `--list`), the SARIF rules and the
-//! README's code table are all generated from it (by the `explain` module).
+//! table of docs/codes.md are all generated from it (by the `explain` module).
 //!
 //! Each code's example is a real run: `check` on a committed fixture, whose output is the insta snapshot
 //! `tests/snapshots/codes__CODE.snap` (made by `tests/codes.rs`) and is compiled in from there, so the
 //! documentation cannot drift from what `check` prints. To add a code: add its row below, create an empty
-//! `tests/snapshots/codes__CODE.snap`, run `cargo insta test --test codes --accept`, and regenerate the README's
-//! table (`ONNX_BCAST_BLESS=1 cargo test --test codes`).
+//! `tests/snapshots/codes__CODE.snap`, run `cargo insta test --test codes --accept`, and regenerate the table of
+//! docs/codes.md (`ONNX_BCAST_BLESS=1 cargo test --test codes`).
 
 use serde::Serialize;
 
@@ -131,7 +131,7 @@ pub struct CodeDoc {
     pub name: &'static str,
     pub severity: Severity,
     pub reported: Reported,
-    /// A few words, for the README's table.
+    /// A few words, for the table of docs/codes.md.
     pub summary: &'static str,
     /// What the code means: its first sentence is the one-line summary of `explain --list`, completions and SARIF.
     pub description: &'static str,

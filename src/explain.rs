@@ -1,5 +1,5 @@
 //! The documentation of the diagnostic codes, rendered from their table ([`crate::diagnostic`]): the text of
-//! `onnx-bcast explain CODE` and `--list`, the README's table of codes, and the `help` of each rule in SARIF output.
+//! `onnx-bcast explain CODE` and `--list`, the table of codes of docs/codes.md, and the `help` of each rule in SARIF output.
 
 use crate::diagnostic::{Code, Origin, Reported};
 
@@ -73,7 +73,7 @@ pub fn list() -> String {
         .collect()
 }
 
-/// The README's table of codes (`onnx-bcast explain --list --format markdown`): code, severity (and when it is
+/// The table of codes of docs/codes.md (`onnx-bcast explain --list --format markdown`): code, severity (and when it is
 /// reported), summary.
 pub fn markdown() -> String {
     let mut out = String::from("| code | severity | meaning |\n| --- | --- | --- |\n");

@@ -1,5 +1,5 @@
-//! The promises a hostile model or a careless OUT tested one by one (README.md, "Robustness", and the output-path
-//! policy): function fan-out, rings, `--gather-external-data`, kills, panics, and what OUT may be. The crafted
+//! The promises a hostile model or a careless OUT tested one by one (docs/development.md, "Robustness", and the
+//! output-path policy): function fan-out, rings, `--gather-external-data`, kills, panics, and what OUT may be. The crafted
 //! corpus (tests/crafted.rs) covers the external-data and broken-graph models in bulk.
 
 use std::path::{Path, PathBuf};

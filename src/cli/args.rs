@@ -299,7 +299,7 @@ pub struct ExplainArgs {
     /// List every code with its default severity and a one-line summary.
     #[arg(long, conflicts_with = "code")]
     pub list: bool,
-    /// With --list: text, or markdown (the table of codes in the README).
+    /// With --list: text, or markdown (the table of docs/codes.md).
     #[arg(long, value_enum, default_value_t = ListFormat::Text, requires = "list")]
     pub format: ListFormat,
 }

@@ -1,4 +1,4 @@
-//! `onnx-bcast explain`: a code's documentation, or the list of codes (as text or as the README's table).
+//! `onnx-bcast explain`: a code's documentation, or the list of codes (as text or as the table of docs/codes.md).
 
 use std::io::{self, Write};
 

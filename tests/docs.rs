@@ -1,0 +1,154 @@
+//! Every command README.md and docs/ show, run (issue 28: none can go stale). Each ```sh block line that starts
+//! with `onnx-bcast` runs through bash in a scratch folder per page holding `model.onnx` (a model with a `seq ≤ 64`
+//! condition: fixtures/inference/slice_buffer_to_sequence.onnx), `models/` (a clean model, one with a violation and
+//! one with a condition) and the repository's `fixtures/` and `docs/`, in the page's order; a `# exit N` comment is
+//! the exit code it must give, and a command without one must not fail to do its job (exit 0 or 1). Any other
+//! command a page shows must be one of [`OTHER_COMMANDS`], each named with the test that runs it. The Python
+//! examples run in python/tests/test_docs.py; README.md stays within 250 lines.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Commands the pages show that are not `onnx-bcast` itself, and what runs each of them.
+const OTHER_COMMANDS: &[(&str, &str)] = &[
+    (
+        "pip install .",
+        "scripts/python_wheel.sh builds this wheel with maturin and installs it (tests/python_package.rs)",
+    ),
+    ("pip wheel . --no-deps -w dist", "scripts/python_wheel.sh builds the wheel the same way (maturin build)"),
+    ("cargo install --path .", "every test runs the binary `cargo build` makes of this crate"),
+    ("cargo install --path . --features verify", "tests/expand_battery.rs builds and runs the verify feature"),
+    ("cargo test", ".ci/run runs it on a clean checkout"),
+    ("cargo test --features portable-write", "run for issue 28 (its notes give the figures)"),
+    ("bash scripts/python_wheel.sh", "tests/python_package.rs"),
+    ("bash corpus/fetch.sh", "tests/real_models.rs, through common::corpus_dir"),
+    ("bash corpus/torch_fetch.sh", "tests/torch_models.rs, through common::fetched_dir"),
+    ("bash bench/run.sh", "the benchmark itself (bench/README.md); speed is never a timed test"),
+];
+
+/// The `sh` blocks of a Markdown page: each command line, with the exit code its `# exit N` comment gives.
+fn commands(page: &str) -> Vec<(String, Option<i32>)> {
+    let mut out = Vec::new();
+    let mut in_sh = false;
+    for line in page.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_sh = !in_sh && trimmed == "```sh";
+            continue;
+        }
+        if !in_sh || trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let (command, comment) = match trimmed.find(" # ") {
+            Some(at) => (trimmed[..at].trim(), Some(&trimmed[at + 3..])),
+            None => (trimmed, None),
+        };
+        let exit = comment
+            .and_then(|c| c.strip_prefix("exit "))
+            .and_then(|c| c.chars().next())
+            .and_then(|c| c.to_digit(10))
+            .map(|d| d as i32);
+        out.push((command.to_string(), exit));
+    }
+    out
+}
+
+/// The pages: README.md and every docs/*.md.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// A folder to run a page's commands in: `model.onnx`, `models/`, `fixtures/`, `docs/` and `onnx-bcast` on PATH.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = root().join("fixtures");
+    std::fs::copy(fixtures.join("inference/slice_buffer_to_sequence.onnx"), dir.path().join("model.onnx")).unwrap();
+    std::fs::create_dir(dir.path().join("models")).unwrap();
+    for name in ["multidirectional_add_ok", "multidirectional_add_bad", "symbolic_batch"] {
+        let to = dir.path().join("models").join(format!("{name}.onnx"));
+        std::fs::copy(fixtures.join(format!("{name}.onnx")), to).unwrap();
+    }
+    symlink(&fixtures, &dir.path().join("fixtures"));
+    symlink(&root().join("docs"), &dir.path().join("docs"));
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    symlink(Path::new(env!("CARGO_BIN_EXE_onnx-bcast")), &dir.path().join("bin/onnx-bcast"));
+    dir
+}
+
+#[cfg(unix)]
+fn symlink(from: &Path, to: &Path) {
+    std::os::unix::fs::symlink(from, to).unwrap();
+}
+
+#[test]
+fn every_command_the_readme_and_docs_show_runs_as_they_say() {
+    let mut wrong = Vec::new();
+    let mut ran = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let shown = page.strip_prefix(root()).unwrap().display().to_string();
+        let dir = scratch();
+        let path = format!("{}:{}", dir.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
+        for (command, exit) in commands(&text) {
+            if !command.starts_with("onnx-bcast") {
+                if !OTHER_COMMANDS.iter().any(|(c, _)| *c == command) {
+                    wrong.push(format!("{shown}: `{command}` is neither onnx-bcast nor a command a test runs"));
+                }
+                continue;
+            }
+            let out = Command::new("bash")
+                .args(["-c", &format!("set -o pipefail; {command}")])
+                .current_dir(dir.path())
+                .env("PATH", &path)
+                .env("CI", "true")
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            ran += 1;
+            let code = out.status.code().unwrap_or(-1);
+            let ok = match exit {
+                Some(want) => code == want,
+                None => code == 0 || code == 1,
+            };
+            if !ok {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                wrong.push(format!("{shown}: `{command}` exited {code}, documented {exit:?}: {stderr}"));
+            }
+        }
+    }
+    assert!(ran > 60, "only {ran} commands found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_readme_is_short_and_its_first_screen_gets_a_pip_user_to_a_finding() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(readme.lines().count() <= 250, "README.md has {} lines", readme.lines().count());
+    let first_screen: Vec<&str> = readme.lines().take(30).collect();
+    let first_screen = first_screen.join("\n");
+    for needed in ["pip install .", "onnx-bcast check model.onnx", "fixtures/multidirectional_add_bad.onnx"] {
+        assert!(first_screen.contains(needed), "the first screen leaves out `{needed}`");
+    }
+    for page in pages().iter().skip(1) {
+        let name = page.file_name().unwrap().to_str().unwrap();
+        assert!(name == "README.md" || readme.contains(&format!("(docs/{name})")), "README.md links no docs/{name}");
+    }
+}
+
+#[test]
+fn commands_and_their_exit_comments_are_read() {
+    let page = "text\n```sh\nonnx-bcast check a.onnx    # exit 1: why\n# a comment\n\ncargo test\n```\n```text\nx\n```";
+    assert_eq!(commands(page), [("onnx-bcast check a.onnx".to_string(), Some(1)), ("cargo test".to_string(), None)]);
+}
