@@ -18,7 +18,7 @@ cd "$here"
 [[ -d "corpus/$target" ]] || ./seed.sh >/dev/null
 mkdir -p logs "artifacts/$target"
 dict=()
-[[ "$target" != broadcast_algebra ]] && dict=(-dict="$here/onnx.dict")
+case "$target" in broadcast_algebra | expression_algebra) ;; *) dict=(-dict="$here/onnx.dict") ;; esac
 log="logs/$target-$(date +%Y%m%d-%H%M%S).log"
 # -jobs=1 makes libFuzzer write its output to fuzz-0.log in the current folder; it is moved to $log afterwards.
 # One folder per target, so that two targets running at once (one per core) do not write the same fuzz-0.log.

@@ -402,9 +402,12 @@ def new_strict_errors(rewritten: dict, original: dict) -> list:
     conditions = {condition(m) for c, m in original["errors"] if c == "conditional-broadcast"}
     undecided = any(c == "undecided-broadcast" or (c == "conditional-broadcast" and unnamed(m))
                     for c, m in original["errors"])
+    # An op no rule knows stays unknown in the rewritten model: its opaque-node findings are the original's.
+    opaque = {m for c, m in original["errors"] if c == "opaque-node"}
     return [(c, m) for c, m in rewritten["errors"]
             if not ((c == "conditional-broadcast" and condition(m) in conditions)
                     or (c == "undecided-broadcast" and undecided)
+                    or (c == "opaque-node" and m in opaque)
                     or (c == "conditional-broadcast" and unnamed(m) and undecided))]
 
 
@@ -750,7 +753,7 @@ def summarize(report: dict) -> str:
     L.append(f"  [2] checker (full_check): {n['checker_ok']} / {n['tests_with_broadcast_op']} rewritten models "
              f"accepted; failures {len(nf['checker'])} (of which the original also fails: {n['original_fails_checker']})")
     L.append(f"  [3] check --strict: {n['strict_ok']} / {n['strict_checked']} rewritten models (expand exit 0), "
-             f"{n['strict_inherited']} more fail only with the original's own conditional or undecided sites; "
+             f"{n['strict_inherited']} more fail only with the original's own conditional or undecided sites or opaque nodes; "
              f"exit 0; failures {len(nf['strict'])}")
     L.append(f"  [4] idempotence: {n['idempotent']} / {n['idempotence_checked']} byte-identical; failures "
              f"{len(nf['idempotence'])}")

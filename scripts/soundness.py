@@ -309,6 +309,13 @@ def judge(model_name, values, actual, dtypes, input_binding, placeholders, initi
         else:
             stats.values += 1
         got = actual[name]
+        kind = v.get("kind", "tensor")
+        if kind != "tensor":
+            # A sequence, map or optional (shapes' "kind"): that it is no plain tensor is the claim checked; an
+            # optional or sparse tensor may come back as a tensor.
+            if not isinstance(got, str) and kind not in ("optional", "sparse_tensor"):
+                bad(v, f"inferred a {kind}, the value is a tensor at run time")
+            continue
         if v.get("elem_type") and name in dtypes and dtypes[name] is not None:
             stats.type_checked += 1
             if v["elem_type"] != dtypes[name]:
@@ -524,7 +531,7 @@ def check_model(label, model_path, model, values, feeds, binding, placeholders, 
     """Runs one model with `feeds` and judges every inferred value of the main graph."""
     inits = {t.name for t in model.graph.initializer}
     input_names = [vi.name for vi in model.graph.input if vi.name not in inits]
-    types = {v["name"]: v.get("elem_type") for v in values}
+    types = {v["name"]: v.get("elem_type") for v in values if v.get("kind", "tensor") == "tensor"}
     expose = [v["name"] for v in values
               if v["shape"] is not None and v["name"] not in inits and v["name"] not in feeds and v["name"]]
     shapes, dtypes, note = run_model(model, expose, types, feeds, log)

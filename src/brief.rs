@@ -21,6 +21,7 @@ pub const LEGEND_INDENT: &str = "    ";
 /// A message made short: the text, and the names it uses with the expressions they stand for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Brief {
+    /// As one-line formats show it (see [`crate::escape`]).
     pub message: String,
     /// `(name, expression)` in order of first use, then the names used inside definitions.
     pub names: Vec<(String, String)>,
@@ -48,36 +49,56 @@ pub enum Naming {
     AsNeeded,
 }
 
-/// Shortens `message` to at most `budget` characters: dims of shape lists (`[a, b, c]`) become `h₁`, `h₂`, …
-/// wherever they appear (the same expression, the same name), as `naming` says; the names are defined in
-/// [`Brief::names`], each short enough for a line of its own; what is still too long is cut with `…`.
-pub fn abbreviate(message: &str, budget: usize) -> Brief {
-    abbreviate_with(message, budget, Naming::Always)
+/// Shortens a message (its names marked, see [`crate::escape`]) to at most `budget` characters: dims of shape
+/// lists (`[a, b, c]`) become `h₁`, `h₂`, … wherever they appear (the same expression, the same name), as `naming`
+/// says; the names are defined in [`Brief::names`], each short enough for a line of its own; the names the message
+/// mentions are shown as [`crate::escape::short`] shows them and never taken for shapes, everything else is
+/// escaped, and what is still too long is cut with `…`.
+pub fn abbreviate(marked: &str, budget: usize) -> Brief {
+    abbreviate_with(marked, budget, Naming::Always)
 }
 
 /// [`abbreviate`] with the given [`Naming`].
-pub fn abbreviate_with(message: &str, budget: usize, naming: Naming) -> Brief {
+pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
+    use crate::escape::{segments, Segment};
+    // The text between names, escaped (so that no placeholder below can be spelled by the model), and the names.
+    let mut parts: Vec<(bool, String)> = segments(marked)
+        .into_iter()
+        .map(|s| match s {
+            Segment::Text(t) => (true, crate::escape::text(t).into_owned()),
+            Segment::Name(n) => (false, crate::escape::short(&n).into_owned()),
+        })
+        .collect();
     let mut expressions: Vec<String> = Vec::new();
-    for dim in shape_dims(message) {
-        if dim.chars().count() > LONG_EXPRESSION && !expressions.iter().any(|e| e == dim) {
-            expressions.push(dim.to_string());
+    for (_, text) in parts.iter().filter(|(is_text, _)| *is_text) {
+        for dim in shape_dims(text) {
+            if dim.chars().count() > LONG_EXPRESSION && !expressions.iter().any(|e| e == dim) {
+                expressions.push(dim.to_string());
+            }
         }
     }
-    let mut text = message.to_string();
     // Longest first, so that an expression inside a longer one does not break the longer one's replacement; each
     // becomes a placeholder first, numbered in order of first use after.
     expressions.sort_by_key(|e| std::cmp::Reverse(e.len()));
+    let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
     let mut placed: Vec<(String, String)> = Vec::new();
     for (k, expression) in expressions.into_iter().enumerate() {
-        if naming == Naming::AsNeeded && text.chars().count() <= budget {
+        if naming == Naming::AsNeeded && length(&parts) <= budget {
             break;
         }
-        if text.contains(expression.as_str()) {
-            let placeholder = format!("\u{0}{k}\u{0}");
-            text = text.replace(expression.as_str(), &placeholder);
+        let placeholder = format!("\u{0}{k}\u{0}");
+        let mut used = false;
+        for (_, text) in parts.iter_mut().filter(|(is_text, _)| *is_text) {
+            if text.contains(expression.as_str()) {
+                *text = text.replace(expression.as_str(), &placeholder);
+                used = true;
+            }
+        }
+        if used {
             placed.push((placeholder, expression));
         }
     }
+    let mut text: String = parts.into_iter().map(|(_, t)| t).collect();
     placed.sort_by_key(|(placeholder, _)| text.find(placeholder.as_str()));
     let mut names = Vec::new();
     for (n, (placeholder, expression)) in placed.into_iter().enumerate() {
@@ -298,6 +319,19 @@ mod tests {
         let brief = abbreviate(&message, MAX_CHARS);
         assert_eq!(brief.message.chars().count(), MAX_CHARS);
         assert!(brief.message.ends_with("…: on axis 1, input_59 has 4 where input_0 has 3"), "{}", brief.message);
+    }
+
+    #[test]
+    fn names_are_never_taken_for_shapes() {
+        use crate::escape::name;
+        let message =
+            format!("{} [batch_size_dimension, 3] and B [3]: no broadcast", name("feat[batch_size_dimension, 3]"));
+        let brief = abbreviate(&message, MAX_CHARS);
+        assert_eq!(brief.message, "feat[batch_size_dimension, 3] [h₁, 3] and B [3]: no broadcast");
+        assert_eq!(brief.names, [("h₁".to_string(), "batch_size_dimension".to_string())]);
+        // A name that spells a placeholder or holds controls is shown escaped, and only it.
+        let brief = abbreviate(&format!("{} [2]", name("a\u{0}0\u{0}\n")), MAX_CHARS);
+        assert_eq!(brief.message, r"a\00\0\n [2]");
     }
 
     #[test]

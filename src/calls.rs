@@ -45,9 +45,8 @@ impl Calls {
         }
         self.exhausted = true;
         Spend::Stop(Some(format!(
-            "model-local function calls unfold into more than {MAX_CALL_NODES} nodes; {}.{} and the calls after it are not checked",
-            f.domain(),
-            f.name()
+            "model-local function calls unfold into more than {MAX_CALL_NODES} nodes; {} and the calls after it are not checked",
+            crate::escape::name(&format!("{}.{}", f.domain(), f.name()))
         )))
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::{Code, Severity};
+use crate::escape::{name, Message};
+use crate::ranges::Decision;
 use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
 use crate::shape::Shape;
 use crate::tensor::elem_type_name;
@@ -152,13 +154,15 @@ pub struct SiteReport {
     pub conditions: Vec<String>,
     pub axis: Option<usize>,
     pub offending_input: Option<String>,
+    /// What a conditional site's conditions come to over the ranges of sizes asked about (`--range`, a profile).
+    pub over_ranges: Option<Decision>,
 }
 
 impl SiteReport {
     /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
     /// are never shown one by one.
-    pub fn message(&self) -> String {
-        message(&self.site, self.code, &self.conditions)
+    pub fn message(&self) -> Message {
+        message(&self.site, self.code, &self.conditions, self.over_ranges.as_ref())
     }
 }
 
@@ -170,7 +174,9 @@ pub struct Finding {
     pub graph: String,
     pub node: Option<String>,
     pub op: Option<String>,
-    pub message: String,
+    /// What is wrong, with the names it mentions marked: `message.plain()` is the text, `message.one_line()` how
+    /// one-line formats show it (see [`crate::escape`]).
+    pub message: crate::escape::Message,
     /// The finding's site: its index in [`Report::sites`] when the report lists its sites; `None` for a finding
     /// about the model rather than a site (an undefined value, a cycle), or when the sites were not kept.
     pub site: Option<usize>,
@@ -209,6 +215,8 @@ pub struct Report {
     pub summary: Summary,
     /// Ops without an inference rule and how many nodes of each: what left shapes unknown.
     pub opaque: std::collections::BTreeMap<String, usize>,
+    /// The ranges of sizes the model was checked over, and its safe ranges when asked for.
+    pub ranges: Option<crate::range_report::RangeReport>,
 }
 
 impl Report {
@@ -240,13 +248,30 @@ pub struct Judge {
     findings: Vec<Finding>,
     undecided: Vec<Undecided>,
     summary: Summary,
+    /// The ranges the conditional sites are decided over, when there are any.
+    ranges: Option<crate::range_report::Ranged>,
 }
 
 impl Judge {
     /// `keep_sites`: whether the report lists every site, or only findings and the summary.
     pub fn new(options: CheckOptions, keep_sites: bool) -> Judge {
-        let (sites, findings, undecided) = (Vec::new(), Vec::new(), Vec::new());
-        Judge { options, keep_sites, sites, findings, undecided, summary: Summary::default() }
+        Judge {
+            options,
+            keep_sites,
+            sites: Vec::new(),
+            findings: Vec::new(),
+            undecided: Vec::new(),
+            summary: Summary::default(),
+            ranges: None,
+        }
+    }
+
+    /// Decides every conditional site over the model's ranges ([`crate::analysis::prepare`] matches them to the
+    /// model): a site that holds at every size is not a finding, one that fails somewhere is a
+    /// `broadcast-violation` at its smallest failing sizes, one left undecided stays `conditional-broadcast`.
+    pub fn with_ranges(mut self, ranges: Option<crate::ranges::ModelRanges>) -> Judge {
+        self.ranges = ranges.map(crate::range_report::Ranged::new);
+        self
     }
 
     pub fn judge(&mut self, site: Site) {
@@ -257,7 +282,14 @@ impl Judge {
     /// site writes it there, so that memory does not grow with the number of sites.
     pub fn judge_with(&mut self, site: Site, each: impl FnOnce(&SiteReport)) {
         let options = self.options;
-        let report = describe(site, options);
+        let report = describe(site, options, self.ranges.as_mut());
+        if let Some(ranges) = self.ranges.as_mut() {
+            match (&report.over_ranges, reported_verdict(&report)) {
+                (Some(Decision::Fails { witness, .. }), _) => ranges.failed(&report.site, witness),
+                (None, VerdictKind::Violation) => ranges.violated(),
+                _ => {}
+            }
+        }
         let site = &report.site;
         let summary = &mut self.summary;
         summary.sites += 1;
@@ -302,6 +334,11 @@ impl Judge {
         let mut summary = self.summary;
         let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
         for note in &analysis.notes {
+            // A note only --strict reports (an opaque node) needs --strict, or its code named with --warn/--deny.
+            let strict_only = note.code.doc().reported == crate::diagnostic::Reported::OnlyUnderStrict;
+            if strict_only && !self.options.strict && !self.options.rules.enables(note.code) {
+                continue;
+            }
             let Some(severity) = self.options.rules.severity(note.code, note.code.default_severity()) else {
                 continue;
             };
@@ -332,16 +369,26 @@ impl Judge {
         findings.extend(self.findings);
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
         summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
-        Report { sites: self.sites, findings, undecided: self.undecided, summary, opaque: analysis.opaque.clone() }
+        let ranges = self.ranges.map(crate::range_report::Ranged::finish);
+        Report {
+            sites: self.sites,
+            findings,
+            undecided: self.undecided,
+            summary,
+            opaque: analysis.opaque.clone(),
+            ranges,
+        }
     }
 }
 
-/// The verdict as reported: a type mismatch makes an otherwise sound site a violation.
+/// The verdict as reported: a type mismatch makes an otherwise sound site a violation, and over ranges of sizes a
+/// conditional site is what its decision says (holds: broadcast; fails: violation; unproven: conditional).
 pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
-    if report.site.type_mismatch.is_some() {
-        VerdictKind::Violation
-    } else {
-        report.site.verdict.kind()
+    match (&report.over_ranges, &report.site.verdict) {
+        _ if report.site.type_mismatch.is_some() => VerdictKind::Violation,
+        (Some(Decision::Holds(_)), Verdict::Conditional(_)) => VerdictKind::Broadcast,
+        (Some(Decision::Fails { .. }), Verdict::Conditional(_)) => VerdictKind::Violation,
+        (_, verdict) => verdict.kind(),
     }
 }
 
@@ -352,10 +399,10 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
 
 /// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
 pub(crate) fn unknown_parts(site: &Site) -> String {
-    let mut shapes: Vec<(&str, &Shape)> = site.inputs.iter().map(|i| (i.name.as_str(), &i.shape)).collect();
+    let mut shapes: Vec<(String, &Shape)> = site.inputs.iter().map(|i| (name(&i.name).to_string(), &i.shape)).collect();
     if let (Rule::Bidirectional, Some(target)) = (site.rule, &site.target) {
         shapes.truncate(1);
-        shapes.push(("the target shape", target));
+        shapes.push(("the target shape".into(), target));
     }
     let parts: Vec<String> = shapes
         .iter()
@@ -381,9 +428,14 @@ pub(crate) fn unknown_parts(site: &Site) -> String {
     }
 }
 
-/// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under.
-fn describe(site: Site, options: CheckOptions) -> SiteReport {
+/// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under; a
+/// conditional site decided over `ranges` when there are some.
+fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::range_report::Ranged>) -> SiteReport {
     let explicit = site.rule == Rule::Bidirectional;
+    let over_ranges = match (&site.verdict, ranges) {
+        (Verdict::Conditional(conds), Some(ranges)) if site.type_mismatch.is_none() => Some(ranges.decide(conds)),
+        _ => None,
+    };
     let (code, axis, conditions) = match &site.verdict {
         Verdict::Violation(v) => (Some(Code::BroadcastViolation), v.axis, Vec::new()),
         _ if site.type_mismatch.is_some() => (Some(Code::TypeMismatch), None, Vec::new()),
@@ -395,7 +447,20 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
                     texts.push(text);
                 }
             }
-            (Some(Code::ConditionalBroadcast), None, texts)
+            let code = match &over_ranges {
+                Some(Decision::Fails { witness, .. }) => {
+                    let axis = crate::ranges::failing_axis(conds, witness);
+                    return finish_describe(site, Some(Code::BroadcastViolation), axis, texts, over_ranges);
+                }
+                Some(Decision::Holds(_))
+                    if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit =>
+                {
+                    Some(Code::ImplicitBroadcast)
+                }
+                Some(Decision::Holds(_)) => None,
+                _ => Some(Code::ConditionalBroadcast),
+            };
+            (code, None, texts)
         }
         Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
             (Some(Code::ImplicitBroadcast), None, Vec::new())
@@ -406,18 +471,28 @@ fn describe(site: Site, options: CheckOptions) -> SiteReport {
         }
         _ => (None, None, Vec::new()),
     };
+    finish_describe(site, code, axis, conditions, over_ranges)
+}
+
+fn finish_describe(
+    site: Site,
+    code: Option<Code>,
+    axis: Option<usize>,
+    conditions: Vec<String>,
+    over_ranges: Option<Decision>,
+) -> SiteReport {
     let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
-    SiteReport { site, code, conditions, axis, offending_input }
+    SiteReport { site, code, conditions, axis, offending_input, over_ranges }
 }
 
 /// A condition in words; an unknown dim is named by its input (or the target: Expand's shape value, Gemm's
 /// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let (name, axis) = unknown_dim_owner(site, *input, c.axis);
-    let name = name.unwrap_or_else(|| "the target shape".to_string());
+    let (owner, axis) = unknown_dim_owner(site, *input, c.axis);
+    let owner = owner.map_or_else(|| "the target shape".to_string(), |n| name(&n).to_string());
     let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
-    format!("the unknown dim {axis} of {name} ∈ {{{}}}", opts.join(", "))
+    format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
 }
 
 /// Whose unknown dim an `UnknownOneOf` condition on rule input `input` is about, and on which axis of that value's
@@ -435,10 +510,13 @@ pub fn unknown_dim_owner(site: &Site, input: usize, axis: usize) -> (Option<Stri
     (name, (axis + rank(shape)).saturating_sub(rank(&site.output_shape)))
 }
 
-/// The message of a site judged by [`describe`].
-fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
-    let prefix: String =
-        site.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
+/// The message of a site judged by [`describe`], names marked.
+fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> Message {
+    let prefix: String = site
+        .functions
+        .iter()
+        .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
+        .collect();
     let inputs = site.list_inputs();
     let body = match (&site.verdict, code) {
         (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
@@ -446,16 +524,14 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
             let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
             format!(
                 "{} is {} where {} is {}: {} requires one element type for them",
-                site.inputs[m.input].name,
+                name(&site.inputs[m.input].name),
                 elem_type_name(m.found),
-                site.inputs[m.against].name,
+                name(&site.inputs[m.against].name),
                 elem_type_name(m.expected),
                 site.op
             )
         }
-        (Verdict::Conditional(_), _) => {
-            format!("holds only if {}: {inputs} broadcast to {}", crate::rules::all_of(conditions), site.output_shape)
-        }
+        (Verdict::Conditional(_), _) => conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges),
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
             format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
@@ -466,7 +542,26 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String]) -> String {
         }
         (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", unknown_parts(site)),
     };
-    prefix + &body
+    Message::from(prefix + &body)
+}
+
+/// A conditional site's message, with what its conditions come to over the ranges when it was decided there:
+/// `fails at seq = 65 (it holds only if seq ≤ 64): ...`, `holds at every size of the ranges (it needs seq ≤ 64):
+/// ...`, `holds only if seq ≤ 64; over the ranges, unproven for ...: ...`.
+fn conditional_message(site: &Site, code: Option<Code>, conditions: &str, over_ranges: Option<&Decision>) -> String {
+    let broadcast = match code {
+        Some(Code::ImplicitBroadcast) => {
+            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
+        }
+        _ => format!("{} broadcast to {}", site.list_inputs(), site.output_shape),
+    };
+    match over_ranges {
+        None => format!("holds only if {conditions}: {broadcast}"),
+        Some(d @ Decision::Unproven(_)) => {
+            format!("holds only if {conditions}; over the ranges, {}: {broadcast}", d.text())
+        }
+        Some(d) => format!("{} (it needs {conditions}): {broadcast}", d.text()),
+    }
 }
 
 /// The inputs whose shape differs from the output's: the ones being broadcast.
@@ -477,7 +572,7 @@ fn broadcast_inputs(site: &Site) -> String {
         .flatten()
         .map(|&i| &site.inputs[i])
         .filter(|i| !i.shape.provably_eq(&site.output_shape))
-        .map(|i| format!("{} {}", i.name, i.shape))
+        .map(|i| format!("{} {}", name(&i.name), i.shape))
         .collect();
     if names.is_empty() {
         site.list_inputs()
@@ -502,7 +597,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
             } else {
                 format!("axis {}", axis.unwrap_or(0))
             };
-            format!("on {where_}, {name} has {found}{local} where {} has {expected}", site.rule_input_name(*against))
+            format!("on {where_}, {name} has {found}{local} where {} has {expected}", site.rule_input_shown(*against))
         }
         ViolationKind::RankTooLarge { rank, target_rank } => {
             let (name, _) = offender();
@@ -510,7 +605,7 @@ fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Opti
         }
         ViolationKind::RankDiffers { rank, expected } => {
             let (name, _) = offender();
-            format!("{name} has rank {rank} where {} has rank {expected}", site.rule_input_name(0))
+            format!("{name} has rank {rank} where {} has rank {expected}", site.rule_input_shown(0))
         }
         ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
             let dims = if *len == 1 { "1 dim".to_string() } else { format!("{len} dims") };

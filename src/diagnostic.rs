@@ -239,6 +239,19 @@ codes! {
                cannot follow (`check --verbose` names them). Reported only under --strict, or when named with \
                --warn/--deny.",
     }
+    OpaqueNode = "opaque-node" {
+        Error, OnlyUnderStrict,
+        summary: "a node of an op whose semantics onnx-bcast does not know",
+        description: "A node's op has no inference rule in onnx-bcast (an op of an unknown domain, a custom kernel \
+                      or plugin): its outputs' shapes are unknown, and so is every broadcast it performs or feeds. \
+                      Reported under --strict, which asks for proof.",
+        origin: Origin::Other("onnx-bcast's op table and inference rules; the config file's `[ops]` declarations"),
+        example: "two nodes of custom.Scale before an Add, under --strict", "fixtures/contrib/unknown_domain_op.onnx",
+            strict: true,
+        help: "Declare the op's shape behaviour in onnx-bcast.toml (`[ops.\"DOMAIN.OP\"]`: `shape = \"input K\"`, \
+               `\"broadcast I..J\"` or `\"opaque\"`; `type = \"input K\"` or an element type), or replace the op \
+               with standard ones. Reported only under --strict, or when named with --warn/--deny.",
+    }
     NegativeDim = "negative-dim" {
         Warning, Always,
         summary: "a negative `dim_value`, read as unknown",
@@ -381,6 +394,33 @@ codes! {
         example: "graph input x: float [4, 3] with an initializer of [8, 7]",
             "fixtures/contradiction/initializer_shape.onnx", strict: false,
         help: "Make the declaration and the initializer agree (re-export, or drop the stale input declaration).",
+    }
+    ExpressionTooLarge = "expression-too-large" {
+        Warning, Always,
+        summary: "a size computed from symbolic sizes grows past the expression budget; it is followed as a fresh \
+                  symbol",
+        description: "A size the graph computes from symbolic sizes (through Shape, arithmetic, Min/Max, Reshape …) \
+                      grows past onnx-bcast's budget of 256 expression nodes; from that node on it is a fresh symbol, which \
+                      says only that it is some size, so the broadcasts that read it may be undecided.",
+        origin: Origin::Other(
+            "a limit of onnx-bcast (256 expression nodes per symbolic size), which bounds its time and memory"
+        ),
+        example: "a chain of 10 steps s = min(s, floor(max(s - 1, 2) / 2)) + max(s - 1, 2) over Shape(x: [N])",
+            "fixtures/crafted/expression_minmax_10.pb", strict: false,
+        help: "Compute the size once and reuse it (or declare it as a dim_param); a size expression this large is \
+               usually an exporter tracing a loop of shape arithmetic.",
+    }
+    UnknownIrVersion = "unknown-ir-version" {
+        Warning, Always,
+        summary: "the model declares an IR version no ONNX release defines",
+        description: "The model declares an IR version no ONNX release defines (from 1 to 13, the newest in onnx \
+                      1.22): it is read with the rules of the newest onnx-bcast knows, fields it does not know \
+                      survive its rewrites unchanged, and runtimes refuse it.",
+        origin: Origin::Other("the ONNX IR spec: ModelProto.ir_version, from 1 (IR_VERSION_2017_10_10) to 13"),
+        example: "Add(A: [2, 3], B: [3]) in a model of ir_version 100", "fixtures/crafted/ir_version_100.pb",
+            strict: false,
+        help: "Save the model with the IR version of the ONNX release that made it (onnx.helper.make_model sets it), or \
+               check the file is the model it claims to be.",
     }
     MissingOpset = "missing-opset" {
         Error, Always,

@@ -61,17 +61,21 @@ impl Shade {
     }
 }
 
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+/// Text in a DOT string: shown as [`crate::escape::text`] shows it (no control character reaches the file), then
+/// DOT's own escapes (`\\` and `\"`, so that graphviz prints the escapes as they are and never reads `\N` or `\G`
+/// of a name as its own).
+fn escape(shown: &str) -> String {
+    shown.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
+/// An id or a label: the whole text, escaped (ids stay unique).
 fn quote(s: &str) -> String {
-    format!("\"{}\"", escape(s))
+    format!("\"{}\"", escape(&crate::escape::text(s)))
 }
 
-/// A label of several lines, each escaped on its own.
+/// A label of several lines, each escaped on its own; names past [`crate::escape::NAME_CHARS`] are shortened.
 fn lines(parts: &[&str]) -> String {
-    let escaped: Vec<String> = parts.iter().map(|p| escape(p)).collect();
+    let escaped: Vec<String> = parts.iter().map(|p| escape(&crate::escape::short(p))).collect();
     format!("\"{}\"", escaped.join("\\n"))
 }
 

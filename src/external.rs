@@ -22,23 +22,21 @@ pub struct ExternalRef {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExternalError {
-    #[error("tensor '{tensor}' stores its data externally but names no location")]
+    #[error("tensor '{}' stores its data externally but names no location", crate::escape::name(.tensor))]
     NoLocation { tensor: String },
-    #[error("tensor '{tensor}': external data location '{location}' is {why}; refused (external data must stay inside the model's folder)")]
+    #[error("tensor '{}': external data location '{}' is {}; refused (external data must stay inside the model's folder)", crate::escape::name(.tensor), crate::escape::name(.location), .why)]
     Escapes { tensor: String, location: String, why: &'static str },
-    #[error("tensor '{tensor}': external data field '{key}' is not a number: '{value}'")]
+    #[error("tensor '{}': external data field '{}' is not a number: '{}'", crate::escape::name(.tensor), crate::escape::name(.key), crate::escape::name(.value))]
     BadNumber { tensor: String, key: String, value: String },
-    #[error("tensor '{tensor}': external data file '{location}' is missing")]
+    #[error("tensor '{}': external data file '{}' is missing", crate::escape::name(.tensor), crate::escape::name(.location))]
     Missing { tensor: String, location: String },
-    #[error("tensor '{tensor}': external data at offset {offset} with length {length} runs past the end of '{location}' ({size} bytes)")]
+    #[error("tensor '{}': external data at offset {} with length {} runs past the end of '{}' ({} bytes)", crate::escape::name(.tensor), .offset, .length, crate::escape::name(.location), .size)]
     OutOfRange { tensor: String, location: String, offset: u64, length: u64, size: u64 },
-    #[error("tensor '{tensor}': cannot read external data '{location}': {reason}")]
+    #[error("tensor '{}': cannot read external data '{}': {}", crate::escape::name(.tensor), crate::escape::name(.location), .reason)]
     Io { tensor: String, location: String, reason: String },
-    #[error(
-        "tensor '{tensor}': external data location '{location}' is {kind}, not a regular file; refused (never opened)"
-    )]
+    #[error("tensor '{}': external data location '{}' is {}, not a regular file; refused (never opened)", crate::escape::name(.tensor), crate::escape::name(.location), .kind)]
     NotAFile { tensor: String, location: String, kind: &'static str },
-    #[error("tensor '{tensor}': external data in '{location}' claims {length} bytes where dims {dims:?} of {elem} need {needed}")]
+    #[error("tensor '{}': external data in '{}' claims {} bytes where dims {:?} of {} need {}", crate::escape::name(.tensor), crate::escape::name(.location), .length, .dims, .elem, .needed)]
     LengthMismatch { tensor: String, location: String, length: u64, needed: u64, dims: Vec<i64>, elem: String },
 }
 

@@ -4,7 +4,7 @@
 //! and the ones below it (`tests/layers.rs` keeps it so, and ARCHITECTURE.md draws the map):
 //!
 //! 1. **Schema and system calls**: [`pb`] (the generated ONNX messages, field numbers, element types), [`atomic`]
-//!    and [`copy`] (writing files), [`panics`].
+//!    and [`copy`] (writing files), [`panics`]; [`escape`], how model-controlled text is shown; [`interrupt`], a stop request.
 //! 2. **Loading**: [`source`] reads a file's field headers without touching tensor data; [`model::Model::open`]
 //!    memory-maps an `.onnx` file and decodes it (tensor data stays in the map); [`gen`] streams synthetic models.
 //! 3. **Values**: [`sym`] (symbolic sizes), [`shape`] (dims and shapes), [`tensor`] (element types and the facts
@@ -129,17 +129,21 @@ pub mod config;
 pub mod copy;
 pub mod diagnostic;
 pub mod dot;
+pub mod escape;
 pub mod expand;
 pub mod explain;
 pub mod external;
 pub mod fold;
 pub mod gen;
 pub mod infer;
+pub mod interrupt;
 pub mod location;
 pub mod materialize;
 pub mod ops;
 pub mod panics;
 pub mod platform;
+pub mod range_report;
+pub mod ranges;
 pub mod refuse;
 pub mod render;
 pub mod render_expand;
@@ -153,3 +157,4 @@ pub mod tensor;
 #[cfg(feature = "verify")]
 pub mod verify;
 pub mod wire;
+pub mod witness;

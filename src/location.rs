@@ -24,8 +24,14 @@ pub fn graph(path: &str) -> std::borrow::Cow<'_, str> {
 
 /// `GRAPH › NODE (OP)`, `GRAPH › NODE`, or `GRAPH` alone. An unnamed node is labelled `#INDEX (OP)` already: its op
 /// is not repeated.
+/// Every part is escaped and a long node or op name shortened ([`crate::escape::short`]): the parts are the
+/// model's.
 pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
-    let graph = self::graph(graph);
+    use crate::escape::short;
+    let graph = crate::escape::text(graph);
+    let graph = self::graph(&graph);
+    let (node, op) = (node.map(short), op.map(short));
+    let (node, op) = (node.as_deref(), op.as_deref());
     match (node, op) {
         (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
             format!("{graph}{GRAPH_NODE}{node}")

@@ -21,6 +21,9 @@ pub enum GraphStep {
     /// A graph held by a node's attribute: node position, attribute position, position of the graph within the
     /// attribute (`g` is 0, `graphs[k]` is k, or k + 1 when both are set).
     Subgraph { node: usize, attribute: usize, graph: usize },
+    /// A graph of `ModelProto.training_info[info]`: its `algorithm`, or its `initialization`. Only `check` and
+    /// `shapes` walk them; the rewrites leave them as they are.
+    Training { info: usize, algorithm: bool },
 }
 
 /// Where a node sits in the model's structure; an empty path is the main graph.

@@ -16,6 +16,38 @@ pub enum SiteKind {
     PRelu { legacy: bool },
     /// `Expand`: the data input against the target shape held by input 1.
     Expand,
+    /// numpy broadcasting over the inputs at these positions (a bit per position in the node's input list): the
+    /// contrib ops whose other inputs are scales and zero points (`QLinearAdd`'s A and B), the skip
+    /// normalizations' input and skip, and ops declared in the config file (`broadcast I..J`).
+    NumpyOf(u64),
+    /// `com.microsoft.QGemm`'s C (input 6) towards (M, N) from A (input 0) and B (input 3).
+    QGemm,
+    /// The `attention_bias` of an attention op towards (B, N, S, T): batch, heads, query length, total length.
+    AttentionBias(Attn),
+    /// `com.microsoft.BiasAdd`: X (N, S, C) + bias (C) + skip (N, S, C), numpy broadcasting of the three; the
+    /// kernel takes the bias only as (C), so the broadcast stays the op's own (`expand` leaves it, and says why).
+    BiasAdd,
+}
+
+/// The attention ops whose `attention_bias` broadcasts, each with its inputs' layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attn {
+    /// `com.microsoft.Attention`: input (B, S, _), past (2, B, N, P, H) at 4, attention_bias at 5.
+    Attention,
+    /// `com.microsoft.MultiHeadAttention`: query at 0, key at 1, attention_bias at 5, past_key at 6.
+    MultiHead,
+    /// `com.microsoft.GroupQueryAttention`: query at 0, total_sequence_length at 6, attention_bias at 10.
+    GroupQuery,
+}
+
+impl Attn {
+    /// The position of `attention_bias` among the node's inputs.
+    pub fn bias_input(self) -> usize {
+        match self {
+            Attn::Attention | Attn::MultiHead => 5,
+            Attn::GroupQuery => 10,
+        }
+    }
 }
 
 /// Which inputs must share one element type (one type variable `T` in the op's schema).
@@ -119,6 +151,47 @@ pub fn broadcast_op(domain: &str, op: &str, opset: i64) -> Option<BroadcastOp> {
     Some(BroadcastOp { kind: entry.kind, same_type: entry.same_type, bool_output: COMPARISONS.contains(&op) })
 }
 
+/// The broadcasting contrib ops of onnxruntime (`com.microsoft`), each with its section of onnxruntime's
+/// `docs/ContribOperators.md`; their rules are the standard ones (see `rules`), bound to other input positions.
+pub fn contrib_broadcast_op(domain: &str, op: &str) -> Option<BroadcastOp> {
+    if domain != "com.microsoft" {
+        return None;
+    }
+    let (kind, same_type) = match op {
+        // "com.microsoft.QLinearAdd", "com.microsoft.QLinearMul": "Performs element-wise binary addition
+        // (multiplication) on 8 bit data types (with Numpy-style broadcasting support)" of A (input 0) and B
+        // (input 3); both are of type T, and so is C.
+        "QLinearAdd" | "QLinearMul" => (SiteKind::NumpyOf(1 << 0 | 1 << 3), Inputs(&[0, 3])),
+        // "com.microsoft.QGemm": Gemm's arithmetic on quantized A and B; C (int32) is "unidirectional
+        // broadcastable to (M, N)", as Gemm's.
+        "QGemm" => (SiteKind::QGemm, Nothing),
+        // "com.microsoft.FusedGemm": Gemm followed by an activation: C as Gemm's.
+        "FusedGemm" => (SiteKind::Gemm { legacy: false }, All),
+        // "com.microsoft.SkipLayerNormalization", "com.microsoft.SkipSimplifiedLayerNormalization": skip is
+        // (B, S, H), (1, S, H) or (S, H) against input (B, S, H): numpy broadcasting of the two, added before the
+        // normalization. (gamma, beta and bias are per-channel parameters of the normalization, not operands.)
+        "SkipLayerNormalization" | "SkipSimplifiedLayerNormalization" => {
+            (SiteKind::NumpyOf(1 << 0 | 1 << 1), Inputs(&[0, 1]))
+        }
+        // "com.microsoft.Attention", "com.microsoft.MultiHeadAttention", "com.microsoft.GroupQueryAttention":
+        // attention_bias is "(batch_size or 1, num_heads or 1, sequence_length, total_sequence_length)": one-way
+        // broadcasting towards (B, N, S, T), as a Gemm's C towards (M, N).
+        // "com.microsoft.BiasAdd": "Add input with bias, then add residual inputs": X (N, S, C), bias (C), skip
+        // (N, S, C), all of type T.
+        "BiasAdd" => (SiteKind::BiasAdd, All),
+        "Attention" => (SiteKind::AttentionBias(Attn::Attention), Nothing),
+        "MultiHeadAttention" => (SiteKind::AttentionBias(Attn::MultiHead), Nothing),
+        "GroupQueryAttention" => (SiteKind::AttentionBias(Attn::GroupQuery), Nothing),
+        _ => return None,
+    };
+    Some(BroadcastOp { kind, same_type, bool_output: false })
+}
+
+/// The site of an op the config file declares a numpy broadcast of the inputs in `mask`.
+pub fn declared_broadcast(mask: u64) -> BroadcastOp {
+    BroadcastOp { kind: SiteKind::NumpyOf(mask), same_type: Nothing, bool_output: false }
+}
+
 /// Where each op's entries are in [`TABLE`]: every node of a model is looked up, so not by a scan.
 fn by_op() -> &'static rustc_hash::FxHashMap<&'static str, std::ops::Range<usize>> {
     static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, std::ops::Range<usize>>> =
@@ -178,6 +251,9 @@ mod tests {
     #[test]
     fn other_domains_and_ops_are_not_sites() {
         assert!(broadcast_op("com.microsoft", "Add", 1).is_none());
+        assert!(contrib_broadcast_op("com.microsoft", "Add").is_none());
+        assert_eq!(contrib_broadcast_op("com.microsoft", "QLinearAdd").unwrap().kind, SiteKind::NumpyOf(0b1001));
+        assert!(contrib_broadcast_op("", "QLinearAdd").is_none());
         assert!(broadcast_op("", "Relu", 13).is_none());
         assert!(broadcast_op("", "Equal", 11).unwrap().bool_output);
     }

@@ -40,10 +40,12 @@ pub fn install_hook() {
             return;
         }
         let model = MODEL.with(|m| m.borrow().clone());
-        match model {
-            Some(model) => eprintln!("onnx-bcast: internal error: {model}: {described}"),
-            None => eprintln!("onnx-bcast: internal error: {described}"),
-        }
+        // The model's path and the panic's message may hold anything a file or a model names.
+        let line = match model {
+            Some(model) => format!("onnx-bcast: internal error: {model}: {described}"),
+            None => format!("onnx-bcast: internal error: {described}"),
+        };
+        eprintln!("{}", crate::escape::one_line(&line));
     }));
 }
 

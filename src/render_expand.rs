@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use crate::escape::{plain, text};
 use crate::expand::ExpandSummary;
 
 /// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
@@ -15,7 +16,7 @@ pub(crate) fn write_fitted(out: &mut impl Write, input: &str, lead: &str, text: 
     Ok(())
 }
 
-/// The JSON object of an expand run.
+/// The JSON object of an expand run: names whole.
 pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
     serde_json::json!({
         "input": input,
@@ -28,16 +29,19 @@ pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -
         "materialized": summary.materialized,
         "nodes_added": summary.nodes_added,
         "actions": summary.actions.iter().map(|a| serde_json::json!({
-            "graph": a.graph, "node": a.node, "op": a.op, "steps": a.steps, "conditions": a.conditions,
+            "graph": a.graph, "node": a.node, "op": a.op,
+            "steps": a.steps.iter().map(|s| plain(s)).collect::<Vec<_>>(),
+            "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind.as_str(), "reason": l.reason,
+            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind.as_str(), "reason": plain(&l.reason),
         })).collect::<Vec<_>>(),
     })
 }
 
 /// The text of an expand run: unless `quiet`, one line per site made explicit (what each input became, and the
-/// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals.
+/// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals. Paths
+/// and names are shown as [`crate::escape`] shows them.
 pub fn write_expand_text(
     out: &mut impl Write,
     input: &str,
@@ -45,6 +49,7 @@ pub fn write_expand_text(
     summary: &ExpandSummary,
     quiet: bool,
 ) -> io::Result<()> {
+    let input = text(input);
     if !quiet {
         for a in &summary.actions {
             let still = match a.conditions.is_empty() {
@@ -52,15 +57,15 @@ pub fn write_expand_text(
                 false => format!(" (still holds only if {})", crate::rules::all_of(&a.conditions)),
             };
             let at = crate::location::at(&a.graph, Some(&a.node), Some(&a.op));
-            write_fitted(out, input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;
+            write_fitted(out, &input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;
         }
     }
     for l in &summary.left {
         let at = crate::location::at(&l.graph, Some(&l.node), Some(&l.op));
-        write_fitted(out, input, &format!("left implicit {at}: "), &l.reason)?;
+        write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason)?;
     }
     let target = match output {
-        Some(o) => format!("wrote {o}"),
+        Some(o) => format!("wrote {}", text(o)),
         None => "dry run, nothing written".to_string(),
     };
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

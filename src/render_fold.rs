@@ -10,7 +10,7 @@ use crate::fold::{FoldSummary, KeptReason};
 
 /// A kept broadcast's reason as JSON: `kind`, the consumer it is about, its details, and the sentence.
 fn reason_json(reason: &KeptReason) -> Value {
-    let mut v = json!({ "kind": reason.kind(), "message": reason.to_string() });
+    let mut v = json!({ "kind": reason.kind(), "message": crate::escape::plain(&reason.to_string()) });
     if let Some((node, op)) = reason.consumer() {
         v["consumer"] = json!({ "node": node, "op": op });
     }
@@ -28,6 +28,12 @@ fn reason_json(reason: &KeptReason) -> Value {
     v
 }
 
+/// A broadcast's function frames as `check`'s JSON lists a site's (`[{"function", "node"}]`, empty outside
+/// functions).
+fn frames_json(frames: &[crate::analysis::FunctionFrame]) -> Value {
+    json!(frames.iter().map(|f| json!({ "function": f.function, "node": f.node })).collect::<Vec<_>>())
+}
+
 /// The JSON object of a fold run.
 pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Value {
     json!({
@@ -42,13 +48,15 @@ pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Va
         "initializers_removed": summary.initializers_removed,
         "constants_shrunk": summary.constants_shrunk,
         "folded": summary.folded.iter().map(|f| json!({
-            "graph": f.graph, "node": f.node, "op": f.op, "form": f.form.as_str(), "source": f.source, "into": f.into,
+            "graph": f.graph, "node": f.node, "op": f.op, "functions": frames_json(&f.functions),
+            "form": f.form.as_str(), "source": f.source, "into": f.into,
         })).collect::<Vec<_>>(),
         "removed_with": summary.removed_with.iter().map(|r| json!({
             "graph": r.graph, "node": r.node, "op": r.op, "form": r.form.as_str(), "with": r.with,
         })).collect::<Vec<_>>(),
         "kept": summary.kept.iter().map(|k| json!({
-            "graph": k.graph, "node": k.node, "op": k.op, "form": k.form.as_str(), "reason": reason_json(&k.reason),
+            "graph": k.graph, "node": k.node, "op": k.op, "functions": frames_json(&k.functions),
+            "form": k.form.as_str(), "reason": reason_json(&k.reason),
         })).collect::<Vec<_>>(),
     })
 }
@@ -62,25 +70,31 @@ pub fn write_fold_text(
     summary: &FoldSummary,
     quiet: bool,
 ) -> io::Result<()> {
+    use crate::escape::text;
+    use crate::render::function_frames;
+    let input = text(input);
     if !quiet {
         for f in &summary.folded {
-            let into = if f.into.is_empty() { String::new() } else { format!(" into {}", f.into.join(", ")) };
+            let into: Vec<_> = f.into.iter().map(|n| crate::escape::name(n).to_string()).collect();
+            let into = if into.is_empty() { String::new() } else { format!(" into {}", into.join(", ")) };
             let at = crate::location::at(&f.graph, Some(&f.node), Some(&f.op));
-            let text = format!("{} read directly{into}", f.source);
-            crate::render_expand::write_fitted(out, input, &format!("folded {at}: "), &text)?;
+            let frames = function_frames(&f.functions);
+            let text = format!("{frames}{} read directly{into}", crate::escape::name(&f.source));
+            crate::render_expand::write_fitted(out, &input, &format!("folded {at}: "), &text)?;
         }
     }
     for r in &summary.removed_with {
         let at = crate::location::at(&r.graph, Some(&r.node), Some(&r.op));
         let text = format!("with {}, which alone read it", r.with.join(", "));
-        crate::render_expand::write_fitted(out, input, &format!("removed {at} "), &text)?;
+        crate::render_expand::write_fitted(out, &input, &format!("removed {at} "), &text)?;
     }
     for k in &summary.kept {
         let at = crate::location::at(&k.graph, Some(&k.node), Some(&k.op));
-        crate::render_expand::write_fitted(out, input, &format!("kept {at}: "), &k.reason.to_string())?;
+        let reason = format!("{}{}", function_frames(&k.functions), k.reason);
+        crate::render_expand::write_fitted(out, &input, &format!("kept {at}: "), &reason)?;
     }
     let target = match output {
-        Some(o) => format!("wrote {o}"),
+        Some(o) => format!("wrote {}", text(o)),
         None => "dry run, nothing written".to_string(),
     };
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

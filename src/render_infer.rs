@@ -22,7 +22,7 @@ pub fn infer_json(input: &str, output: Option<&str>, summary: &InferSummary) -> 
         "functions_skipped": summary.functions_skipped,
         "mismatches": summary.mismatches.iter().map(|m| serde_json::json!({
             "code": Code::DeclaredShapeMismatch.as_str(),
-            "graph": m.graph, "value": m.value, "message": m.why, "replaced": m.replaced,
+            "graph": m.graph, "value": m.value, "message": crate::escape::plain(&m.why), "replaced": m.replaced,
         })).collect::<Vec<_>>(),
     })
 }
@@ -34,14 +34,16 @@ pub fn write_infer_text(
     output: Option<&str>,
     summary: &InferSummary,
 ) -> io::Result<()> {
+    use crate::escape::text;
+    let input = text(input);
     for m in &summary.mismatches {
         let fate = if m.replaced { "replaced" } else { "kept; --overwrite-declared replaces it" };
         let code = Code::DeclaredShapeMismatch.as_str();
         let lead = format!("{code} {}: ", crate::location::at(&m.graph, Some(&format!("value {}", m.value)), None));
-        crate::render_expand::write_fitted(out, input, &lead, &format!("{} ({fate})", m.why))?;
+        crate::render_expand::write_fitted(out, &input, &lead, &format!("{} ({fate})", m.why))?;
     }
     let target = match output {
-        Some(o) => format!("wrote {o}"),
+        Some(o) => format!("wrote {}", text(o)),
         None => "dry run, nothing written".to_string(),
     };
     let skipped = match summary.functions_skipped {

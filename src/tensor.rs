@@ -16,6 +16,53 @@ pub use crate::pb::elem_type_name;
 /// One element of a small integer tensor: its exact value (a constant or a symbolic expression), or unknown.
 pub type IntValue = Option<Poly>;
 
+/// What kind of value a value is (ONNX `docs/IR.md`, "Input / Output Data Types"). The facts of a container are
+/// those of the tensors it holds: a sequence's `elem` and `shape` are what every element shares, an optional's those
+/// of the tensor it may hold, a map's `elem` the type of its values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    #[default]
+    Tensor,
+    SparseTensor,
+    Sequence,
+    /// An optional tensor.
+    Optional,
+    /// An optional sequence of tensors.
+    OptionalSequence,
+    /// A map from keys of element type `key` (ai.onnx.ml: DictVectorizer's and CastMap's inputs).
+    Map {
+        key: i32,
+    },
+    /// A sequence of maps (ai.onnx.ml ZipMap's output).
+    SequenceOfMaps {
+        key: i32,
+    },
+    /// A type this tool does not follow (opaque, or nested deeper than the above): nothing is known of it.
+    Other,
+}
+
+impl Kind {
+    /// The name `shapes --format json` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Tensor => "tensor",
+            Kind::SparseTensor => "sparse_tensor",
+            Kind::Sequence => "sequence",
+            Kind::Optional => "optional",
+            Kind::OptionalSequence => "optional_sequence",
+            Kind::Map { .. } => "map",
+            Kind::SequenceOfMaps { .. } => "sequence_map",
+            Kind::Other => "other",
+        }
+    }
+
+    /// Whether values of this kind are sized like one tensor: a size, named or not, is one size there (the elements
+    /// of a sequence or the values of a map may each have their own).
+    pub fn is_tensor(self) -> bool {
+        matches!(self, Kind::Tensor | Kind::SparseTensor | Kind::Optional)
+    }
+}
+
 /// What is known about one value: its element type, its shape, and for small tensors their contents (integer
 /// contents as polynomials, so that symbolic sizes flow through shape computations).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -29,12 +76,24 @@ pub struct ValueFacts {
     /// The value follows a contradiction (an op whose inputs break its specification, or that reads such a value):
     /// no run of the model reaches it, so nothing is known of it and nothing is derived from it.
     pub contradicted: bool,
+    /// A tensor, unless said otherwise; `elem` and `shape` then describe the tensors the value holds.
+    pub kind: Kind,
 }
 
 impl ValueFacts {
     /// A tensor of known element type and shape, contents unknown.
     pub fn tensor(elem: Option<i32>, shape: Shape) -> ValueFacts {
-        ValueFacts { elem, shape, value: None, floats: None, contradicted: false }
+        ValueFacts { elem, shape, value: None, floats: None, contradicted: false, kind: Kind::Tensor }
+    }
+
+    /// A value of `kind` holding tensors of this element type and shape.
+    pub fn of_kind(kind: Kind, elem: Option<i32>, shape: Shape) -> ValueFacts {
+        ValueFacts { kind, ..ValueFacts::tensor(elem, shape) }
+    }
+
+    /// Nothing is known: not even that it is a tensor.
+    fn knows_nothing(&self) -> bool {
+        self.kind == Kind::Tensor && self.elem.is_none() && self.shape.dims().is_none() && self.value.is_none()
     }
 
     pub fn unknown() -> ValueFacts {
@@ -51,6 +110,11 @@ impl ValueFacts {
     pub fn filled_from(mut self, declared: &ValueFacts) -> ValueFacts {
         // A declaration says nothing about a value no run reaches.
         if self.contradicted {
+            return self;
+        }
+        if self.knows_nothing() {
+            self.kind = declared.kind;
+        } else if self.kind != declared.kind {
             return self;
         }
         self.elem = self.elem.or(declared.elem);
@@ -72,6 +136,11 @@ impl ValueFacts {
 
 /// How a declaration contradicts inferred facts: a different element type, rank, or known size.
 pub fn contradiction(inferred: &ValueFacts, declared: &ValueFacts) -> Option<String> {
+    if inferred.kind != declared.kind {
+        // Only a value inference knows something of is claimed to be of its kind.
+        let claims = !inferred.knows_nothing() && ![inferred.kind, declared.kind].contains(&Kind::Other);
+        return claims.then(|| format!("declared a {}, inferred a {}", declared.kind.name(), inferred.kind.name()));
+    }
     if let (Some(i), Some(d)) = (inferred.elem, declared.elem) {
         if i != d {
             return Some(format!("declared {}, inferred {}", elem_type_name(d), elem_type_name(i)));
@@ -121,18 +190,81 @@ pub fn shape_from_proto(shape: Option<&TensorShapeProto>, negative_axes: &mut Ve
     )
 }
 
-/// Facts from a declared type. Sequences, maps, optionals and opaque types are not tensors: nothing is known
-/// of their shape.
+/// Facts from a declared type: a tensor's, or those of the tensors a sequence, optional or map holds. A type of
+/// no declared kind says nothing; opaque types and deeper nestings are [`Kind::Other`].
 pub fn facts_from_type(ty: Option<&TypeProto>, negative_axes: &mut Vec<usize>, expressions: bool) -> ValueFacts {
     let Some(ty) = ty else { return ValueFacts::unknown() };
-    let (elem, shape) = if let Some(t) = &ty.tensor_type {
-        (t.elem_type, t.shape.as_ref())
-    } else if let Some(t) = &ty.sparse_tensor_type {
-        (t.elem_type, t.shape.as_ref())
-    } else {
-        return ValueFacts::unknown();
+    let mut tensor = |kind: Kind, t: &crate::pb::type_proto::Tensor| {
+        let mut shape = shape_from_proto(t.shape.as_ref(), negative_axes, expressions);
+        // The elements of a sequence each have their own sizes where a name stands (ONNX's own test data declares
+        // `seq(float[N])` holding tensors of 6, 1 and 4 elements): only a number is one size for all.
+        if !kind.is_tensor() {
+            shape = per_element(shape);
+        }
+        ValueFacts::of_kind(kind, t.elem_type.filter(|&e| e != 0), shape)
     };
-    ValueFacts::tensor(elem.filter(|&e| e != 0), shape_from_proto(shape, negative_axes, expressions))
+    let other = ValueFacts::of_kind(Kind::Other, None, Shape::unranked());
+    if let Some(t) = &ty.tensor_type {
+        return tensor(Kind::Tensor, t);
+    }
+    if let Some(t) = &ty.sparse_tensor_type {
+        let t = crate::pb::type_proto::Tensor { elem_type: t.elem_type, shape: t.shape.clone() };
+        return tensor(Kind::SparseTensor, &t);
+    }
+    let inner = |t: &Option<Box<TypeProto>>| t.as_deref().cloned().unwrap_or_default();
+    if let Some(s) = &ty.sequence_type {
+        let elem = inner(&s.elem_type);
+        return match (&elem.tensor_type, &elem.map_type) {
+            (Some(t), _) => tensor(Kind::Sequence, t),
+            (None, Some(m)) => map_facts(m, true, negative_axes, expressions),
+            _ => other,
+        };
+    }
+    if let Some(o) = &ty.optional_type {
+        let elem = inner(&o.elem_type);
+        if let Some(t) = &elem.tensor_type {
+            return tensor(Kind::Optional, t);
+        }
+        return match elem.sequence_type.as_deref().map(|s| inner(&s.elem_type)).and_then(|e| e.tensor_type) {
+            Some(t) => tensor(Kind::OptionalSequence, &t),
+            None => other,
+        };
+    }
+    if let Some(m) = &ty.map_type {
+        return map_facts(m, false, negative_axes, expressions);
+    }
+    if ty.opaque_type.is_some() {
+        return other;
+    }
+    ValueFacts::unknown()
+}
+
+/// A shape every element of a container has: its known sizes, the others unknown.
+fn per_element(shape: Shape) -> Shape {
+    match shape.0 {
+        Some(dims) => {
+            Shape::ranked(dims.into_iter().map(|d| if d.known().is_some() { d } else { Dim::Unknown }).collect())
+        }
+        None => shape,
+    }
+}
+
+/// A map's facts (or a sequence of maps'): its key type, and its values' tensor facts.
+fn map_facts(
+    m: &crate::pb::type_proto::Map,
+    in_sequence: bool,
+    negative_axes: &mut Vec<usize>,
+    expressions: bool,
+) -> ValueFacts {
+    let Some(key) = m.key_type.filter(|&k| k != 0) else {
+        return ValueFacts::of_kind(Kind::Other, None, Shape::unranked());
+    };
+    let kind = if in_sequence { Kind::SequenceOfMaps { key } } else { Kind::Map { key } };
+    let values = facts_from_type(m.value_type.as_deref(), negative_axes, expressions);
+    match values.kind {
+        Kind::Tensor => ValueFacts { kind, shape: per_element(values.shape), ..values },
+        _ => ValueFacts::of_kind(Kind::Other, None, Shape::unranked()),
+    }
 }
 
 /// Facts from a tensor (initializer or Constant). Only small integer tensors stored in the file are read.
@@ -140,7 +272,24 @@ pub fn facts_from_tensor(t: &TensorProto) -> ValueFacts {
     let shape =
         Shape::ranked(t.dims.iter().map(|&d| if d >= 0 { Dim::Known(d as u64) } else { Dim::Unknown }).collect());
     let value = int_values(t).map(|v| v.into_iter().map(|x| Some(Poly::constant(x))).collect());
-    ValueFacts { value, floats: float_values(t), ..ValueFacts::tensor(t.data_type.filter(|&e| e != 0), shape) }
+    ValueFacts { value, floats: float_values(t), ..ValueFacts::tensor(valid_elem(t.data_type()), shape) }
+}
+
+/// A tensor's element type, when it is one: `UNDEFINED` (0, also what an unset `data_type` reads as) and numbers
+/// outside `TensorProto.DataType` are none, and the tensor is refused ([`data_mismatch`]) as onnxruntime refuses it.
+pub fn valid_elem(data_type: i32) -> Option<i32> {
+    match DataType::try_from(data_type) {
+        Ok(DataType::Undefined) | Err(_) => None,
+        Ok(_) => Some(data_type),
+    }
+}
+
+/// `0 (UNDEFINED)`, or the number.
+fn elem_label(data_type: i32) -> String {
+    match data_type {
+        0 => "0 (UNDEFINED)".to_string(),
+        n => n.to_string(),
+    }
 }
 
 /// A shape-vector entry as a dim; unknown and negative entries (Reshape's -1, say) are not sizes.
@@ -201,6 +350,9 @@ pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
 /// How a tensor's stored data disagrees with its dims and type, if it does (data kept outside the file is not
 /// looked at here).
 pub fn data_mismatch(t: &TensorProto) -> Option<String> {
+    if valid_elem(t.data_type()).is_none() {
+        return Some(format!("has data_type {}, which is no element type", elem_label(t.data_type())));
+    }
     if t.data_location == Some(DataLocation::External as i32) {
         return None;
     }
@@ -296,5 +448,73 @@ mod placeholder_tests {
         assert!(super::data_mismatch(w).is_some(), "the length is the caller's, short by 8 bytes");
         assert!(super::with_placeholder_data(open(), &[(1, 16)]).is_err(), "4 elements: analysis reads their values");
         assert!(super::with_placeholder_data(open(), &[(2, 4096)]).is_err(), "no such initializer");
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+    use crate::pb::type_proto;
+
+    fn tensor_type(elem: i32, dims: &[i64]) -> Box<TypeProto> {
+        use crate::pb::tensor_shape_proto::{dimension::Value, Dimension};
+        let dim = dims.iter().map(|&d| Dimension { value: Some(Value::DimValue(d)), denotation: None }).collect();
+        let shape = Some(TensorShapeProto { dim });
+        Box::new(TypeProto {
+            tensor_type: Some(type_proto::Tensor { elem_type: Some(elem), shape }),
+            ..Default::default()
+        })
+    }
+
+    fn sequence_of(elem: Box<TypeProto>) -> TypeProto {
+        TypeProto {
+            sequence_type: Some(Box::new(type_proto::Sequence { elem_type: Some(elem) })),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn declared_sequences_optionals_and_maps_give_the_facts_of_the_tensors_they_hold() {
+        let facts = |t: &TypeProto| facts_from_type(Some(t), &mut Vec::new(), false);
+        let seq = facts(&sequence_of(tensor_type(1, &[2, 3])));
+        assert_eq!(seq, ValueFacts::of_kind(Kind::Sequence, Some(1), Shape::known(&[2, 3])));
+        let optional_seq = TypeProto {
+            optional_type: Some(Box::new(type_proto::Optional {
+                elem_type: Some(Box::new(sequence_of(tensor_type(7, &[4])))),
+            })),
+            ..Default::default()
+        };
+        assert_eq!(facts(&optional_seq).kind, Kind::OptionalSequence);
+        let map = Box::new(type_proto::Map { key_type: Some(8), value_type: Some(tensor_type(1, &[])) });
+        let zipmap = sequence_of(Box::new(TypeProto { map_type: Some(map), ..Default::default() }));
+        assert_eq!(facts(&zipmap), ValueFacts::of_kind(Kind::SequenceOfMaps { key: 8 }, Some(1), Shape::scalar()));
+        let nested = sequence_of(Box::new(sequence_of(tensor_type(1, &[]))));
+        assert_eq!(facts(&nested).kind, Kind::Other, "a sequence of sequences is not followed");
+    }
+
+    /// ONNX's backend test `test_sequence_map_add_2_sequences` declares `seq(float[N])` and feeds tensors of 6, 1
+    /// and 4 elements: a name in a sequence's element type is no one size.
+    #[test]
+    fn a_named_size_in_a_sequence_element_type_is_unknown() {
+        use crate::pb::tensor_shape_proto::{dimension::Value, Dimension};
+        let mut elem = tensor_type(1, &[3]);
+        let shape = elem.tensor_type.as_mut().unwrap().shape.as_mut().unwrap();
+        shape.dim.insert(0, Dimension { value: Some(Value::DimParam("N".into())), denotation: None });
+        let seq = facts_from_type(Some(&sequence_of(elem.clone())), &mut Vec::new(), false);
+        assert_eq!(seq.shape, Shape::ranked(vec![Dim::Unknown, Dim::Known(3)]));
+        let tensor = facts_from_type(Some(&elem), &mut Vec::new(), false);
+        assert_eq!(tensor.shape, Shape::ranked(vec![Dim::sym("N"), Dim::Known(3)]));
+    }
+
+    #[test]
+    fn a_declared_kind_fills_nothing_known_and_contradicts_a_known_tensor() {
+        let declared = ValueFacts::of_kind(Kind::Sequence, Some(1), Shape::known(&[2]));
+        assert_eq!(ValueFacts::unknown().filled_from(&declared), declared);
+        let tensor = ValueFacts::tensor(Some(1), Shape::known(&[2]));
+        assert_eq!(tensor.clone().filled_from(&declared), tensor, "a tensor is not filled from a sequence");
+        assert!(contradiction(&tensor, &declared).is_some());
+        assert!(contradiction(&ValueFacts::unknown(), &declared).is_none(), "nothing inferred, nothing claimed");
+        let other = ValueFacts::of_kind(Kind::Other, None, Shape::unranked());
+        assert!(contradiction(&tensor, &other).is_none(), "an opaque declaration is not judged");
     }
 }

@@ -386,6 +386,52 @@ fn make_inputs(
     Ok(out)
 }
 
+/// Runs the model (its bytes) with tract on the tensors of a `--witness` (the declared shapes bound to the witness's
+/// `sizes` first, as `--verify` binds them): tract's error, or `None` when it runs.
+pub fn run_witness(model: &[u8], tensors: &[crate::proto::TensorProto], sizes: &[(String, u64)]) -> Option<String> {
+    let proto = match ModelProto::decode(model) {
+        Ok(proto) => proto,
+        Err(e) => return Some(format!("the model does not decode: {e}")),
+    };
+    let fed: HashMap<String, Vec<usize>> =
+        tensors.iter().map(|t| (t.name().to_string(), t.dims.iter().map(|&d| d as usize).collect())).collect();
+    let bound: HashMap<&str, usize> = sizes.iter().map(|(n, v)| (n.as_str(), *v as usize)).collect();
+    let model = bind_model(&proto, &fed, &bound);
+    let mut feeds = Vec::new();
+    for t in tensors {
+        let shape: Vec<usize> = t.dims.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+        let raw: &[u8] = t.raw_data.as_deref().unwrap_or(&[]);
+        macro_rules! le {
+            ($ty:ty, $n:expr) => {
+                tensor_of(
+                    &shape,
+                    raw.chunks_exact($n).map(|c| <$ty>::from_le_bytes(c.try_into().expect("chunk"))).collect(),
+                )
+            };
+        }
+        let tensor = match t.data_type() {
+            1 => le!(f32, 4),
+            11 => le!(f64, 8),
+            7 => le!(i64, 8),
+            6 => le!(i32, 4),
+            5 => le!(i16, 2),
+            3 => le!(i8, 1),
+            2 => le!(u8, 1),
+            10 => tensor_of(
+                &shape,
+                raw.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect(),
+            ),
+            9 => tensor_of(&shape, raw.iter().map(|&b| b != 0).collect()),
+            other => return Some(format!("input `{}`: element type {other} is not fed to tract", t.name())),
+        };
+        match tensor {
+            Ok(tensor) => feeds.push((t.name().to_string(), tensor)),
+            Err(e) => return Some(format!("input `{}`: {e}", t.name())),
+        }
+    }
+    run(&model, &feeds).err()
+}
+
 fn tensor_of<T: Datum>(shape: &[usize], values: Vec<T>) -> TractResult<Tensor> {
     Ok(tract_ndarray::ArrayD::from_shape_vec(shape.to_vec(), values)?.into())
 }
@@ -521,5 +567,33 @@ fn compare(expected: &Tensor, got: &Tensor) -> Option<String> {
             gv[k]
         )),
         None => Some("the values differ".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixture's ids and mask at `seq` (batch 1): ids 0, mask 1.
+    fn position_table_inputs(seq: i64) -> Vec<crate::proto::TensorProto> {
+        let int64 = |name: &str, value: i64| crate::proto::TensorProto {
+            name: Some(name.to_string()),
+            dims: vec![1, seq],
+            data_type: Some(7),
+            raw_data: Some((0..seq).flat_map(|_| value.to_le_bytes()).collect::<Vec<u8>>().into()),
+            ..Default::default()
+        };
+        vec![int64("input_ids", 0), int64("attention_mask", 1)]
+    }
+
+    #[test]
+    fn a_witness_past_the_position_table_fails_in_tract_and_one_inside_runs() {
+        let model = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ranges/position_table.onnx")).unwrap();
+        let at = |seq: i64| {
+            run_witness(&model, &position_table_inputs(seq), &[("batch".into(), 1), ("seq".into(), seq as u64)])
+        };
+        let error = at(65).expect("seq = 65 is past the table");
+        assert!(error.contains("broadcast"), "{error}");
+        assert_eq!(at(64), None);
     }
 }

@@ -173,6 +173,38 @@ fn bad_config_files_are_errors() {
     }
 }
 
+/// A config file's name that is no regular file (a link to nothing, a folder, a FIFO) is an error naming it, found
+/// or given with --config, never passed over with its settings lost, and a FIFO is never opened (which would block
+/// until the 60 s timeout).
+#[test]
+fn a_config_name_that_is_no_regular_file_is_an_error() {
+    for name in ["onnx-bcast.toml", "pyproject.toml"] {
+        for (kind, said) in [("dangling", "a symbolic link to nothing"), ("folder", "a folder"), ("fifo", "a FIFO")] {
+            let t = tree(&[], &[("sub/ok.onnx", OK)]);
+            let entry = t.path().join(name);
+            match kind {
+                "dangling" => std::os::unix::fs::symlink("gone.toml", &entry).unwrap(),
+                "folder" => std::fs::create_dir(&entry).unwrap(),
+                _ => {
+                    let c = std::ffi::CString::new(entry.to_str().unwrap()).unwrap();
+                    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                }
+            }
+            for args in [vec!["check", "ok.onnx"], vec!["check", "--config", entry.to_str().unwrap(), "ok.onnx"]] {
+                let r = run_in(&t.path().join("sub"), &args);
+                assert_eq!(r.code, 2, "{name} {kind} {args:?}: {r:?}");
+                assert!(
+                    r.stderr.contains(name) && r.stderr.contains(said) && r.stderr.contains("never opened"),
+                    "{r:?}"
+                );
+                assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
+            }
+            // --no-config reads no file, so nothing is in the way.
+            assert_eq!(run_in(&t.path().join("sub"), &["check", "--no-config", "ok.onnx"]).code, 0);
+        }
+    }
+}
+
 /// The config file is found from the current folder upwards, and the nearest one wins.
 #[test]
 fn discovery_walks_up_and_the_nearest_wins() {

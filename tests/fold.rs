@@ -72,6 +72,9 @@ fn each_rule_and_form_folds_its_broadcast() {
         ("subgraph_folds", &["If"]),
         ("function_folds", &["AddExpanded", "AddExpanded"]),
         ("expand_data_folds", &["Expand"]),
+        // Expand of x [N] to [2, 3] holds only if N ∈ {1, 3}, and so does the Add once it reads x: the model
+        // fails for exactly the sizes it failed for (what `expand` makes of a conditional site, undone).
+        ("conditional_folds", &["Add"]),
     ];
     for (name, left) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -134,6 +137,40 @@ fn two_symbols_are_never_assumed_equal() {
 }
 
 /// The conditions of a kept broadcast reach the JSON as a list, with the reason's kind and message.
+/// A broadcast in a model-local function's body is named as `check` names its site: at its (first) call, with the
+/// function and the node inside it (`main/call1 (Expand): in function local.AddExpanded (node #1 (Expand))`), in
+/// text and JSON alike, never as a node of the main graph.
+#[test]
+fn a_function_body_node_is_named_as_check_names_it() {
+    let path = fixture("function_folds");
+    let check = run(&["check", "--format", "json", path.to_str().unwrap()]);
+    let check: Value = serde_json::from_str(check.stdout.trim()).unwrap();
+    let site = check["sites"].as_array().unwrap().iter().find(|s| s["op"] == "Expand").unwrap().clone();
+    let (_, fold) = fold_json(&path);
+    let folded = &fold["folded"][0];
+    for key in ["graph", "node", "op", "functions"] {
+        assert_eq!(folded[key], site[key], "{key}: fold {folded} check {site}");
+    }
+    assert_eq!(folded["functions"][0]["function"], "local.AddExpanded");
+    let out = tempfile::tempdir().unwrap();
+    let dst = out.path().join("out.onnx");
+    let text = run(&["fold", "--dry-run", path.to_str().unwrap(), dst.to_str().unwrap()]).stdout;
+    let line = text.lines().next().unwrap();
+    assert!(
+        line.contains("folded main/call1 (Expand): in function local.AddExpanded (node #1 (Expand)): a read directly"),
+        "{line}"
+    );
+    let kept =
+        run(&["fold", "--dry-run", fixture("function_calls_disagree_kept").to_str().unwrap(), dst.to_str().unwrap()]);
+    assert!(
+        kept.stdout.contains(
+            "kept main/call1 (Expand): in function local.AddExpanded (node #0 (Expand)): #1 (Add) would give"
+        ),
+        "{}",
+        kept.stdout
+    );
+}
+
 #[test]
 fn dry_run_json_says_why_each_broadcast_is_kept() {
     let dir = tempfile::tempdir().unwrap();

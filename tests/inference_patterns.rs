@@ -24,7 +24,7 @@ fn verdicts(a: &Analysis) -> Vec<&'static str> {
 }
 
 fn messages(a: &Analysis) -> Vec<String> {
-    check(a, CheckOptions::default()).findings.iter().map(|f| f.message.clone()).collect()
+    check(a, CheckOptions::default()).findings.iter().map(|f| f.message.plain().into_owned()).collect()
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn unknown_dim_of_known_rank_against_a_fixed_size_is_conditional_naming_input_an
     );
     // Two unknown shapes meet undecided; strict says which dims keep it so.
     let strict = CheckOptions { strict: true, ..Default::default() };
-    let undecided: Vec<String> = check(&a, strict).findings.iter().map(|f| f.message.clone()).collect();
+    let undecided: Vec<String> = check(&a, strict).findings.iter().map(|f| f.message.plain().into_owned()).collect();
     let want = "cannot prove the inputs share one shape (q's dims 0, 1 and 2, r's dims 0, 1 and 2 unknown): \
                 q [?, ?, ?] and r [?, ?, ?]";
     assert!(undecided.iter().any(|m| m == want), "{undecided:?}");
@@ -113,5 +113,5 @@ fn declared_sympy_dims_read_as_the_expressions_inference_writes() {
 
 fn messages_all(a: &Analysis) -> Vec<String> {
     let strict = CheckOptions { strict: true, ..Default::default() };
-    check(a, strict).findings.iter().map(|f| f.message.clone()).collect()
+    check(a, strict).findings.iter().map(|f| f.message.plain().into_owned()).collect()
 }

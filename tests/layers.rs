@@ -12,17 +12,20 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top. A module is a file or folder directly under `src/` (`main` and `cli` are the binary).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("schema and system calls", &["pb", "platform", "atomic", "copy", "panics"]),
+    ("schema, system calls, shown text", &["pb", "platform", "atomic", "copy", "panics", "escape", "interrupt"]),
     ("loading", &["source", "model", "gen"]),
     ("locations, symbols, shapes, element types, codes", &["location", "sym", "shape", "tensor", "diagnostic"]),
-    ("attributes, op table, rules, tensor data", &["attr", "ops", "rules", "external"]),
+    ("attributes, op table, rules, tensor data, ranges of sizes", &["attr", "ops", "rules", "external", "ranges"]),
     ("inference", &["infer"]),
     ("analysis", &["calls", "analysis"]),
     (
         "rewriting bytes: the edit spliced into the input, files written, constants expanded",
         &["wire", "save", "materialize"],
     ),
-    ("check | expand (plan, build, write)", &["check", "refuse", "expand", "annotate", "fold", "verify"]),
+    (
+        "check | expand (plan, build, write)",
+        &["check", "refuse", "expand", "annotate", "fold", "verify", "range_report", "witness"],
+    ),
     ("rendering", &["brief", "explain", "render", "render_expand", "render_infer", "render_fold", "dot", "config"]),
     ("the binary", &["cli", "main"]),
 ];

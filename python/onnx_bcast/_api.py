@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import json
+import operator
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,6 +45,8 @@ __all__ = [
     "Folded",
     "FoldSummary",
     "TensorType",
+    "RangeLike",
+    "ShapesLike",
     "OnnxBcastError",
     "ModelError",
     "ModelNotFoundError",
@@ -224,6 +227,9 @@ class Site:
     constraints: Tuple[Dict[str, Any], ...]
     #: The function calls the site is reached through, outermost first: ``{"function", "node"}``.
     functions: Tuple[Dict[str, str], ...]
+    #: With ranges of sizes, what the conditions come to over them: ``{"result": "holds" | "fails" | "unproven",
+    #: ...}`` with the ``witness`` sizes of a failure (``{"seq": 65}``), as the command line's JSON gives it.
+    over_ranges: Optional[Dict[str, Any]] = None
 
     @classmethod
     def _from_json(cls, s: Dict[str, Any]) -> "Site":
@@ -242,6 +248,7 @@ class Site:
             conditions=tuple(s["conditions"]),
             constraints=tuple(s["constraints"]),
             functions=tuple(s["functions"]),
+            over_ranges=s.get("over_ranges"),
         )
 
 
@@ -332,6 +339,22 @@ class Report:
     def sites(self) -> List[Site]:
         return [Site._from_json(s) for s in self.to_dict()["sites"]]
 
+    @cached_property
+    def ranges(self) -> Optional[Dict[str, Any]]:
+        """With ranges of sizes: the command line's JSON ``ranges`` object (the ranges, the failing sites with their
+        witnesses, and with ``safe_ranges`` the safe box and its TensorRT profiles); ``None`` without."""
+        return self.to_dict().get("ranges")
+
+    @cached_property
+    def safe_ranges(self) -> Optional[Dict[str, range]]:
+        """With ``safe_ranges=True``: the largest box where every site holds, each symbol's sizes as a ``range``
+        (``{"seq": range(1, 65)}``); ``None`` when nothing is safe or it was not asked for."""
+        safe = (self.ranges or {}).get("safe") or {}
+        symbols = safe.get("symbols")
+        if symbols is None:
+            return None
+        return {name: range(r["min"], r["max"] + 1, r["step"]) for name, r in symbols.items()}
+
     def to_json(self) -> str:
         """Exactly the object ``onnx-bcast check --format json`` writes for this model."""
         return self._native.to_json()
@@ -421,6 +444,11 @@ def check(
     warn: Sequence[str] = (),
     allow: Sequence[str] = (),
     bind: Optional[Mapping[str, int]] = None,
+    ranges: Optional[Mapping[str, "RangeLike"]] = None,
+    min_shapes: Optional["ShapesLike"] = None,
+    opt_shapes: Optional["ShapesLike"] = None,
+    max_shapes: Optional["ShapesLike"] = None,
+    safe_ranges: bool = False,
 ) -> Union[Report, List[Report]]:
     """Infers shapes through the whole model and judges every broadcasting site by its rule, like
     ``onnx-bcast check``. ``strict``: every implicit broadcast, every conditional site and every undecided one is an
@@ -428,14 +456,19 @@ def check(
     ``"all"`` applies first and named codes over it, so ``deny=["all"], allow=["negative-dim"]`` works as the flags
     do. ``bind``: sizes for the symbols of the inputs (``{"seq": 512}``, as ``--bind seq=512``), given before
     inference, so that every size derived from them is worked out again; :class:`BindError` for a name no input
-    declares; a size the model contradicts is a finding, ``bind-contradiction``. No config file is read: the
-    arguments are the whole configuration.
+    declares; a size the model contradicts is a finding, ``bind-contradiction``. ``ranges``: sizes to decide every
+    conditional site over, per symbol (``{"seq": range(1, 513)}``, ``{"h": "320..640/32"}``, ``{"seq": (1, 512)}``
+    with both ends included, as ``--range``); ``min_shapes``, ``opt_shapes``, ``max_shapes``: a TensorRT profile per
+    input (``{"images": (1, 3, 320, 320)}`` or trtexec's ``"images:1x3x320x320"``); ``safe_ranges``: also find the
+    largest box where every site holds (:attr:`Report.safe_ranges`). No config file is read: the arguments are the
+    whole configuration.
 
     A folder gives a list of reports, one per ``.onnx`` file below it in path order (hidden and ignored paths left
     out), as ``onnx-bcast check FOLDER`` reports them; a model among them that cannot be read is a report whose
     ``error`` says why."""
     options = dict(strict=_flag("strict", strict), deny=_names("deny", deny), warn=_names("warn", warn),
-                   allow=_names("allow", allow), bind=_bindings(bind))
+                   allow=_names("allow", allow), bind=_bindings(bind), ranges=_ranges(ranges),
+                   profile=_profile(min_shapes, opt_shapes, max_shapes), safe_ranges=_flag("safe_ranges", safe_ranges))
     if isinstance(model, (str, os.PathLike)) and os.path.isdir(model):
         return [_check_one(path, options, error) for path, error in _native.find_models(os.fsdecode(model))]
     native, kind, left_out = _analysable(model)
@@ -454,8 +487,84 @@ def _check_one(path: str, options: Dict[str, Any], error: Optional[str]) -> Repo
     return Report(_Unreadable(path, error), path)
 
 
+#: The largest size a dim can have: ONNX dims are int64.
+_MAX_SIZE = 2**63 - 1
+
+
 def _bindings(bind: Optional[Mapping[str, int]]) -> List[Tuple[str, int]]:
-    return [] if bind is None else [(str(name), int(size)) for name, size in bind.items()]
+    """``bind`` as ``--bind NAME=SIZE`` takes it: names are ``str``, sizes integers (``int`` or anything that is one
+    exactly, such as ``numpy.int64``; not ``bool``, not ``float``) from 0 to 2**63 - 1. A name or size of another
+    type is a :class:`TypeError`, a size out of range a :class:`BindError`; nothing is rounded."""
+    if bind is None:
+        return []
+    if not isinstance(bind, Mapping):
+        raise TypeError(f"bind takes a mapping of symbol names to sizes, not {type(bind).__name__}")
+    pairs = []
+    for name, size in bind.items():
+        if not isinstance(name, str):
+            raise TypeError(f"bind: a symbol name is a str, not {type(name).__name__} ({name!r})")
+        if isinstance(size, bool):
+            raise TypeError(f"bind[{name!r}]: a size is an int, not bool ({size!r})")
+        try:
+            value = operator.index(size)
+        except TypeError:
+            raise TypeError(f"bind[{name!r}]: a size is an int, not {type(size).__name__} ({size!r})") from None
+        if value < 0:
+            raise BindError(f"--bind {name}={value}: a size is at least 0")
+        if value > _MAX_SIZE:
+            raise BindError(f"--bind {name}={value}: the size is larger than ONNX allows (a dim is an int64)")
+        pairs.append((name, value))
+    return pairs
+
+
+#: A symbol's sizes: ``"1..512"``, ``"320..640/32"``, ``range(1, 513)``, ``(1, 512)`` or ``(320, 640, 32)`` (both
+#: ends included), or one size.
+RangeLike = Union[str, range, int, Tuple[int, int], Tuple[int, int, int]]
+#: A TensorRT profile's shapes per input: ``{"images": (1, 3, 320, 320)}``, or trtexec's ``"images:1x3x320x320"``.
+ShapesLike = Union[str, Mapping[str, Sequence[int]]]
+
+
+def _ranges(ranges: Optional[Mapping[str, RangeLike]]) -> List[Tuple[str, str]]:
+    """The ranges as ``--range`` spells them: ``(name, "MIN..MAX/STEP")``."""
+    out = []
+    for name, r in (ranges or {}).items():
+        if isinstance(r, str):
+            text = r
+        elif isinstance(r, range):
+            if len(r) == 0 or r.step < 1:
+                raise ValueError(f"ranges[{name!r}]: {r!r} is empty or runs downwards")
+            text = f"{r[0]}..{r[-1]}/{r.step}"
+        elif isinstance(r, int):
+            text = str(r)
+        elif len(tuple(r)) in (2, 3):
+            t = tuple(int(x) for x in r)
+            text = f"{t[0]}..{t[1]}" + (f"/{t[2]}" if len(t) == 3 else "")
+        else:
+            raise ValueError(f"ranges[{name!r}]: {r!r} is not (MIN, MAX), (MIN, MAX, STEP), a range or 'MIN..MAX'")
+        out.append((str(name), text))
+    return out
+
+
+def _shapes_text(shapes: Optional[ShapesLike]) -> str:
+    """Shapes as trtexec spells them: ``name:1x3x320x320``, comma-separated, a name with ``:`` or ``,`` quoted."""
+    if shapes is None:
+        return ""
+    if isinstance(shapes, str):
+        return shapes
+    parts = []
+    for name, dims in shapes.items():
+        shown = f"'{name}'" if any(c in name for c in ":,") else name
+        parts.append(f"{shown}:{'x'.join(str(int(d)) for d in dims)}")
+    return ",".join(parts)
+
+
+def _profile(min_shapes: Optional[ShapesLike], opt_shapes: Optional[ShapesLike],
+             max_shapes: Optional[ShapesLike]) -> Optional[Tuple[str, str, str]]:
+    if min_shapes is None and opt_shapes is None and max_shapes is None:
+        return None
+    if min_shapes is None or max_shapes is None:
+        raise ValueError("a TensorRT profile needs both min_shapes and max_shapes")
+    return (_shapes_text(min_shapes), _shapes_text(opt_shapes), _shapes_text(max_shapes))
 
 
 def _names(argument: str, codes: Union[str, Sequence[str]]) -> List[str]:
@@ -481,14 +590,24 @@ class TensorType:
     shape: Shape
 
 
-def shapes(model: ModelLike, *, bind: Optional[Mapping[str, int]] = None) -> Dict[str, Dict[str, TensorType]]:
+def shapes(
+    model: ModelLike,
+    *,
+    bind: Optional[Mapping[str, int]] = None,
+    ranges: Optional[Mapping[str, RangeLike]] = None,
+    min_shapes: Optional[ShapesLike] = None,
+    opt_shapes: Optional[ShapesLike] = None,
+    max_shapes: Optional[ShapesLike] = None,
+) -> Dict[str, Dict[str, TensorType]]:
     """Every value's inferred element type and shape, by graph (``"main"``, then subgraphs and function bodies as
     ``onnx-bcast shapes`` names them) and value name. Symbols and expressions over them are strings; ``bind`` as
-    for :func:`check`."""
+    for :func:`check`; with ``ranges`` (or a profile, as for :func:`check`) every size that is one number at all
+    of them is that number."""
     native, kind, left_out = _analysable(model)
     name = _shown(kind)
-    found = json.loads(_calling(native, kind, lambda: _native.shapes(native, name=name, left_out=left_out,
-                                                                     bind=_bindings(bind))))
+    found = json.loads(_calling(native, kind, lambda: _native.shapes(
+        native, name=name, left_out=left_out, bind=_bindings(bind), ranges=_ranges(ranges),
+        profile=_profile(min_shapes, opt_shapes, max_shapes))))
     return {
         g["graph"]: {v["name"]: TensorType(v["elem_type"], _shape(v["shape"])) for v in g["values"]}
         for g in found["graphs"]
@@ -567,6 +686,10 @@ def expand(
     inline_external_below: Optional[int] = None,
     gather_external_data: Optional[str] = None,
     bind: Optional[Mapping[str, int]] = None,
+    ranges: Optional[Mapping[str, RangeLike]] = None,
+    min_shapes: Optional[ShapesLike] = None,
+    opt_shapes: Optional[ShapesLike] = None,
+    max_shapes: Optional[ShapesLike] = None,
 ) -> Expanded:
     """Rewrites every implicit broadcast into explicit ops (``Expand`` of ``Shape`` values, or a constant written
     out at its broadcast shape with ``materialize_constants``), everything else byte for byte as it was.
@@ -574,8 +697,10 @@ def expand(
     With ``out``, writes the model there (atomically, with its external data, as ``onnx-bcast expand IN OUT``
     does) and returns ``out``; without, returns the rewritten model as the kind it was given: ``bytes`` for bytes,
     a new ``ModelProto`` for a ``ModelProto``, and ``bytes`` for a path (its external data, if any, stays where the
-    input's is). ``bind`` as for :func:`check` (``expand --bind``: the inputs take those sizes too). Raises
-    :class:`RefusedError` for a model ``check`` reports as broken."""
+    input's is). ``bind`` as for :func:`check` (``expand --bind``: the inputs take those sizes too); ``ranges`` and
+    a profile as for :func:`check` (``expand --range``: a site that holds at every size of them states no
+    condition, one that fails somewhere in them is left). Raises :class:`RefusedError` for a model ``check``
+    reports as broken."""
     native, kind = _native_model(model)
     name = _shown(kind)
     if gather_external_data is not None and not isinstance(gather_external_data, str):
@@ -588,7 +713,9 @@ def expand(
     }
     written = _out(out)
     rewritten, summary_json = _calling(
-        native, kind, lambda: _native.expand(native, written, options, name=name, bind=_bindings(bind)))
+        native, kind, lambda: _native.expand(
+            native, written, options, name=name, bind=_bindings(bind), ranges=_ranges(ranges),
+            profile=_profile(min_shapes, opt_shapes, max_shapes)))
     summary = ExpandSummary._from_json(json.loads(summary_json))
     if out is not None:
         return Expanded(out, summary)

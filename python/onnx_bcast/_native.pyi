@@ -25,12 +25,17 @@ def check(
     allow: List[str] = ...,
     left_out: List[Tuple[int, int]] = ...,
     bind: List[Tuple[str, int]] = ...,
+    ranges: List[Tuple[str, str]] = ...,
+    profile: Optional[Tuple[str, str, str]] = None,
+    safe_ranges: bool = False,
 ) -> NativeReport: ...
 def shapes(
     model: Union[str, bytes],
     name: Optional[str] = None,
     left_out: List[Tuple[int, int]] = ...,
     bind: List[Tuple[str, int]] = ...,
+    ranges: List[Tuple[str, str]] = ...,
+    profile: Optional[Tuple[str, str, str]] = None,
 ) -> str: ...
 def expand(
     model: Union[str, bytes],
@@ -38,6 +43,8 @@ def expand(
     options: Dict[str, Any],
     name: Optional[str] = None,
     bind: List[Tuple[str, int]] = ...,
+    ranges: List[Tuple[str, str]] = ...,
+    profile: Optional[Tuple[str, str, str]] = None,
 ) -> Tuple[Optional[bytes], str]: ...
 def infer(
     model: Union[str, bytes],

@@ -8,6 +8,8 @@
 //! exceptions with the command line's one-line message; a panic (a bug) becomes `InternalError`, never a crash.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -17,7 +19,7 @@ use pyo3::types::PyBytes;
 
 use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
 use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
-use onnx_bcast::expand::{expand_model_bound, ExpandError, ExpandOptions};
+use onnx_bcast::expand::{expand_model_request, ExpandError, ExpandOptions};
 use onnx_bcast::model::Model;
 use onnx_bcast::render;
 
@@ -42,7 +44,7 @@ create_exception!(
     onnx_bcast,
     BindError,
     OnnxBcastError,
-    "A `bind` size names no symbol of the model's inputs, is too large, or contradicts the model."
+    "A `bind` size or a range names no symbol of the model's inputs, is too large, or contradicts the model."
 );
 create_exception!(onnx_bcast, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
 
@@ -86,29 +88,84 @@ impl Input {
 enum Failure {
     Model(String),
     Bind(String),
-    Refused(String),
+    /// One line per note, then the verdict.
+    Refused(Vec<String>),
     Other(String),
     Internal(String),
 }
 
 impl From<Failure> for PyErr {
+    /// The message as the command line's, escaped (a traceback reaches a terminal too) with every name whole
+    /// ([`onnx_bcast::escape::escaped`]).
     fn from(failure: Failure) -> PyErr {
+        use onnx_bcast::escape::escaped;
         match failure {
-            Failure::Model(m) => ModelError::new_err(m),
-            Failure::Bind(m) => BindError::new_err(m),
-            Failure::Refused(m) => RefusedError::new_err(m),
-            Failure::Other(m) => OnnxBcastError::new_err(m),
-            Failure::Internal(m) => InternalError::new_err(format!("internal error: {m}")),
+            Failure::Model(m) => ModelError::new_err(escaped(&m)),
+            Failure::Bind(m) => BindError::new_err(escaped(&m)),
+            Failure::Refused(lines) => {
+                RefusedError::new_err(lines.iter().map(|l| escaped(l)).collect::<Vec<_>>().join("\n"))
+            }
+            Failure::Other(m) => OnnxBcastError::new_err(escaped(&m)),
+            Failure::Internal(m) => InternalError::new_err(format!("internal error: {}", escaped(&m))),
         }
     }
 }
 
-/// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model.
+/// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model. The work runs on a thread
+/// of its own while this one waits for it, a few times a second taking the GIL to let Python run its signal
+/// handlers: Ctrl-C (`KeyboardInterrupt`, or whatever a handler raises) asks the work to stop
+/// ([`onnx_bcast::interrupt`]), waits for it to end (at the next node), discards what it made and raises. Work that
+/// writes checks the request before writing.
 fn without_gil<T: Send>(py: Python<'_>, shown: &str, work: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
-    let outcome = py.detach(|| onnx_bcast::panics::guard(work));
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = &(std::sync::Mutex::new(false), std::sync::Condvar::new());
+    let outcome = std::thread::scope(|scope| {
+        let flag = stop.clone();
+        let worker = std::thread::Builder::new()
+            .name("onnx-bcast".into())
+            // Analysis recurses into subgraphs and function bodies: as much stack as the command line gives it.
+            .stack_size(16 << 20)
+            .spawn_scoped(scope, move || {
+                let outcome = onnx_bcast::interrupt::watch(flag, || onnx_bcast::panics::guard(work));
+                *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                done.1.notify_all();
+                outcome
+            })
+            .map_err(|e| PyErr::from(Failure::Other(format!("{shown}: cannot start the work: {e}"))))?;
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = done
+                    .1
+                    .wait_timeout_while(guard, SIGNAL_POLL, |finished| !*finished)
+                    .unwrap_or_else(|e| e.into_inner());
+                *guard
+            });
+            if finished {
+                return Ok(worker.join().unwrap_or_else(|_| Err("the work ended without a result".into())));
+            }
+            if let Err(raised) = py.check_signals() {
+                stop.store(true, Ordering::Relaxed);
+                py.detach(|| worker.join()).ok();
+                return Err(raised);
+            }
+        }
+    });
     match outcome {
-        Ok(done) => Ok(done?),
-        Err(panic) => Err(Failure::Internal(format!("{shown}: {panic}")).into()),
+        Ok(Ok(done)) => Ok(done?),
+        Ok(Err(panic)) => Err(Failure::Internal(format!("{shown}: {panic}")).into()),
+        Err(e) => Err(e),
+    }
+}
+
+/// How often a call into the library lets Python handle signals.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether the caller asked the work to stop: then nothing is written, and what was made is discarded.
+fn interrupted() -> Result<(), Failure> {
+    match onnx_bcast::interrupt::requested() {
+        true => Err(Failure::Other("interrupted".into())),
+        false => Ok(()),
     }
 }
 
@@ -137,8 +194,37 @@ fn selection(deny: &[String], warn: &[String], allow: &[String]) -> PyResult<Rul
 
 /// `bind`'s sizes, as `--bind NAME=SIZE` takes them.
 fn bindings(bind: &[(String, u64)]) -> PyResult<Request> {
-    let bindings = Bindings::new(bind).map_err(|e| BindError::new_err(e.to_string()))?;
-    Ok(Request { bindings, function_facts: false })
+    let bindings = Bindings::new(bind).map_err(|e| PyErr::from(Failure::Bind(e.to_string())))?;
+    // check and shapes walk the training graphs too, as the command line's do (expand ignores this request).
+    Ok(Request { bindings, training_graphs: true, ..Default::default() })
+}
+
+/// The sizes asked about: `bind`'s sizes, `ranges` as `--range NAME=MIN..MAX[/STEP]` takes them (name, text), a
+/// TensorRT profile's min, opt and max shapes as trtexec spells them, and `--safe-ranges`.
+fn requested(
+    bind: &[(String, u64)],
+    ranges: &[(String, String)],
+    profile: Option<(String, String, String)>,
+    safe_ranges: bool,
+) -> PyResult<Request> {
+    use onnx_bcast::ranges::profile::{Profile, Shapes};
+    let mut request = bindings(bind)?;
+    for (name, text) in ranges {
+        let range = onnx_bcast::ranges::SizeRange::parse(text)
+            .map_err(|e| PyValueError::new_err(format!("ranges[{name:?}]: {e}")))?;
+        request.ranges.ranges.push((name.clone(), range));
+    }
+    if let Some((min, opt, max)) = profile {
+        let shapes =
+            |key: &str, text: &str| Shapes::parse(text).map_err(|e| PyValueError::new_err(format!("{key}: {e}")));
+        request.ranges.profile = Profile {
+            min: shapes("min_shapes", &min)?,
+            opt: shapes("opt_shapes", &opt)?,
+            max: shapes("max_shapes", &max)?,
+        };
+    }
+    request.ranges.safe_ranges = safe_ranges;
+    Ok(request)
 }
 
 /// A model's check: its findings, sites and totals. The Python `Report` wraps it and reads the parts it is asked
@@ -197,7 +283,7 @@ impl NativeReport {
                     "graph": f.graph,
                     "node": f.node,
                     "op": f.op,
-                    "message": f.message,
+                    "message": f.message.plain(),
                     "site": f.site.and_then(|i| self.report.sites.get(i)).map(render::site_json),
                 })
             })
@@ -212,7 +298,7 @@ impl NativeReport {
 }
 
 #[pyfunction]
-#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new(), bind=Vec::new()))]
+#[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new(), bind=Vec::new(), ranges=Vec::new(), profile=None, safe_ranges=false))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -224,15 +310,20 @@ fn check(
     allow: Vec<String>,
     left_out: Vec<(usize, usize)>,
     bind: Vec<(String, u64)>,
+    ranges: Vec<(String, String)>,
+    profile: Option<(String, String, String)>,
+    safe_ranges: bool,
 ) -> PyResult<NativeReport> {
     let input = Input::from_py(model, name, left_out)?;
     let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
-    let request = bindings(&bind)?;
+    let request = requested(&bind, &ranges, profile, safe_ranges)?;
     let shown = input.shown();
     let report = without_gil(py, &shown, move || {
         let model = input.open()?;
         onnx_bcast::panics::test_point("check");
-        let mut judge = Judge::new(options, true);
+        let bad = |e: analysis::BindError| Failure::Bind(format!("{}: {e}", model.path().display()));
+        let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
+        let mut judge = Judge::new(options, true).with_ranges(ranges);
         let sites_only = analysis::Options { value_facts: false };
         let analysis = analyze_model_request(&model, sites_only, &request, Some(&mut |site| judge.judge(site)))
             .map_err(|e| Failure::Bind(format!("{}: {e}", model.path().display())))?;
@@ -243,24 +334,30 @@ fn check(
 
 /// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
 #[pyfunction]
-#[pyo3(signature = (model, name=None, left_out=Vec::new(), bind=Vec::new()))]
+#[pyo3(signature = (model, name=None, left_out=Vec::new(), bind=Vec::new(), ranges=Vec::new(), profile=None))]
 fn shapes(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     name: Option<String>,
     left_out: Vec<(usize, usize)>,
     bind: Vec<(String, u64)>,
+    ranges: Vec<(String, String)>,
+    profile: Option<(String, String, String)>,
 ) -> PyResult<String> {
     let input = Input::from_py(model, name, left_out)?;
-    let request = bindings(&bind)?;
+    let request = requested(&bind, &ranges, profile, false)?;
     let shown = input.shown();
     without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
-        let analysis = analyze_model_request(&model, analysis::Options::default(), &request, None)
-            .map_err(|e| Failure::Bind(format!("{shown}: {e}")))?;
+        let bad = |e: analysis::BindError| Failure::Bind(format!("{shown}: {e}"));
+        let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
+        let mut analysis = analyze_model_request(&model, analysis::Options::default(), &request, None).map_err(bad)?;
         // Shapes at sizes the model contradicts are no answer: the binding's error (`check` reports each one).
         if let Some(e) = analysis::BindError::contradictions(&analysis) {
-            return Err(Failure::Bind(format!("{shown}: {e}")));
+            return Err(bad(e));
+        }
+        if let Some(ranges) = &ranges {
+            analysis.facts_within(&ranges.ranges);
         }
         Ok(render::shapes_json(&shown, &analysis).to_string())
     })
@@ -279,7 +376,8 @@ struct ExpandArgs {
 /// Rewrites every implicit broadcast; writes `out` when given (atomically, with its external data, as the command
 /// line does) and returns `(None, summary JSON)`, or returns `(the rewritten bytes, summary JSON)`.
 #[pyfunction]
-#[pyo3(signature = (model, out, options, name=None, bind=Vec::new()))]
+#[pyo3(signature = (model, out, options, name=None, bind=Vec::new(), ranges=Vec::new(), profile=None))]
+#[allow(clippy::too_many_arguments)]
 fn expand(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
@@ -287,9 +385,11 @@ fn expand(
     options: ExpandArgs,
     name: Option<String>,
     bind: Vec<(String, u64)>,
+    ranges: Vec<(String, String)>,
+    profile: Option<(String, String, String)>,
 ) -> PyResult<(Option<Py<PyBytes>>, String)> {
     let input = Input::from_py(model, name, Vec::new())?;
-    let request = bindings(&bind)?;
+    let request = requested(&bind, &ranges, profile, false)?;
     let options = ExpandOptions {
         materialize_constants: options.materialize_constants,
         max_materialize_bytes: options.max_materialize_bytes,
@@ -307,7 +407,9 @@ fn expand(
             onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
         onnx_bcast::panics::test_point("expand");
-        let (plan, pieces) = expand_model_bound(&model, options, &request.bindings).map_err(|e| refused(&shown, e))?;
+        let (plan, pieces) = expand_model_request(&model, options, &request).map_err(|e| refused(&shown, e))?;
+        // A plan made from an analysis that was stopped is incomplete: never written.
+        interrupted()?;
         let written = out.as_ref().map(|p| p.display().to_string());
         let bytes = match &out {
             // An unchanged model written over itself needs no write at all.
@@ -343,7 +445,7 @@ fn broken(shown: &str, notes: &[onnx_bcast::analysis::Note], verb: &str) -> Fail
         return Failure::Bind(lines.join("\n"));
     }
     lines.push(format!("{shown}: not {verb}: `check` reports the model as broken"));
-    Failure::Refused(lines.join("\n"))
+    Failure::Refused(lines)
 }
 
 /// What `infer` and `fold` hand back: the rewritten bytes (unless written to `out`) and the summary JSON.
@@ -378,7 +480,11 @@ fn infer(
     bind: Vec<(String, u64)>,
 ) -> PyResult<Rewritten> {
     let input = Input::from_py(model, name, Vec::new())?;
-    let options = onnx_bcast::annotate::InferOptions { bindings: bindings(&bind)?.bindings, overwrite_declared };
+    let options = onnx_bcast::annotate::InferOptions {
+        bindings: bindings(&bind)?.bindings,
+        overwrite_declared,
+        ranges: Default::default(),
+    };
     let shown = input.shown();
     let same_file = same_path(&input, out.as_ref());
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {

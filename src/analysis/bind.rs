@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::escape::name as shown;
 
 /// How a `declared-shape-mismatch` says what is wrong; at the bound sizes, a `bind-contradiction` says it of them.
 pub(super) const DECLARED_OTHERWISE: &str = "is declared with other facts than inference finds";
@@ -24,19 +25,31 @@ pub struct Request {
     /// Also record the facts of each model-local function body, per call ([`GraphFacts`] at
     /// `[GraphStep::Function(i)]`, once per distinct call signature), as `infer` writes them into the body.
     pub function_facts: bool,
+    /// Ops declared in the config file (`[ops]`): their shapes and types, or sites.
+    pub custom_ops: std::sync::Arc<crate::infer::custom::CustomOps>,
+    /// Ranges of sizes (`--range`, a TensorRT profile, `--safe-ranges`): matched to each model by [`prepare`],
+    /// which binds the single sizes; the sites' conditions are decided over the others by the caller
+    /// ([`crate::ranges::Decider`]).
+    pub ranges: crate::ranges::RangeRequest,
+    /// Also walk the graphs of `ModelProto.training_info` (`check` and `shapes` do; the rewrites leave them alone).
+    pub training_graphs: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BindError {
-    #[error("--bind {name}={size}: {name} is already bound to {earlier}")]
+    #[error("--bind {}={size}: {} is already bound to {earlier}", shown(.name), shown(.name))]
     Twice { name: String, size: u64, earlier: u64 },
-    #[error("--bind {name}={size}: the size is larger than ONNX allows (a dim is an int64)")]
+    #[error("--bind {}={size}: the size is larger than ONNX allows (a dim is an int64)", shown(.name))]
     TooLarge { name: String, size: u64 },
-    #[error("--bind {name}: no input of the model has a dim named '{name}' ({known})")]
+    #[error("--bind {}: no input of the model has a dim named '{}' ({known})", shown(.name), shown(.name))]
     Unknown { name: String, known: String },
     /// The model contradicts the bindings: the first of the `bind-contradiction` findings, and how many there are.
     #[error("--bind contradicts the model (bind-contradiction): {first}{}", if *.count > 1 { format!(" (and {} more)", .count - 1) } else { String::new() })]
     Contradicts { first: String, count: usize },
+    #[error(transparent)]
+    Range(#[from] crate::ranges::RangeRequestError),
+    #[error("{} is given a size by --bind and a range by --range or the profile: give one", shown(.name))]
+    BoundAndRanged { name: String },
 }
 
 impl BindError {
@@ -44,7 +57,7 @@ impl BindError {
     pub fn contradictions(analysis: &Analysis) -> Option<BindError> {
         let mut found = analysis.notes.iter().filter(|n| n.code == Code::BindContradiction);
         let first = found.next()?;
-        let at = first.node.as_deref().map_or_else(|| first.graph.clone(), |n| format!("{} node {n}", first.graph));
+        let at = crate::location::at(&first.graph, first.node.as_deref(), first.op.as_deref());
         Some(BindError::Contradicts { first: format!("{at}: {}", first.message), count: 1 + found.count() })
     }
 }
@@ -120,7 +133,10 @@ impl Bindings {
             if !named.iter().any(|n| n == name) {
                 let known = match named.is_empty() {
                     true => "its inputs name no size".to_string(),
-                    false => format!("its inputs name {}", named.join(", ")),
+                    false => {
+                        let named: Vec<String> = named.iter().map(|n| shown(n).to_string()).collect();
+                        format!("its inputs name {}", named.join(", "))
+                    }
                 };
                 return Err(BindError::Unknown { name: name.clone(), known });
             }
@@ -145,15 +161,57 @@ pub fn input_symbols(model: &ModelProto) -> Vec<String> {
     out
 }
 
+/// The request for one model: its ranges matched to the model's inputs, with each single size bound like `--bind`,
+/// and those ranges (`None` when the request has none). A symbol both bound and given a range is an error.
+pub fn prepare(
+    model: &ModelProto,
+    request: &Request,
+) -> Result<(Request, Option<crate::ranges::ModelRanges>), BindError> {
+    if request.ranges.is_empty() {
+        return Ok((request.clone(), None));
+    }
+    let mut ranges = request.ranges.resolve(model)?;
+    let named = input_symbols(model);
+    let mut pairs: Vec<(String, u64)> = request.bindings.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    let names = ranges.ranges.iter().map(|(n, _)| n.to_string()).chain(ranges.points.iter().map(|(n, _)| n.clone()));
+    for name in names {
+        if request.bindings.get(&name).is_some() {
+            return Err(BindError::BoundAndRanged { name: crate::ranges::shown_name(&name) });
+        }
+    }
+    // A size for a symbol only an expression names (`s0` of `2*s0`) stays a range of one size.
+    let (bound, kept): (Vec<_>, Vec<_>) = ranges.points.drain(..).partition(|(n, _)| named.contains(n));
+    for (name, size) in kept {
+        ranges.ranges.insert(&name, crate::ranges::SizeRange::point(size));
+    }
+    pairs.extend(bound.iter().cloned());
+    ranges.points = bound;
+    let bindings = Bindings::new(&pairs)?;
+    let prepared = Request { bindings, ranges: Default::default(), ..request.clone() };
+    Ok((prepared, Some(ranges)))
+}
+
+impl Analysis {
+    /// Every value's facts simplified over ranges of sizes (`shapes --range`, `infer --range`): a size that is one
+    /// number at every size of them is that number; nothing is kept that holds for part of them only.
+    pub fn facts_within(&mut self, ranges: &crate::ranges::Ranges) {
+        for (_, facts) in self.graphs.iter_mut().flat_map(|g| g.values.iter_mut()) {
+            *facts = crate::ranges::within::facts_within(facts, ranges);
+        }
+    }
+}
+
 /// [`analyze_model_each`] or [`analyze_model_with`] (when `each_site` is `None`) with the bindings and records of
-/// `request`. A bound name no input declares is an error; a declaration the bindings contradict is a note,
-/// `bind-contradiction` (see [`BindError::contradictions`]).
+/// `request` (its ranges' single sizes bound: see [`prepare`]). A bound name no input declares is an error; a
+/// declaration the bindings contradict is a note, `bind-contradiction` (see [`BindError::contradictions`]).
 pub fn analyze_model_request(
     model: &crate::model::Model,
     options: Options,
     request: &Request,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Result<Analysis, BindError> {
+    let (request, _) = prepare(model.proto(), request)?;
+    let request = &request;
     request.bindings.check_names(model.proto())?;
     let mut analysis = analyze_model_impl(model, options, request, each_site);
     let mismatch = |n: &&Note| n.code == Code::DeclaredShapeMismatch;
@@ -168,7 +226,7 @@ pub fn analyze_model_request(
             if !own.contains(&key(note)) {
                 note.code = Code::BindContradiction;
                 let at_bound = format!("{DECLARED_OTHERWISE} at the bound sizes");
-                note.message = note.message.replacen(DECLARED_OTHERWISE, &at_bound, 1);
+                note.message = note.message.marked().replacen(DECLARED_OTHERWISE, &at_bound, 1).into();
             }
         }
     }

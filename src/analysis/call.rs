@@ -3,6 +3,12 @@
 use super::scope::{Body, CallContext, Env};
 use super::walk::{node_label, Walker};
 use super::*;
+use crate::escape::name as shown;
+
+/// `domain.name` of a function, as messages name it.
+fn qualified(f: &FunctionProto) -> String {
+    format!("{}.{}", f.domain(), f.name())
+}
 
 /// A node that calls a model-local function: its position and the function's.
 #[derive(Clone, Copy)]
@@ -47,15 +53,14 @@ impl<'m> Walker<'m, '_> {
         let key = (f.domain(), f.name());
         let unknown = || vec![ValueFacts::unknown(); node.output.len()];
         if self.active.contains(&key) {
-            let msg = format!("function {}.{} calls itself; its body is not followed again", f.domain(), f.name());
+            let msg = format!("function {} calls itself; its body is not followed again", shown(&qualified(f)));
             self.note(env, Code::RecursiveFunction, Some((node, index)), msg);
             return unknown();
         }
         if env.depth >= MAX_NESTING {
             let msg = format!(
-                "function calls and subgraphs nest deeper than {MAX_NESTING} levels; the body of {}.{} is not checked here",
-                f.domain(),
-                f.name()
+                "function calls and subgraphs nest deeper than {MAX_NESTING} levels; the body of {} is not checked here",
+                shown(&qualified(f))
             );
             self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
             return unknown();
@@ -89,6 +94,7 @@ impl<'m> Walker<'m, '_> {
                 .map(|(name, facts)| (name.as_str(), facts.unwrap_or_default()))
                 .collect(),
             initializers: &[],
+            sparse_initializers: &[],
             declared: f.value_info.iter().collect(),
             declared_inputs: 0,
             outputs: f.output.iter().map(String::as_str).collect(),

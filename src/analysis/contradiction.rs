@@ -30,10 +30,14 @@ impl ShapeFinding {
     }
 
     /// The finding's message: inside a function, the functions and nodes it is in first.
-    pub fn message(&self) -> String {
-        let prefix: String =
-            self.functions.iter().map(|f| format!("in function {} (node {}): ", f.function, f.node)).collect();
-        prefix + &self.contradiction.message(&self.inputs)
+    pub fn message(&self) -> crate::escape::Message {
+        use crate::escape::name;
+        let prefix: String = self
+            .functions
+            .iter()
+            .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
+            .collect();
+        crate::escape::Message::from(prefix + &self.contradiction.message(&self.inputs))
     }
 }
 
@@ -41,18 +45,15 @@ impl ShapeFinding {
 pub(super) type Rule = fn(&mut infer::Ctx<'_, '_>) -> Option<Vec<ValueFacts>>;
 
 impl<'m> Walker<'m, '_> {
-    /// Runs `rule` on a node of the default domain: the outputs it infers, and what it found broken or conditional.
+    /// Runs `rule` on a node: the outputs it infers, and what it found broken or conditional.
     pub(super) fn run_rule(
         &mut self,
         env: &Env<'m, '_>,
         (node, attrs): (&'m NodeProto, Attrs<'m>),
         refs: &[Option<&ValueFacts>],
         subgraphs: &[(&'m str, Vec<ValueFacts>)],
-        rule: Rule,
+        rule: impl FnOnce(&mut infer::Ctx<'_, '_>) -> Option<Vec<ValueFacts>>,
     ) -> (Option<Vec<ValueFacts>>, Vec<Contradiction>) {
-        if !ops::is_default_domain(node.domain()) {
-            return (None, Vec::new());
-        }
         let mut fresh = || super::walk::fresh_symbol(&mut self.fresh);
         let mut ctx = infer::Ctx {
             op: node.op_type(),
@@ -66,16 +67,6 @@ impl<'m> Walker<'m, '_> {
         };
         let inferred = rule(&mut ctx);
         (inferred, ctx.contradictions.into_inner())
-    }
-
-    /// The outputs of a node no inference rule knows: unknown, and the op counted.
-    pub(super) fn opaque(&mut self, node: &NodeProto) -> Vec<ValueFacts> {
-        let op = match node.domain() {
-            "" => node.op_type().to_string(),
-            domain => format!("{domain}.{}", node.op_type()),
-        };
-        *self.out.opaque.entry(op).or_default() += 1;
-        vec![ValueFacts::unknown(); node.output.len()]
     }
 
     /// `outputs`, or after a certain contradiction among `found` (which is recorded) facts that say only that.

@@ -11,13 +11,20 @@ use crate::attr::{Attrs, CallSite};
 use crate::diagnostic::Code;
 use crate::infer;
 use crate::ops::{self, BroadcastOp, SameType, SiteKind};
-use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
+use crate::proto::{
+    FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto, TensorProto,
+    ValueInfoProto,
+};
 use crate::rules;
 use crate::shape::{Dim, Shape};
 use crate::tensor::{self, ValueFacts};
 
 /// The newest default-domain opset this tool knows; assumed when a model imports none.
-pub const LATEST_OPSET: i64 = 23;
+pub const LATEST_OPSET: i64 = 28;
+
+/// The newest IR version an ONNX release defines (onnx 1.22: `onnx.IR_VERSION`). A model that declares another
+/// one outside 1..=this gets an `unknown-ir-version` note.
+pub const LATEST_IR_VERSION: i64 = 13;
 
 pub use crate::shape::MAX_RANK;
 
@@ -35,7 +42,8 @@ pub struct Note {
     pub graph: String,
     pub node: Option<String>,
     pub op: Option<String>,
-    pub message: String,
+    /// Names marked ([`crate::escape::name`]).
+    pub message: crate::escape::Message,
 }
 
 /// The facts inferred for the values of one graph body, in definition order.
@@ -105,10 +113,28 @@ fn analyze_model_impl(
 ) -> Analysis {
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let (values, problems) = crate::external::survey(folder, model.proto());
-    let notes = problems
+    let mut notes: Vec<Note> = problems
         .into_iter()
-        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string() })
+        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string().into() })
         .collect();
+    let ir = model.proto().ir_version();
+    if !(1..=LATEST_IR_VERSION).contains(&ir) {
+        let read_as = match ir > LATEST_IR_VERSION {
+            true => format!("it is read as IR {LATEST_IR_VERSION}, and "),
+            false => String::new(),
+        };
+        let message = format!(
+            "the model declares IR version {ir}, which no ONNX release defines (1 to {LATEST_IR_VERSION}); {read_as}\
+             runtimes refuse it"
+        );
+        notes.push(Note {
+            code: Code::UnknownIrVersion,
+            graph: "main".into(),
+            node: None,
+            op: None,
+            message: message.into(),
+        });
+    }
     analyze_with(model.proto(), values, notes, (options, request), each_site)
 }
 
@@ -132,6 +158,8 @@ fn analyze_with(
         external,
         constant_initializers: model.ir_version() < 4,
         calls: crate::calls::Calls::default(),
+        custom: request.custom_ops.clone(),
+        budget_noted: false,
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -149,6 +177,9 @@ fn analyze_with(
         let env = Env { path: "main".into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
         walker.body(&env, Body::graph(graph));
     }
+    if request.training_graphs {
+        walker.training_graphs(model, opset);
+    }
     // A body's facts are recorded when its walk ends, before its graph's: the main graph goes first, the
     // subgraphs after it in the order they were met.
     walker.out.graphs.sort_by_key(|g| !g.loc.is_empty());
@@ -160,14 +191,18 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 }
 
 pub mod bind;
+mod budget;
 mod call;
 mod contradiction;
+mod declared;
+mod initializers;
 mod scope;
 mod site;
+mod training;
 mod walk;
 
 use scope::{Body, Env};
 use walk::Walker;
 
-pub use bind::{analyze_model_request, BindError, Bindings, Request};
+pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};
 pub use contradiction::ShapeFinding;

@@ -104,6 +104,7 @@ pub(super) struct Body<'m> {
     /// Inputs with the facts they start with.
     pub(super) inputs: Vec<(&'m str, ValueFacts)>,
     pub(super) initializers: &'m [TensorProto],
+    pub(super) sparse_initializers: &'m [SparseTensorProto],
     pub(super) declared: Vec<&'m ValueInfoProto>,
     /// How many of `declared`, from the front, declare graph inputs.
     pub(super) declared_inputs: usize,
@@ -118,6 +119,7 @@ impl<'m> Body<'m> {
             nodes: &g.node,
             inputs: g.input.iter().map(|vi| (vi.name(), ValueFacts::unknown())).collect(),
             initializers: &g.initializer,
+            sparse_initializers: &g.sparse_initializer,
             declared: g.input.iter().chain(&g.value_info).chain(&g.output).collect(),
             declared_inputs: g.input.len(),
             outputs: g.output.iter().map(|vi| vi.name()).collect(),

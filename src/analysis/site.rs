@@ -76,7 +76,10 @@ impl<'m> Walker<'m, '_> {
             Some(each) => each(site),
             None => self.out.sites.push(site),
         }
-        let value = infer::values::broadcast_value(node.op_type(), inputs, &output_shape);
+        // Shape arithmetic is the ONNX ops' (an op of another domain may share a name, not a meaning).
+        let value = ops::is_default_domain(node.domain())
+            .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
+            .flatten();
         let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
         outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
         outputs

@@ -2,8 +2,13 @@
 
 use super::call::Call;
 use super::contradiction::Rule;
+use super::declared::Declared;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
+use crate::escape::name as shown;
+
+/// The outputs of a node's graph attributes, by attribute name.
+type Subgraphs<'m> = [(&'m str, Vec<ValueFacts>)];
 
 pub(super) struct Walker<'m, 's> {
     pub(super) options: Options,
@@ -28,6 +33,10 @@ pub(super) struct Walker<'m, 's> {
     pub(super) constant_initializers: bool,
     /// Function calls already walked, and what walking them may still cost.
     pub(super) calls: crate::calls::Calls,
+    /// The ops the config file declares (`[ops]`), which no built-in rule knows.
+    pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
+    /// The body being walked has had its note about the expression budget (see `budget`).
+    pub(super) budget_noted: bool,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -54,11 +63,12 @@ impl<'m> Walker<'m, '_> {
             (None, Some((n, i))) => (env.path.clone(), Some(node_label(n, i)), Some(n.op_type().to_string())),
             (None, None) => (env.path.clone(), None, None),
         };
-        self.out.notes.push(Note { code, graph, node: node_name, op, message });
+        self.out.notes.push(Note { code, graph, node: node_name, op, message: message.into() });
     }
 
     /// Walks one body and returns the facts of its outputs.
     pub(super) fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
+        let outer_noted = std::mem::take(&mut self.budget_noted);
         let declared = self.declared(env, &body.declared, body.declared_inputs);
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
@@ -72,20 +82,32 @@ impl<'m> Walker<'m, '_> {
         } else {
             Scope::unordered(body.inputs.len() + body.initializers.len())
         };
+        let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
             if scope.values.contains_key(name) {
-                self.note(env, Code::DuplicateValue, None, format!("input '{name}' is listed more than once"));
+                let msg = format!("input '{}' is listed more than once", shown(name));
+                self.note(env, Code::DuplicateValue, None, msg);
             }
             let mut facts = facts.filled_from(declared.get(name).unwrap_or(&ValueFacts::unknown()));
-            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other.
-            if let Some(dims) = &mut facts.shape.0 {
+            // A graph input's unnamed size is still one size: a fresh symbol keeps it apart from every other. (Not
+            // so in a sequence, whose elements may each have their own.)
+            if let Some(dims) = facts.shape.0.as_mut().filter(|_| facts.kind.is_tensor()) {
                 for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
                     *d = fresh_symbol(&mut self.fresh);
                 }
             }
             scope.define(name, facts);
         }
-        self.define_initializers(env, &mut scope, body.initializers, &body.declared[..body.declared_inputs]);
+        let inputs = &body.declared[..body.declared_inputs];
+        self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
+        // What inputs and initializers are is settled: their other declarations must agree with it.
+        let mut compared = HashSet::default();
+        let sparse = body.sparse_initializers.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name());
+        for name in input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse) {
+            if let Some(facts) = scope.values.get(name).filter(|_| compared.insert(name)).cloned() {
+                self.compare_declarations(env, &declared, (name, &facts), None, true);
+            }
+        }
 
         let (order, producer) = self.topological_order(env, body.nodes, &scope);
         let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
@@ -96,6 +118,11 @@ impl<'m> Walker<'m, '_> {
         }
         let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
         for (position, &index) in order.iter().enumerate() {
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if crate::interrupt::requested() {
+                break;
+            }
+            crate::interrupt::test_pause();
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
             if let Some(reads) = &mut reads {
@@ -112,92 +139,19 @@ impl<'m> Walker<'m, '_> {
                 order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
+        self.budget_noted = outer_noted;
         outputs
     }
 
-    /// The facts each value's declaration gives (graph inputs first: `declared_inputs` of them).
-    fn declared(
-        &mut self,
-        env: &Env<'m, '_>,
-        infos: &[&'m ValueInfoProto],
-        declared_inputs: usize,
-    ) -> HashMap<&'m str, ValueFacts> {
-        let mut declared: HashMap<&'m str, ValueFacts> = HashMap::default();
-        for (i, vi) in infos.iter().enumerate() {
-            let mut negative = Vec::new();
-            let mut facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
-            if i < declared_inputs && !self.bindings.is_empty() {
-                facts = self.bindings.facts(&facts);
-            }
-            if !negative.is_empty() {
-                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
-                let msg = format!(
-                    "value '{}' declares a negative size on axis {}; read as unknown",
-                    vi.name(),
-                    axes.join(", ")
-                );
-                self.note(env, Code::NegativeDim, None, msg);
-            }
-            declared.entry(vi.name()).or_insert(facts);
-        }
-        declared
-    }
-
-    /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
-    fn define_initializers(
-        &mut self,
-        env: &Env<'m, '_>,
-        scope: &mut Scope<'m>,
-        initializers: &'m [TensorProto],
-        inputs: &[&'m ValueInfoProto],
-    ) {
-        let mut initialized: HashSet<&str> = HashSet::default();
-        // The inputs' declarations by name, made only when an initializer names an input.
-        let mut declared_inputs: Option<HashMap<&str, &ValueInfoProto>> = None;
-        for init in initializers {
-            if !initialized.insert(init.name()) {
-                let msg = format!("initializer '{}' is given more than once", init.name());
-                self.note(env, Code::DuplicateValue, None, msg);
-            }
-            if let Some(why) = tensor::data_mismatch(init) {
-                let msg = format!("initializer '{}' {why}", init.name());
-                self.note(env, Code::TensorDataMismatch, None, msg);
-            }
-            let mut from_tensor = tensor::facts_from_tensor(init);
-            if let Some(v) = self.external.get(init.name()) {
-                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
-            }
-            // An initializer that is also a graph input is a default the caller may override: a declared input
-            // shape wins, the initializer fills what is undeclared. One that contradicts the declaration is refused
-            // by runtimes: the value is contradicted.
-            let is_input = scope.values.contains_key(init.name());
-            if is_input {
-                let by_name = declared_inputs.get_or_insert_with(|| inputs.iter().map(|vi| (vi.name(), *vi)).collect());
-                let declared = by_name.get(init.name()).copied();
-                if self.initializer_contradicts(env, init.name(), declared, &from_tensor) {
-                    scope.define(init.name(), ValueFacts::contradicted());
-                    continue;
-                }
-            }
-            let facts = match scope.values.get(init.name()) {
-                Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
-                    ValueFacts::tensor(input.elem, input.shape.clone())
-                }
-                _ => from_tensor,
-            };
-            scope.define(init.name(), facts);
-        }
-    }
-
     /// Walks the graphs `node`'s attributes hold, inside the scopes visible at it, and returns their outputs' facts
-    /// by attribute name.
+    /// by attribute name. A control-flow node's `inputs` say what its body's inputs start with
+    /// (`infer::bodies`).
     fn subgraphs(
         &mut self,
         env: &Env<'m, '_>,
         scope: &Scope<'m>,
-        index: usize,
-        node: &'m NodeProto,
-        attrs: Attrs<'m>,
+        (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
+        inputs: &[Option<&ValueFacts>],
     ) -> Vec<(&'m str, Vec<ValueFacts>)> {
         let mut subgraphs: Vec<(&'m str, Vec<ValueFacts>)> = Vec::new();
         if env.depth >= MAX_NESTING && attrs.graphs().next().is_some() {
@@ -217,7 +171,12 @@ impl<'m> Walker<'m, '_> {
                     call: env.call,
                     depth: env.depth + 1,
                 };
-                let outputs = self.body(&sub, Body::graph(graph));
+                let mut body = Body::graph(graph);
+                if ops::is_default_domain(node.domain()) {
+                    let seeds = infer::bodies::body_inputs(node.op_type(), env.opset, attrs, inputs, body.inputs.len());
+                    body.inputs.iter_mut().zip(seeds).for_each(|((_, facts), seed)| *facts = seed);
+                }
+                let outputs = self.body(&sub, body);
                 subgraphs.push((attr, outputs));
             }
         }
@@ -229,7 +188,7 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
-        declared: &HashMap<&'m str, ValueFacts>,
+        declared: &Declared<'m>,
         index: usize,
         node: &'m NodeProto,
         outputs: Vec<ValueFacts>,
@@ -248,20 +207,71 @@ impl<'m> Walker<'m, '_> {
                     };
                     if let Some(why) = tensor::contradiction(&facts, &bound) {
                         if !self.bindings.is_empty() && tensor::contradiction(&facts, d).is_none() {
-                            let msg =
-                                format!("value '{name}' {} at the bound sizes: {why}", super::bind::DECLARED_OTHERWISE);
+                            let msg = format!(
+                                "value '{}' {} at the bound sizes: {why}",
+                                shown(name),
+                                super::bind::DECLARED_OTHERWISE
+                            );
                             self.note(env, Code::BindContradiction, Some((node, index)), msg);
                         } else {
-                            let msg = format!("value '{name}' {}: {why}", super::bind::DECLARED_OTHERWISE);
+                            let msg = format!("value '{}' {}: {why}", shown(name), super::bind::DECLARED_OTHERWISE);
                             self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
                         }
                     }
-                    facts.filled_from(&bound)
+                    let facts = facts.filled_from(&bound);
+                    self.compare_declarations(env, declared, (name, &facts), Some((node, index)), false);
+                    facts
                 }
                 None => facts,
             };
             scope.define(name, facts);
         }
+    }
+
+    /// The outputs of a broadcasting node outside the ONNX domain besides the broadcast itself (a skip
+    /// normalization's statistics) and its output's type, from the op's inference rule or its declaration.
+    fn site_outputs(
+        &mut self,
+        env: &Env<'m, '_>,
+        node: &'m NodeProto,
+        attrs: Attrs<'m>,
+        (refs, subgraphs): (&[Option<&ValueFacts>], &Subgraphs<'m>),
+        declared: Option<infer::custom::OpDecl>,
+        outputs: &mut [ValueFacts],
+    ) {
+        if let Some(decl) = declared {
+            let elem = decl.elem(refs);
+            outputs.iter_mut().for_each(|o| o.elem = elem);
+            return;
+        }
+        let domain = node.domain();
+        let (inferred, _) = self.run_rule(env, (node, attrs), refs, subgraphs, |ctx| infer::infer_in(domain, ctx));
+        let Some(inferred) = inferred else { return };
+        // An attention op's site is its bias against the scores (B, N, S, T), which are no output of the op.
+        let scores = matches!(ops::contrib_broadcast_op(node.domain(), node.op_type()), Some(o) if matches!(o.kind, ops::SiteKind::AttentionBias(_)));
+        for (i, (out, inf)) in outputs.iter_mut().zip(inferred).enumerate() {
+            if i == 0 && !scores {
+                out.elem = inf.elem.or(out.elem);
+            } else {
+                *out = inf;
+            }
+        }
+    }
+
+    /// A node no rule knows: counted by op, noted (reported under `--strict`), its outputs unknown.
+    fn opaque_node(&mut self, env: &Env<'m, '_>, index: usize, node: &'m NodeProto) -> Vec<ValueFacts> {
+        let op = if node.domain().is_empty() {
+            node.op_type().to_string()
+        } else {
+            format!("{}.{}", node.domain(), node.op_type())
+        };
+        let msg = format!(
+            "onnx-bcast has no inference rule for {op}: the shapes of its outputs and of what depends on them are \
+             unknown (declare it in onnx-bcast.toml under [ops])"
+        );
+        self.note(env, Code::OpaqueNode, Some((node, index)), msg);
+        *self.out.opaque.entry(op).or_default() += 1;
+        vec![ValueFacts::unknown(); node.output.len()]
     }
 
     pub(super) fn lookup<'s>(&self, env: &'s Env<'m, '_>, scope: &'s Scope<'m>, name: &str) -> Option<&'s ValueFacts> {
@@ -281,7 +291,7 @@ impl<'m> Walker<'m, '_> {
         for (i, node) in nodes.iter().enumerate() {
             for out in node.output.iter().filter(|o| !o.is_empty()) {
                 if producer.insert(out, i).is_some() || scope.values.contains_key(out.as_str()) {
-                    let msg = format!("value '{out}' is defined more than once");
+                    let msg = format!("value '{}' is defined more than once", shown(out));
                     self.note(env, Code::DuplicateValue, Some((node, i)), msg);
                 }
             }
@@ -316,7 +326,8 @@ impl<'m> Walker<'m, '_> {
         if order.len() < nodes.len() {
             let placed: HashSet<usize> = order.iter().copied().collect();
             let stuck: Vec<usize> = (0..nodes.len()).filter(|i| !placed.contains(i)).collect();
-            let names: Vec<String> = stuck.iter().take(5).map(|&i| node_label(&nodes[i], i)).collect();
+            let names: Vec<String> =
+                stuck.iter().take(5).map(|&i| shown(&node_label(&nodes[i], i)).to_string()).collect();
             let msg = match stuck.len() {
                 1 => format!("node {} depends on its own output", names[0]),
                 n => format!("{n} nodes form a cycle, among them {}", names.join(", ")),
@@ -331,7 +342,7 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
-        declared: &HashMap<&'m str, ValueFacts>,
+        declared: &Declared<'m>,
         produced: &Produced<'m>,
         index: usize,
         node: &'m NodeProto,
@@ -361,35 +372,54 @@ impl<'m> Walker<'m, '_> {
             }
             let found = self.lookup(env, scope, name);
             if found.is_none() && !produced.contains(name.as_str()) {
-                let msg = format!("input '{name}' is not defined by any graph input, initializer or node");
+                let msg = format!("input '{}' is not defined by any graph input, initializer or node", shown(name));
                 self.note(env, Code::UndefinedValue, Some((node, index)), msg);
             }
             refs.push(found);
         }
 
-        let subgraphs = self.subgraphs(env, scope, index, node, attrs);
+        let subgraphs = self.subgraphs(env, scope, (index, node, attrs), &refs);
 
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
         let tainted = refs.iter().flatten().any(|f| f.contradicted)
             || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
-        let outputs = if tainted {
+        let decl = self.custom.get(node.domain(), node.op_type()).copied();
+        let broadcast = ops::broadcast_op(node.domain(), node.op_type(), env.opset)
+            .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
+            .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
+        // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
+        // count for themselves).
+        crate::sym::take_refusals();
+        let mut outputs = if tainted {
             vec![ValueFacts::contradicted(); node.output.len()]
-        } else if let Some(op) = ops::broadcast_op(node.domain(), node.op_type(), env.opset) {
-            let outputs = self.site(env, index, node, attrs, op, &refs);
-            // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
-            let validate: Rule = |ctx| {
-                infer::validate_broadcasting(ctx);
-                None
-            };
-            let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
-            self.checked(env, index, node, &refs, found, outputs)
+        } else if let Some(op) = broadcast {
+            let mut outputs = self.site(env, index, node, attrs, op, &refs);
+            if ops::is_default_domain(node.domain()) {
+                // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
+                let validate: Rule = |ctx| {
+                    infer::validate_broadcasting(ctx);
+                    None
+                };
+                let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
+                self.checked(env, index, node, &refs, found, outputs)
+            } else {
+                // A contrib or declared site: its other outputs come from the op's own rule.
+                self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
+                outputs
+            }
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
-            let (inferred, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, infer::infer);
-            let outputs = inferred.unwrap_or_else(|| self.opaque(node));
+            let domain = node.domain();
+            let (inferred, found) = match decl {
+                Some(decl) => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| decl.infer(ctx)),
+                None => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx)),
+            };
+            let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
             self.checked(env, index, node, &refs, found, outputs)
         };
+        let refused = crate::sym::take_refusals() > 0;
+        self.keep_within_budget(env, (node, index), refused, &mut outputs);
         self.define_outputs(env, scope, declared, index, node, outputs);
     }
 }

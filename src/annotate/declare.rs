@@ -8,15 +8,24 @@ use crate::analysis::Bindings;
 use crate::proto::tensor_shape_proto::{dimension::Value, Dimension};
 use crate::proto::{type_proto, TensorShapeProto, TypeProto, ValueInfoProto};
 use crate::shape::{Dim, Shape};
-use crate::tensor::ValueFacts;
+use crate::tensor::{Kind, ValueFacts};
+
+/// The longest `dim_param` `infer` writes, in bytes: five times the longest derived size of the corpus of real
+/// models (218 bytes, a `broadcast(…)` of strided feature-map sizes). A size whose text is longer (a model's
+/// megabyte-long symbol, an expression near the budget of [`crate::sym::MAX_SIZE`] nodes) is left empty, as a size
+/// nothing names is: a declaration that long helps no reader, and writing it for every value that has it would
+/// multiply the model's size.
+pub const MAX_DIM_PARAM: usize = 1024;
 
 /// How a dim is written: `None` for an empty dimension.
 pub fn dim_value(d: &Dim) -> Option<Value> {
+    let param = |text: String| (text.len() <= MAX_DIM_PARAM).then_some(Value::DimParam(text));
     match d {
         _ if d.mentions_fresh() => None,
         Dim::Known(n) => i64::try_from(*n).ok().map(Value::DimValue),
-        Dim::Sym(s) => Some(Value::DimParam(s.to_string())),
-        Dim::Expr(_) | Dim::Broadcast(_) => Some(Value::DimParam(d.to_string())),
+        Dim::Sym(s) if s.len() > MAX_DIM_PARAM => None,
+        Dim::Sym(s) => param(s.to_string()),
+        Dim::Expr(_) | Dim::Broadcast(_) => param(d.to_string()),
         Dim::Unknown => None,
     }
 }
@@ -36,11 +45,33 @@ pub fn shape_proto(shape: &Shape) -> Option<TensorShapeProto> {
 pub fn new_declaration(name: &str, facts: &ValueFacts) -> Option<ValueInfoProto> {
     let elem = facts.elem?;
     let tensor = type_proto::Tensor { elem_type: Some(elem), shape: shape_proto(&facts.shape) };
-    Some(ValueInfoProto {
-        name: Some(name.to_string()),
-        r#type: Some(TypeProto { tensor_type: Some(tensor), ..Default::default() }),
-        ..Default::default()
-    })
+    let of_tensor = || Box::new(TypeProto { tensor_type: Some(tensor.clone()), ..Default::default() });
+    let sequence = |elem_type| Box::new(type_proto::Sequence { elem_type: Some(elem_type) });
+    let map = |key| Box::new(type_proto::Map { key_type: Some(key), value_type: Some(of_tensor()) });
+    let ty = match facts.kind {
+        Kind::Tensor => TypeProto { tensor_type: Some(tensor.clone()), ..Default::default() },
+        Kind::SparseTensor => {
+            let sparse = type_proto::SparseTensor { elem_type: tensor.elem_type, shape: tensor.shape.clone() };
+            TypeProto { sparse_tensor_type: Some(sparse), ..Default::default() }
+        }
+        Kind::Sequence => TypeProto { sequence_type: Some(sequence(of_tensor())), ..Default::default() },
+        Kind::Optional => {
+            let optional = type_proto::Optional { elem_type: Some(of_tensor()) };
+            TypeProto { optional_type: Some(Box::new(optional)), ..Default::default() }
+        }
+        Kind::OptionalSequence => {
+            let inner = Box::new(TypeProto { sequence_type: Some(sequence(of_tensor())), ..Default::default() });
+            let optional = type_proto::Optional { elem_type: Some(inner) };
+            TypeProto { optional_type: Some(Box::new(optional)), ..Default::default() }
+        }
+        Kind::Map { key } => TypeProto { map_type: Some(map(key)), ..Default::default() },
+        Kind::SequenceOfMaps { key } => {
+            let inner = Box::new(TypeProto { map_type: Some(map(key)), ..Default::default() });
+            TypeProto { sequence_type: Some(sequence(inner)), ..Default::default() }
+        }
+        Kind::Other => return None,
+    };
+    Some(ValueInfoProto { name: Some(name.to_string()), r#type: Some(ty), ..Default::default() })
 }
 
 /// A declared dim with the bound symbols replaced: a `dim_param` naming or built from them becomes its size.
@@ -105,6 +136,9 @@ fn merged_dim(declared: &Dimension, inferred: &Dim, replace: bool) -> Dimension 
 
 /// Facts of one value met at several call sites (a function body): what every call agrees on.
 pub fn common(a: &ValueFacts, b: &ValueFacts) -> ValueFacts {
+    if a.kind != b.kind {
+        return ValueFacts::unknown();
+    }
     let elem = a.elem.filter(|&e| Some(e) == b.elem);
     let shape = match (a.shape.dims(), b.shape.dims()) {
         (Some(x), Some(y)) if x.len() == y.len() => Shape::ranked(
@@ -112,7 +146,7 @@ pub fn common(a: &ValueFacts, b: &ValueFacts) -> ValueFacts {
         ),
         _ => Shape::unranked(),
     };
-    ValueFacts::tensor(elem, shape)
+    ValueFacts::of_kind(a.kind, elem, shape)
 }
 
 #[cfg(test)]
@@ -140,6 +174,19 @@ mod tests {
     }
 
     #[test]
+    fn a_dim_param_longer_than_the_limit_is_never_written() {
+        let long = "n".repeat(MAX_DIM_PARAM + 1);
+        assert_eq!(dim_value(&Dim::sym(&long)), None);
+        let at_limit = "n".repeat(MAX_DIM_PARAM);
+        assert_eq!(dim_value(&Dim::sym(&at_limit)), Some(Value::DimParam(at_limit.clone())));
+        // An expression whose text is past the limit, although within the expression budget.
+        let sum = (0..60).map(|i| format!("size_{i:02}_of_the_feature_map")).collect::<Vec<_>>().join(" + ");
+        let d = Dim::from_dim_param(&sum);
+        assert!(matches!(d, Dim::Expr(_)) && d.to_string().len() > MAX_DIM_PARAM, "{d}");
+        assert_eq!(dim_value(&d), None);
+    }
+
+    #[test]
     fn an_agreeing_declaration_is_kept_and_its_empty_dims_filled() {
         let d = declared(&[Some(Value::DimParam("batch".into())), None]);
         let facts = ValueFacts::tensor(Some(1), Shape::ranked(vec![Dim::sym("N"), Dim::Known(3)]));
@@ -153,5 +200,16 @@ mod tests {
         let b = Bindings::new(&[("seq".into(), 5)]).unwrap();
         let out = merged(&d, &ValueFacts::tensor(Some(1), Shape::ranked(vec![Dim::Unknown])), &b, false).unwrap();
         assert_eq!(dims(&out), [Some(Value::DimValue(10))]);
+    }
+
+    /// A sequence is declared as a sequence of its elements' tensor type, read back as the same facts.
+    #[test]
+    fn a_sequence_is_declared_as_a_sequence_of_tensors() {
+        let facts = ValueFacts::of_kind(Kind::Sequence, Some(1), Shape::ranked(vec![Dim::Unknown, Dim::Known(3)]));
+        let vi = new_declaration("s", &facts).unwrap();
+        let read = crate::tensor::facts_from_type(vi.r#type.as_ref(), &mut Vec::new(), false);
+        assert_eq!(read, facts);
+        let other = ValueFacts::of_kind(Kind::Other, Some(1), Shape::unranked());
+        assert!(new_declaration("o", &other).is_none());
     }
 }

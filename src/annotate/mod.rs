@@ -9,6 +9,7 @@
 //! type empty); one that contradicts it is reported, and replaced only with `--overwrite-declared`.
 
 mod declare;
+mod ranged;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -19,7 +20,7 @@ use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoPr
 use crate::tensor::{self, ValueFacts};
 use crate::wire::{self, GraphEdit, ModelEdit, Pieces};
 
-pub use declare::{dim_value, new_declaration};
+pub use declare::{dim_value, new_declaration, MAX_DIM_PARAM};
 
 #[derive(Clone, Debug, Default)]
 pub struct InferOptions {
@@ -27,6 +28,9 @@ pub struct InferOptions {
     pub bindings: Bindings,
     /// Replace declarations that contradict inference instead of keeping them.
     pub overwrite_declared: bool,
+    /// Ranges of sizes: what is written holds at every size of them (and a model with a site that fails somewhere
+    /// in them is not written).
+    pub ranges: crate::ranges::RangeRequest,
 }
 
 /// A declaration that contradicts inference.
@@ -82,13 +86,35 @@ const FUNCTION_VALUE_INFO_IR: i64 = 10;
 
 /// Plans the declarations of `model` from its own analysis (with the bindings).
 pub fn plan(model: &Model, options: &InferOptions) -> Result<Plan, InferError> {
-    let request = crate::analysis::Request { bindings: options.bindings.clone(), function_facts: true };
-    // The sites are not needed: each is dropped as soon as it is judged, so that they never all exist at once.
+    let request = crate::analysis::Request {
+        bindings: options.bindings.clone(),
+        function_facts: true,
+        ranges: options.ranges.clone(),
+        ..Default::default()
+    };
+    let (request, ranges) = crate::analysis::prepare(model.proto(), &request)?;
+    // A range of one size is a binding: the planner writes with the bindings the analysis had.
+    let options = &InferOptions { bindings: request.bindings.clone(), ..options.clone() };
+    let mut decider = ranges.as_ref().map(|r| crate::ranges::Decider::new(r.ranges.clone()));
+    let mut failing = Vec::new();
+    // The sites are not needed, but over ranges each is decided: each is dropped as soon as it is judged, so that
+    // they never all exist at once.
+    let mut each = |site: crate::analysis::Site| {
+        if let (Some(decider), crate::rules::Verdict::Conditional(conditions)) = (decider.as_mut(), &site.verdict) {
+            if let d @ crate::ranges::Decision::Fails { .. } = decider.decide(conditions) {
+                failing.push(ranged::failing_note(&site, &d, conditions));
+            }
+        }
+    };
     let every_value = crate::analysis::Options { value_facts: true };
-    let analysis = crate::analysis::analyze_model_request(model, every_value, &request, Some(&mut |_| {}))?;
-    let broken = crate::refuse::broken(&analysis);
+    let mut analysis = crate::analysis::analyze_model_request(model, every_value, &request, Some(&mut each))?;
+    let mut broken = crate::refuse::broken(&analysis);
+    broken.extend(failing);
     if !broken.is_empty() {
         return Err(InferError::Broken(broken));
+    }
+    if let Some(ranges) = &ranges {
+        analysis.facts_within(&ranges.ranges);
     }
     // A function body is walked once per distinct call; what is written is what every call agrees on.
     let mut bodies: BTreeMap<Vec<GraphStep>, (String, HashMap<String, ValueFacts>)> = BTreeMap::new();
@@ -175,6 +201,8 @@ impl<'m> Body<'m> {
 fn body_at<'m>(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
     let mut body = match loc.first() {
         Some(GraphStep::Function(i)) => Body::Function(model.functions.get(*i)?),
+        // infer never walks the training graphs (its request leaves them out): nothing is written there.
+        Some(GraphStep::Training { .. }) => return None,
         _ => Body::Graph(model.graph.as_ref()?),
     };
     for step in loc {
@@ -227,11 +255,13 @@ impl BodyPlanner<'_> {
         let produced_set: HashSet<&str> = produced.iter().copied().collect();
         let mut declared: HashSet<&str> = HashSet::new();
         for &(number, position, vi) in &declarations {
-            declared.insert(vi.name());
+            let first = declared.insert(vi.name());
             if !produced_set.contains(vi.name()) || skip.contains(vi.name()) {
-                self.bind_only(vi, (number, position), edit);
+                self.not_made(vi, (number, position), edit);
                 continue;
             }
+            // A value declared twice is one value.
+            self.summary.values += usize::from(first);
             let Some(facts) = self.facts.get(vi.name()) else { continue };
             let written = self.redeclare(vi, facts);
             self.count(&written);
@@ -254,12 +284,24 @@ impl BodyPlanner<'_> {
         }
     }
 
-    /// A declaration of a value no node of the body makes (an input, an initializer): only bound symbols change.
-    fn bind_only(&mut self, vi: &ValueInfoProto, at: (u32, usize), edit: &mut GraphEdit) {
-        if self.options.bindings.is_empty() {
+    /// A declaration of a value no node of the body makes (an input, an initializer): compared with what the value
+    /// is, by the rule `check` applies to a value declared more than once (`analysis/declared.rs`); rewritten where
+    /// bound symbols change, and where it contradicts the value with `--overwrite-declared`.
+    fn not_made(&mut self, vi: &ValueInfoProto, at: (u32, usize), edit: &mut GraphEdit) {
+        let bindings = &self.options.bindings;
+        let declared = bindings.facts(&tensor::facts_from_type(vi.r#type.as_ref(), &mut Vec::new(), true));
+        let facts = self.facts.get(vi.name());
+        let contradiction = facts.and_then(|f| tensor::contradiction(f, &declared));
+        let replace = contradiction.is_some() && self.options.overwrite_declared;
+        if let Some(why) = contradiction {
+            let (graph, value) = (self.path.to_string(), vi.name().to_string());
+            self.summary.mismatches.push(Mismatch { graph, value, why, replaced: replace });
+        }
+        if bindings.is_empty() && !replace {
             return;
         }
-        match declare::merged(vi, &ValueFacts::unknown(), &self.options.bindings, false) {
+        let facts = facts.filter(|_| replace).cloned().unwrap_or_default();
+        match declare::merged(vi, &facts, bindings, replace) {
             Some(bound) if bound != *vi => {
                 edit.declaration_edits.insert(at, bound);
             }
@@ -269,7 +311,6 @@ impl BodyPlanner<'_> {
 
     /// An existing declaration of a node output, as it is to be written.
     fn redeclare(&mut self, vi: &ValueInfoProto, facts: &ValueFacts) -> ValueInfoProto {
-        self.summary.values += 1;
         let bindings = &self.options.bindings;
         let declared = bindings.facts(&tensor::facts_from_type(vi.r#type.as_ref(), &mut Vec::new(), true));
         let contradiction = tensor::contradiction(facts, &declared);

@@ -29,6 +29,10 @@ pub enum Command {
     Check(CheckArgs),
     /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
     ///
+    /// With --range (or a TensorRT profile), every size that is one number at every size of the ranges is shown as
+    /// that number (`min(64, seq)` is 64 for seq ∈ 64..512), and what is one number for part of them only stays an
+    /// expression.
+    ///
     /// Exit status: 0 when every model's shapes were printed, 1 when a --bind size contradicts a model (its shapes
     /// are printed, each contradiction on stderr), 2 when a model could not be read.
     Shapes(ShapesArgs),
@@ -36,6 +40,10 @@ pub enum Command {
     ///
     /// An undecided site (shapes not known well enough to tell whether it broadcasts) is left as it is and listed:
     /// rewritten, it would become several undecided sites.
+    ///
+    /// With --range (or a TensorRT profile), a conditional site proven to hold at every size of the ranges is made
+    /// explicit with no condition left to state, and one that fails somewhere in them is left as it is, named with
+    /// its smallest failing sizes.
     ///
     /// Exit status: 0 when written with every site that broadcasts made explicit, 1 when such a site was left as
     /// it was (a violation, or no faithful rewrite at the model's opset), --verify found a difference, or the model
@@ -46,7 +54,9 @@ pub enum Command {
     ///
     /// Symbols stay dim_params; a derived size is written as its expression (`min(128, seq)`). Declarations that
     /// agree are kept; one that contradicts inference is reported (declared-shape-mismatch) and replaced only with
-    /// --overwrite-declared. Everything else stays byte for byte.
+    /// --overwrite-declared. Everything else stays byte for byte. With --range (or a TensorRT profile), what is
+    /// written holds at every size of the ranges (a size that is one number there as that number), and a model with
+    /// a site that fails somewhere in them is not written.
     ///
     /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
     /// the model is broken or contradicts --bind, and nothing was written), 2 when nothing could be written.
@@ -149,6 +159,53 @@ pub struct CheckArgs {
     /// model contradicts is a finding (bind-contradiction, exit 1).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
+    #[command(flatten)]
+    pub ranges: RangeArgs,
+    /// Report, per symbol, the largest range (and step) within the given ranges where every site holds, as trtexec
+    /// flags and onnxruntime TensorRT provider options ready to paste. A symbol of the inputs without a range is
+    /// searched within 1..65536.
+    #[arg(long)]
+    pub safe_ranges: bool,
+    /// For each site that fails somewhere in the ranges, write input tensors of its smallest failing sizes (random
+    /// data; ONNX TensorProto files, `onnx.load_tensor` reads them) into DIR/MODEL/N/, with witnesses.json listing
+    /// the sites, sizes and files.
+    #[arg(long, value_name = "DIR")]
+    pub witness: Option<PathBuf>,
+}
+
+/// Ranges of input sizes to decide every conditional site over: `--range`, or TensorRT's per-input spelling.
+#[derive(Args, Clone, Default)]
+pub struct RangeArgs {
+    /// Decide every conditional site for every size of the symbol NAME from MIN to MAX (both included), by STEP
+    /// when given (`--range seq=1..512`, `--range height=320..640/32`): it holds for all of them (a proof), fails at
+    /// its smallest failing sizes (a broadcast-violation), or stays conditional on the part left unproven.
+    /// Repeatable. A single size (`seq=128`) is a --bind.
+    #[arg(long = "range", value_name = "NAME=MIN..MAX[/STEP]", value_parser = parse_range)]
+    pub range: Vec<(String, onnx_bcast::ranges::SizeRange)>,
+    /// The smallest shape of each dynamic input, as trtexec's --minShapes takes it (`images:1x3x320x320`, inputs
+    /// separated by commas): with --max-shapes, a range for each symbol of the inputs' dims.
+    #[arg(long, value_name = "SHAPES", visible_alias = "minShapes", value_parser = parse_shapes)]
+    pub min_shapes: Vec<onnx_bcast::ranges::profile::Shapes>,
+    /// The shape of each dynamic input to optimize for, as trtexec's --optShapes takes it (reported back in the
+    /// profile of --safe-ranges; it must lie within --min-shapes and --max-shapes).
+    #[arg(long, value_name = "SHAPES", visible_alias = "optShapes", value_parser = parse_shapes, requires = "max_shapes")]
+    pub opt_shapes: Vec<onnx_bcast::ranges::profile::Shapes>,
+    /// The largest shape of each dynamic input, as trtexec's --maxShapes takes it (`images:8x3x640x640`).
+    #[arg(long, value_name = "SHAPES", visible_alias = "maxShapes", value_parser = parse_shapes, requires = "min_shapes")]
+    pub max_shapes: Vec<onnx_bcast::ranges::profile::Shapes>,
+}
+
+impl RangeArgs {
+    /// The request the flags make (several shape flags of one kind add up).
+    pub fn request(&self) -> onnx_bcast::ranges::RangeRequest {
+        use onnx_bcast::ranges::profile::{Profile, Shapes};
+        let join = |all: &[Shapes]| Shapes(all.iter().flat_map(|s| s.0.clone()).collect());
+        onnx_bcast::ranges::RangeRequest {
+            ranges: self.range.clone(),
+            profile: Profile { min: join(&self.min_shapes), opt: join(&self.opt_shapes), max: join(&self.max_shapes) },
+            safe_ranges: false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -179,6 +236,8 @@ pub struct ShapesArgs {
     /// model contradicts is a finding (bind-contradiction, exit 1).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
+    #[command(flatten)]
+    pub ranges: RangeArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -234,6 +293,8 @@ pub struct ExpandArgs {
     /// model contradicts is a finding (bind-contradiction, exit 1).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
+    #[command(flatten)]
+    pub ranges: RangeArgs,
 }
 
 #[derive(Args)]
@@ -254,6 +315,8 @@ pub struct InferArgs {
     /// Replace declarations that contradict inference with the inferred facts instead of keeping them.
     #[arg(long)]
     pub overwrite_declared: bool,
+    #[command(flatten)]
+    pub ranges: RangeArgs,
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -396,6 +459,21 @@ pub fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
     Ok((symbol.trim().to_string(), size))
 }
 
+/// `NAME=MIN..MAX[/STEP]` for --range.
+pub fn parse_range(text: &str) -> Result<(String, onnx_bcast::ranges::SizeRange), String> {
+    let (name, range) = text.split_once('=').ok_or_else(|| format!("'{text}' is not NAME=MIN..MAX[/STEP]"))?;
+    if name.trim().is_empty() {
+        return Err(format!("'{text}' names no symbol"));
+    }
+    let range = onnx_bcast::ranges::SizeRange::parse(range.trim()).map_err(|e| e.to_string())?;
+    Ok((name.trim().to_string(), range))
+}
+
+/// `NAME:DxD…[,NAME:DxD…]` for --min-shapes, --opt-shapes and --max-shapes.
+pub fn parse_shapes(text: &str) -> Result<onnx_bcast::ranges::profile::Shapes, String> {
+    onnx_bcast::ranges::profile::Shapes::parse(text).map_err(|e| e.to_string())
+}
+
 /// `NAME=SIZE` for --bind: a symbol and a size (0 included: numpy and ONNX allow empty tensors).
 pub fn parse_bind(text: &str) -> Result<(String, u64), String> {
     let (name, size) = text.split_once('=').ok_or_else(|| format!("'{text}' is not NAME=SIZE"))?;
@@ -444,6 +522,16 @@ mod tests {
         assert!(parse_bind("seq").is_err());
         assert!(parse_bind("=3").is_err());
         assert!(parse_bind("seq=-1").is_err());
+    }
+
+    #[test]
+    fn ranges_name_a_symbol_and_sizes() {
+        let (name, range) = parse_range("seq=1..512").unwrap();
+        assert_eq!((name.as_str(), range.to_string().as_str()), ("seq", "1..512"));
+        assert_eq!(parse_range(" h = 320..640/32").unwrap().1.to_string(), "320..640/32");
+        assert!(parse_range("seq").is_err());
+        assert!(parse_range("=1..2").is_err());
+        assert!(parse_range("seq=9..1").unwrap_err().contains("larger than MAX"));
     }
 
     #[test]

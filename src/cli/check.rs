@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal};
 
 use onnx_bcast::check::{CheckOptions, Level};
 use onnx_bcast::config::{self, find_models, ConfigChoice, Exclude, Walk};
+use onnx_bcast::ranges::RangeRequest;
 use onnx_bcast::render;
 
 use super::args::{CheckArgs, CheckFormat, ColorWhen};
@@ -20,7 +21,7 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
         return Ok(Status::Failed);
     }
     let cwd = std::env::current_dir()?;
-    let (options, exclude) = match settings(args, matches, &cwd) {
+    let (options, exclude, custom_ops, ranges) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
         Err(e) => {
             say!("onnx-bcast: error: {e}");
@@ -33,13 +34,20 @@ pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Statu
         say!("onnx-bcast: warning: {warning}");
     }
     let request = match onnx_bcast::analysis::Bindings::new(&args.bind) {
-        Ok(bindings) => onnx_bcast::analysis::Request { bindings, function_facts: false },
+        Ok(bindings) => onnx_bcast::analysis::Request {
+            bindings,
+            ranges,
+            custom_ops: std::sync::Arc::new(custom_ops),
+            training_graphs: true,
+            ..Default::default()
+        },
         Err(e) => {
             say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
         }
     };
-    run_checks(&targets, options, args.jobs, reporter(args), &request)
+    let witness = args.witness.as_deref();
+    run_checks(&targets, options, args.jobs, reporter(args), (&request, witness))
 }
 
 /// Where the results go: the format, its colours, and how much it says.
@@ -67,12 +75,12 @@ fn reporter(args: &CheckArgs) -> Reporter {
 }
 
 /// The config file (unless --no-config), then the flags over it (`onnx_bcast::config::settings`): --strict and
-/// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`.
+/// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`, the ranges.
 fn settings(
     args: &CheckArgs,
     matches: &clap::ArgMatches,
     cwd: &std::path::Path,
-) -> Result<(CheckOptions, Exclude), config::ConfigError> {
+) -> Result<(CheckOptions, Exclude, onnx_bcast::infer::custom::CustomOps, RangeRequest), config::ConfigError> {
     let choice = match (&args.config, args.no_config) {
         (_, true) => ConfigChoice::None,
         (Some(path), false) => ConfigChoice::File(path),
@@ -98,5 +106,8 @@ fn settings(
         say!("onnx-bcast: settings from {}", config.path.display());
     }
     let exclude = config::exclude(config.as_ref(), &args.exclude, cwd)?;
-    Ok((options, exclude))
+    let custom_ops = config.as_ref().map(config::Config::custom_ops).transpose()?.unwrap_or_default();
+    let flags = RangeRequest { safe_ranges: args.safe_ranges, ..args.ranges.request() };
+    let ranges = config::range_request(config.as_ref(), flags)?;
+    Ok((options, exclude, custom_ops, ranges))
 }

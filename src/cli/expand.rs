@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::expand::{expand_model_bound, ExpandError, ExpandOptions, ExpandSummary, Plan};
+use onnx_bcast::expand::{expand_model_request, ExpandError, ExpandOptions, ExpandSummary, Plan};
 use onnx_bcast::model::Model;
 use onnx_bcast::wire::Pieces;
 
@@ -21,8 +21,8 @@ struct Request {
     quiet: bool,
     /// `--verify`, with the `--verify-size` bindings.
     verify: Option<Vec<(String, usize)>>,
-    /// `--bind`.
-    bindings: onnx_bcast::analysis::Bindings,
+    /// `--bind` and the ranges.
+    analysis: onnx_bcast::analysis::Request,
 }
 
 pub fn command(args: ExpandArgs) -> io::Result<Status> {
@@ -48,7 +48,7 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
         dry_run: args.dry_run,
         quiet: args.quiet,
         verify: args.verify.then_some(args.verify_size),
-        bindings,
+        analysis: onnx_bcast::analysis::Request { bindings, ranges: args.ranges.request(), ..Default::default() },
     };
     expand(&args.input, args.output.as_deref(), options, &request)
 }
@@ -65,7 +65,7 @@ fn plan(
     let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {
         onnx_bcast::panics::test_point("expand");
-        expand_model_bound(&model, options, &request.bindings)
+        expand_model_request(&model, options, &request.analysis)
     };
     let (plan, pieces) = super::planned(&shown, "rewritten", plan, |e| match e {
         ExpandError::Broken(notes) => Some(notes),
@@ -177,7 +177,7 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
     let Rewrite { shown, original, pieces, unchanged, format, sizes } = rewrite;
     if unchanged {
         if format == Format::Text {
-            println!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
+            tell!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
         }
         return Ok(Status::Clean);
     }
@@ -193,7 +193,7 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
         }
         Ok(Ok(report)) => {
             if format == Format::Text {
-                println!("verify: {shown}: {report}");
+                tell!("verify: {shown}: {report}");
             }
             Ok(Status::Clean)
         }

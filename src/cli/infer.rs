@@ -17,7 +17,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
             return Ok(Status::Failed);
         }
     };
-    let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared };
+    let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared, ranges: args.ranges.request() };
     let shown = args.input.display().to_string();
     let output = args.output.as_deref().filter(|_| !args.dry_run);
     let model = match super::open_for_rewrite(&args.input, output, args.dry_run) {

@@ -3,10 +3,28 @@
 //! [`main_from`], the whole program behind `main`. It is part of the library so that the Python wheel's
 //! `onnx-bcast` command runs this very code, with the same flags, output and exit codes as the binary.
 
-/// `eprintln!` as the terminal can show it (see [`charset`]).
+/// `eprintln!` for the command line's own messages, which name paths and models' names: the line as one-line
+/// formats show text ([`onnx_bcast::escape::one_line`]), so nothing a model or a file name holds reaches the
+/// terminal or a CI log raw; as the terminal can show it (see [`charset`]).
 macro_rules! say {
     ($($arg:tt)*) => {
+        $crate::cli::charset::eprint_line(&onnx_bcast::escape::one_line(&format!($($arg)*)))
+    };
+}
+
+/// [`say!`] for a line made of parts already shown as one-line formats show them (a [`onnx_bcast::brief`] line):
+/// escaping it again would double its backslashes.
+macro_rules! say_shown {
+    ($($arg:tt)*) => {
         $crate::cli::charset::eprint_line(&format!($($arg)*))
+    };
+}
+
+/// [`say!`] on stdout.
+#[allow(unused_macros)]
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        println!("{}", onnx_bcast::escape::one_line(&format!($($arg)*)))
     };
 }
 
@@ -119,9 +137,9 @@ pub fn print_notes(shown: &str, notes: &[onnx_bcast::analysis::Note]) {
     let (notes, more) = onnx_bcast::render::shown(notes, severity);
     for note in notes {
         let (line, legend) = onnx_bcast::brief::fit("", &onnx_bcast::refuse::line(note));
-        say!("onnx-bcast: {shown}: {line}");
+        say_shown!("onnx-bcast: {}: {line}", onnx_bcast::escape::text(shown));
         for line in legend {
-            say!("{line}");
+            say_shown!("{line}");
         }
     }
     for (code, severity, n) in more {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
-use onnx_bcast::analysis::{analyze_model_request, Request};
+use onnx_bcast::analysis::{analyze_model_request, prepare, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
 use onnx_bcast::config::Target;
 use onnx_bcast::model::Model;
@@ -20,10 +20,14 @@ use super::progress::Progress;
 use super::sink::{Failure, Outcome, Reporter, Spool};
 use super::{Status, SITES_ONLY};
 
+/// What each model is checked for: the analysis request (bindings, ranges), and the folder `--witness` writes
+/// failing sizes' inputs into.
+pub type Asked<'a> = (&'a Request, Option<&'a std::path::Path>);
+
 /// Checks one model on a worker thread: each site is judged and dropped as the analysis reaches it. For JSON
 /// output (`json`) each site is written to the model's spool as it is judged, so memory does not grow with the
 /// number of sites.
-fn check_target(target: &Target, options: CheckOptions, json: bool, request: &Request) -> Outcome {
+fn check_target(target: &Target, options: CheckOptions, json: bool, (request, witness): Asked) -> Outcome {
     let shown = target.path().display().to_string();
     let mut spool = None;
     let report = match target {
@@ -32,7 +36,7 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, request: &Re
         Target::Model(path) => onnx_bcast::panics::guard(|| match super::open_model(path) {
             Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
             Ok(Err(e)) => Err(Failure::Load(e.to_string())),
-            Ok(Ok(model)) => check_model(&model, &shown, options, json, request, &mut spool),
+            Ok(Ok(model)) => check_model(&model, &shown, (options, json), (request, witness), &mut spool),
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic))),
     };
@@ -45,34 +49,37 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, request: &Re
 fn check_model(
     model: &Model,
     shown: &str,
-    options: CheckOptions,
-    json: bool,
-    request: &Request,
+    (options, json): (CheckOptions, bool),
+    (request, witness): Asked,
     spool: &mut Option<Spool>,
 ) -> Result<onnx_bcast::check::Report, Failure> {
     onnx_bcast::panics::test_point("check");
+    let bad_request = |e: onnx_bcast::analysis::BindError| Failure::Load(format!("{shown}: {e}"));
+    let (request, ranges) = prepare(model.proto(), request).map_err(bad_request)?;
+    let judge = Judge::new(options, witness.is_some()).with_ranges(ranges);
     if json {
-        let (report, written) = check_streaming(model, shown, options, request)?;
+        let (report, written) = check_streaming(model, shown, judge, (&request, witness))?;
         *spool = Some(written);
         return Ok(report);
     }
-    let mut judge = Judge::new(options, false);
-    let analysis = analyze_model_request(model, SITES_ONLY, request, Some(&mut |site| judge.judge(site)))
-        .map_err(|e| Failure::Load(format!("{shown}: {e}")))?;
-    Ok(judge.finish(&analysis))
+    let mut judge = judge;
+    let analysis =
+        analyze_model_request(model, SITES_ONLY, &request, Some(&mut |site| judge.judge(site))).map_err(bad_request)?;
+    let mut report = judge.finish(&analysis);
+    write_witnesses(model, shown, &mut report, witness)?;
+    Ok(report)
 }
 
 /// Checks a model writing its JSON object as the sites are judged.
 fn check_streaming(
     model: &Model,
     shown: &str,
-    options: CheckOptions,
-    request: &Request,
+    mut judge: Judge,
+    (request, witness): Asked,
 ) -> Result<(onnx_bcast::check::Report, Spool), Failure> {
     let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {}", io_reason(&e)));
     let mut spool = Spool::default();
     render::write_json_model_start(&mut spool, shown).map_err(spooling)?;
-    let mut judge = Judge::new(options, false);
     let mut first = true;
     let mut written: io::Result<()> = Ok(());
     let analysis = analyze_model_request(
@@ -90,9 +97,41 @@ fn check_streaming(
     )
     .map_err(|e| Failure::Load(format!("{shown}: {e}")))?;
     written.map_err(spooling)?;
-    let report = judge.finish(&analysis);
+    let mut report = judge.finish(&analysis);
+    write_witnesses(model, shown, &mut report, witness)?;
     render::write_json_model_end(&mut spool, &report).map_err(spooling)?;
     Ok((report, spool))
+}
+
+/// `--witness DIR`: the inputs of each failing site's witness, written under DIR (and, in `verify` builds, run).
+fn write_witnesses(
+    model: &Model,
+    shown: &str,
+    report: &mut onnx_bcast::check::Report,
+    dir: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let (Some(dir), Some(ranges)) = (dir, report.ranges.as_mut()) else { return Ok(()) };
+    let inputs = onnx_bcast::ranges::profile::model_inputs(model.proto());
+    #[cfg(feature = "verify")]
+    let tract = |tensors: &[onnx_bcast::proto::TensorProto], sizes: &onnx_bcast::ranges::Sizes| {
+        let sizes: Vec<(String, u64)> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        tract_says(onnx_bcast::verify::run_witness(model.bytes(), tensors, &sizes))
+    };
+    #[cfg(feature = "verify")]
+    let runtime: Option<onnx_bcast::witness::Runtime> = Some(&tract);
+    #[cfg(not(feature = "verify"))]
+    let runtime = None;
+    onnx_bcast::witness::write(&inputs, shown, ranges, dir, runtime)
+        .map_err(|e| Failure::Load(format!("{shown}: --witness {}: {e}", dir.display())))
+}
+
+/// What tract's run of a witness says, for the report.
+#[cfg(feature = "verify")]
+fn tract_says(error: Option<String>) -> String {
+    match error {
+        Some(error) => format!("tract: {error}"),
+        None => "tract runs the model at these sizes without an error".to_string(),
+    }
 }
 
 /// The exit status one outcome asks for.
@@ -112,7 +151,7 @@ pub fn run_checks(
     options: CheckOptions,
     jobs: Option<std::num::NonZeroUsize>,
     mut sink: Reporter,
-    request: &Request,
+    asked: Asked,
 ) -> io::Result<Status> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.map_or(0, |n| n.get()))
@@ -136,7 +175,7 @@ pub fn run_checks(
                 // par_bridge hands out targets in order, so results arrive roughly in order.
                 targets.iter().enumerate().par_bridge().for_each_with(tx, |tx, (i, target)| {
                     if !cancel.load(Ordering::Relaxed) {
-                        let _ = tx.send((i, check_target(target, options, streams_json, request)));
+                        let _ = tx.send((i, check_target(target, options, streams_json, asked)));
                     }
                 });
             })

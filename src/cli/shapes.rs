@@ -3,8 +3,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::analysis::{analyze_model_request, Bindings, Options, Request};
-use onnx_bcast::check::{check, CheckOptions};
+use onnx_bcast::analysis::{analyze_model_request, prepare, Bindings, Options, Request};
+use onnx_bcast::check::{CheckOptions, Judge};
 use onnx_bcast::render;
 
 use super::args::{ShapesArgs, ShapesFormat};
@@ -13,7 +13,9 @@ use super::Status;
 /// Each model in turn, the worst status wins; a model that cannot be read does not stop the others.
 pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     let request = match Bindings::new(&args.bind) {
-        Ok(bindings) => Request { bindings, function_facts: false },
+        Ok(bindings) => {
+            Request { bindings, ranges: args.ranges.request(), training_graphs: true, ..Default::default() }
+        }
         Err(e) => {
             say!("onnx-bcast: error: {e}");
             return Ok(Status::Failed);
@@ -35,8 +37,16 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
             return Ok(Status::Failed);
         }
     };
-    let analysis = match onnx_bcast::panics::guard(|| analyze_model_request(&model, Options::default(), request, None))
-    {
+    let analyzed = onnx_bcast::panics::guard(|| {
+        let (request, ranges) = prepare(model.proto(), request)?;
+        let mut analysis = analyze_model_request(&model, Options::default(), &request, None)?;
+        // Over ranges, every size is shown as what it is at all of them.
+        if let Some(ranges) = &ranges {
+            analysis.facts_within(&ranges.ranges);
+        }
+        Ok::<_, onnx_bcast::analysis::BindError>((analysis, ranges))
+    });
+    let (analysis, ranges) = match analyzed {
         Ok(Ok(a)) => a,
         Ok(Err(e)) => {
             say!("onnx-bcast: error: {shown}: {e}");
@@ -58,7 +68,9 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
         ShapesFormat::Text => render::write_shapes_text(&mut out, &shown, &analysis)?,
         ShapesFormat::Json => writeln!(out, "{}", render::shapes_json(&shown, &analysis))?,
         ShapesFormat::Dot => {
-            let report = check(&analysis, CheckOptions::default());
+            let mut judge = Judge::new(CheckOptions::default(), true).with_ranges(ranges);
+            analysis.sites.iter().cloned().for_each(|site| judge.judge(site));
+            let report = judge.finish(&analysis);
             out.write_all(onnx_bcast::dot::main_graph(model.proto(), &analysis, &report).as_bytes())?
         }
     }

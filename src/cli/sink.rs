@@ -81,6 +81,8 @@ struct Totals {
     sites: Summary,
     /// Findings per code and severity, in the order of the codes' table.
     codes: std::collections::BTreeMap<(Code, Severity), usize>,
+    /// Nodes of ops no rule knows, by op, over every model.
+    opaque: std::collections::BTreeMap<String, usize>,
 }
 
 impl Totals {
@@ -100,6 +102,9 @@ impl Totals {
                 t.warnings += s.warnings;
                 for f in &report.findings {
                     *self.codes.entry((f.code, f.severity)).or_insert(0) += 1;
+                }
+                for (op, n) in &report.opaque {
+                    *self.opaque.entry(op.clone()).or_default() += n;
                 }
             }
         }
@@ -161,7 +166,7 @@ impl Totals {
             n => format!("; {} could not be checked", plural(n, "model")),
         };
         format!(
-            "checked {}, {}: {} same, {} broadcast, {}, {} conditional, {} unknown; {}, {}{failed}",
+            "checked {}, {}: {} same, {} broadcast, {}, {} conditional, {} unknown; {}, {}{failed}{}",
             plural(self.models, "model"),
             plural(s.sites, "site"),
             s.same,
@@ -171,6 +176,7 @@ impl Totals {
             s.unknown,
             plural(s.errors, "error"),
             plural(s.warnings, "warning"),
+            render::opaque_text(&self.opaque),
         )
     }
 }
@@ -206,8 +212,11 @@ impl Reporter {
                 if !quiet {
                     render::write_undecided(out, shown, report, *palette)?;
                 }
+                if let Some(ranges) = &report.ranges {
+                    render::write_ranges_text(out, shown, ranges)?;
+                }
                 if verbose {
-                    writeln!(out, "{shown}: {}", render::summary_text(report))?;
+                    writeln!(out, "{}: {}", onnx_bcast::escape::text(shown), render::summary_text(report))?;
                     render::write_opaque(out, shown, &report.opaque)?;
                 }
             }
@@ -226,11 +235,12 @@ impl Reporter {
             (Sink::Github, Ok(report)) => {
                 render::write_github_findings(out, shown, report, quiet)?;
                 if verbose {
-                    writeln!(out, "{shown}: {}", render::summary_text(report))?;
+                    writeln!(out, "{}: {}", onnx_bcast::escape::text(shown), render::summary_text(report))?;
                 }
             }
             (Sink::Github, Err(failure)) => {
-                writeln!(out, "{}", render::github_command("error", shown, "onnx-bcast", &failure.message()))?
+                let message = onnx_bcast::escape::one_line(&failure.message());
+                writeln!(out, "{}", render::github_command("error", shown, "onnx-bcast", &message))?
             }
             (Sink::Sarif(kept), _) => kept.push(outcome),
         }

@@ -10,6 +10,13 @@
 //! allow = ["declared-shape-mismatch"] # codes whose findings are dropped
 //! strict = true                       # like --strict
 //! exclude = ["legacy/**", "*_bad.onnx"] # globs, relative to the config file's folder
+//! range = ["seq=1..512", "batch=1..8"] # like --range
+//! min-shapes = "images:1x3x320x320"   # like --min-shapes (also opt-shapes, max-shapes)
+//! safe-ranges = true                  # like --safe-ranges
+//!
+//! [ops."com.example.Scale"]          # an op of your own kernels or plugins (DOMAIN.OP)
+//! shape = "input 0"                   # "input K", "broadcast I..J" (a site, like Add) or "opaque"
+//! type = "input 0"                    # "input K", an element type ("float", "int64", ...) or "opaque"
 //! ```
 //!
 //! Within the file `all` is applied before the codes it names, so `deny = ["all"]` with `allow = ["negative-dim"]`
@@ -26,7 +33,7 @@ use crate::check::{Level, RuleSelection, Selector, UnknownCode};
 mod settings;
 mod walk;
 
-pub use settings::{check_options, exclude, load, ConfigChoice};
+pub use settings::{check_options, exclude, load, range_request, ConfigChoice};
 pub use walk::{find_models, is_model_file, Exclude, Target, Walk};
 
 /// The name of the dedicated config file.
@@ -52,6 +59,33 @@ pub struct Settings {
     /// Globs of paths not to check, relative to the config file's folder.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Ranges of sizes, as `--range` takes them (`seq=1..512`).
+    #[serde(default)]
+    pub range: Vec<String>,
+    /// A TensorRT profile's shapes, as `--min-shapes`, `--opt-shapes` and `--max-shapes` take them.
+    #[serde(rename = "min-shapes")]
+    pub min_shapes: Option<String>,
+    #[serde(rename = "opt-shapes")]
+    pub opt_shapes: Option<String>,
+    #[serde(rename = "max-shapes")]
+    pub max_shapes: Option<String>,
+    /// `--safe-ranges` by default.
+    #[serde(rename = "safe-ranges")]
+    pub safe_ranges: Option<bool>,
+    /// Ops no built-in rule knows, declared by `"DOMAIN.OP"` (`[ops."com.example.Plugin"]`): their shapes and
+    /// types (`infer::custom`).
+    #[serde(default)]
+    pub ops: std::collections::BTreeMap<String, OpSettings>,
+}
+
+/// One declared op, as written: `shape = "input 0" | "broadcast 0..1" | "opaque"`, `type = "input 0" | "float" |
+/// ... | "opaque"` (optional).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpSettings {
+    pub shape: String,
+    #[serde(rename = "type")]
+    pub elem: Option<String>,
 }
 
 /// A config file and its settings.
@@ -75,14 +109,54 @@ pub enum ConfigError {
     Flag { flag: &'static str, source: UnknownCode },
     #[error("{path}: `{code}` is in both `{first}` and `{second}`", path = path.display())]
     Conflict { path: PathBuf, code: String, first: &'static str, second: &'static str },
+    #[error("{path}: [ops.\"{op}\"]: {source}", path = path.display())]
+    Op { path: PathBuf, op: String, source: crate::infer::custom::DeclError },
     #[error("{origin}: invalid glob `{pattern}`: {message}")]
     Glob { origin: String, pattern: String, message: String },
+    #[error("{path}: `{key}`: {message}", path = path.display())]
+    Range { path: PathBuf, key: &'static str, message: String },
+    /// A config file's name that is not a regular file: refused, never opened (a FIFO would block), rather than
+    /// passed over, since settings a user wrote would then be lost without a word.
+    #[error("{path}: {kind}, not a config file; refused (never opened)", path = path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
+}
+
+/// What a config file's path is when it is no regular file, if it exists at all: `Ok(None)` when nothing has the
+/// name, `Ok(Some(()))` for a regular file (or a link to one), and the refusal otherwise.
+fn config_entry(path: &Path) -> Result<Option<()>, ConfigError> {
+    let refuse = |kind| Err(ConfigError::NotAFile { path: path.into(), kind });
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ConfigError::Io { path: path.into(), source }),
+        Ok(_) => {}
+    }
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse("a symbolic link to nothing"),
+        Err(source) => Err(ConfigError::Io { path: path.into(), source }),
+        Ok(m) if m.is_file() => Ok(Some(())),
+        Ok(m) if m.is_dir() => refuse("a folder"),
+        Ok(m) => {
+            use std::os::unix::fs::FileTypeExt;
+            let t = m.file_type();
+            refuse(if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            })
+        }
+    }
 }
 
 impl Config {
     /// Reads a config file: `pyproject.toml` by its `[tool.onnx-bcast]` table (an error if it has none), any other
     /// file as an `onnx-bcast.toml`.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        if config_entry(path)?.is_none() {
+            let source = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(ConfigError::Io { path: path.into(), source });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.into(), source })?;
         let is_pyproject = path.file_name().is_some_and(|n| n == PYPROJECT_FILE);
         let settings = if is_pyproject {
@@ -101,15 +175,16 @@ impl Config {
         Ok(Config { path: path.into(), settings })
     }
 
-    /// Looks for a config file in `start` and each folder above it; the first one found wins.
+    /// Looks for a config file in `start` and each folder above it; the first one found wins. A file of either name
+    /// that is not a regular file (a folder, a FIFO, a link to nothing) is an error, not passed over.
     pub fn discover(start: &Path) -> Result<Option<Config>, ConfigError> {
         for dir in start.ancestors() {
             let dedicated = dir.join(CONFIG_FILE);
-            if dedicated.is_file() {
+            if config_entry(&dedicated)?.is_some() {
                 return Config::load(&dedicated).map(Some);
             }
             let pyproject = dir.join(PYPROJECT_FILE);
-            if pyproject.is_file() {
+            if config_entry(&pyproject)?.is_some() {
                 let text = std::fs::read_to_string(&pyproject)
                     .map_err(|source| ConfigError::Io { path: pyproject.clone(), source })?;
                 if let Some(settings) = pyproject_settings(&pyproject, &text)? {
@@ -118,6 +193,25 @@ impl Config {
             }
         }
         Ok(None)
+    }
+
+    /// The ops the file declares (`[ops]`).
+    pub fn custom_ops(&self) -> Result<crate::infer::custom::CustomOps, ConfigError> {
+        use crate::infer::custom::{CustomOps, OpDecl, ShapeRule, TypeRule};
+        let mut ops = CustomOps::default();
+        for (name, op) in &self.settings.ops {
+            let bad = |source| ConfigError::Op { path: self.path.clone(), op: name.clone(), source };
+            let shape = ShapeRule::parse(&op.shape).map_err(bad)?;
+            let elem = match &op.elem {
+                Some(text) => TypeRule::parse(text).map_err(bad)?,
+                None => match shape {
+                    ShapeRule::Opaque => TypeRule::Opaque,
+                    ShapeRule::Input(k) | ShapeRule::Broadcast { first: k, .. } => TypeRule::Input(k),
+                },
+            };
+            ops.declare(name, OpDecl { shape, elem }).map_err(bad)?;
+        }
+        Ok(ops)
     }
 
     /// The folder the config file is in: what its `exclude` globs are relative to.
@@ -166,7 +260,19 @@ fn parse(path: &Path, text: &str) -> Result<Settings, ConfigError> {
 }
 
 /// The keys of the settings table, for "did you mean".
-const KEYS: [&str; 5] = ["deny", "warn", "allow", "strict", "exclude"];
+const KEYS: [&str; 11] = [
+    "deny",
+    "warn",
+    "allow",
+    "strict",
+    "exclude",
+    "range",
+    "min-shapes",
+    "opt-shapes",
+    "max-shapes",
+    "safe-ranges",
+    "ops",
+];
 
 /// A parse error about an unknown key, with the known key it is closest to (`exlude` → `exclude`).
 fn with_suggestion(message: String) -> String {

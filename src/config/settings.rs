@@ -46,6 +46,39 @@ pub fn check_options(
     Ok(CheckOptions { strict, rules })
 }
 
+/// The ranges of sizes to check over: the config file's, then the flags' (`flags`) over them: a `--range` replaces
+/// the file's range of the same symbol, profile flags replace the file's profile, and `--safe-ranges` turns on what
+/// the file leaves off.
+pub fn range_request(
+    config: Option<&Config>,
+    flags: crate::ranges::RangeRequest,
+) -> Result<crate::ranges::RangeRequest, ConfigError> {
+    use crate::ranges::profile::{Profile, Shapes};
+    let Some(config) = config else { return Ok(flags) };
+    let s = &config.settings;
+    let error = |key: &'static str, message: String| ConfigError::Range { path: config.path.clone(), key, message };
+    let mut ranges = Vec::new();
+    for text in &s.range {
+        let (name, range) =
+            text.split_once('=').ok_or_else(|| error("range", format!("'{text}' is not NAME=MIN..MAX[/STEP]")))?;
+        let range = crate::ranges::SizeRange::parse(range.trim()).map_err(|e| error("range", e.to_string()))?;
+        ranges.push((name.trim().to_string(), range));
+    }
+    ranges.retain(|(name, _)| !flags.ranges.iter().any(|(n, _)| n == name));
+    ranges.extend(flags.ranges);
+    let shapes = |key: &'static str, text: &Option<String>| -> Result<Shapes, ConfigError> {
+        text.as_deref().map_or(Ok(Shapes::default()), |t| Shapes::parse(t).map_err(|e| error(key, e.to_string())))
+    };
+    let file_profile = Profile {
+        min: shapes("min-shapes", &s.min_shapes)?,
+        opt: shapes("opt-shapes", &s.opt_shapes)?,
+        max: shapes("max-shapes", &s.max_shapes)?,
+    };
+    let profile = if flags.profile == Profile::default() { file_profile } else { flags.profile };
+    let safe_ranges = flags.safe_ranges || s.safe_ranges.unwrap_or(false);
+    Ok(crate::ranges::RangeRequest { ranges, profile, safe_ranges })
+}
+
 /// The paths not to check: the `--exclude` globs (relative to `cwd`) and the config file's (relative to its folder).
 pub fn exclude(config: Option<&Config>, flags: &[String], cwd: &Path) -> Result<Exclude, ConfigError> {
     let mut exclude = Exclude::new(cwd);
@@ -78,6 +111,27 @@ mod tests {
         let options = check_options(Some(&file), &[], Some(false)).expect("valid flags");
         assert!(!options.strict, "--no-strict overrides the file");
         assert_eq!(options.rules.severity(Code::NegativeDim, Severity::Warning), Some(Severity::Error));
+    }
+
+    #[test]
+    fn range_flags_override_the_file_symbol_by_symbol() {
+        let file = config(Settings {
+            range: vec!["seq=1..512".into(), "batch=1..8".into()],
+            max_shapes: Some("ids:8x512".into()),
+            min_shapes: Some("ids:1x1".into()),
+            ..Default::default()
+        });
+        let flags = crate::ranges::RangeRequest {
+            ranges: vec![("seq".into(), crate::ranges::SizeRange::parse("1..64").unwrap())],
+            ..Default::default()
+        };
+        let request = range_request(Some(&file), flags).unwrap();
+        let shown: Vec<String> = request.ranges.iter().map(|(n, r)| format!("{n}={r}")).collect();
+        assert_eq!(shown, ["batch=1..8", "seq=1..64"]);
+        assert_eq!(request.profile.max.spelled(), "ids:8x512");
+        let bad = config(Settings { range: vec!["seq=9..1".into()], ..Default::default() });
+        let message = range_request(Some(&bad), Default::default()).unwrap_err().to_string();
+        assert!(message.contains("`range`") && message.contains("9..1"), "{message}");
     }
 
     #[test]

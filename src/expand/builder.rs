@@ -163,6 +163,12 @@ impl<'m> Builder<'m> {
                 GraphStep::Subgraph { node, attribute, graph } => {
                     &crate::attr::subgraph(&nodes[node], attribute, graph).expect("analysed subgraph exists").node
                 }
+                // expand's analysis never walks the training graphs: no site of theirs reaches here.
+                GraphStep::Training { info, algorithm } => {
+                    let t = &self.model.training_info[info];
+                    let g = if algorithm { &t.algorithm } else { &t.initialization };
+                    &g.as_ref().expect("analysed training graph exists").node
+                }
             };
         }
         nodes

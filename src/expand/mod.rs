@@ -14,6 +14,7 @@
 
 mod builder;
 mod external;
+mod ranged;
 mod strategy;
 
 use std::collections::BTreeMap;
@@ -136,24 +137,57 @@ pub fn plan_bound(
     options: ExpandOptions,
     bindings: &crate::analysis::Bindings,
 ) -> Result<Plan, ExpandError> {
-    let request = crate::analysis::Request { bindings: bindings.clone(), function_facts: false };
+    let request = crate::analysis::Request { bindings: bindings.clone(), ..Default::default() };
+    plan_request(model, options, &request)
+}
+
+/// [`plan`] for an analysis request: `--bind` sizes, and ranges of sizes over which each conditional site is
+/// decided first (one that holds at every size of them is rewritten with no condition left to state; one that
+/// fails somewhere in them is left as it is, named with its failing sizes).
+pub fn plan_request(
+    model: &Model,
+    options: ExpandOptions,
+    request: &crate::analysis::Request,
+) -> Result<Plan, ExpandError> {
+    let (request, ranges) = crate::analysis::prepare(model.proto(), request)?;
     let analysis =
         crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
     let broken = crate::refuse::broken(&analysis);
     if !broken.is_empty() {
         return Err(ExpandError::Broken(broken));
     }
+    let mut sites = analysis.sites;
+    let failing = match ranges {
+        Some(ranges) => ranged::decide(&mut sites, &ranges.ranges),
+        None => Vec::new(),
+    };
     let mut groups: BTreeMap<&NodeLoc, Vec<&Site>> = BTreeMap::new();
-    for site in &analysis.sites {
+    for site in sites.iter().filter(|s| !failing.iter().any(|(loc, _)| *loc == s.loc)) {
         groups.entry(&site.loc).or_default().push(site);
     }
     let max = options.max_materialize_bytes;
     let mut planner = strategy::Planner::new(builder::Builder::new(model.proto(), max), options);
-    planner.summary.sites = groups.len();
+    planner.summary.sites = groups.len() + failing.len();
     for (loc, sites) in groups {
         planner.site(loc, &sites);
     }
+    planner.summary.left.extend(failing.into_iter().map(|(_, left)| left));
     Ok(planner.finish())
+}
+
+/// [`expand_model_bound`] for an analysis request (`--bind` sizes and ranges: see [`plan_request`]); a range of one
+/// size is a binding, and the inputs are rewritten with it.
+pub fn expand_model_request(
+    model: &Model,
+    options: ExpandOptions,
+    request: &crate::analysis::Request,
+) -> Result<(Plan, Pieces), ExpandError> {
+    let mut plan = plan_request(model, options.clone(), request)?;
+    let (prepared, _) = crate::analysis::prepare(model.proto(), request)?;
+    plan.external = external::move_external(model, &options, &mut plan.edit)?;
+    crate::annotate::bind_inputs(model.proto(), &prepared.bindings, &mut plan.edit);
+    let pieces = wire::apply(model.source(), &plan.edit)?;
+    Ok((plan, pieces))
 }
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
@@ -167,11 +201,8 @@ pub fn expand_model_bound(
     options: ExpandOptions,
     bindings: &crate::analysis::Bindings,
 ) -> Result<(Plan, Pieces), ExpandError> {
-    let mut plan = plan_bound(model, options.clone(), bindings)?;
-    plan.external = external::move_external(model, &options, &mut plan.edit)?;
-    crate::annotate::bind_inputs(model.proto(), bindings, &mut plan.edit);
-    let pieces = wire::apply(model.source(), &plan.edit)?;
-    Ok((plan, pieces))
+    let request = crate::analysis::Request { bindings: bindings.clone(), ..Default::default() };
+    expand_model_request(model, options, &request)
 }
 
 #[derive(Debug, thiserror::Error)]

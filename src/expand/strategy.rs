@@ -2,6 +2,7 @@
 //! constant or computed shape, `Reshape` + `Tile` below opset 8, a materialized constant), or why it is left as
 //! it is. The nodes themselves come from the [`Builder`].
 
+use crate::escape::name as shown;
 use std::collections::{BTreeMap, HashMap};
 
 use super::builder::{is_default, At, Builder};
@@ -51,6 +52,11 @@ impl Rewritten {
         self.replaced.insert(position, name);
         self.steps.push(step);
     }
+}
+
+/// What an input made explicit at a shape computed in the graph became, in words (the name marked).
+fn computed_step(name: &str, shape: &crate::shape::Shape, site: &Site) -> String {
+    format!("{} {shape} -> Expand to {} (computed in the graph)", shown(name), site.output_shape)
 }
 
 fn left(site: &Site, kind: LeftKind, reason: String) -> SitePlan {
@@ -154,6 +160,12 @@ impl<'m> Planner<'m> {
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Same)) {
             return Some(SitePlan::Nothing);
         }
+        if first.kind == SiteKind::BiasAdd {
+            let reason = "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/\
+                          ContribOperators.md, \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a \
+                          bias made explicit would be refused by its kernel";
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason.into()));
+        }
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
             return Some(SitePlan::Nothing);
         }
@@ -178,7 +190,8 @@ impl<'m> Planner<'m> {
         if let Some(other) = sites.iter().find(|s| s.attrs != first.attrs) {
             let reason = format!(
                 "the calls at {} and {} give the function's node different transA/transB/axis: no one rewrite of the shared body fits both",
-                first.node, other.node
+                shown(&first.node),
+                shown(&other.node)
             );
             return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
         }
@@ -254,14 +267,18 @@ impl<'m> Planner<'m> {
             };
             if self.options.materialize_constants {
                 if let Some(name) = self.b.materialize(at, &op.name, mapped.as_deref(), out) {
-                    done.add(op.position, name, format!("{} {} -> constant of shape {}", op.name, op.shape, out_shape));
+                    done.add(
+                        op.position,
+                        name,
+                        format!("{} {} -> constant of shape {}", shown(&op.name), op.shape, out_shape),
+                    );
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
                 let target = self.b.shape_constant(at, out);
                 let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-                done.add(op.position, name, format!("{} {} -> Expand to {}", op.name, op.shape, out_shape));
+                done.add(op.position, name, format!("{} {} -> Expand to {}", shown(&op.name), op.shape, out_shape));
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -273,7 +290,7 @@ impl<'m> Planner<'m> {
             let Some(input_dims) = op.shape.known_dims() else {
                 return Err(format!(
                     "input {} has no static shape, which Reshape and Tile need below opset 8",
-                    op.name
+                    shown(&op.name)
                 ));
             };
             let aligned = mapped.unwrap_or_else(|| {
@@ -289,7 +306,11 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(op.position, current, format!("{} {} -> Reshape/Tile to {}", op.name, op.shape, out_shape));
+            done.add(
+                op.position,
+                current,
+                format!("{} {} -> Reshape/Tile to {}", shown(&op.name), op.shape, out_shape),
+            );
         }
         Ok(done)
     }
@@ -313,14 +334,8 @@ impl<'m> Planner<'m> {
             return Err("the legacy axis form needs static shapes to be made explicit".into());
         }
         let out_shape = self.declared_output(site);
-        let target = match (site.rule, site.kind) {
-            (Rule::Unidirectional, SiteKind::Gemm { .. }) => {
-                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes.
-                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
-                let n = self.b.gathered_dim(at, &node.input[1], i64::from(!site.attrs.trans_b));
-                self.b.concat(at, vec![m, n])
-            }
-            (Rule::Unidirectional, _) => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        let target = match site.rule {
+            Rule::Unidirectional => self.one_way_target(at, site, node)?,
             _ => {
                 let (target, anchor) = self.numpy_target(at, site, node, &out_shape, &mut done);
                 if let Some(position) = anchor {
@@ -333,8 +348,7 @@ impl<'m> Planner<'m> {
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.replaced.contains_key(&o.position)).collect();
         for op in remaining {
             let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-            let step = format!("{} {} -> Expand to {} (computed in the graph)", op.name, op.shape, site.output_shape);
-            done.add(op.position, name, step);
+            done.add(op.position, name, computed_step(&op.name, &op.shape, site));
         }
         done.replaced.retain(|&position, name| *name != node.input[position]);
         Ok(done)
@@ -355,9 +369,11 @@ impl<'m> Planner<'m> {
         let present: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
         let rule_inputs: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
         let names: Vec<&crate::analysis::SiteInput> = rule_inputs.iter().map(|&i| &site.inputs[i]).collect();
-        // Provably the output's shape, symbols and expressions included (an unknown dim is not: its size may be
-        // another input's).
-        if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
+        // Provably the output's shape (an unknown dim is not: its size may be another input's), and only an anchor
+        // whose dims are plain sizes and symbols: a derived dim may be written differently when the rewritten model
+        // is analysed again, and the rewrite must read as explicit then too.
+        let plain = |s: &Shape| s.dims().is_some_and(|d| d.iter().all(|d| matches!(d, Dim::Known(_) | Dim::Sym(_))));
+        if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape) && plain(&i.shape)) {
             return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
         }
         let mut acc = names[0].name.clone();
@@ -376,10 +392,56 @@ impl<'m> Planner<'m> {
         }
         // The folded value has the output shape: it stands for the first input, always, so that every input reads
         // as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
-        let step =
-            format!("{} {} -> Expand to {} (computed in the graph)", names[0].name, names[0].shape, site.output_shape);
-        done.add(present[rule_inputs[0]], acc.clone(), step);
+        done.add(present[rule_inputs[0]], acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
         (self.b.shape_of(at, &acc, &site.output_shape), None)
+    }
+
+    /// The shape a one-way input is broadcast to, as a value of the graph: Gemm's and QGemm's (M, N) gathered from
+    /// A and B, an attention bias's scores (B, N, S, T), or PRelu's X.
+    fn one_way_target(&mut self, at: &At<'_>, site: &Site, node: &NodeProto) -> Result<String, String> {
+        Ok(match site.kind {
+            SiteKind::Gemm { .. } | SiteKind::QGemm => {
+                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
+                // B is its input 3.
+                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
+                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
+                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
+                self.b.concat(at, vec![m, n])
+            }
+            SiteKind::AttentionBias(attn) => match self.scores_shape(at, site, node, attn) {
+                Some(target) => target,
+                None => {
+                    return Err(format!(
+                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
+                         the op works out inside itself from a past or a packed input: no value of the graph holds \
+                         it to Expand to",
+                        site.output_shape
+                    ))
+                }
+            },
+            _ => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        })
+    }
+
+    /// The scores' shape (B, N, S, T) as a value of the graph: B and S from the query's shape, N from `num_heads`,
+    /// T from the key's length (or the query's, for `Attention`); `None` when T depends on a past or a packed
+    /// layout (the op adds them up inside itself).
+    fn scores_shape(&mut self, at: &At<'_>, site: &Site, node: &NodeProto, attn: crate::ops::Attn) -> Option<String> {
+        use crate::ops::Attn;
+        let heads = u64::try_from(crate::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
+        let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
+        let rank =
+            |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
+        let total = match attn {
+            Attn::Attention if !present(4) => (0, 1),
+            Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),
+            _ => return None,
+        };
+        let b = self.b.gathered_dim(at, &node.input[0], 0);
+        let n = self.b.shape_constant(at, &[heads]);
+        let s = self.b.gathered_dim(at, &node.input[0], 1);
+        let t = self.b.gathered_dim(at, &node.input[total.0], total.1);
+        Some(self.b.concat(at, vec![b, n, s, t]))
     }
 
     /// The output shape as a declaration can state it: sizes and the model's own symbols. Expressions, symbolic

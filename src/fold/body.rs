@@ -42,7 +42,7 @@ impl<'m> Body<'m> {
                     body = Some(Body::new(&f.node, (&[], false), &[], &f.value_info, f.output.iter()));
                     graph = None;
                 }
-                GraphStep::Function(_) => return None,
+                GraphStep::Function(_) | GraphStep::Training { .. } => return None,
                 GraphStep::Subgraph { node, attribute, graph: g } => {
                     let nodes = match (&body, graph) {
                         (Some(b), _) => b.nodes,

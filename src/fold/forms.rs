@@ -3,6 +3,7 @@
 //! constant condition, which compute their other input broadcast. Each candidate knows its source and, per
 //! evaluation, the source's shape and whether the broadcast itself is proved to hold.
 
+use crate::analysis::FunctionFrame;
 use std::collections::{BTreeMap, HashMap};
 
 use super::body::Body;
@@ -36,9 +37,11 @@ pub(super) struct Candidate {
     /// The node's input position of the value the broadcast copies.
     pub source_pos: usize,
     pub evals: Vec<(CallKey, Eval)>,
-    /// Where it is reported: the graph and node label of its first evaluation.
+    /// Where it is reported, as `check` reports its first evaluation: the graph and node label (inside a function
+    /// body, of the call), and the function frames down to the node itself.
     pub graph: String,
     pub label: String,
+    pub functions: Vec<FunctionFrame>,
 }
 
 impl Candidate {
@@ -71,8 +74,8 @@ pub(super) fn candidates(
                 continue;
             }
             let first = evaluations[0];
-            let (graph, label) = (first.graph.clone(), super::node_label(first));
-            out.insert(index, Candidate { node: index, form, source_pos, evals, graph, label });
+            let (graph, label, functions) = (first.graph.clone(), first.node.clone(), first.functions.clone());
+            out.insert(index, Candidate { node: index, form, source_pos, evals, graph, label, functions });
         }
     }
     if let Some((path, facts)) = facts {
@@ -93,7 +96,8 @@ pub(super) fn candidates(
                     node.name().to_string()
                 };
                 let (evals, graph) = (vec![(Vec::new(), eval)], path.to_string());
-                out.insert(index, Candidate { node: index, form, source_pos: 0, evals, graph, label });
+                let functions = Vec::new();
+                out.insert(index, Candidate { node: index, form, source_pos: 0, evals, graph, label, functions });
             }
         }
     }

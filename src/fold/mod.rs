@@ -133,7 +133,13 @@ impl KeptReason {
 }
 
 impl fmt::Display for KeptReason {
+    /// The consumer's node and op are marked names ([`crate::escape::name`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // An unnamed node is already labelled `#INDEX (OP)`: the op once is enough.
+        let who = |node: &str, op: &str| match node.starts_with('#') && node.ends_with(&format!(" ({op})")) {
+            true => crate::escape::name(node).to_string(),
+            false => format!("{} ({})", crate::escape::name(node), crate::escape::name(op)),
+        };
         match self {
             KeptReason::GraphOutput => f.write_str("its output is an output of the graph"),
             KeptReason::ReadInSubgraph => f.write_str("a nested graph reads its output"),
@@ -144,33 +150,35 @@ impl fmt::Display for KeptReason {
                 write!(f, "the broadcast itself holds only if {}", crate::rules::all_of(&c))
             }
             KeptReason::NotBroadcastingConsumer { node, op, input } => {
-                write!(f, "{node} ({op}) reads it as input {input}, which its rule does not broadcast")
+                write!(f, "{} reads it as input {input}, which its rule does not broadcast", who(node, op))
             }
-            KeptReason::OtherConsumer { node, op } => write!(f, "{node} ({op}) reads it and does not broadcast"),
+            KeptReason::OtherConsumer { node, op } => write!(f, "{} reads it and does not broadcast", who(node, op)),
             KeptReason::ConsumerConditional { node, op, conditions } => {
                 let c: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                write!(f, "{node} ({op}) would hold only if {}", crate::rules::all_of(&c))
+                write!(f, "{} would hold only if {}", who(node, op), crate::rules::all_of(&c))
             }
             KeptReason::ConsumerUnknown { node, op } => {
-                write!(f, "{node} ({op}): the shapes are not known well enough to prove it broadcasts anyway")
+                write!(f, "{}: the shapes are not known well enough to prove it broadcasts anyway", who(node, op))
             }
-            KeptReason::ConsumerViolation { node, op } => write!(f, "{node} ({op}) would break its rule"),
+            KeptReason::ConsumerViolation { node, op } => write!(f, "{} would break its rule", who(node, op)),
             KeptReason::OutputChanges { node, op, from, to } => {
-                write!(f, "{node} ({op}) would give {to} instead of {from}: the broadcast sets its output shape")
+                write!(f, "{} would give {to} instead of {from}: the broadcast sets its output shape", who(node, op))
             }
             KeptReason::NoEvaluation { node, op } => {
-                write!(f, "{node} ({op}) is evaluated at a function call where the broadcast is not")
+                write!(f, "{} is evaluated at a function call where the broadcast is not", who(node, op))
             }
         }
     }
 }
 
-/// An explicit broadcast removed.
+/// An explicit broadcast removed. Named as `check` names a site: inside a model-local function, `graph` and `node`
+/// are its (first) call's, and `functions` the frames down to the broadcast (`in function F (node N)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Folded {
     pub graph: String,
     pub node: String,
     pub op: String,
+    pub functions: Vec<crate::analysis::FunctionFrame>,
     pub form: Form,
     /// The value the consumers read instead.
     pub source: String,
@@ -190,12 +198,13 @@ pub struct RemovedWith {
     pub with: Vec<String>,
 }
 
-/// An explicit broadcast kept, and why.
+/// An explicit broadcast kept, and why; named as [`Folded`] is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kept {
     pub graph: String,
     pub node: String,
     pub op: String,
+    pub functions: Vec<crate::analysis::FunctionFrame>,
     pub form: Form,
     pub reason: KeptReason,
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::body::Body;
 use super::forms::{self, Candidate};
 use super::proof::{self, CallKey, Replaced};
-use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Kept, KeptReason, RemovedWith};
+use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Form, Kept, KeptReason, RemovedWith};
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::Code;
 use crate::model::GraphStep;
@@ -92,9 +92,13 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         loop {
             let mut changed = false;
             let mut kept = BTreeMap::new();
-            // Nearest the consumers first: when two broadcasts feed one node and only one of them can go, the one
-            // kept is then the earlier, which is the model's own where `expand` inserted the later one.
-            for (&index, candidate) in self.candidates.iter().rev() {
+            // The forms `expand` writes (Expand, Tile) first, each group nearest the consumers first: when two
+            // broadcasts feed one node and only one of them can go, the one kept is then the model's own (a Reshape
+            // or Unsqueeze that prepends 1s, or the earlier Expand), even where `expand` put its Expand early
+            // because several readers share it.
+            let ordered = self.candidates.iter().rev().filter(|(_, c)| matches!(c.form, Form::Expand | Form::Tile));
+            let rest = self.candidates.iter().rev().filter(|(_, c)| !matches!(c.form, Form::Expand | Form::Tile));
+            for (&index, candidate) in ordered.chain(rest) {
                 if self.folded.contains(&index) || self.removed.contains(&index) {
                     continue;
                 }
@@ -117,12 +121,23 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         }
     }
 
+    /// A broadcast that holds only under conditions goes only where every consumer then holds under those same
+    /// conditions; otherwise it is kept for them.
     fn try_fold(&self, c: &Candidate) -> Result<(), KeptReason> {
-        let output = self.body.nodes[c.node].output[0].as_str();
-        if let Some((_, e)) = c.evals.iter().find(|(_, e)| !e.conditions.is_empty()) {
-            return Err(KeptReason::BroadcastConditional { conditions: e.conditions.clone() });
+        match c.evals.iter().find(|(_, e)| !e.conditions.is_empty()) {
+            Some((_, e)) => {
+                let conditions: Vec<&crate::rules::ConditionKind> =
+                    c.evals.iter().flat_map(|(_, e)| e.conditions.iter().map(|c| &c.kind)).collect();
+                self.try_fold_under(c, &conditions)
+                    .map_err(|_| KeptReason::BroadcastConditional { conditions: e.conditions.clone() })
+            }
+            None => self.try_fold_under(c, &[]),
         }
-        if c.evals.is_empty() || c.evals.iter().any(|(_, e)| !e.holds) {
+    }
+
+    fn try_fold_under(&self, c: &Candidate, conditions: &[&crate::rules::ConditionKind]) -> Result<(), KeptReason> {
+        let output = self.body.nodes[c.node].output[0].as_str();
+        if c.evals.is_empty() || c.evals.iter().any(|(_, e)| !e.holds && e.conditions.is_empty()) {
             return Err(KeptReason::BroadcastUndecided);
         }
         if self.body.outputs.contains(output) {
@@ -144,7 +159,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 let node = &self.body.nodes[n];
                 return Err(KeptReason::OtherConsumer { node: label(node, n), op: node.op_type().to_string() });
             };
-            proof::judge_consumer(sites, &|name, key| self.replaced(name, key, c.node))?;
+            proof::judge_consumer_under(sites, &|name, key| self.replaced(name, key, c.node), conditions)?;
         }
         Ok(())
     }
@@ -281,6 +296,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 graph: c.graph.clone(),
                 node: c.label.clone(),
                 op: node.op_type().to_string(),
+                functions: c.functions.clone(),
                 form: c.form,
                 source: node.input[c.source_pos].clone(),
                 into,
@@ -303,7 +319,8 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         for (i, reason) in kept {
             let c = &self.candidates[&i];
             let op = self.body.nodes[i].op_type().to_string();
-            summary.kept.push(Kept { graph: c.graph.clone(), node: c.label.clone(), op, form: c.form, reason });
+            let (graph, node, functions) = (c.graph.clone(), c.label.clone(), c.functions.clone());
+            summary.kept.push(Kept { graph, node, op, functions, form: c.form, reason });
         }
         edit.remove_initializers = self.body.dead_initializers(removed, &|r, p| self.passes_on(r, p));
         for (&index, (small, read_as)) in &self.shrunk {
@@ -317,6 +334,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 graph: self.graph_path(),
                 node: node.clone(),
                 op: "initializer".into(),
+                functions: Vec::new(),
                 form: super::Form::Materialized,
                 source: read_as.clone(),
                 into: self.consumers_after(&node),

@@ -7,7 +7,7 @@
 use super::KeptReason;
 use crate::analysis::Site;
 use crate::ops::SiteKind;
-use crate::rules::{self, Outcome, Rule, Verdict};
+use crate::rules::{self, ConditionKind, Outcome, Rule, Verdict};
 use crate::shape::Shape;
 
 /// One evaluation of a body: a function body is evaluated once per call, and a fact of one call holds for that
@@ -43,10 +43,16 @@ pub(super) struct Replaced {
 fn broadcasting_inputs(site: &Site) -> Vec<usize> {
     let rule_input = |k: usize| site.rule_inputs.get(k).copied().flatten();
     match (site.rule, site.kind) {
-        (Rule::Multidirectional, SiteKind::Multi) => site.rule_inputs.iter().flatten().copied().collect(),
-        (Rule::Unidirectional, SiteKind::Gemm { legacy: false } | SiteKind::PRelu { legacy: false }) => {
-            rule_input(1).into_iter().collect()
+        (Rule::Multidirectional, SiteKind::Multi | SiteKind::NumpyOf(_)) => {
+            site.rule_inputs.iter().flatten().copied().collect()
         }
+        (
+            Rule::Unidirectional,
+            SiteKind::Gemm { legacy: false }
+            | SiteKind::QGemm
+            | SiteKind::AttentionBias(_)
+            | SiteKind::PRelu { legacy: false },
+        ) => rule_input(1).into_iter().collect(),
         (Rule::Bidirectional, SiteKind::Expand) => rule_input(0).into_iter().collect(),
         _ => Vec::new(),
     }
@@ -58,13 +64,29 @@ pub(super) fn judge_consumer(
     sites: &[&Site],
     replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>,
 ) -> Result<(), KeptReason> {
+    judge_consumer_under(sites, replace, &[])
+}
+
+/// [`judge_consumer`] for a broadcast that itself holds only under `conditions`: the consumer may then hold under
+/// those conditions (and its own), since the model fails for exactly the sizes it failed for before. This is what
+/// `expand` makes of a conditional site (`pos [1, min(64, seq), 32]` expanded to `[batch, seq, 32]` before an Add
+/// holds only if `seq ≤ 64`, as the Add did), so that fold undoes it.
+pub(super) fn judge_consumer_under(
+    sites: &[&Site],
+    replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>,
+    conditions: &[&ConditionKind],
+) -> Result<(), KeptReason> {
     for site in sites {
-        judge_one(site, replace)?;
+        judge_one(site, replace, conditions)?;
     }
     Ok(())
 }
 
-fn judge_one(site: &Site, replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>) -> Result<(), KeptReason> {
+fn judge_one(
+    site: &Site,
+    replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>,
+    under: &[&ConditionKind],
+) -> Result<(), KeptReason> {
     let key = call_key(site);
     let consumer = || (super::node_label(site), site.op.clone());
     let allowed = broadcasting_inputs(site);
@@ -94,6 +116,12 @@ fn judge_one(site: &Site, replace: &dyn Fn(&str, &CallKey) -> Option<Replaced>) 
     let (node, op) = consumer();
     match outcome.verdict {
         Verdict::Same | Verdict::Broadcast => {}
+        Verdict::Conditional(conditions)
+            if !under.is_empty()
+                && conditions.iter().all(|c| {
+                    under.contains(&&c.kind)
+                        || matches!(&site.verdict, Verdict::Conditional(own) if own.iter().any(|o| o.kind == c.kind))
+                }) => {}
         Verdict::Conditional(conditions) => return Err(KeptReason::ConsumerConditional { node, op, conditions }),
         Verdict::Unknown => return Err(KeptReason::ConsumerUnknown { node, op }),
         Verdict::Violation(_) => return Err(KeptReason::ConsumerViolation { node, op }),
@@ -109,7 +137,7 @@ fn outcome(site: &Site, names: &[String], shapes: &[Shape]) -> Outcome {
     let rule_shape = |k: usize| site.rule_inputs.get(k).copied().flatten().map(|i| &shapes[i]);
     let unranked = Shape::unranked();
     match (site.rule, site.kind) {
-        (Rule::Unidirectional, SiteKind::Gemm { .. }) => {
+        (Rule::Unidirectional, SiteKind::Gemm { .. } | SiteKind::QGemm | SiteKind::AttentionBias(_)) => {
             let target = site.target.clone().unwrap_or_else(Shape::unranked);
             let c = rule_shape(1).unwrap_or(&unranked);
             Outcome { output: target.clone(), ..rules::unidirectional(&target, c) }
@@ -121,10 +149,14 @@ fn outcome(site: &Site, names: &[String], shapes: &[Shape]) -> Outcome {
             let target = site.target.clone().unwrap_or_else(Shape::unranked);
             rules::bidirectional(rule_shape(0).unwrap_or(&unranked), &target)
         }
-        // One value in every place is no broadcast, whatever its shape (as `multidirectional::bind` says).
-        _ if names.len() > 1 && names.windows(2).all(|w| w[0] == w[1]) => {
-            Outcome { output: shapes[0].clone(), verdict: Verdict::Same }
+        // The rule's inputs only (QLinearAdd's A and B, not its scales). One value in every place is no
+        // broadcast, whatever its shape (as `multidirectional::bind` says).
+        _ => {
+            let chosen: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
+            if chosen.len() > 1 && chosen.windows(2).all(|w| names[w[0]] == names[w[1]]) {
+                return Outcome { output: shapes[chosen[0]].clone(), verdict: Verdict::Same };
+            }
+            rules::multidirectional(&chosen.iter().map(|&i| &shapes[i]).collect::<Vec<_>>())
         }
-        _ => rules::multidirectional(&shapes.iter().collect::<Vec<_>>()),
     }
 }

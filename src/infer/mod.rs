@@ -4,9 +4,16 @@
 //! outputs of unknown type and shape, never an error. Broadcasting ops get their output shapes from the broadcast
 //! rules themselves (see `analysis`), and their values, when they compute shapes, from `values::broadcast_value`.
 
+pub mod attention;
+pub mod bodies;
+pub mod contrib;
+pub mod custom;
 pub mod einsum;
 pub mod elementwise;
+pub mod image;
 pub mod layout;
+pub mod math;
+pub mod ml;
 pub mod nn;
 pub mod norm;
 pub mod reduce;
@@ -14,7 +21,11 @@ pub mod require;
 mod require_text;
 pub mod reshape;
 pub mod resize;
+pub mod sequence;
+pub mod signal;
 pub mod slice;
+pub mod text;
+pub mod training;
 pub mod valops;
 pub mod values;
 pub mod window;
@@ -166,10 +177,54 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         .or_else(|| window::infer(ctx))
         .or_else(|| nn::infer(ctx))
         .or_else(|| norm::infer(ctx))
-        .or_else(|| reduce::infer(ctx))?;
+        .or_else(|| reduce::infer(ctx))
+        .or_else(|| sequence::infer(ctx))
+        .or_else(|| signal::infer(ctx))
+        .or_else(|| attention::infer(ctx))
+        .or_else(|| image::infer(ctx))
+        .or_else(|| text::infer(ctx))
+        .or_else(|| math::infer(ctx))?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
+}
+
+/// Infers the outputs of a non-broadcasting node of `domain`: the default domain (then the few contrib ops
+/// onnxruntime registers there, `SimplifiedLayerNormalization`), `ai.onnx.ml`, `ai.onnx.preview.training`,
+/// `ai.onnx.preview`, and onnxruntime's contrib domains (`com.microsoft`, `com.microsoft.nchwc`); `None` when no
+/// rule knows the op.
+pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    let mut result: Vec<ValueFacts> = match domain {
+        _ if crate::ops::is_default_domain(domain) => infer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx)),
+        "ai.onnx.ml" => ml::infer(ctx),
+        "ai.onnx.preview.training" => training::infer(ctx),
+        "ai.onnx.preview" => attention::infer_preview(ctx),
+        _ => contrib::infer(contrib::Domain::of(domain)?, ctx),
+    }?;
+    result.resize_with(ctx.outputs, ValueFacts::unknown);
+    result.truncate(ctx.outputs);
+    Some(result)
+}
+
+/// Whether some rule infers the outputs of `op` of `domain` at default-domain opset `opset`: a broadcasting op's
+/// rule, or an inference rule of this module.
+pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
+    if crate::ops::broadcast_op(domain, op, opset).is_some() {
+        return true;
+    }
+    let node = crate::proto::NodeProto::default();
+    let mut fresh = || Dim::Unknown;
+    let mut ctx = Ctx {
+        op,
+        opset,
+        attrs: Attrs::new(&node, None),
+        inputs: &[],
+        outputs: 1,
+        subgraphs: &[],
+        fresh: &mut fresh,
+        contradictions: Default::default(),
+    };
+    infer_in(domain, &mut ctx).is_some()
 }
 
 #[cfg(test)]

@@ -28,8 +28,9 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "QuantizeLinear" => {
             let elem = match output_dtype(ctx) {
                 Some(t) => Some(t),
-                // The zero point's type; uint8 without one. A zero point that is named but unresolved says nothing.
-                None if ctx.inputs.len() > 2 => ctx.elem(2),
+                // The zero point's type; uint8 without one (an empty name is none). One that is named but unresolved
+                // says nothing.
+                None if ctx.has_input(2) => ctx.elem(2),
                 None => Some(UINT8),
             };
             vec![ValueFacts::tensor(elem, ctx.shape(0))]

@@ -6,7 +6,8 @@ use crate::rules::Condition;
 use crate::tensor::elem_type_name;
 
 impl Contradiction {
-    /// The finding's message; `inputs` are the node's inputs by position (an absent one with an empty name).
+    /// The finding's message, names marked ([`crate::escape::name`]); `inputs` are the node's inputs by position
+    /// (an absent one with an empty name).
     pub fn message(&self, inputs: &[Operand]) -> String {
         let listed = list_inputs(&self.inputs, inputs);
         match &self.verdict {
@@ -26,8 +27,9 @@ impl Contradiction {
     }
 }
 
-fn name(inputs: &[Operand], i: usize) -> &str {
-    inputs.get(i).map_or("?", |s| s.name.as_str())
+/// Input `i`'s name, marked as a model-controlled name ([`crate::escape::name`]).
+fn name(inputs: &[Operand], i: usize) -> String {
+    inputs.get(i).map_or("?".into(), |s| crate::escape::name(&s.name).to_string())
 }
 
 /// `A [2, 3] and B [4, 5]`; an input whose contents are known by its contents, `target = [4, -1]`.
@@ -38,9 +40,9 @@ fn list_inputs(which: &[usize], inputs: &[Operand]) -> String {
         .map(|s| match &s.value {
             Some(v) if s.shape.rank() == Some(1) => {
                 let entries: Vec<String> = v.iter().map(|e| e.as_ref().map_or("?".into(), |p| p.to_string())).collect();
-                format!("{} = [{}]", s.name, entries.join(", "))
+                format!("{} = [{}]", crate::escape::name(&s.name), entries.join(", "))
             }
-            _ => format!("{} {}", s.name, s.shape),
+            _ => format!("{} {}", crate::escape::name(&s.name), s.shape),
         })
         .collect();
     match parts.len() {

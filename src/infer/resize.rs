@@ -46,7 +46,9 @@ pub(super) fn resize(ctx: &Ctx<'_, '_>) -> Shape {
         // Any other policy (an empty one included) is refused by onnxruntime.
         Some(_) => return unknown(),
     };
-    if let Some(sizes) = sizes_input.filter(|&i| ctx.has_input(i)).and_then(|i| ctx.value(i)) {
+    // An empty `sizes` (or `scales`) is how a model gives the other one: onnxruntime and ONNX read it as absent.
+    if let Some(sizes) = sizes_input.filter(|&i| ctx.has_input(i)).and_then(|i| ctx.value(i)).filter(|s| !s.is_empty())
+    {
         if sizes.len() != axes.len() {
             return unknown();
         }

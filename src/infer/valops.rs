@@ -4,6 +4,8 @@
 //! helper needs the static dims of its input and gives `None` when they are not known or the result would be
 //! larger than [`MAX_VALUE_ELEMENTS`].
 
+use std::borrow::Cow;
+
 use crate::shape::Dim;
 use crate::tensor::{IntValue, ValueFacts, MAX_VALUE_ELEMENTS};
 
@@ -13,6 +15,23 @@ pub fn contents(facts: &ValueFacts) -> Option<(Vec<usize>, &[IntValue])> {
     let dims: Vec<usize> =
         facts.shape.dims()?.iter().map(|d| d.known().and_then(|k| usize::try_from(k).ok())).collect::<Option<_>>()?;
     (dims.iter().product::<usize>() == value.len()).then_some((dims, value))
+}
+
+/// The static dims and the contents of an integer value, its entries unknown where nothing is known of them: a
+/// shape vector read from an op the tool cannot follow (`Gather(Shape(o), 0)` for an `o` of unknown rank) is still
+/// one entry, so that the known entries next to it survive `Concat` and arithmetic (`[?, ?, 4, 16]`, not unknown).
+pub fn contents_or_unknown(facts: &ValueFacts) -> Option<(Vec<usize>, Cow<'_, [IntValue]>)> {
+    if let Some((dims, value)) = contents(facts) {
+        return Some((dims, Cow::Borrowed(value)));
+    }
+    if facts.value.is_some() || !matches!(facts.elem, Some(crate::tensor::INT64 | crate::tensor::INT32)) {
+        return None;
+    }
+    let dims: Vec<usize> =
+        facts.shape.dims()?.iter().map(|d| d.known().and_then(|k| usize::try_from(k).ok())).collect::<Option<_>>()?;
+    let count = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
+    small(count)?;
+    Some((dims, Cow::Owned(vec![None; count])))
 }
 
 fn strides(dims: &[usize]) -> Vec<usize> {
@@ -175,7 +194,7 @@ pub fn tile(dims: &[usize], value: &[IntValue], repeats: &[usize]) -> Option<Vec
 /// broadcasting op).
 pub fn spread(facts: &ValueFacts, out: &[u64]) -> Option<Vec<IntValue>> {
     let dims: Vec<u64> = facts.shape.dims()?.iter().map(Dim::known).collect::<Option<_>>()?;
-    let value = facts.value.as_ref()?;
+    let (_, value) = contents_or_unknown(facts)?;
     let index = crate::rules::broadcast_index(&dims, out)?;
     index.iter().map(|&i| value.get(i).cloned()).collect()
 }

@@ -126,6 +126,7 @@ fn range(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
         let span = if d > 0 { l.sub(s)? } else { s.sub(l)? };
         Some(span.div_ceil(d.checked_abs()?)?.max_of(&Poly::constant(0)))
     });
+    let len = len.or_else(|| float_range_len(ctx).map(Poly::constant));
     let value = match (start.as_ref().and_then(Poly::as_constant), len.as_ref().and_then(Poly::as_constant), step) {
         (Some(s), Some(n), Some(d)) if n as usize <= MAX_VALUE_ELEMENTS && ctx.floats(0).is_none() => {
             (0..n).map(|i| Some(i.checked_mul(d).and_then(|x| x.checked_add(s)).map(Poly::constant))).collect()
@@ -134,6 +135,28 @@ fn range(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     };
     let len = len.map_or_else(|| ctx.fresh(), Dim::from_poly);
     ValueFacts { value, ..ValueFacts::tensor(elem, Shape::ranked(vec![len])) }
+}
+
+/// A floating-point `Range`'s length, `max(0, ceil((limit - start) / delta))`, as onnxruntime computes it (the
+/// difference in the input type, the quotient in double). A quotient a rounding away from a whole number is left
+/// unknown: another runtime may round it the other way.
+fn float_range_len(ctx: &Ctx<'_, '_>) -> Option<i64> {
+    let scalar = |i: usize| match ctx.floats(i)? {
+        [x] => Some(*x),
+        _ => None,
+    };
+    let (start, limit, delta) = (scalar(0)?, scalar(1)?, scalar(2)?);
+    let span = match ctx.elem(0)? {
+        1 => f64::from(limit as f32 - start as f32),
+        11 => limit - start,
+        _ => return None,
+    };
+    let q = span / delta;
+    if !q.is_finite() || (q != q.round() && (q - q.round()).abs() < 1e-6) {
+        return None;
+    }
+    let n = q.ceil().max(0.0);
+    (n < 9e15).then_some(n as i64)
 }
 
 /// The contents of a broadcasting op's output, when its inputs' contents are known and it is small: shape
@@ -146,9 +169,13 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
     }
     // Expand lays its data out at the target shape; the shape input is no operand.
     if op == "Expand" {
-        return valops::spread(inputs.first().copied().flatten()?, &out_dims);
+        return valops::spread(inputs.first().copied().flatten().filter(|f| f.value.is_some())?, &out_dims);
     }
-    // Each input's contents laid out at the output shape.
+    // Each input's contents laid out at the output shape (an input of unknown contents as unknown entries, when
+    // another input's are known).
+    if !inputs.iter().any(|f| f.is_some_and(|f| f.value.is_some())) {
+        return None;
+    }
     let args: Vec<Vec<IntValue>> = inputs.iter().map(|f| valops::spread((*f)?, &out_dims)).collect::<Option<_>>()?;
     let elementwise = |f: &dyn Fn(&[&Poly]) -> Option<Poly>| -> Option<Vec<IntValue>> {
         Some(

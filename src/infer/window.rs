@@ -363,8 +363,9 @@ pub(super) fn max_unpool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
 /// MaxRoiPool `[num_rois, C, pooled_shape…]`, RoiAlign `[num_rois, C, output_height, output_width]`.
 pub(super) fn roi_shape(ctx: &Ctx<'_, '_>) -> Shape {
     let mut rois = dim_at(ctx.dims(1), 0);
-    if ctx.op == "RoiAlign" && matches!(rois, Dim::Unknown) {
-        rois = dim_at(ctx.dims(2), 0);
+    // RoiAlign's batch_indices has one entry per RoI: either input may say the count.
+    if ctx.op == "RoiAlign" {
+        rois = super::attention::unify(&[rois, dim_at(ctx.dims(2), 0)]);
     }
     let channels = dim_at(ctx.dims(0), 1);
     let size = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).map_or(Dim::Unknown, Dim::Known);

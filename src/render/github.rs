@@ -7,22 +7,25 @@ use crate::brief::MAX_CHARS;
 use crate::check::{Finding, Report};
 use crate::diagnostic::Severity;
 
-/// Escapes the message of a GitHub Actions workflow command: `%`, `\r` and `\n`.
+/// Escapes the message of a GitHub Actions workflow command: `%`, `\r` and `\n` ([`crate::escape::github_data`]).
 pub fn github_escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    crate::escape::github_data(text)
 }
 
 /// Escapes a property value of a workflow command (`file=`, `title=`): the message's escapes plus `:` and `,`.
 pub fn github_escape_property(text: &str) -> String {
-    github_escape_data(text).replace(':', "%3A").replace(',', "%2C")
+    crate::escape::github_property(text)
 }
 
-/// One workflow command: `::LEVEL file=PATH,title=TITLE::MESSAGE`.
+/// One workflow command: `::LEVEL file=PATH,title=TITLE::MESSAGE`. The path and title are shown as
+/// [`crate::escape::text`] shows any text, then escaped as properties; the message must already be shown (a
+/// finding's [`super::brief_message`], a [`crate::escape::one_line`]) and is escaped as the command's data.
 pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> String {
+    use crate::escape::text;
     format!(
         "::{level} file={},title={}::{}",
-        github_escape_property(path),
-        github_escape_property(title),
+        github_escape_property(&text(path)),
+        github_escape_property(&text(title)),
         github_escape_data(message)
     )
 }
@@ -31,7 +34,7 @@ pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> St
 /// the message led by its location), then the plain summary line, which the log shows as it is.
 pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
     write_github_findings(out, path, report, false)?;
-    writeln!(out, "{path}: {}", summary_text(report))
+    writeln!(out, "{}: {}", crate::escape::text(path), summary_text(report))
 }
 
 /// The workflow commands of [`write_github`] without the summary line; with `errors_only`, only `::error`s. A code

@@ -35,9 +35,12 @@ struct JsonSite<'a> {
     code: Option<&'static str>,
     axis: Option<usize>,
     offending_input: Option<&'a str>,
-    conditions: &'a [String],
+    conditions: Vec<std::borrow::Cow<'a, str>>,
     functions: Vec<JsonFunction<'a>>,
     constraints: Vec<Value>,
+    /// What the conditions come to over the ranges of sizes (only with ranges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    over_ranges: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -47,7 +50,7 @@ struct JsonFinding<'a> {
     graph: &'a str,
     node: Option<&'a str>,
     op: Option<&'a str>,
-    message: &'a str,
+    message: std::borrow::Cow<'a, str>,
 }
 
 #[derive(Serialize)]
@@ -71,6 +74,9 @@ struct JsonModel<'a> {
     findings: Vec<JsonFinding<'a>>,
     summary: JsonSummary,
     opaque_ops: &'a std::collections::BTreeMap<String, usize>,
+    /// The ranges of sizes checked over (only with ranges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranges: Option<Value>,
 }
 
 fn json_site(r: &SiteReport) -> JsonSite<'_> {
@@ -83,11 +89,11 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
         inputs: s.inputs.iter().map(|i| JsonInput { name: &i.name, shape: shape_json(&i.shape) }).collect(),
         output_shape: shape_json(&s.output_shape),
         verdict: report_verdict(r),
-        message: r.message(),
+        message: r.message().plain().into_owned(),
         code: r.code.map(|c| c.as_str()),
         axis: r.axis,
         offending_input: r.offending_input.as_deref(),
-        conditions: &r.conditions,
+        conditions: r.conditions.iter().map(|c| crate::escape::plain(c)).collect(),
         functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
         constraints: match &s.verdict {
             crate::broadcast::Verdict::Conditional(conditions) => {
@@ -95,6 +101,7 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
             }
             _ => Vec::new(),
         },
+        over_ranges: r.over_ranges.as_ref().map(super::decision_json),
     }
 }
 
@@ -159,7 +166,7 @@ fn json_finding(f: &Finding) -> JsonFinding<'_> {
         graph: &f.graph,
         node: f.node.as_deref(),
         op: f.op.as_deref(),
-        message: &f.message,
+        message: f.message.plain(),
     }
 }
 
@@ -189,6 +196,10 @@ pub fn write_json_model_end(out: &mut impl Write, report: &Report) -> io::Result
     serde_json::to_writer(&mut *out, &json_summary(report))?;
     out.write_all(b",\"opaque_ops\":")?;
     serde_json::to_writer(&mut *out, &report.opaque)?;
+    if let Some(ranges) = &report.ranges {
+        out.write_all(b",\"ranges\":")?;
+        serde_json::to_writer(&mut *out, &super::range_report_json(ranges))?;
+    }
     out.write_all(b"}\n")
 }
 
@@ -220,11 +231,13 @@ pub fn report_json(path: &str, report: &Report) -> Value {
         findings: report.findings.iter().map(json_finding).collect(),
         summary: json_summary(report),
         opaque_ops: &report.opaque,
+        ranges: report.ranges.as_ref().map(super::range_report_json),
     };
     serde_json::to_value(model).expect("report serializes")
 }
 
-/// The JSON object for a model that could not be checked.
+/// The JSON object for a model that could not be checked (`message` may hold marked names: they are written
+/// whole).
 pub fn error_json(path: &str, message: &str) -> Value {
-    serde_json::json!({ "model": path, "error": message })
+    serde_json::json!({ "model": path, "error": crate::escape::plain(message) })
 }

@@ -11,12 +11,14 @@ use crate::shape::{Dim, Shape};
 
 mod github;
 mod json;
+mod ranges;
 mod sarif;
 
 pub use github::{github_command, github_escape_data, github_escape_property, write_github, write_github_findings};
 pub use json::{
     error_json, report_json, site_json, summary_json, write_json_model_end, write_json_model_start, write_json_site,
 };
+pub use ranges::{decision_json, range_report_json, write_ranges_text};
 pub use sarif::{sarif_log, sarif_uri, SarifModel};
 
 /// A shape as JSON: null for an unknown rank, else a list of integers, symbol strings and nulls (unknown dims).
@@ -35,11 +37,12 @@ pub fn shape_json(shape: &Shape) -> Value {
     }
 }
 
-/// A finding's message as text, SARIF and GitHub output show it: long dim expressions named (`h₁`), and the
-/// location and message together at most [`crate::brief::MAX_CHARS`] characters.
+/// A finding's message as text, SARIF and GitHub output show it: long dim expressions named (`h₁`), names
+/// escaped and shortened ([`crate::escape`]), and the location and message together at most
+/// [`crate::brief::MAX_CHARS`] characters.
 pub fn brief_message(f: &Finding) -> crate::brief::Brief {
     let lead = finding_label(f).chars().count() + finding_location(f).chars().count() + 3;
-    crate::brief::abbreviate(&f.message, crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST))
+    crate::brief::abbreviate(f.message.marked(), crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST))
 }
 
 /// What a finding's line keeps for its message however long its location is.
@@ -50,12 +53,33 @@ pub fn finding_label(f: &Finding) -> String {
     format!("{}[{}]", f.severity.as_str(), f.code)
 }
 
-/// Where a finding is: `GRAPH › NODE (OP)`, `GRAPH › NODE` or `GRAPH` ([`crate::location::at`]), cut with `…` when
-/// it would leave a line less than 80 characters for the message.
+/// Where a finding is: `GRAPH › NODE (OP)`, `GRAPH › NODE` or `GRAPH` ([`crate::location::at`], each part escaped
+/// and shortened), cut with `…` when it would leave a line less than 80 characters for the message.
 pub fn finding_location(f: &Finding) -> String {
     let at = crate::location::at(&f.graph, f.node.as_deref(), f.op.as_deref());
     let room = crate::brief::AFTER_PATH - MESSAGE_AT_LEAST - finding_label(f).chars().count() - 3;
     crate::brief::cut(&at, room)
+}
+
+/// The frames of a site inside model-local functions, as `check`'s messages begin with them:
+/// `in function local.F (node add): `, names marked.
+pub fn function_frames(frames: &[crate::analysis::FunctionFrame]) -> String {
+    use crate::escape::name;
+    frames.iter().map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node))).collect()
+}
+
+/// Where a finding is with every name whole and unescaped (SARIF's fingerprint, which must not change with how
+/// lines are shown).
+pub fn finding_location_full(f: &Finding) -> String {
+    match (f.node.as_deref(), f.op.as_deref()) {
+        // An unnamed node is already labelled `#INDEX (OP)`: the op once is enough.
+        (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
+            format!("{}/{node}", f.graph)
+        }
+        (Some(node), Some(op)) => format!("{}/{node} ({op})", f.graph),
+        (Some(node), None) => format!("{}/{node}", f.graph),
+        _ => f.graph.to_string(),
+    }
 }
 
 /// How many findings of a code that can come by the hundred text and GitHub output show per model: a
@@ -164,7 +188,12 @@ pub enum ColorChoice {
 /// [`write_text`] with colour: the same characters, with the path bold and `SEVERITY[CODE]` coloured.
 pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
     write_findings_styled(out, path, report, palette, false, true)?;
-    writeln!(out, "{}: {}", palette.paint(anstyle::Style::new().bold(), path), summary_text(report))
+    writeln!(
+        out,
+        "{}: {}",
+        palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path)),
+        summary_text(report)
+    )
 }
 
 /// One line per finding, as [`write_text_styled`] writes them, without the summary line; with `errors_only`,
@@ -179,7 +208,7 @@ pub fn write_findings_styled(
     errors_only: bool,
     legend: bool,
 ) -> io::Result<()> {
-    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
     let wanted = report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error);
     let (findings, more) = shown(wanted, |f| (f.code, f.severity));
     for f in findings {
@@ -196,7 +225,7 @@ pub fn write_findings_styled(
             false => {
                 let lead = finding_label(f).chars().count() + at.chars().count() + 3;
                 let budget = crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST);
-                writeln!(out, "{shown_path}: {label} {at}: {}", crate::brief::cut(&f.message, budget))?;
+                writeln!(out, "{shown_path}: {label} {at}: {}", crate::brief::cut(&f.message.one_line(), budget))?;
             }
         }
     }
@@ -221,11 +250,11 @@ pub fn write_undecided(out: &mut impl Write, path: &str, report: &Report, palett
 }
 
 /// The line of a model that could not be checked: `PATH: error: MESSAGE` (`internal error` for a bug), coloured
-/// like an error finding.
+/// like an error finding; the message may hold marked names ([`crate::escape::one_line`]).
 pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) -> String {
     let message = message.strip_prefix(path).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
-    let message = crate::brief::cut(message, crate::brief::AFTER_PATH - label.len() - 2);
-    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    let message = crate::brief::cut(&crate::escape::one_line(message), crate::brief::AFTER_PATH - label.len() - 2);
+    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
     format!("{shown_path}: {}: {message}", palette.paint(palette.severity(Severity::Error), label))
 }
 
@@ -234,14 +263,28 @@ pub fn summary_text(report: &Report) -> String {
     let s = report.summary;
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     format!(
-        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown",
+        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown{}",
         plural(s.sites, "site"),
         s.same,
         s.broadcast,
         plural(s.violations, "violation"),
         s.conditional,
-        s.unknown
+        s.unknown,
+        opaque_text(&report.opaque)
     )
+}
+
+/// `; 2 nodes of 1 unknown op: custom.Foo` when some nodes' ops have no rule (nothing otherwise), for the end of
+/// a summary line: what the tool could not see into is always said.
+pub fn opaque_text(opaque: &std::collections::BTreeMap<String, usize>) -> String {
+    if opaque.is_empty() {
+        return String::new();
+    }
+    let nodes: usize = opaque.values().sum();
+    let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
+    let ops = if opaque.len() == 1 { "1 unknown op".to_string() } else { format!("{} unknown ops", opaque.len()) };
+    let names: Vec<String> = opaque.keys().map(|op| crate::escape::short(op).into_owned()).collect();
+    format!("; {nodes} of {ops}: {}", names.join(", "))
 }
 
 pub use crate::render_expand::{expand_json, write_expand_text};
@@ -252,14 +295,20 @@ fn elem_name(elem: Option<i32>) -> String {
 
 /// Every value's inferred element type and shape, graph by graph.
 pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
+    use crate::escape::{short, text};
+    let shown = text(path);
     for g in &analysis.graphs {
-        writeln!(out, "{path}: graph {}", crate::location::graph(&g.path))?;
+        writeln!(out, "{shown}: graph {}", crate::location::graph(&crate::escape::text(&g.path)))?;
         for (name, facts) in &g.values {
+            let kind = match facts.kind {
+                crate::tensor::Kind::Tensor => String::new(),
+                other => format!("{} of ", other.name()),
+            };
             let text = match facts.contradicted {
                 true => "unknown, follows a contradiction".to_string(),
-                false => format!("{} {}", elem_name(facts.elem), facts.shape),
+                false => format!("{kind}{} {}", elem_name(facts.elem), facts.shape),
             };
-            let (line, legend) = crate::brief::fit(&format!("  {name}: "), &text);
+            let (line, legend) = crate::brief::fit(&format!("  {}: ", short(name)), &text);
             writeln!(out, "{line}")?;
             for line in legend {
                 writeln!(out, "{line}")?;
@@ -274,13 +323,25 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
 fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
     for c in analysis.contradictions.iter().filter(|c| c.contradiction.is_certain()) {
         let at = crate::location::at(&c.graph, Some(&c.node), Some(&c.op));
-        let (line, legend) = crate::brief::fit(&format!("what follows {at} is unknown: "), &c.message());
+        let (line, legend) = crate::brief::fit(&format!("what follows {at} is unknown: "), c.message().marked());
         writeln!(out, "{path}: {line}")?;
         for line in legend {
             writeln!(out, "{line}")?;
         }
     }
     Ok(())
+}
+
+/// A shape as one-line formats show it: each dim escaped, and one longer than a name may be (a megabyte-long
+/// `dim_param`) shortened as a name is ([`crate::escape::short`]).
+pub fn shown_shape(shape: &Shape) -> String {
+    match shape.dims() {
+        None => shape.to_string(),
+        Some(dims) => {
+            let dims: Vec<String> = dims.iter().map(|d| crate::escape::short(&d.to_string()).into_owned()).collect();
+            format!("[{}]", dims.join(", "))
+        }
+    }
 }
 
 /// The ops no inference rule knows, which leave their outputs unknown.
@@ -299,7 +360,7 @@ pub fn write_opaque(
     let mut ops: Vec<String> = Vec::new();
     let mut length = lead.chars().count();
     for (k, (op, n)) in opaque.iter().enumerate() {
-        let item = format!("{op} ×{n}");
+        let item = format!("{} ×{n}", crate::escape::short(op));
         let rest = opaque.len() - k;
         if length + item.chars().count() + 2 > crate::brief::AFTER_PATH - 20 && rest > 1 {
             ops.push(format!("and {rest} more ops"));
@@ -310,7 +371,8 @@ pub fn write_opaque(
     }
     writeln!(
         out,
-        "{path}: {lead}{}",
+        "{}: {lead}{}",
+        crate::escape::text(path),
         crate::brief::cut(&ops.join(", "), crate::brief::AFTER_PATH - lead.chars().count())
     )
 }
@@ -320,19 +382,30 @@ pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {
         "model": path,
         "graphs": analysis.graphs.iter().map(|g| serde_json::json!({
             "graph": g.path,
-            "values": g.values.iter().map(|(name, f)| {
-                let mut value = serde_json::json!({
-                    "name": name,
-                    "elem_type": f.elem.map(crate::tensor::elem_type_name),
-                    "shape": shape_json(&f.shape),
-                });
-                // Only where it is so: a value that follows a contradiction is unknown for that reason.
-                if f.contradicted {
-                    value["follows_contradiction"] = Value::Bool(true);
-                }
-                value
-            }).collect::<Vec<_>>(),
+            "values": g.values.iter().map(|(name, f)| value_json(name, f)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "opaque_ops": analysis.opaque,
     })
+}
+
+/// One value of `shapes --format json`: a tensor's name, element type and shape; any other kind of value also says
+/// its `kind` (and a map its `key_type`), the element type and shape then being those of the tensors it holds.
+fn value_json(name: &str, f: &crate::tensor::ValueFacts) -> Value {
+    use crate::tensor::Kind;
+    let mut v = serde_json::json!({
+        "name": name,
+        "elem_type": f.elem.map(crate::tensor::elem_type_name),
+        "shape": shape_json(&f.shape),
+    });
+    if f.kind != Kind::Tensor {
+        v["kind"] = Value::from(f.kind.name());
+    }
+    if let Kind::Map { key } | Kind::SequenceOfMaps { key } = f.kind {
+        v["key_type"] = Value::from(crate::tensor::elem_type_name(key));
+    }
+    // Only where it is so: a value that follows a contradiction is unknown for that reason.
+    if f.contradicted {
+        v["follows_contradiction"] = Value::Bool(true);
+    }
+    v
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{brief_message, finding_location};
+use super::{brief_message, finding_location, finding_location_full};
 use crate::check::{Finding, Report};
 use crate::diagnostic::{Code, Severity};
 
@@ -80,8 +80,9 @@ fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
         properties.insert("op".into(), json!(op));
     }
     let brief = brief_message(f);
-    if brief.message != f.message {
-        properties.insert("fullMessage".into(), json!(f.message));
+    let full = f.message.plain();
+    if brief.message != full {
+        properties.insert("fullMessage".into(), json!(full));
         let names: serde_json::Map<String, Value> = brief.names.iter().map(|(n, e)| (n.clone(), json!(e))).collect();
         properties.insert("names".into(), Value::Object(names));
     }
@@ -90,16 +91,8 @@ fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
     for (name, expression) in &brief.names {
         text.push_str(&format!("\n{name} = {expression}"));
     }
-    // The fingerprint keeps the location as version 1 wrote it, so that code scanning matches alerts across
-    // versions.
-    let v1_location = match (&f.node, &f.op) {
-        (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
-            format!("{}/{node}", f.graph)
-        }
-        (Some(node), Some(op)) => format!("{}/{node} ({op})", f.graph),
-        (Some(node), None) => format!("{}/{node}", f.graph),
-        (None, _) => f.graph.clone(),
-    };
+    // The fingerprint keeps the location as version 1 wrote it ([`finding_location_full`]), so that code scanning
+    // matches alerts across versions.
     json!({
         "ruleId": f.code.as_str(),
         "ruleIndex": rule_index,
@@ -110,7 +103,7 @@ fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
             "logicalLocations": logical,
         }],
         "partialFingerprints": {
-            "onnxBcastLocation/v1": format!("{}:{v1_location}", f.code),
+            "onnxBcastLocation/v1": format!("{}:{}", f.code, finding_location_full(f)),
         },
         "properties": properties,
     })

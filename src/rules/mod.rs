@@ -3,7 +3,7 @@
 //! | rule | file | ops | source |
 //! | --- | --- | --- | --- |
 //! | multidirectional (numpy) | [`multidirectional`](mod@multidirectional) | Add … Xor, Where, Sum/Max/Min/Mean from opset 8 | ONNX `docs/Broadcasting.md`, "Multidirectional Broadcasting"; SONNX `Broadcast`, constraint C1 |
-//! | unidirectional | [`unidirectional`](mod@unidirectional) | Gemm's C, PRelu's slope | ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting" |
+//! | unidirectional | [`unidirectional`](mod@unidirectional), [`attention_bias`] | Gemm's C (and QGemm's, FusedGemm's), PRelu's slope, attention biases | ONNX `docs/Broadcasting.md`, "Unidirectional Broadcasting"; onnxruntime `docs/ContribOperators.md` |
 //! | legacy `broadcast`/`axis` | [`legacy`] | binary ops and Gemm before opset 7 | OpenVINO broadcast rules, "PDPD broadcast" |
 //! | bidirectional | [`bidirectional`](mod@bidirectional) | Expand | OpenVINO broadcast rules, "Bidirectional Broadcast" |
 //! | equal shapes | [`equal_shapes`](mod@equal_shapes) | variadic ops before opset 8, `broadcast=0` | OpenVINO broadcast rules, "None broadcast" |
@@ -12,6 +12,7 @@
 //! input and axis, or holds only under conditions on symbols), plus "unknown" where dims are missing. A known size
 //! never silently wins over a symbol, and two different symbols are never taken to be equal.
 
+pub mod attention_bias;
 pub mod bidirectional;
 pub mod equal_shapes;
 pub mod legacy;
@@ -340,6 +341,11 @@ impl<'a, 'm> NodeView<'a, 'm> {
         self.present.iter().position(|&p| p == pos)
     }
 
+    /// The present inputs whose positions are in `mask` (a bit per position).
+    pub fn present_in(&self, mask: u64) -> Vec<usize> {
+        self.present.iter().copied().filter(|&p| p < 64 && mask & (1 << p) != 0).collect()
+    }
+
     fn present_shapes(&self) -> Vec<&Shape> {
         self.present.iter().map(|&p| self.shape(p)).collect()
     }
@@ -367,6 +373,10 @@ pub fn bind(kind: SiteKind, node: &NodeView) -> Binding {
         SiteKind::Gemm { legacy } => unidirectional::bind_gemm(node, legacy),
         SiteKind::PRelu { legacy } => unidirectional::bind_prelu(node, legacy),
         SiteKind::Expand => bidirectional::bind(node),
+        SiteKind::NumpyOf(mask) => multidirectional::bind_subset(node, mask),
+        SiteKind::QGemm => unidirectional::bind_gemm_at(node, false, [0, 3, 6]),
+        SiteKind::AttentionBias(attn) => attention_bias::bind(node, attn),
+        SiteKind::BiasAdd => multidirectional::bind_subset(node, 0b111),
     }
 }
 

@@ -261,6 +261,20 @@ pub fn bind(node: &NodeView) -> Binding {
     Binding { rule: Rule::Multidirectional, outcome, rule_inputs: node.all_present(), target: None }
 }
 
+/// numpy broadcasting of the present inputs at the positions in `mask` only (a bit per position): the others are
+/// no operands (QLinearAdd's scales and zero points).
+pub fn bind_subset(node: &NodeView, mask: u64) -> Binding {
+    let chosen = node.present_in(mask);
+    let shapes: Vec<&Shape> = chosen.iter().map(|&p| node.shape(p)).collect();
+    let outcome = if chosen.len() > 1 && chosen.windows(2).all(|w| node.inputs[w[0]] == node.inputs[w[1]]) {
+        Outcome { output: node.shape(chosen[0]).clone(), verdict: Verdict::Same }
+    } else {
+        multidirectional(&shapes)
+    };
+    let rule_inputs = chosen.iter().map(|&p| node.site_pos(p)).collect();
+    Binding { rule: Rule::Multidirectional, outcome, rule_inputs, target: None }
+}
+
 /// Every rule input whose shape is not provably the output's, right-aligned.
 pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
     site.rule_inputs

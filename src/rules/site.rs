@@ -4,6 +4,7 @@
 
 use super::{Rule, Verdict, ViolationKind};
 use crate::attr::Attrs;
+use crate::escape::name;
 use crate::model::NodeLoc;
 use crate::ops::SiteKind;
 use crate::shape::Shape;
@@ -76,7 +77,7 @@ pub struct TypeMismatch {
     pub expected: i32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionFrame {
     /// `domain.name` of the function.
     pub function: String,
@@ -97,14 +98,20 @@ impl Site {
     }
 }
 
-/// How sites are named in messages; the words of each rule's own messages are in its file.
+/// How sites are named in messages (names marked, see [`crate::escape`]); the words of each rule's own messages are
+/// in its file.
 impl Site {
     /// The inputs in words: `A [2, 3] and B [4]`; Expand's data and its target shape.
     pub fn list_inputs(&self) -> String {
         if let (Rule::Bidirectional, Some(data), Some(target)) = (self.rule, self.inputs.first(), &self.target) {
-            return format!("{} {} and the target shape {target}", data.name, data.shape);
+            return format!("{} {} and the target shape {target}", name(&data.name), data.shape);
         }
-        let parts: Vec<String> = self.inputs.iter().map(|i| format!("{} {}", i.name, i.shape)).collect();
+        // A numpy site names the inputs it broadcasts (QLinearAdd's A and B, not its scales and zero points).
+        let shown: Vec<&SiteInput> = match self.rule {
+            Rule::Multidirectional => self.rule_inputs.iter().flatten().map(|&i| &self.inputs[i]).collect(),
+            _ => self.inputs.iter().collect(),
+        };
+        let parts: Vec<String> = shown.iter().map(|i| format!("{} {}", name(&i.name), i.shape)).collect();
         match parts.len() {
             0 => "no inputs".into(),
             1 => parts[0].clone(),
@@ -112,14 +119,22 @@ impl Site {
         }
     }
 
-    /// The name and shape of rule input `input` (the offender of a violation).
+    /// The name (marked) and shape of rule input `input` (the offender of a violation).
     pub fn offender(&self, input: usize) -> (String, Shape) {
         self.rule_inputs
             .get(input)
             .copied()
             .flatten()
-            .map(|i| (self.inputs[i].name.clone(), self.inputs[i].shape.clone()))
+            .map(|i| (name(&self.inputs[i].name).to_string(), self.inputs[i].shape.clone()))
             .unwrap_or_else(|| ("?".into(), Shape::unranked()))
+    }
+
+    /// [`Site::rule_input_name`] for a message: an input's name marked, or the target's label.
+    pub fn rule_input_shown(&self, rule_input: usize) -> String {
+        match self.rule_inputs.get(rule_input).copied().flatten() {
+            Some(i) => name(&self.inputs[i].name).to_string(),
+            None => super::unidirectional::target_name(self).into(),
+        }
     }
 
     /// The name of rule input `rule_input`: an input's name, or the target when it is not an input.

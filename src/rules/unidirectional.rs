@@ -62,16 +62,21 @@ pub fn unidirectional(a: &Shape, b: &Shape) -> Outcome {
 /// How the target of a one-way rule is named in messages: Gemm's (M, N), Expand's target shape, or PRelu's X.
 pub fn target_label(site: &Site) -> String {
     match (site.kind, &site.target) {
-        (SiteKind::Gemm { .. }, Some(t)) => format!("(M, N) {t}"),
+        (SiteKind::Gemm { .. } | SiteKind::QGemm, Some(t)) => format!("(M, N) {t}"),
+        (SiteKind::AttentionBias(_), Some(t)) => format!("(B, N, S, T) {t}"),
         (_, Some(t)) => format!("the target shape {t}"),
-        (_, None) => site.inputs.first().map_or_else(|| "the target".into(), |i| format!("{} {}", i.name, i.shape)),
+        (_, None) => site
+            .inputs
+            .first()
+            .map_or_else(|| "the target".into(), |i| format!("{} {}", crate::escape::name(&i.name), i.shape)),
     }
 }
 
 /// The target, when it is not one of the node's inputs: Gemm's (M, N) from A and B.
 pub fn target_name(site: &Site) -> &'static str {
     match site.kind {
-        SiteKind::Gemm { .. } => "(M, N)",
+        SiteKind::Gemm { .. } | SiteKind::QGemm => "(M, N)",
+        SiteKind::AttentionBias(_) => "(B, N, S, T)",
         _ => "the target",
     }
 }
@@ -85,16 +90,21 @@ pub fn violation_lead(site: &Site, input: usize) -> String {
 /// Gemm's C (input 2) towards (M, N) from A and B after `transA`/`transB`; before opset 7 only with
 /// `broadcast=1`, else C must have the shape (M, N). Without C there is nothing to broadcast.
 pub fn bind_gemm(node: &NodeView, legacy: bool) -> Binding {
-    let target = gemm_target(node.shape(0), node.shape(1), node.attrs);
+    bind_gemm_at(node, legacy, [0, 1, 2])
+}
+
+/// [`bind_gemm`] with A, B and C at other positions of the node's inputs (`com.microsoft.QGemm`: 0, 3 and 6).
+pub fn bind_gemm_at(node: &NodeView, legacy: bool, [a, b, c]: [usize; 3]) -> Binding {
+    let target = gemm_target(node.shape(a), node.shape(b), node.attrs);
     let equal = legacy && node.attrs.int("broadcast") != Some(1);
-    let outcome = match node.inputs.get(2).filter(|c| !c.is_empty()) {
+    let outcome = match node.inputs.get(c).filter(|c| !c.is_empty()) {
         None => Outcome { output: target.clone(), verdict: Verdict::Same },
-        Some(_) if equal => super::equal_shapes(&[&target, node.shape(2)]),
-        Some(_) => unidirectional(&target, node.shape(2)),
+        Some(_) if equal => super::equal_shapes(&[&target, node.shape(c)]),
+        Some(_) => unidirectional(&target, node.shape(c)),
     };
     let rule = if equal { Rule::None } else { Rule::Unidirectional };
     let outcome = Outcome { output: target.clone(), ..outcome };
-    Binding { rule, outcome, rule_inputs: vec![None, node.site_pos(2)], target: Some(target) }
+    Binding { rule, outcome, rule_inputs: vec![None, node.site_pos(c)], target: Some(target) }
 }
 
 /// (M, N) of a Gemm from A and B after transA/transB; unknown dims where A or B is not known to be 2-D.

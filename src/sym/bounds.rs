@@ -1,5 +1,6 @@
-//! Interval bounds of symbolic sizes. Every symbol is a size, so it lies in [0, 2⁶³ - 1] (ONNX dims are int64); floors, minima, maxima and
-//! polynomials over them get their bounds by interval arithmetic. Bounds are sound (the value always lies within)
+//! Interval bounds of symbolic sizes. Every symbol is a size, so it lies in [0, 2⁶³ - 1] (ONNX dims are int64), or
+//! in a narrower interval a caller gives it (a range of sizes); floors, minima, maxima and polynomials over them
+//! get their bounds by interval arithmetic. Bounds are sound (the value always lies within)
 //! but not tight, so they decide a comparison only when the intervals do not overlap.
 
 use std::cmp::Ordering;
@@ -68,9 +69,24 @@ pub struct Interval {
 
 impl Interval {
     const ALL: Interval = Interval { lo: Ext::NegInf, hi: Ext::PosInf };
+    /// Where a size lies: ONNX sizes are int64.
+    const SIZE: Interval = Interval { lo: Ext::Fin(0), hi: Ext::Fin(i64::MAX as i128) };
 
     fn point(v: i64) -> Interval {
         Interval { lo: Ext::Fin(v.into()), hi: Ext::Fin(v.into()) }
+    }
+
+    /// The integers from `lo` to `hi`.
+    pub fn between(lo: i64, hi: i64) -> Interval {
+        Interval { lo: Ext::Fin(lo.into()), hi: Ext::Fin(hi.into()) }
+    }
+
+    /// The one value in the interval, when there is one.
+    pub fn single(self) -> Option<i64> {
+        match (self.lo, self.hi) {
+            (Ext::Fin(a), Ext::Fin(b)) if a == b => i64::try_from(a).ok(),
+            _ => None,
+        }
     }
 
     fn add(self, other: Interval) -> Interval {
@@ -89,21 +105,38 @@ impl Interval {
 impl Poly {
     /// Bounds that hold for every value of the symbols.
     pub fn bounds(&self) -> Interval {
+        self.bounds_with(&|_| None)
+    }
+
+    /// Bounds that hold for every value of the symbols when each symbol `range` names lies in its interval (the
+    /// others are sizes, as for [`Poly::bounds`]).
+    pub fn bounds_within(&self, range: &dyn Fn(&str) -> Option<Interval>) -> Interval {
+        self.bounds_with(&range)
+    }
+
+    // Generic so that `bounds`, which inference calls on every comparison, compiles to the plain computation.
+    fn bounds_with<F: Fn(&str) -> Option<Interval>>(&self, range: &F) -> Interval {
+        let _work = super::budget::Work::enter();
         let mut total = Interval::point(0);
         for (m, &c) in &self.terms {
-            let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a)));
+            // Past the operation's work, nothing is claimed: every integer.
+            if !super::budget::spend(1 + m.len()) {
+                return Interval::ALL;
+            }
+            let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a, range)));
             total = total.add(term);
         }
         total
     }
 }
 
-fn atom_bounds(atom: &Atom) -> Interval {
+fn atom_bounds<F: Fn(&str) -> Option<Interval>>(atom: &Atom, range: &F) -> Interval {
     match atom {
         // A size, and ONNX sizes are int64.
-        Atom::Sym(_) | Atom::Broadcast(_) => Interval { lo: Ext::Fin(0), hi: Ext::Fin(i64::MAX.into()) },
+        Atom::Sym(s) => range(s).unwrap_or(Interval::SIZE),
+        Atom::Broadcast(_) => Interval::SIZE,
         Atom::Floor(n, d) => {
-            let (nb, db) = (n.bounds(), d.bounds());
+            let (nb, db) = (n.bounds_with(range), d.bounds_with(range));
             match d.as_constant() {
                 Some(k) if k >= 1 => Interval { lo: nb.lo.floor_div(k), hi: nb.hi.floor_div(k) },
                 // A non-negative numerator over a divisor of at least 1 stays between 0 and the numerator.
@@ -111,13 +144,13 @@ fn atom_bounds(atom: &Atom) -> Interval {
                 _ => Interval::ALL,
             }
         }
-        Atom::Min(args) => extreme_bounds(args, Ordering::Less),
-        Atom::Max(args) => extreme_bounds(args, Ordering::Greater),
+        Atom::Min(args) => extreme_bounds(args, Ordering::Less, range),
+        Atom::Max(args) => extreme_bounds(args, Ordering::Greater, range),
     }
 }
 
-fn extreme_bounds(args: &[Poly], keep: Ordering) -> Interval {
-    let all: Vec<Interval> = args.iter().map(Poly::bounds).collect();
+fn extreme_bounds<F: Fn(&str) -> Option<Interval>>(args: &[Poly], keep: Ordering, range: &F) -> Interval {
+    let all: Vec<Interval> = args.iter().map(|a| a.bounds_with(range)).collect();
     let pick = |a: Ext, b: Ext| if keep == Ordering::Less { a.min(b) } else { a.max(b) };
     let mut it = all.into_iter();
     let first = it.next().unwrap_or(Interval::ALL);

@@ -8,19 +8,24 @@
 //! `min(N + 1, 0)` (always 0), and nothing else is assumed. Division is exact where it is (`(2*N + 4) / 2` is
 //! `N + 2`, `(8210*X + 8210) / (X + 1)` is 8210) and otherwise a floor with the integer part taken out
 //! (`floor((2*N + 3) / 2)` is `N + 1 + floor(1 / 2)`, so `N + 1`). All arithmetic is checked: an overflow gives
-//! `None`, never a wrong value or a panic.
+//! `None`, never a wrong value or a panic. So are the size of what is built and the work spent building it
+//! ([`budget`]): no model makes one expression, or one simplification, cost more than a fixed amount.
 
 mod bounds;
+mod budget;
 pub(crate) mod display;
 mod parse;
 mod subst;
+mod within;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use bounds::{Ext, Interval};
+pub use budget::{take_refusals, MAX_BUILT, MAX_SIZE};
 pub use parse::{parse, ParseError};
+pub(crate) use within::lcm;
 
 /// An indivisible part of a polynomial.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -147,6 +152,10 @@ impl Poly {
     }
 
     fn combine(&self, other: &Poly, sign: i64) -> Option<Poly> {
+        let _work = budget::Work::enter();
+        if !budget::spend(self.terms.len() + other.terms.len()) {
+            return None;
+        }
         let mut terms = self.terms.clone();
         for (m, c) in &other.terms {
             let entry = terms.entry(m.clone()).or_insert(0);
@@ -155,7 +164,7 @@ impl Poly {
                 terms.remove(m);
             }
         }
-        Poly { terms }.absorbed()
+        Poly { terms }.absorbed()?.within_budget()
     }
 
     /// A sum with one `min`/`max` term of coefficient ±1 takes the rest of the sum inside it:
@@ -194,6 +203,10 @@ impl Poly {
     }
 
     pub fn mul(&self, other: &Poly) -> Option<Poly> {
+        let _work = budget::Work::enter();
+        if !budget::spend(self.terms.len().saturating_mul(other.terms.len())) {
+            return None;
+        }
         let mut terms: BTreeMap<Monomial, i64> = BTreeMap::new();
         for (ma, ca) in &self.terms {
             for (mb, cb) in &other.terms {
@@ -204,7 +217,7 @@ impl Poly {
             }
         }
         terms.retain(|_, c| *c != 0);
-        Some(Poly { terms })
+        Poly { terms }.within_budget()
     }
 
     /// The greatest common divisor of the coefficients (0 for the zero polynomial): `6*N + 4` has content 2.
@@ -246,6 +259,7 @@ impl Poly {
     }
 
     fn floor_div(&self, d: &Poly) -> Option<Poly> {
+        let _work = budget::Work::enter();
         if let Some(k) = d.as_constant() {
             return match k {
                 ..=0 => None,
@@ -440,6 +454,7 @@ impl Poly {
 
 /// `min` or `max` of polynomials: nested ones flattened, dominated arguments dropped by bounds.
 fn extremum(given: Vec<Poly>, keep: Ordering) -> Poly {
+    let _work = budget::Work::enter();
     let mut args: Vec<Poly> = Vec::new();
     for p in &given {
         match (p.single_atom(), keep) {

@@ -15,6 +15,30 @@ const MAX_LEN: usize = 4096;
 /// The deepest nesting of parentheses and calls.
 const MAX_DEPTH: usize = 64;
 
+/// The sizes a symbolic broadcast carries as texts, read once per thread: deciding a condition over a range reads
+/// the same few texts thousands of times. `None` for a text that is not a size.
+pub(crate) fn parse_size_text(text: &std::sync::Arc<str>) -> Option<Poly> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    thread_local! {
+        static READ: RefCell<HashMap<Arc<str>, Option<Poly>>> = RefCell::new(HashMap::new());
+    }
+    if let Some(known) = READ.with(|r| r.borrow().get(text).cloned()) {
+        return known;
+    }
+    let value = parse(text).ok();
+    READ.with(|r| {
+        let mut read = r.borrow_mut();
+        // A bound on what is kept: the texts of one model's broadcasts are few.
+        if read.len() > 4096 {
+            read.clear();
+        }
+        read.insert(text.clone(), value.clone());
+    });
+    value
+}
+
 /// Parses a symbolic size into its normal form.
 pub fn parse(text: &str) -> Result<Poly, ParseError> {
     if text.len() > MAX_LEN {
@@ -242,7 +266,7 @@ impl Parser {
         }
     }
 
-    /// `floor`, `ceil`/`ceiling`, `min`/`Min`, `max`/`Max`, `Mod`/`mod`.
+    /// `floor`, `ceil`/`ceiling`, `min`/`Min`, `max`/`Max`, `Mod`/`mod`, `broadcast`.
     fn call(&mut self, name: &str) -> Result<Frac, ParseError> {
         let mut args = vec![self.call_arg()?];
         while self.eat(",") {
@@ -260,6 +284,10 @@ impl Parser {
                 rest.iter().try_fold(whole(first)?, |acc, a| Ok::<_, ParseError>(acc.max_of(&whole(a)?)))?
             }
             ("Mod" | "mod", [a, d]) => whole(a)?.modulo(&whole(d)?).ok_or(ParseError("bad modulus"))?,
+            // What `Display` prints for a symbolic broadcast (and `infer` writes as a dim_param).
+            ("broadcast", [_, _, ..]) => {
+                super::subst::broadcast_of_sizes(args.iter().map(whole).collect::<Result<Vec<_>, _>>()?.into_iter())
+            }
             _ => return Err(ParseError("unknown function")),
         };
         Ok(Frac::whole(out))

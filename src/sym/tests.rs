@@ -113,6 +113,16 @@ fn products_of_sums_print_with_parentheses() {
 }
 
 #[test]
+fn a_printed_broadcast_parses_back_to_itself() {
+    let b = Poly::broadcast(vec!["2*N".into(), "floor(M / 2)".into()].into());
+    assert_eq!(p(&b.to_string()), b);
+    let nested = p("2*broadcast(2*broadcast(N, M), 7) + 1");
+    assert_eq!(nested.to_string(), "15");
+    assert_eq!(p(&p("broadcast(2, 5, N)").to_string()), p("broadcast(2, 5, N)"));
+    assert_eq!(p("broadcast(1, N)"), p("N"));
+}
+
+#[test]
 fn text_that_is_not_a_size_does_not_parse() {
     for bad in ["", "N +", "2.5", "N/2", "f(N)", "min(N)", "(N", "N)", "N $ M", "x**99"] {
         assert!(parse(bad).is_err(), "{bad:?} parsed");

@@ -1,0 +1,96 @@
+"""`onnx-bcast check` against onnxruntime's symbolic shape inference on the deployment corpus (issue 24).
+
+    python bench/deploy_speed.py BIN MODELS_DIR [--repeat 3] [--out bench/DEPLOY_SPEED.txt]
+
+Run with the deployment venv's python (corpus/deploy_fetch.sh) and a release build of BIN. For every model of the
+manifest: the wall time of `BIN check --format json MODEL` as a whole process (start-up, reading and decoding
+the file included), and the time of `SymbolicShapeInference.infer_shapes(model, auto_merge=True)` in process, on a
+model already loaded (its loading not counted); the best of `--repeat` runs of each. A crash of onnxruntime's
+inference is timed to the crash and listed. Prints per-tool and total figures and the ratio per model.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+
+
+def best(f, repeat):
+    times, error = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        try:
+            f()
+        except Exception as ex:  # noqa: BLE001  (onnxruntime's inference crashes on some models: timed, listed)
+            error = f"{type(ex).__name__}: {str(ex)[:120]}"
+        times.append(time.perf_counter() - t)
+    return min(times), error
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("models_dir")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    a.binary, a.models_dir = os.path.abspath(a.binary), os.path.abspath(a.models_dir)
+    if a.out:
+        a.out = os.path.abspath(a.out)
+    # onnxruntime's symbolic shape inference leaves temporary `*.data` files in the current folder.
+    os.chdir(tempfile.mkdtemp(prefix="deploy-speed-"))
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    with open(os.path.join(a.models_dir, "manifest.json"), encoding="utf-8") as f:
+        entries = json.load(f)["models"]
+    rows = []
+    for e in entries:
+        path = os.path.join(a.models_dir, e["file"])
+        ours, _ = best(lambda: subprocess.run([a.binary, "check", "--format", "json", path], capture_output=True,
+                                              check=False), a.repeat)
+        model = onnx.load(path)
+        infer = (lambda m: SymbolicShapeInference.infer_shapes(m, int_max=2**31 - 1, auto_merge=True,
+                                                               guess_output_rank=False, verbose=0))
+        theirs, error = best(lambda: infer(model), a.repeat)
+        loading, _ = best(lambda: infer(onnx.load(path)), a.repeat)
+        rows.append({"model": e["file"], "tool": e["tool"], "check": ours, "ort": theirs, "ort_load": loading,
+                     "ort_error": error})
+        print(f"{e['file']}: check {ours * 1000:.1f} ms, ORT {theirs * 1000:.1f} ms"
+              f"{' (crashed)' if error else ''}, {theirs / ours:.1f}x", file=sys.stderr, flush=True)
+    lines = [f"bench/deploy_speed.py on {len(rows)} models (best of {a.repeat}); check: whole process; ORT "
+             "symbolic_shape_infer(auto_merge=True): in process, model loaded", ""]
+    lines.append(f"{'tool':14} {'models':>6} {'check ms':>9} {'ORT ms':>7} {'ORT+load ms':>12} {'median ratio':>13} "
+                 f"{'with load':>10}")
+    tools = sorted({r["tool"] for r in rows})
+    for tool in tools + ["all"]:
+        rs = [r for r in rows if tool in ("all", r["tool"])]
+        mean = (lambda k: sum(r[k] for r in rs) / len(rs) * 1000)  # noqa: E731
+        ratio = statistics.median(r["ort"] / r["check"] for r in rs)
+        with_load = statistics.median(r["ort_load"] / r["check"] for r in rs)
+        lines.append(f"{tool:14} {len(rs):6} {mean('check'):9.1f} {mean('ort'):7.1f} {mean('ort_load'):12.1f} "
+                     f"{ratio:12.1f}x {with_load:9.1f}x")
+    runs = [r for r in rows if not r["ort_error"]]
+    total = (lambda k: sum(r[k] for r in runs))  # noqa: E731
+    lines += ["", f"where ORT runs ({len(runs)} models): check {total('check'):.2f} s, ORT {total('ort'):.2f} s "
+              f"({total('ort') / total('check'):.1f}x), ORT with onnx.load {total('ort_load'):.2f} s "
+              f"({total('ort_load') / total('check'):.1f}x); per model the ratio is at least "
+              f"{min(r['ort'] / r['check'] for r in runs):.1f}x (median "
+              f"{statistics.median(r['ort'] / r['check'] for r in runs):.1f}x; with load: at least "
+              f"{min(r['ort_load'] / r['check'] for r in runs):.1f}x, median "
+              f"{statistics.median(r['ort_load'] / r['check'] for r in runs):.1f}x)",
+              f"ORT crashes on {len(rows) - len(runs)}: " + ", ".join(r["model"] for r in rows if r["ort_error"])]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

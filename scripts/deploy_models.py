@@ -1,0 +1,378 @@
+"""Measures onnx-bcast on the deployment corpus (corpus/README.md, "Deployment corpus").
+
+    python scripts/deploy_models.py BIN MODELS_DIR OUT_JSON [--figures corpus/DEPLOY_FIGURES.md] [--only TEXT]
+
+Run with the python of the deployment venv (corpus/deploy_fetch.sh; the manifest names it). For every model it
+does what scripts/torch_models.py does (check's sites and how many are resolved, against onnxruntime's
+`symbolic_shape_infer(auto_merge=True)` and onnx's `data_prop`, with their times and crashes; soundness of every
+inferred shape against onnxruntime at the two bindings of the manifest; expand: outputs at both bindings, check
+--strict on it, idempotence), and besides:
+
+  * opaque nodes (`summary.opaque_nodes`, `opaque_ops`) and the sites of contrib ops, by op; whether every
+    QLinearAdd, QLinearMul and QGemm node is a site;
+  * `check --strict` on the original, so that the codes expand's output has and the original lacks are known;
+  * `fold` on expand's output: the ops (domain, type, count) it gives back against the original's;
+  * `infer`: the written model declares a shape for every output of every contrib node, runs in onnxruntime,
+    and gives the original's outputs at both bindings.
+
+Writes OUT_JSON and the figures. Exits 0 whenever it could do that, 2 on a usage or setup error.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real_models  # noqa: E402
+import torch_models  # noqa: E402
+
+CONTRIB_SITES = {"QLinearAdd", "QLinearMul", "QGemm", "FusedGemm", "SkipLayerNormalization", "Attention",
+                 "MultiHeadAttention", "GroupQueryAttention",
+                 "SkipSimplifiedLayerNormalization"}
+MUST_BE_SITES = {"QLinearAdd", "QLinearMul", "QGemm"}
+
+
+def feeds_for(entry, binding, seed=torch_models.SEED):
+    """Seeded inputs at one binding, each of the dtype its spec names (float16, int32 included)."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for spec in entry["inputs"]:
+        shape = [binding[d] if isinstance(d, str) else d for d in spec["shape"]]
+        kind, dtype = spec["fill"][0], np.dtype(spec["dtype"])
+        if kind == "int":
+            feeds[spec["name"]] = rng.integers(spec["fill"][1], spec["fill"][2], size=shape).astype(dtype)
+        elif kind == "ones":
+            feeds[spec["name"]] = np.ones(shape, dtype=dtype)
+        else:
+            feeds[spec["name"]] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
+torch_models.feeds_for = feeds_for  # the studies borrowed from torch_models feed every dtype
+
+
+def op_counts(model):
+    c = collections.Counter()
+    for n in model.graph.node:
+        c[f"{n.domain or 'ai.onnx'}.{n.op_type}"] += 1
+    return c
+
+
+def study_contrib(binary, path, model, rec):
+    c = real_models.run([binary, "check", "--format", "json", path])
+    report = real_models.json_line(c["stdout"])
+    sites = report.get("sites", [])
+    rec["opaque_nodes"] = report.get("summary", {}).get("opaque_nodes")
+    rec["opaque_ops"] = report.get("opaque_ops", {})
+    contrib = collections.Counter(s["op"] for s in sites if s["op"] in CONTRIB_SITES)
+    rec["contrib_sites"] = dict(contrib)
+    nodes = collections.Counter(n.op_type for n in model.graph.node if n.domain == "com.microsoft")
+    rec["qlinear_nodes"] = {op: nodes[op] for op in MUST_BE_SITES if nodes[op]}
+    rec["qlinear_not_sites"] = {op: nodes[op] - contrib[op] for op in MUST_BE_SITES if nodes[op] != contrib[op]}
+    rec["contrib_resolved"] = sum(1 for s in sites if s["op"] in CONTRIB_SITES
+                                  and real_models.resolved_all(s["inputs"])[0])
+    s = real_models.run([binary, "check", "--strict", "--format", "json", path])
+    strict = real_models.json_line(s["stdout"])
+    rec["strict_original"] = {"rc": s["rc"], "codes": dict(collections.Counter(
+        f["code"] for f in strict.get("findings", []) if f.get("severity") == "error"))}
+
+
+def study_fold(binary, path, model, rec, work):
+    """fold(expand(m)) against m's ops; where m has explicit broadcasts of its own (TorchScript's
+    `Expand(mask, Where(Equal(shape, -1), ...))`), fold removes those too, so also against fold(m)'s ops."""
+    expanded = os.path.join(work, "expanded.onnx")
+    if not os.path.isfile(expanded):
+        rec["fold"] = {"error": "no expanded model"}
+        return
+    out = os.path.join(work, "folded.onnx")
+    f = real_models.run([binary, "fold", "--format", "json", expanded, out])
+    fold = rec["fold"] = {"rc": f["rc"], "stderr": real_models.tail(f["stderr"])}
+    if not os.path.isfile(out):
+        return
+    got, want = op_counts(onnx.load(out)), op_counts(model)
+    fold["same_ops"] = got == want
+    fold["ops_diff"] = {k: got[k] - want[k] for k in set(got) | set(want) if got[k] != want[k]}
+    own = os.path.join(work, "folded_original.onnx")
+    real_models.run([binary, "fold", path, own])
+    if os.path.isfile(own):
+        folded_m = op_counts(onnx.load(own))
+        fold["same_as_fold_m"] = got == folded_m
+        fold["diff_fold_m"] = {k: got[k] - folded_m[k] for k in set(got) | set(folded_m) if got[k] != folded_m[k]}
+    try:
+        kept = real_models.json_line(f["stdout"]).get("kept") or []
+        fold["kept"] = [f"{k.get('node')}: {k.get('reason')}" for k in kept][:5]
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def study_infer(binary, path, model, entry, rec, work):
+    out = os.path.join(work, "inferred.onnx")
+    r = real_models.run([binary, "infer", path, out])
+    inf = rec["infer"] = {"rc": r["rc"], "stderr": real_models.tail(r["stderr"])}
+    if not os.path.isfile(out):
+        return
+    written = onnx.load(out)
+    declared = {vi.name: vi for vi in list(written.graph.value_info) + list(written.graph.output)}
+    missing = []
+    for n in written.graph.node:
+        if n.domain in ("", "ai.onnx") and n.op_type != "SimplifiedLayerNormalization":
+            continue
+        for o in n.output:
+            vi = declared.get(o)
+            if o and (vi is None or not vi.type.tensor_type.HasField("shape")):
+                missing.append(f"{n.op_type}:{o}")
+    inf["contrib_outputs_undeclared"] = missing[:20]
+    inf["contrib_outputs_undeclared_count"] = len(missing)
+    inf["ort"] = []
+    for b in entry["bindings"]:
+        feeds = feeds_for(entry, b)
+        try:
+            names, want = torch_models.run_outputs(path, feeds)
+            names2, got = torch_models.run_outputs(out, feeds)
+        except Exception as err:  # noqa: BLE001
+            inf["ort"].append({"binding": b, "status": "does not run", "error": str(err)[:400]})
+            continue
+        diffs = [m for n, a, g in zip(names, want, got) for m in real_models.compare(a, g, n)]
+        inf["ort"].append({"binding": b, "status": "same" if not diffs else "different", "diffs": diffs[:5]})
+    inf["ort_equal"] = all(x["status"] == "same" for x in inf["ort"]) and len(inf["ort"]) == len(entry["bindings"])
+
+
+def study(binary, models_dir, entry):
+    path = os.path.join(models_dir, entry["file"])
+    rec = {"model": entry["file"], "name": entry["name"], "family": entry["family"], "tool": entry["tool"],
+           "exporter": entry["tool"], "opset": entry["opset"], "stripped": False, "variant": entry["tool"]}
+    notes = []
+    t = time.monotonic()
+    # Computed in float16: a broadcast and an element-wise kernel may round one ulp apart (2^-9 near 1).
+    half = "fp16" in entry["file"]
+    real_models.RTOL, real_models.ATOL = (1e-3, 4e-3) if half else (1e-4, 1e-5)
+    rec["tolerance"] = {"rtol": real_models.RTOL, "atol": real_models.ATOL}
+    with tempfile.TemporaryDirectory(prefix="deploy-models-") as work:
+        # onnxruntime's symbolic shape inference leaves temporary `*.data` files in the current folder.
+        cwd = os.getcwd()
+        os.chdir(work)
+        try:
+            model = onnx.load(path)
+            rec["nodes"] = len(model.graph.node)
+            sites = torch_models.study_check(binary, path, rec)
+            torch_models.study_resolution(path, sites, rec)
+            study_contrib(binary, path, model, rec)
+            torch_models.study_soundness(binary, path, model, entry, rec, notes.append)
+            torch_models.study_expand(binary, path, model, entry, rec, work)
+            study_fold(binary, path, model, rec, work)
+            study_infer(binary, path, model, entry, rec, work)
+        except Exception:  # noqa: BLE001  (a crash of the study itself is recorded, not hidden)
+            rec["crash"] = traceback.format_exc()[-3000:]
+        finally:
+            os.chdir(cwd)
+    rec["notes"] = notes
+    rec["seconds"] = round(time.monotonic() - t, 1)
+    return rec
+
+
+# --------------------------------------------------------------------------------------------- figures
+
+def pct(n, d):
+    return "–" if not d else f"{100.0 * n / d:.1f}%"
+
+
+def totals(records):
+    tools = sorted({r["tool"] for r in records})
+    out = torch_models.total(records)
+    out["per_tool"] = {t: torch_models.total([r for r in records if r["tool"] == t]) for t in tools}
+    for v in out["per_tool"].values():
+        v.pop("families")
+    ort_runs = [r for r in records if "ort" not in r["resolved"]["errors"]]
+    out["ort_runs"] = len(ort_runs)
+    out["ort_crashes"] = [r["model"] for r in records if "ort" in r["resolved"]["errors"]]
+    out["resolved_where_ort_runs"] = {k: sum(r["resolved"][k] for r in ort_runs) for k in ("tool", "ort")}
+    out["sites_where_ort_runs"] = sum(r["sites"] for r in ort_runs)
+    out["opaque_nodes"] = sum(r.get("opaque_nodes") or 0 for r in records)
+    out["opaque_ops"] = dict(sum((collections.Counter(r.get("opaque_ops", {})) for r in records),
+                                 collections.Counter()))
+    out["contrib_sites"] = dict(sum((collections.Counter(r.get("contrib_sites", {})) for r in records),
+                                    collections.Counter()))
+    out["contrib_resolved"] = sum(r.get("contrib_resolved", 0) for r in records)
+    out["qlinear_not_sites"] = sum(sum(r.get("qlinear_not_sites", {}).values()) for r in records)
+    out["fold_same_ops"] = sum(1 for r in records if r.get("fold", {}).get("same_ops"))
+    out["fold_same_as_fold_m"] = sum(1 for r in records if r.get("fold", {}).get("same_ops")
+                                     or r.get("fold", {}).get("same_as_fold_m"))
+    out["infer_ort_equal"] = sum(1 for r in records if r.get("infer", {}).get("ort_equal"))
+    out["infer_undeclared"] = sum(r.get("infer", {}).get("contrib_outputs_undeclared_count", 0) for r in records)
+    out["check_seconds"] = round(sum(r["check"]["seconds"] for r in records), 2)
+    out["ort_seconds"] = round(sum(r["resolved"]["seconds"]["ort"] for r in ort_runs), 2)
+    out["check_seconds_where_ort_runs"] = round(sum(r["check"]["seconds"] for r in ort_runs), 2)
+    return out
+
+
+def figures(records, t, manifest, crashed, seconds):
+    lines = [
+        "# Deployment corpus: figures",
+        "",
+        "Written by `scripts/deploy_models.py` (run by `tests/deploy_models.rs`); the corpus is described in",
+        "`corpus/README.md` (\"Deployment corpus\"). Do not edit by hand.",
+        "",
+        f"Made with {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}; {t['models']} models "
+        f"from {len(t['per_tool'])} tool paths, studied in {seconds:.0f} s.",
+        "",
+        "## Resolved broadcasting sites, by tool path",
+        "",
+        "A site is *resolved* when every input shape has a known rank and no unknown dim. *ORT*: onnxruntime's",
+        "`SymbolicShapeInference.infer_shapes(auto_merge=True)` on the same sites (a crash resolves nothing).",
+        "*seconds*: `check` as a whole process per model / ORT's inference in process.",
+        "",
+        "| tool | models | sites | onnx-bcast | ORT | ORT crashes | models below ORT | seconds (ours / ORT) |",
+        "|---|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for name, v in list(t["per_tool"].items()) + [("**all**", t)]:
+        r = v["resolved"]
+        lines.append(f"| {name} | {v['models']} | {v['sites']} | {r['tool']} ({pct(r['tool'], v['sites'])}) | "
+                     f"{r['ort']} ({pct(r['ort'], v['sites'])}) | {v['peer_errors']['ort']} | "
+                     f"{v['models_below_ort']} | {v['seconds']['tool']} / {v['seconds']['ort']} |")
+    wr = t["resolved_where_ort_runs"]
+    lines += [
+        "",
+        f"Where ORT's symbolic inference runs ({t['ort_runs']} models, {t['sites_where_ort_runs']} sites): "
+        f"onnx-bcast {pct(wr['tool'], t['sites_where_ort_runs'])}, ORT {pct(wr['ort'], t['sites_where_ort_runs'])}; "
+        f"`check` {t['check_seconds_where_ort_runs']} s (whole processes) against ORT {t['ort_seconds']} s "
+        f"(in process). It crashes on {len(t['ort_crashes'])}: {', '.join(t['ort_crashes']) or 'none'}.",
+        "",
+        f"Opaque nodes: {t['opaque_nodes']} ({json.dumps(t['opaque_ops'])}). Contrib sites: "
+        f"{json.dumps(t['contrib_sites'])}, {t['contrib_resolved']} resolved. QLinearAdd/QLinearMul/QGemm nodes that "
+        f"are not sites: {t['qlinear_not_sites']}.",
+        "",
+        "## Every model",
+        "",
+        "*verdicts*: same / broadcast / violation / conditional / unknown. *sound*: claims checked against",
+        "onnxruntime at the two bindings / disagreements. *expand*: exit code; *ORT =*: outputs equal at both",
+        "bindings; *strict*: codes of `check --strict` on the expanded model that the original lacks; *idem*: a",
+        "second expand changes no byte; *fold*: fold(expand(m)) has m's ops (*fold(m)*: those of fold(m), where m",
+        "has explicit broadcasts of its own that fold removes too); *infer*: the written model runs with",
+        "equal outputs (contrib outputs left undeclared).",
+        "",
+        "| model | tool | sites | onnx-bcast | ORT | verdicts | opaque | contrib sites | sound | expand | ORT = | "
+        "new strict | idem | fold | infer |",
+        "|---|---|--:|--:|--:|---|--:|---|---|--:|---|---|---|---|---|",
+    ]
+    for r in records:
+        s, x, ex, v = r["sites"], r["resolved"], r["expand"], r["verdicts"]
+        ort = "crash" if "ort" in x["errors"] else f"{x['ort']} ({pct(x['ort'], s)})"
+        st = r["soundness"]["stats"]
+        new = new_strict_codes(r)
+        fold, inf = r.get("fold", {}), r.get("infer", {})
+        lines.append(
+            f"| {r['model']} | {r['tool']} | {s} | {x['tool']} ({pct(x['tool'], s)}) | {ort} | "
+            f"{v['same']}/{v['broadcast']}/{v['violation']}/{v['conditional']}/{v['unknown']} | "
+            f"{r.get('opaque_nodes')} | {json.dumps(r.get('contrib_sites', {}))} | "
+            f"{st['claims']}/{st['mismatches']} | {ex['rc']} | {'yes' if ex.get('ort_equal') else 'NO'} | "
+            f"{', '.join(new) or '–'} | {'yes' if ex.get('idempotent') else 'NO'} | "
+            f"{'yes' if fold.get('same_ops') else 'fold(m)' if fold.get('same_as_fold_m') else 'NO'} | "
+            f"{'yes' if inf.get('ort_equal') else 'NO'} ({inf.get('contrib_outputs_undeclared_count', '?')}) |")
+    lines += ["", "## Problems", ""]
+    problems = problem_lines(records)
+    lines += [f"- {p}" for p in problems] or ["None."]
+    lines += ["", "## Steps that failed while making the corpus", ""]
+    lines += [f"- {f['file']} ({f['tool']}): {f['error'][:300]}" for f in manifest.get("failures", [])] or ["None."]
+    if crashed:
+        lines += ["", "## Models the script could not study", ""]
+        lines += [f"- {r['model']}: {r['crash'].strip().splitlines()[-1]}" for r in crashed]
+    return "\n".join(lines) + "\n"
+
+
+def new_strict_codes(r):
+    before = r.get("strict_original", {}).get("codes", {})
+    after = r["expand"].get("strict_codes") or {}
+    return sorted(c for c in after if c not in before)
+
+
+def problem_lines(records):
+    out = torch_models.problem_lines(records)
+    for r in records:
+        name = r["model"]
+        if r.get("opaque_nodes"):
+            out.append(f"{name}: opaque nodes {r['opaque_ops']}")
+        if r.get("qlinear_not_sites"):
+            out.append(f"{name}: QLinear nodes that are not sites: {r['qlinear_not_sites']}")
+        if new_strict_codes(r):
+            out.append(f"{name}: check --strict on the expanded model adds {new_strict_codes(r)}")
+        fold = r.get("fold", {})
+        if not fold.get("same_ops") and not fold.get("same_as_fold_m"):
+            out.append(f"{name}: fold(expand(m)) ops differ from m's and fold(m)'s: {fold.get('diff_fold_m')}; "
+                       f"kept: {fold.get('kept')}")
+        inf = r.get("infer", {})
+        if not inf.get("ort_equal"):
+            out.append(f"{name}: infer: {inf.get('ort') or inf.get('stderr')}"[:400])
+        if inf.get("contrib_outputs_undeclared_count"):
+            out.append(f"{name}: infer leaves contrib outputs undeclared: {inf['contrib_outputs_undeclared']}")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("models_dir")
+    ap.add_argument("out_json")
+    ap.add_argument("--figures", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus",
+                                                      "DEPLOY_FIGURES.md"))
+    ap.add_argument("--only", action="append", default=[], help="study only models whose file name contains this")
+    ap.add_argument("--jobs", type=int, default=torch_models.JOBS)
+    args = ap.parse_args()
+    binary, models_dir = os.path.abspath(args.binary), os.path.abspath(args.models_dir)
+    mpath = os.path.join(models_dir, "manifest.json")
+    try:
+        with open(mpath, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as ex:
+        print(f"deploy_models.py: error: cannot read {mpath}: {ex}", file=sys.stderr)
+        return 2
+    if not os.access(binary, os.X_OK):
+        print(f"deploy_models.py: error: {binary} is not an executable", file=sys.stderr)
+        return 2
+    entries = [e for e in manifest["models"] if not args.only or any(o in e["file"] for o in args.only)]
+    if not entries:
+        print(f"deploy_models.py: error: no models listed in {mpath}", file=sys.stderr)
+        return 2
+    t = time.monotonic()
+    records = []
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(study, binary, models_dir, e): e for e in entries}
+        for fut in concurrent.futures.as_completed(futures):
+            e = futures[fut]
+            try:
+                rec = fut.result()
+            except Exception:  # noqa: BLE001  (the worker process itself died)
+                rec = {"model": e["file"], "tool": e["tool"], "crash": traceback.format_exc()[-2000:]}
+            records.append(rec)
+            print(f"deploy_models.py: {rec['model']}: {rec.get('sites', '?')} sites, resolved "
+                  f"{rec.get('resolved', {}).get('tool', '?')} / ORT {rec.get('resolved', {}).get('ort', '?')}, "
+                  f"{'CRASH' if 'crash' in rec else 'ok'} ({rec.get('seconds', '?')} s)", file=sys.stderr, flush=True)
+    seconds = time.monotonic() - t
+    records.sort(key=lambda r: r["model"])
+    crashed = [r for r in records if "crash" in r]
+    ok = [r for r in records if "crash" not in r]
+    tot = totals(ok)
+    tot["crashed"] = [r["model"] for r in crashed]
+    tot["seconds_total"] = round(seconds, 1)
+    tot["tools"] = sorted(tot["per_tool"])
+    report = {"models": records, "totals": tot,
+              "export": {k: manifest.get(k) for k in ("failures", "seconds", "tools", "versions")}}
+    with open(args.out_json, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1, default=str)
+    text = figures(ok, tot, manifest, crashed, seconds)
+    with open(args.figures, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

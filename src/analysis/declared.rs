@@ -1,0 +1,89 @@
+//! A body's declarations (graph inputs, `value_info`, graph outputs; a function's `value_info`) and the one rule
+//! for a value declared more than once, which `check` (through the notes of the walk) and `infer` (through
+//! [`crate::annotate`], which compares every declaration it rewrites with the same facts) both apply: the first
+//! declaration is the one the walk reads, and every other declaration of the value is compared with what the value
+//! is (what inference finds, completed by that first declaration), so that a second declaration `[5, 7]` of a value
+//! declared and inferred `[2, 3]` is a `declared-shape-mismatch` in both commands. A graph input listed twice is a
+//! `duplicate-value` already, and is not compared again.
+
+use super::scope::Env;
+use super::*;
+
+/// What a body declares: the first declaration of each value, and the later ones.
+#[derive(Default)]
+pub(super) struct Declared<'m> {
+    first: HashMap<&'m str, ValueFacts>,
+    /// Declarations of a value after its first one (repeated graph inputs left out).
+    later: HashMap<&'m str, Vec<ValueFacts>>,
+    /// Values declared only outside the graph inputs (a `value_info` or an output): an initializer's first
+    /// declaration is such a one, and is compared with the tensor.
+    not_inputs: HashSet<&'m str>,
+}
+
+impl<'m> Declared<'m> {
+    /// The first declaration of `name`.
+    pub(super) fn get(&self, name: &str) -> Option<&ValueFacts> {
+        self.first.get(name)
+    }
+}
+
+impl<'m> Walker<'m, '_> {
+    /// The facts each value's declarations give (graph inputs first: `declared_inputs` of them, read with the bound
+    /// sizes).
+    pub(super) fn declared(
+        &mut self,
+        env: &Env<'m, '_>,
+        infos: &[&'m ValueInfoProto],
+        declared_inputs: usize,
+    ) -> Declared<'m> {
+        let mut declared = Declared::default();
+        for (i, vi) in infos.iter().enumerate() {
+            let mut negative = Vec::new();
+            let mut facts = tensor::facts_from_type(vi.r#type.as_ref(), &mut negative, i >= declared_inputs);
+            if i < declared_inputs && !self.bindings.is_empty() {
+                facts = self.bindings.facts(&facts);
+            }
+            if !negative.is_empty() {
+                let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
+                let msg = format!(
+                    "value '{}' declares a negative size on axis {}; read as unknown",
+                    crate::escape::name(vi.name()),
+                    axes.join(", ")
+                );
+                self.note(env, Code::NegativeDim, None, msg);
+            }
+            if declared.first.contains_key(vi.name()) {
+                if i >= declared_inputs {
+                    declared.later.entry(vi.name()).or_default().push(facts);
+                }
+            } else {
+                if i >= declared_inputs {
+                    declared.not_inputs.insert(vi.name());
+                }
+                declared.first.insert(vi.name(), facts);
+            }
+        }
+        declared
+    }
+
+    /// The rule for the declarations of a value that is already defined with `facts`: each declaration after the
+    /// first (and, with `first_too`, the first: an initializer's, which the tensor defines) that contradicts them.
+    pub(super) fn compare_declarations(
+        &mut self,
+        env: &Env<'m, '_>,
+        declared: &Declared<'m>,
+        (value, facts): (&str, &ValueFacts),
+        node: Option<(&NodeProto, usize)>,
+        first_too: bool,
+    ) {
+        let first = declared.get(value).filter(|_| first_too && declared.not_inputs.contains(value));
+        for d in first.into_iter().chain(declared.later.get(value).into_iter().flatten()) {
+            if let Some(why) = tensor::contradiction(facts, d) {
+                let value = crate::escape::name(value);
+                let msg =
+                    format!("value '{value}' is declared more than once, and a declaration contradicts it: {why}");
+                self.note(env, Code::DeclaredShapeMismatch, node, msg);
+            }
+        }
+    }
+}
