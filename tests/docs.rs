@@ -3,11 +3,15 @@
 //! condition: fixtures/inference/slice_buffer_to_sequence.onnx), `models/` (a clean model, one with a violation and
 //! one with a condition) and the repository's `fixtures/` and `docs/`, in the page's order; a `# exit N` comment is
 //! the exit code it must give, and a command without one must not fail to do its job (exit 0 or 1). Any other
-//! command a page shows must be one of [`OTHER_COMMANDS`], each named with the test that runs it. The Python
-//! examples run in python/tests/test_docs.py; README.md stays within 250 lines.
+//! command a page shows must be one of [`OTHER_COMMANDS`], each named with the test that runs it. A ```console
+//! block is a transcript: each `$ onnx-bcast …` line runs the same way and must print exactly the lines under it;
+//! a `<!-- transcript: NAME = torch:FILE -->` line before it puts FILE of the PyTorch export corpus in the folder
+//! as NAME. The Python examples run in python/tests/test_docs.py; README.md stays within 250 lines.
+
+mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -43,18 +47,80 @@ fn commands(page: &str) -> Vec<(String, Option<i32>)> {
         if !in_sh || trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let (command, comment) = match trimmed.find(" # ") {
-            Some(at) => (trimmed[..at].trim(), Some(&trimmed[at + 3..])),
-            None => (trimmed, None),
-        };
-        let exit = comment
-            .and_then(|c| c.strip_prefix("exit "))
-            .and_then(|c| c.chars().next())
-            .and_then(|c| c.to_digit(10))
-            .map(|d| d as i32);
-        out.push((command.to_string(), exit));
+        out.push(split_exit(trimmed));
     }
     out
+}
+
+/// A transcript's command, the exit code its `# exit N` comment gives, and the lines it must print.
+#[derive(Debug, PartialEq)]
+struct Shown {
+    command: String,
+    exit: Option<i32>,
+    output: String,
+}
+
+/// The ```console blocks of a page, each with the corpus files its `<!-- transcript: … -->` line names.
+fn transcripts(page: &str) -> Vec<(Vec<(String, String)>, Vec<Shown>)> {
+    let mut out = Vec::new();
+    let mut files = Vec::new();
+    let mut block: Option<Vec<Shown>> = None;
+    for line in page.lines() {
+        if block.is_some() && line.trim() == "```" {
+            out.push((std::mem::take(&mut files), block.take().unwrap()));
+        } else if let Some(shown) = block.as_mut() {
+            if let Some(command) = line.strip_prefix("$ ") {
+                let (command, exit) = split_exit(command);
+                shown.push(Shown { command, exit, output: String::new() });
+            } else if let Some(last) = shown.last_mut() {
+                last.output.push_str(line);
+                last.output.push('\n');
+            }
+        } else if line.trim() == "```console" {
+            block = Some(Vec::new());
+        } else if let Some(rest) = line.strip_prefix("<!-- transcript: ").and_then(|r| r.strip_suffix(" -->")) {
+            let (name, from) = rest.split_once(" = ").expect("<!-- transcript: NAME = torch:FILE -->");
+            files.push((name.to_string(), from.to_string()));
+        }
+    }
+    out
+}
+
+/// A command line and the exit code of its `# exit N` comment.
+fn split_exit(line: &str) -> (String, Option<i32>) {
+    let trimmed = line.trim();
+    let (command, comment) = match trimmed.find(" # ") {
+        Some(at) => (trimmed[..at].trim(), Some(&trimmed[at + 3..])),
+        None => (trimmed, None),
+    };
+    let exit = comment
+        .and_then(|c| c.strip_prefix("exit "))
+        .and_then(|c| c.chars().next())
+        .and_then(|c| c.to_digit(10))
+        .map(|d| d as i32);
+    (command.to_string(), exit)
+}
+
+/// Runs one command line of a page through bash in `dir`, with the test's binary first on PATH.
+fn run_shown(dir: &Path, command: &str) -> Output {
+    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    Command::new("bash")
+        .args(["-c", &format!("set -o pipefail; {command}")])
+        .current_dir(dir)
+        .env("PATH", &path)
+        .env("CI", "true")
+        .env("NO_COLOR", "1")
+        .env("ONNX_BCAST_CHARSET", "utf-8")
+        .output()
+        .unwrap()
+}
+
+/// Whether an exit code is what the page says: the code of `# exit N`, or without one a command that did its job.
+fn exit_as_shown(code: i32, exit: Option<i32>) -> bool {
+    match exit {
+        Some(want) => code == want,
+        None => code == 0 || code == 1,
+    }
 }
 
 /// The pages: README.md and every docs/*.md.
@@ -100,7 +166,6 @@ fn every_command_the_readme_and_docs_show_runs_as_they_say() {
         let text = std::fs::read_to_string(&page).unwrap();
         let shown = page.strip_prefix(root()).unwrap().display().to_string();
         let dir = scratch();
-        let path = format!("{}:{}", dir.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
         for (command, exit) in commands(&text) {
             if !command.starts_with("onnx-bcast") {
                 if !OTHER_COMMANDS.iter().any(|(c, _)| *c == command) {
@@ -108,27 +173,52 @@ fn every_command_the_readme_and_docs_show_runs_as_they_say() {
                 }
                 continue;
             }
-            let out = Command::new("bash")
-                .args(["-c", &format!("set -o pipefail; {command}")])
-                .current_dir(dir.path())
-                .env("PATH", &path)
-                .env("CI", "true")
-                .env("NO_COLOR", "1")
-                .output()
-                .unwrap();
+            let out = run_shown(dir.path(), &command);
             ran += 1;
             let code = out.status.code().unwrap_or(-1);
-            let ok = match exit {
-                Some(want) => code == want,
-                None => code == 0 || code == 1,
-            };
-            if !ok {
+            if !exit_as_shown(code, exit) {
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 wrong.push(format!("{shown}: `{command}` exited {code}, documented {exit:?}: {stderr}"));
             }
         }
     }
     assert!(ran > 60, "only {ran} commands found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every transcript (```console) of README.md and docs/ prints what the page shows, line for line.
+#[test]
+fn every_transcript_the_readme_and_docs_show_prints_what_they_show() {
+    let mut wrong = Vec::new();
+    let mut ran = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let shown_page = page.strip_prefix(root()).unwrap().display().to_string();
+        for (files, commands) in transcripts(&text) {
+            let dir = scratch();
+            for (name, from) in files {
+                let file = from.strip_prefix("torch:").expect("a transcript's file comes from torch:FILE");
+                let corpus = common::fetched_dir("corpus/torch_fetch.sh", "the PyTorch export corpus");
+                symlink(&corpus.join(file), &dir.path().join(name));
+            }
+            for shown in commands {
+                assert!(shown.command.starts_with("onnx-bcast "), "{shown_page}: `{}`", shown.command);
+                let out = run_shown(dir.path(), &shown.command);
+                ran += 1;
+                let code = out.status.code().unwrap_or(-1);
+                let printed = String::from_utf8_lossy(&out.stdout);
+                if !exit_as_shown(code, shown.exit) || printed != shown.output {
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    wrong.push(format!(
+                        "{shown_page}: `{}` exited {code} (documented {:?}) and printed\n{printed}where the page \
+                         shows\n{}{stderr}",
+                        shown.command, shown.exit, shown.output
+                    ));
+                }
+            }
+        }
+    }
+    assert!(ran >= 3, "only {ran} transcripts found");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -145,6 +235,20 @@ fn the_readme_is_short_and_its_first_screen_gets_a_pip_user_to_a_finding() {
         let name = page.file_name().unwrap().to_str().unwrap();
         assert!(name == "README.md" || readme.contains(&format!("(docs/{name})")), "README.md links no docs/{name}");
     }
+}
+
+#[test]
+fn transcripts_and_their_files_are_read() {
+    let page = "<!-- transcript: b.onnx = torch:bert.onnx -->\n```console\n$ onnx-bcast check b.onnx  # exit 1\nb.onnx: x\nchecked\n$ onnx-bcast explain\n```\n";
+    let (files, shown) = transcripts(page).pop().unwrap();
+    assert_eq!(files, [("b.onnx".to_string(), "torch:bert.onnx".to_string())]);
+    assert_eq!(
+        shown,
+        [
+            Shown { command: "onnx-bcast check b.onnx".into(), exit: Some(1), output: "b.onnx: x\nchecked\n".into() },
+            Shown { command: "onnx-bcast explain".into(), exit: None, output: String::new() },
+        ]
+    );
 }
 
 #[test]
