@@ -4,7 +4,8 @@ characters, not counting the model's path).
 
     python3 scripts/longest_lines.py BIN OUT_JSON MODELS_DIR...
 
-Runs, on every .onnx model below each MODELS_DIR: `check` (text, text --verbose, text --strict, github, sarif),
+Runs, on every .onnx model below each MODELS_DIR: `check` (text, text --verbose, text --strict, text --safe-ranges
+over every symbol of the inputs, github, sarif),
 `shapes` (text), `expand`, `fold` and `infer` with --dry-run (text), and `explain` of every code, and measures every
 line of stdout and stderr with each occurrence of the model's path removed. JSON output (`--format json`, one object
 per model per line) is machine-readable and not a line a person reads; it is measured separately. SARIF is measured
@@ -14,6 +15,7 @@ prints one line per format. Exit status 1 when a human-readable line is over the
 error code (`(os error 2)`).
 """
 
+import concurrent.futures
 import glob
 import json
 import os
@@ -27,6 +29,7 @@ def runs(binary, model):
     yield "check text", [binary, "check", "--no-config", model]
     yield "check text --verbose", [binary, "check", "--no-config", "--verbose", model]
     yield "check text --strict --statistics", [binary, "check", "--no-config", "--strict", "--statistics", model]
+    yield "check text --safe-ranges", [binary, "check", "--no-config", "--safe-ranges", model]
     yield "check github", [binary, "check", "--no-config", "--strict", "--format", "github", model]
     yield "check sarif", [binary, "check", "--no-config", "--strict", "--format", "sarif", model]
     yield "check json", [binary, "check", "--no-config", "--strict", "--format", "json", model]
@@ -50,15 +53,19 @@ def main():
     longest, over, count, os_errors = {}, [], 0, []
     env = {**os.environ, "NO_COLOR": "1", "CI": "true"}
     listed = subprocess.run([binary, "explain", "--list"], capture_output=True, text=True).stdout
-    codes = [line.split()[0] for line in listed.splitlines() if line.strip()]
+    # A code starts its line; the lines of a wrapped summary under it are indented.
+    codes = [line.split()[0] for line in listed.splitlines() if line.strip() and not line[0].isspace()]
     explain = [(f"explain {c}", [binary, "explain", c]) for c in codes]
     explain += [("explain --list", [binary, "explain", "--list"]), ("explain", [binary, "explain"])]
     helps = [[binary, "--help"]] + [[binary, c, "--help"] for c in
                                     ("check", "shapes", "expand", "infer", "fold", "explain", "completions", "man")]
     explain += [(" ".join(h[1:]), h) for h in helps]
     jobs = [(None, k, c) for k, c in explain] + [(m, k, c) for m in models for k, c in runs(binary, m)]
-    for model, kind, command in jobs:
-        r = subprocess.run(command, capture_output=True, text=True, env=env)
+    # The runs are independent: a pool of LONGEST_LINES_JOBS threads (default: one per core) waits on them.
+    workers = int(os.environ.get("LONGEST_LINES_JOBS", os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        done = list(pool.map(lambda job: subprocess.run(job[2], capture_output=True, text=True, env=env), jobs))
+    for (model, kind, command), r in zip(jobs, done):
         for line in lines_of(kind, r.stdout, r.stderr):
             shown = line.replace(model, "") if model else line
             n = len(shown)

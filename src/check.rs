@@ -320,7 +320,7 @@ impl Judge {
             }
         } else if reported_verdict(&report) == VerdictKind::Unknown {
             let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
-            self.undecided.push(Undecided { graph, node, op, unknown: unknown_parts(site) });
+            self.undecided.push(Undecided { graph, node, op, unknown: site.unknown_parts() });
         }
         each(&report);
         if self.keep_sites {
@@ -397,37 +397,6 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
     reported_verdict(report).as_str()
 }
 
-/// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
-pub(crate) fn unknown_parts(site: &Site) -> String {
-    let mut shapes: Vec<(String, &Shape)> = site.inputs.iter().map(|i| (name(&i.name).to_string(), &i.shape)).collect();
-    if let (Rule::Bidirectional, Some(target)) = (site.rule, &site.target) {
-        shapes.truncate(1);
-        shapes.push(("the target shape".into(), target));
-    }
-    let parts: Vec<String> = shapes
-        .iter()
-        .filter_map(|(name, shape)| match shape.dims() {
-            None => Some(format!("{name}'s rank")),
-            Some(dims) => {
-                let axes: Vec<String> = (0..dims.len())
-                    .filter(|&a| matches!(dims[a], crate::shape::Dim::Unknown))
-                    .map(|a| a.to_string())
-                    .collect();
-                match axes.len() {
-                    0 => None,
-                    1 => Some(format!("{name}'s dim {}", axes[0])),
-                    n => Some(format!("{name}'s dims {} and {}", axes[..n - 1].join(", "), axes[n - 1])),
-                }
-            }
-        })
-        .collect();
-    if parts.is_empty() {
-        "some sizes".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
 /// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under; a
 /// conditional site decided over `ranges` when there are some.
 fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::range_report::Ranged>) -> SiteReport {
@@ -489,25 +458,10 @@ fn finish_describe(
 /// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let (owner, axis) = unknown_dim_owner(site, *input, c.axis);
+    let (owner, axis) = site.unknown_dim_owner(*input, c.axis);
     let owner = owner.map_or_else(|| "the target shape".to_string(), |n| name(&n).to_string());
     let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
     format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
-}
-
-/// Whose unknown dim an `UnknownOneOf` condition on rule input `input` is about, and on which axis of that value's
-/// own shape (the condition's `axis` counts from the left of the broadcast output): the input's name, or `None`
-/// for the target (Expand's shape value, Gemm's (M, N)).
-pub fn unknown_dim_owner(site: &Site, input: usize, axis: usize) -> (Option<String>, usize) {
-    let own =
-        site.rule_inputs.get(input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && input == 1));
-    let (name, shape) = match (own, &site.target) {
-        (Some(i), _) => (Some(site.inputs[i].name.clone()), &site.inputs[i].shape),
-        (None, Some(target)) => (None, target),
-        (None, None) => (Some(site.rule_input_name(input)), &site.output_shape),
-    };
-    let rank = |s: &Shape| s.rank().unwrap_or(0);
-    (name, (axis + rank(shape)).saturating_sub(rank(&site.output_shape)))
 }
 
 /// The message of a site judged by [`describe`], names marked.
@@ -538,9 +492,9 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: 
         (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
         (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
         (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
-            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", unknown_parts(site))
+            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", site.unknown_parts())
         }
-        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", unknown_parts(site)),
+        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", site.unknown_parts()),
     };
     Message::from(prefix + &body)
 }

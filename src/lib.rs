@@ -74,7 +74,7 @@
 //! let mut text = Vec::new();
 //! render::write_text(&mut text, "symbolic_batch.onnx", &report)?;
 //! assert!(String::from_utf8(text)?.starts_with(
-//!     "symbolic_batch.onnx: error[conditional-broadcast] main/add (Add): holds only if N ∈ {1, 2}"
+//!     "symbolic_batch.onnx: error[conditional-broadcast] main › add (Add): holds only if N ∈ {1, 2}"
 //! ));
 //! let json = render::report_json("symbolic_batch.onnx", &report);
 //! assert_eq!(json["findings"][0]["severity"], "error");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use crate::pb::{DataType, TensorProto};
-use crate::range_report::{RangeReport, WrittenWitness};
+use crate::range_report::{RangeFailure, RangeReport, WrittenWitness};
 use crate::ranges::profile::Input;
 use crate::ranges::Sizes;
 use crate::shape::Dim;
@@ -35,12 +35,11 @@ pub fn write(
     dir: &Path,
     runtime: Option<Runtime>,
 ) -> std::io::Result<()> {
-    let mut sets: Vec<(Sizes, Vec<String>)> = Vec::new();
+    let mut sets: Vec<(Sizes, Vec<RangeFailure>)> = Vec::new();
     for f in &report.failures {
-        let site = format!("{}/{}", f.graph, f.node);
         match sets.iter_mut().find(|(w, _)| *w == f.witness) {
-            Some((_, sites)) => sites.push(site),
-            None => sets.push((f.witness.clone(), vec![site])),
+            Some((_, sites)) => sites.push(f.clone()),
+            None => sets.push((f.witness.clone(), vec![f.clone()])),
         }
     }
     if sets.is_empty() {
@@ -209,7 +208,7 @@ fn write_tensors(folder: &Path, tensors: &[TensorProto]) -> std::io::Result<Vec<
 
 fn listing(
     sizes: &Sizes,
-    sites: &[String],
+    sites: &[RangeFailure],
     files: &[PathBuf],
     error: Option<&str>,
     runtime: Option<&str>,
@@ -218,7 +217,7 @@ fn listing(
         sizes.iter().map(|(n, v)| (n.to_string(), serde_json::Value::from(*v))).collect();
     serde_json::json!({
         "sizes": sizes,
-        "sites": sites,
+        "sites": sites.iter().map(RangeFailure::path).collect::<Vec<_>>(),
         "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "error": error,
         "runtime": runtime,

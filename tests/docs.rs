@@ -256,3 +256,91 @@ fn commands_and_their_exit_comments_are_read() {
     let page = "text\n```sh\nonnx-bcast check a.onnx    # exit 1: why\n# a comment\n\ncargo test\n```\n```text\nx\n```";
     assert_eq!(commands(page), [("onnx-bcast check a.onnx".to_string(), Some(1)), ("cargo test".to_string(), None)]);
 }
+
+/// A heading's anchor as GitHub makes it: lower case, spaces as `-`, punctuation but `-` and `_` dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The relative links of a page (`[text](target)`), outside code blocks and code spans.
+fn links(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let outside_spans: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        for part in outside_spans.split("](").skip(1) {
+            let target = part.split(')').next().unwrap_or_default();
+            if !target.contains("://") && !target.is_empty() {
+                out.push(target.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Every relative link of README.md and docs/ leads to a file of the repository, and a `#anchor` to a heading of it.
+#[test]
+fn every_link_of_the_readme_and_docs_leads_somewhere() {
+    let mut wrong = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for target in links(&text) {
+            let (file, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let path = if file.is_empty() { page.clone() } else { page.parent().unwrap().join(file) };
+            let shown = page.strip_prefix(root()).unwrap().display().to_string();
+            if !path.exists() {
+                wrong.push(format!("{shown}: ({target}) leads to no file"));
+                continue;
+            }
+            if !fragment.is_empty() {
+                let linked = std::fs::read_to_string(&path).unwrap_or_default();
+                let anchors: Vec<String> = linked
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .map(|h| anchor(h.trim_start_matches('#')))
+                    .collect();
+                if !anchors.iter().any(|a| a == fragment) {
+                    wrong.push(format!("{shown}: ({target}) leads to no heading; there are {anchors:?}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn headings_become_githubs_anchors() {
+    assert_eq!(anchor(" `--bind`"), "--bind");
+    assert_eq!(anchor(" Conformance with ONNX's own shape inference"), "conformance-with-onnxs-own-shape-inference");
+    assert_eq!(links("see [a](docs/a.md#b) and `[c](d)`\n```\n[e](f)\n```"), ["docs/a.md#b"]);
+}
+
+/// The project basics a user looks for (issue 28): the license the crate declares, in full; a changelog with the
+/// crate's version; the versioning note it links.
+#[test]
+fn the_license_changelog_and_versioning_note_are_there() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("license = \"Apache-2.0\""));
+    let license = std::fs::read_to_string(root().join("LICENSE")).unwrap();
+    assert!(license.contains("Apache License") && license.contains("Version 2.0, January 2004"));
+    assert!(license.contains("END OF TERMS AND CONDITIONS"), "LICENSE holds the whole text");
+    let changelog = std::fs::read_to_string(root().join("CHANGELOG.md")).unwrap();
+    assert!(changelog.contains(&format!("## [{}]", env!("CARGO_PKG_VERSION"))), "CHANGELOG.md lacks this version");
+    assert!(changelog.contains("## [Unreleased]") && changelog.contains("(docs/versioning.md)"));
+}

@@ -67,11 +67,12 @@ fn strict_findings(model: &Model) -> HashMap<&'static str, usize> {
 fn expanded_to_own_shape(summary: &ExpandSummary) -> Vec<String> {
     let mut found = Vec::new();
     for step in summary.actions.iter().flat_map(|a| &a.steps) {
+        let step = onnx_bcast::escape::plain(step);
         let Some((from, to)) = step.split_once(" -> ") else { continue };
         let shape = from.split_once(' ').map_or("", |(_, shape)| shape);
         let target = to.split_once(" to ").map_or("", |(_, t)| t.trim_end_matches(" (computed in the graph)"));
         if shape == target && !shape.contains('?') && !shape.contains("unknown") {
-            found.push(step.clone());
+            found.push(step.to_string());
         }
     }
     found
@@ -165,7 +166,8 @@ fn silero_keeps_its_undecided_site_and_expands_no_value_to_its_own_shape() {
     let left: Vec<_> = plan.summary.left.iter().map(|l| (l.node.as_str(), l.kind, l.reason.as_str())).collect();
     assert_eq!(left.len(), 1, "{left:?}");
     assert_eq!(left[0].1, onnx_bcast::expand::LeftKind::Undecided);
-    assert!(left[0].2.contains("/model/decoder/Concat_output_0's rank unknown"), "{}", left[0].2);
+    let reason = onnx_bcast::escape::plain(left[0].2);
+    assert!(reason.contains("/model/decoder/Concat_output_0's rank unknown"), "{reason}");
     let model = Model::open(dir.join("silero_vad.onnx")).unwrap();
     let (plan, _) = expand_model(&model, ExpandOptions::default()).unwrap();
     assert_eq!((plan.summary.made_explicit, plan.summary.expands_inserted), (4, 4));

@@ -138,7 +138,7 @@ fn two_symbols_are_never_assumed_equal() {
 
 /// The conditions of a kept broadcast reach the JSON as a list, with the reason's kind and message.
 /// A broadcast in a model-local function's body is named as `check` names its site: at its (first) call, with the
-/// function and the node inside it (`main/call1 (Expand): in function local.AddExpanded (node #1 (Expand))`), in
+/// function and the node inside it (`main › call1 (Expand): in function local.AddExpanded (node #1 (Expand))`), in
 /// text and JSON alike, never as a node of the main graph.
 #[test]
 fn a_function_body_node_is_named_as_check_names_it() {
@@ -157,14 +157,16 @@ fn a_function_body_node_is_named_as_check_names_it() {
     let text = run(&["fold", "--dry-run", path.to_str().unwrap(), dst.to_str().unwrap()]).stdout;
     let line = text.lines().next().unwrap();
     assert!(
-        line.contains("folded main/call1 (Expand): in function local.AddExpanded (node #1 (Expand)): a read directly"),
+        line.contains(
+            "folded main › call1 (Expand): in function local.AddExpanded (node #1 (Expand)): a read directly"
+        ),
         "{line}"
     );
     let kept =
         run(&["fold", "--dry-run", fixture("function_calls_disagree_kept").to_str().unwrap(), dst.to_str().unwrap()]);
     assert!(
         kept.stdout.contains(
-            "kept main/call1 (Expand): in function local.AddExpanded (node #0 (Expand)): #1 (Add) would give"
+            "kept main › call1 (Expand): in function local.AddExpanded (node #0 (Expand)): #1 (Add) would give"
         ),
         "{}",
         kept.stdout

@@ -58,7 +58,7 @@ fn a_position_table_fails_one_past_its_length_and_is_proven_below() {
     let r = run(&["check", POSITIONS, "--range", "seq=1..512"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("error[broadcast-violation] main/#7 (Add): fails at seq = 65 (it needs seq ≤ 64)"),
+        r.stdout.contains("error[broadcast-violation] main › #7 (Add): fails at seq = 65 (it needs seq ≤ 64)"),
         "{}",
         r.stdout
     );
@@ -107,8 +107,8 @@ fn multiples_of_the_pyramid_step_are_proven_and_other_sizes_fail_at_the_smallest
     let r = run(&["check", PYRAMID, "--range", "height=8..64", "--range", "width=8..64"]);
     assert_eq!(r.code, 1);
     // The first add needs floor(width / 2) even (width 8 or 9 pass), the second width even.
-    assert!(r.stdout.contains("main/#3 (Add): fails at height = 8, width = 10"), "{}", r.stdout);
-    assert!(r.stdout.contains("main/#5 (Add): fails at height = 8, width = 9"), "{}", r.stdout);
+    assert!(r.stdout.contains("main › #3 (Add): fails at height = 8, width = 10"), "{}", r.stdout);
+    assert!(r.stdout.contains("main › #5 (Add): fails at height = 8, width = 9"), "{}", r.stdout);
 }
 
 #[test]
@@ -237,7 +237,7 @@ fn witnesses_are_tensors_of_the_failing_sizes() {
         assert_eq!(raw.len(), 2 * 65 * 8);
         assert!(raw.chunks(8).all(|c| i64::from_le_bytes(c.try_into().unwrap()) <= 1));
     }
-    assert!(r.stdout.contains("witness for main/#7 (Add) at seq = 65, batch = 2: "), "{}", r.stdout);
+    assert!(r.stdout.contains("witness for main › #7 (Add) at seq = 65, batch = 2: "), "{}", r.stdout);
 }
 
 #[test]
@@ -289,7 +289,8 @@ fn expand_over_ranges_leaves_a_failing_site_with_its_witness() {
     let r = run(&["expand", POSITIONS, out.to_str().unwrap(), "--range", "seq=1..512"]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stdout.contains("left implicit main/#7 (Add)") && r.stdout.contains("): fails at seq = 65 within the ranges"),
+        r.stdout.contains("left implicit main › #7 (Add)")
+            && r.stdout.contains("): fails at seq = 65 within the ranges"),
         "{}",
         r.stdout
     );

@@ -338,6 +338,19 @@ impl<'m> Walker<'m, '_> {
         (order, producer)
     }
 
+    /// A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there, so
+    /// that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
+    fn name_what_shape_reads(&mut self, scope: &mut Scope<'m>, node: &'m NodeProto) {
+        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
+            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
+            if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
+                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
+                    *d = fresh_symbol(&mut self.fresh);
+                }
+            }
+        }
+    }
+
     pub(super) fn node(
         &mut self,
         env: &Env<'m, '_>,
@@ -353,16 +366,7 @@ impl<'m> Walker<'m, '_> {
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
             self.note(env, Code::MissingOpset, Some((node, index)), msg);
         }
-        // A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there,
-        // so that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
-        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
-            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
-            if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
-                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
-                    *d = fresh_symbol(&mut self.fresh);
-                }
-            }
-        }
+        self.name_what_shape_reads(scope, node);
         // References into the scopes, not copies: a node's inputs are only read until its outputs are defined.
         let mut refs: Vec<Option<&ValueFacts>> = Vec::with_capacity(node.input.len());
         for name in &node.input {

@@ -9,7 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use onnx_bcast::diagnostic::Code;
 
 #[derive(Parser)]
-#[command(name = "onnx-bcast", version, about = "Make broadcasting in ONNX models visible, checked and explicit")]
+#[command(
+    name = "onnx-bcast",
+    version,
+    max_term_width = 100,
+    about = "Make broadcasting in ONNX models visible, checked and explicit"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

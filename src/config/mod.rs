@@ -134,18 +134,8 @@ fn config_entry(path: &Path) -> Result<Option<()>, ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse("a symbolic link to nothing"),
         Err(source) => Err(ConfigError::Io { path: path.into(), source }),
         Ok(m) if m.is_file() => Ok(Some(())),
-        Ok(m) if m.is_dir() => refuse("a folder"),
-        Ok(m) => {
-            use std::os::unix::fs::FileTypeExt;
-            let t = m.file_type();
-            refuse(if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_socket() {
-                "a socket"
-            } else {
-                "a device"
-            })
-        }
+        // A folder, a FIFO, a socket or a device, in words (src/platform.rs knows what a system can tell apart).
+        Ok(m) => refuse(crate::platform::kind_in_words(m.file_type())),
     }
 }
 

@@ -174,7 +174,7 @@ impl<'m> Planner<'m> {
         if let Some(undecided) = sites.iter().find(|s| matches!(s.verdict, Verdict::Unknown)) {
             let reason = format!(
                 "undecided ({} unknown): left as it is, since a rewrite would add undecided sites",
-                crate::check::unknown_parts(undecided)
+                undecided.unknown_parts()
             );
             return Some(left(undecided, LeftKind::Undecided, reason));
         }
@@ -369,11 +369,9 @@ impl<'m> Planner<'m> {
         let present: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
         let rule_inputs: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
         let names: Vec<&crate::analysis::SiteInput> = rule_inputs.iter().map(|&i| &site.inputs[i]).collect();
-        // Provably the output's shape (an unknown dim is not: its size may be another input's), and only an anchor
-        // whose dims are plain sizes and symbols: a derived dim may be written differently when the rewritten model
-        // is analysed again, and the rewrite must read as explicit then too.
-        let plain = |s: &Shape| s.dims().is_some_and(|d| d.iter().all(|d| matches!(d, Dim::Known(_) | Dim::Sym(_))));
-        if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape) && plain(&i.shape)) {
+        // Provably the output's shape, symbols and expressions included (an unknown dim is not: its size may be
+        // another input's). Such an input is never expanded to its own shape (tests/expand_analysable.rs).
+        if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
             return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
         }
         let mut acc = names[0].name.clone();

@@ -76,7 +76,7 @@ fn annotation(f: &Finding, budget: usize) -> String {
     if github_escape_data(&named).chars().count() <= budget {
         return named;
     }
-    crate::brief::cut(&format!("{at}: {}", f.message), budget)
+    crate::brief::cut(&format!("{at}: {}", f.message.one_line()), budget)
 }
 
 #[cfg(test)]
