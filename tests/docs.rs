@@ -60,8 +60,11 @@ struct Shown {
     output: String,
 }
 
+/// A transcript: the files its `<!-- transcript: NAME = torch:FILE -->` line names, and its commands.
+type Transcript = (Vec<(String, String)>, Vec<Shown>);
+
 /// The ```console blocks of a page, each with the corpus files its `<!-- transcript: … -->` line names.
-fn transcripts(page: &str) -> Vec<(Vec<(String, String)>, Vec<Shown>)> {
+fn transcripts(page: &str) -> Vec<Transcript> {
     let mut out = Vec::new();
     let mut files = Vec::new();
     let mut block: Option<Vec<Shown>> = None;
