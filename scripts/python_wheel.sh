@@ -69,6 +69,6 @@ fi
 
 # From outside the repository, so that `import onnx_bcast` is the installed package, not python/onnx_bcast.
 cd "$cache"
-export ONNX_BCAST_REPO="$repo" ONNX_BCAST_BACKEND_DATA="$backend" ONNX_BCAST_WHEEL="$wheel" ONNX_BCAST_BINARY="$binary"
+export ONNX_BCAST_CACHE="$cache" ONNX_BCAST_REPO="$repo" ONNX_BCAST_BACKEND_DATA="$backend" ONNX_BCAST_WHEEL="$wheel" ONNX_BCAST_BINARY="$binary"
 # shellcheck disable=SC2086
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$repo/python/tests" "$repo/python/tests" ${PYTEST_ARGS:-}

@@ -1,30 +1,68 @@
-//! Messages a person reads at a glance: in text, SARIF and GitHub output a long dim expression in a message is
-//! replaced by a short name (`h₁`), listed after the message with `--verbose`, and a message never runs past
-//! [`MAX_CHARS`]. Only shapes are shortened so: the names a message mentions are marked ([`crate::escape::name`])
-//! and shown as [`crate::escape`] shows names, whatever brackets they hold. JSON keeps the full message.
+//! THE ONE PLACE where a line a person reads is made short. Every human-readable output (`check`'s text and SARIF
+//! messages, the lines of `expand`, `fold`, `infer` and `shapes`, the findings a refused rewrite prints) goes
+//! through [`abbreviate`] or [`fit`], so that no line runs past [`MAX_CHARS`] characters besides the model's path.
+//! (Escaping the model-controlled names these lines hold belongs here too, beside the shortening.)
+//!
+//! A long dim expression in a shape list (`[1, floor((height - 1) / 2) + 1, …]`) is replaced by a short name
+//! (`h₁`) wherever it appears, and every name is defined beside the line that uses it (`h₁ = floor(…)`), each
+//! definition a line of its own within the limit: an expression too long for one is named in parts
+//! (`h₂ = broadcast(2*h₃, h₄)`). What is still too long is cut with `…`, keeping the end of a message, which says
+//! what matters most. JSON keeps every message whole.
 
-/// The longest message (with its location) text, SARIF and GitHub output show.
+/// The longest line (besides the model's path) a human-readable output shows.
 pub const MAX_CHARS: usize = 300;
-/// Dim expressions longer than this get a short name.
+/// What a line that starts with `PATH: ` has after it.
+pub const AFTER_PATH: usize = MAX_CHARS - 2;
+/// Dim expressions longer than this get a short name (in findings always; elsewhere when the line is too long).
 const LONG_EXPRESSION: usize = 16;
+/// How a definition line starts: `    h₁ = `.
+pub const LEGEND_INDENT: &str = "    ";
 
 /// A message made short: the text, and the names it uses with the expressions they stand for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Brief {
     /// As one-line formats show it (see [`crate::escape`]).
     pub message: String,
-    /// `(name, expression)` in order of first use; the expression escaped, and cut past [`MAX_CHARS`].
+    /// `(name, expression)` in order of first use, then the names used inside definitions.
     pub names: Vec<(String, String)>,
 }
 
-/// Shortens a message (its names marked, see [`crate::escape`]) to at most `budget` characters: every dim of a
-/// shape list (`[a, b, c]`) whose expression is longer than a few characters becomes `h₁`, `h₂`, … wherever it
-/// appears (the same expression, the same name), the names the message mentions are shown as [`crate::escape::short`]
-/// shows them and never taken for shapes, everything else is escaped, and what is still too long is cut with `…`.
+impl Brief {
+    /// The definition lines of the names, `    h₁ = EXPRESSION`, each at most [`MAX_CHARS`] characters.
+    pub fn legend(&self) -> Vec<String> {
+        self.names.iter().map(|(name, expression)| format!("{LEGEND_INDENT}{name} = {expression}")).collect()
+    }
+
+    /// The names defined inline, `h₁ = EXPRESSION; h₂ = …`, for output that has one line per finding.
+    pub fn legend_inline(&self) -> String {
+        let items: Vec<String> = self.names.iter().map(|(n, e)| format!("{n} = {e}")).collect();
+        items.join("; ")
+    }
+}
+
+/// When dims are named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// Every dim expression longer than a few characters, so that a finding reads at a glance.
+    Always,
+    /// The longest expressions first, only as many as the line needs to fit.
+    AsNeeded,
+}
+
+/// Shortens a message (its names marked, see [`crate::escape`]) to at most `budget` characters: dims of shape
+/// lists (`[a, b, c]`) become `h₁`, `h₂`, … wherever they appear (the same expression, the same name), as `naming`
+/// says; the names are defined in [`Brief::names`], each short enough for a line of its own; the names the message
+/// mentions are shown as [`crate::escape::short`] shows them and never taken for shapes, everything else is
+/// escaped, and what is still too long is cut with `…`.
 pub fn abbreviate(marked: &str, budget: usize) -> Brief {
+    abbreviate_with(marked, budget, Naming::Always)
+}
+
+/// [`abbreviate`] with the given [`Naming`].
+pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
     use crate::escape::{segments, Segment};
     // The text between names, escaped (so that no placeholder below can be spelled by the model), and the names.
-    let parts: Vec<(bool, String)> = segments(marked)
+    let mut parts: Vec<(bool, String)> = segments(marked)
         .into_iter()
         .map(|s| match s {
             Segment::Text(t) => (true, crate::escape::text(t).into_owned()),
@@ -42,9 +80,12 @@ pub fn abbreviate(marked: &str, budget: usize) -> Brief {
     // Longest first, so that an expression inside a longer one does not break the longer one's replacement; each
     // becomes a placeholder first, numbered in order of first use after.
     expressions.sort_by_key(|e| std::cmp::Reverse(e.len()));
-    let mut parts = parts;
+    let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
     let mut placed: Vec<(String, String)> = Vec::new();
     for (k, expression) in expressions.into_iter().enumerate() {
+        if naming == Naming::AsNeeded && length(&parts) <= budget {
+            break;
+        }
         let placeholder = format!("\u{0}{k}\u{0}");
         let mut used = false;
         for (_, text) in parts.iter_mut().filter(|(is_text, _)| *is_text) {
@@ -63,14 +104,83 @@ pub fn abbreviate(marked: &str, budget: usize) -> Brief {
     for (n, (placeholder, expression)) in placed.into_iter().enumerate() {
         let name = format!("h{}", subscript(n + 1));
         text = text.replace(&placeholder, &name);
-        names.push((name, cut(&expression, MAX_CHARS)));
+        names.push((name, expression));
     }
+    let names = fit_definitions(names);
     Brief { message: cut(&text, budget), names }
+}
+
+/// `lead` and `text` on one line of at most [`AFTER_PATH`] characters (the line follows `PATH: `; the lead is kept
+/// whole: a location), the dims of `text` named as needed; returns the line and the definition lines after it.
+pub fn fit(lead: &str, text: &str) -> (String, Vec<String>) {
+    // A lead (a location) longer than the line can hold is cut too: the line keeps 80 characters for the text.
+    let lead = cut(lead, AFTER_PATH - 80);
+    let budget = AFTER_PATH.saturating_sub(lead.chars().count()).max(80);
+    let brief = abbreviate_with(text, budget, Naming::AsNeeded);
+    let legend = brief.legend();
+    (format!("{lead}{}", brief.message), legend)
+}
+
+/// Definitions short enough for a line each: an expression too long is named in parts, its longest function calls
+/// (`floor(…)`, `broadcast(…)`) first, each part a name defined after it; what cannot be split is cut.
+fn fit_definitions(mut names: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut k = 0;
+    while k < names.len() {
+        let budget = MAX_CHARS - LEGEND_INDENT.len() - names[k].0.chars().count() - 3;
+        while names[k].1.chars().count() > budget {
+            let expression = names[k].1.clone();
+            let Some(part) = longest_inner_call(&expression) else {
+                names[k].1 = cut(&expression, budget);
+                break;
+            };
+            let name = match names.iter().find(|(_, e)| *e == part) {
+                Some((name, _)) => name.clone(),
+                None => {
+                    let name = format!("h{}", subscript(names.len() + 1));
+                    names.push((name.clone(), part.clone()));
+                    name
+                }
+            };
+            names[k].1 = expression.replace(&part, &name);
+        }
+        k += 1;
+    }
+    names
+}
+
+/// The longest `name(…)` call inside `expression` (not the whole of it) longer than [`LONG_EXPRESSION`].
+fn longest_inner_call(expression: &str) -> Option<String> {
+    let chars: Vec<(usize, char)> = expression.char_indices().collect();
+    let mut best: Option<&str> = None;
+    let mut open: Vec<usize> = Vec::new();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        match c {
+            '(' => open.push(i),
+            ')' => {
+                let Some(start) = open.pop() else { continue };
+                // Back from the parenthesis over the function's name.
+                let mut first = start;
+                while first > 0 && (chars[first - 1].1.is_alphanumeric() || chars[first - 1].1 == '_') {
+                    first -= 1;
+                }
+                if first == start {
+                    continue;
+                }
+                let text = &expression[chars[first].0..at + c.len_utf8()];
+                let inner = text.len() < expression.len();
+                if inner && text.chars().count() > LONG_EXPRESSION && best.is_none_or(|b| text.len() > b.len()) {
+                    best = Some(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    best.map(str::to_string)
 }
 
 /// The text cut to `budget` characters with `…`. A message ends with what matters most (`…: on axis 1, B has 4
 /// where A has 3`), so the part before its last `: ` is cut when that keeps the end whole.
-fn cut(text: &str, budget: usize) -> String {
+pub fn cut(text: &str, budget: usize) -> String {
     let len = text.chars().count();
     if len <= budget {
         return text.to_string();
@@ -86,6 +196,69 @@ fn cut(text: &str, budget: usize) -> String {
     let mut out: String = text.chars().take(budget.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+/// A paragraph wrapped to 100 columns at spaces (never inside a word or a code name), its lines after the first
+/// starting with `indent`.
+pub fn wrapped(text: &str, indent: &str) -> String {
+    let options = textwrap::Options::new(100)
+        .subsequent_indent(indent)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .break_words(false);
+    textwrap::wrap(text, options).join("\n")
+}
+
+/// The text in ASCII, for a terminal that is not UTF-8: `≤` `<=`, `≥` `>=`, `∈` `in`, `≠` `!=`, `›` `>`, `…`
+/// `...`, `×` `x`, `·` `*`, `→` `->`, subscripts `h₁₂` `h_12`, superscripts `2⁶³` `2^63`. Other characters (a
+/// model's own names) are left as they are.
+pub fn ascii(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in text.chars() {
+        let sub = ('\u{2080}'..='\u{2089}').contains(&c);
+        let sup = superscript_digit(c);
+        match c {
+            _ if sub => {
+                if previous.is_none_or(|p| !('\u{2080}'..='\u{2089}').contains(&p)) {
+                    out.push('_');
+                }
+                out.push(char::from(b'0' + (c as u32 - 0x2080) as u8));
+            }
+            _ if sup.is_some() => {
+                if previous.is_none_or(|p| superscript_digit(p).is_none()) {
+                    out.push('^');
+                }
+                out.push(sup.unwrap_or('?'));
+            }
+            '≤' => out.push_str("<="),
+            '≥' => out.push_str(">="),
+            '∈' => out.push_str("in"),
+            '≠' => out.push_str("!="),
+            '›' => out.push('>'),
+            '…' => out.push_str("..."),
+            '×' => out.push('x'),
+            '·' => out.push('*'),
+            '→' => out.push_str("->"),
+            '−' | '–' | '—' => out.push('-'),
+            other => out.push(other),
+        }
+        previous = Some(c);
+    }
+    out.into()
+}
+
+fn superscript_digit(c: char) -> Option<char> {
+    match c {
+        '⁰' => Some('0'),
+        '¹' => Some('1'),
+        '²' => Some('2'),
+        '³' => Some('3'),
+        '⁴'..='⁹' => char::from_digit(c as u32 - '⁰' as u32, 10),
+        _ => None,
+    }
 }
 
 fn subscript(n: usize) -> String {
@@ -129,6 +302,7 @@ mod tests {
         let brief = abbreviate(&message, MAX_CHARS);
         assert_eq!(brief.message, "A [1, h₁, h₂] and B [1, 3, h₂] do not broadcast: on axis 1, B has 3 where A has h₁");
         assert_eq!(brief.names, [("h₁".to_string(), h.to_string()), ("h₂".to_string(), w.to_string())]);
+        assert_eq!(brief.legend(), [format!("    h₁ = {h}"), format!("    h₂ = {w}")]);
     }
 
     #[test]
@@ -168,5 +342,47 @@ mod tests {
         assert_eq!(brief.message, "X [h₁, h₂]");
         assert_eq!(brief.names[0].1, outer);
         assert_eq!(brief.names[1].1, inner);
+    }
+
+    /// Issue 28: a definition longer than a line is named in parts, every line within the limit, and together they
+    /// say the whole expression.
+    #[test]
+    fn a_definition_too_long_for_a_line_is_named_in_parts() {
+        let floor = |n: usize| format!("floor((p2o.DynamicDimension.1 + {n}) / {})", n + 1);
+        let mut e = floor(31);
+        for k in 0..6 {
+            e = format!("broadcast(2*{e}, {})", floor(k * 2 + 1));
+        }
+        assert!(e.chars().count() > MAX_CHARS);
+        let brief = abbreviate(&format!("X [N, 24, {e}] -> Expand to [N, 24, {e}]"), MAX_CHARS);
+        assert_eq!(brief.message, "X [N, 24, h₁] -> Expand to [N, 24, h₁]");
+        assert!(brief.names.len() > 1, "{:?}", brief.names);
+        for line in brief.legend() {
+            assert!(line.chars().count() <= MAX_CHARS, "{line}");
+        }
+        // Substituting the definitions back, innermost last, gives the expression.
+        let mut whole = "h₁".to_string();
+        for (name, expression) in brief.names.iter() {
+            whole = whole.replace(name.as_str(), expression);
+        }
+        assert_eq!(whole, e);
+    }
+
+    #[test]
+    fn ascii_says_the_same_without_unicode() {
+        let text = "main › /m/Add (Add): holds only if N ∈ {1, 3} and seq ≤ 64 and h₁₂ < 2⁶³ …";
+        assert_eq!(ascii(text), "main > /m/Add (Add): holds only if N in {1, 3} and seq <= 64 and h_12 < 2^63 ...");
+        assert!(matches!(ascii("plain"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn as_needed_names_only_what_the_line_needs() {
+        let long = "floor((height - 1) / 2) + 1";
+        let text = format!("x [N, {long}]");
+        assert_eq!(abbreviate_with(&text, MAX_CHARS, Naming::AsNeeded).message, text);
+        let text = format!("x [N, {long}] and y [{long}, 3] broadcast to [N, {long}, 3]");
+        let (line, legend) = fit(&"y".repeat(250), &text);
+        assert!(line.ends_with("x [N, h₁] and y [h₁, 3] broadcast to [N, h₁, 3]"), "{line}");
+        assert_eq!(legend, [format!("    h₁ = {long}")]);
     }
 }

@@ -60,10 +60,24 @@ pub struct Summary {
     pub warnings: usize,
 }
 
+/// A site whose shapes are not known well enough to decide it, and what is unknown: not a finding unless
+/// `--strict` (or `--warn`/`--deny undecided-broadcast`) asks for proof, but named in the text output so that the
+/// summary's `unknown` count is never a mystery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    /// What is unknown, in words: `x's rank`, `y's dims 0 and 2`.
+    pub unknown: String,
+}
+
 #[derive(Clone, Debug)]
 pub struct Report {
     pub sites: Vec<SiteReport>,
     pub findings: Vec<Finding>,
+    /// The undecided sites no finding names (without `--strict`).
+    pub undecided: Vec<Undecided>,
     pub summary: Summary,
     /// Ops without an inference rule and how many nodes of each: what left shapes unknown.
     pub opaque: std::collections::BTreeMap<String, usize>,
@@ -98,6 +112,7 @@ pub struct Judge {
     sites: Vec<SiteReport>,
     /// Findings of sites; the analysis's notes come before them in the report.
     findings: Vec<Finding>,
+    undecided: Vec<Undecided>,
     summary: Summary,
     /// The ranges the conditional sites are decided over, when there are any.
     ranges: Option<crate::range_report::Ranged>,
@@ -111,6 +126,7 @@ impl Judge {
             keep_sites,
             sites: Vec::new(),
             findings: Vec::new(),
+            undecided: Vec::new(),
             summary: Summary::default(),
             ranges: None,
         }
@@ -169,6 +185,9 @@ impl Judge {
                     site: self.keep_sites.then_some(self.sites.len()),
                 });
             }
+        } else if reported_verdict(&report) == VerdictKind::Unknown {
+            let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+            self.undecided.push(Undecided { graph, node, op, unknown: site.unknown_parts() });
         }
         each(&report);
         if self.keep_sites {
@@ -236,7 +255,14 @@ impl Judge {
         summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
         summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
         let ranges = self.ranges.map(crate::range_report::Ranged::finish);
-        Report { sites: self.sites, findings, summary, opaque: analysis.opaque.clone(), ranges }
+        Report {
+            sites: self.sites,
+            findings,
+            undecided: self.undecided,
+            summary,
+            opaque: analysis.opaque.clone(),
+            ranges,
+        }
     }
 }
 
@@ -254,37 +280,6 @@ pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
 /// [`reported_verdict`]'s name, as JSON and dot output write it.
 pub fn report_verdict(report: &SiteReport) -> &'static str {
     reported_verdict(report).as_str()
-}
-
-/// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
-fn unknown_parts(site: &Site) -> String {
-    let mut shapes: Vec<(String, &Shape)> = site.inputs.iter().map(|i| (name(&i.name).to_string(), &i.shape)).collect();
-    if let (Rule::Bidirectional, Some(target)) = (site.rule, &site.target) {
-        shapes.truncate(1);
-        shapes.push(("the target shape".into(), target));
-    }
-    let parts: Vec<String> = shapes
-        .iter()
-        .filter_map(|(name, shape)| match shape.dims() {
-            None => Some(format!("{name}'s rank")),
-            Some(dims) => {
-                let axes: Vec<String> = (0..dims.len())
-                    .filter(|&a| matches!(dims[a], crate::shape::Dim::Unknown))
-                    .map(|a| a.to_string())
-                    .collect();
-                match axes.len() {
-                    0 => None,
-                    1 => Some(format!("{name}'s dim {}", axes[0])),
-                    n => Some(format!("{name}'s dims {} and {}", axes[..n - 1].join(", "), axes[n - 1])),
-                }
-            }
-        })
-        .collect();
-    if parts.is_empty() {
-        "some sizes".into()
-    } else {
-        parts.join(", ")
-    }
 }
 
 /// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under; a
@@ -348,25 +343,10 @@ fn finish_describe(
 /// (M, N)) and that input's own axis.
 fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
-    let (owner, axis) = unknown_dim_owner(site, *input, c.axis);
+    let (owner, axis) = site.unknown_dim_owner(*input, c.axis);
     let owner = owner.map_or_else(|| "the target shape".to_string(), |n| name(&n).to_string());
     let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
     format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
-}
-
-/// Whose unknown dim an `UnknownOneOf` condition on rule input `input` is about, and on which axis of that value's
-/// own shape (the condition's `axis` counts from the left of the broadcast output): the input's name, or `None`
-/// for the target (Expand's shape value, Gemm's (M, N)).
-pub fn unknown_dim_owner(site: &Site, input: usize, axis: usize) -> (Option<String>, usize) {
-    let own =
-        site.rule_inputs.get(input).copied().flatten().filter(|_| !(site.rule == Rule::Bidirectional && input == 1));
-    let (name, shape) = match (own, &site.target) {
-        (Some(i), _) => (Some(site.inputs[i].name.clone()), &site.inputs[i].shape),
-        (None, Some(target)) => (None, target),
-        (None, None) => (Some(site.rule_input_name(input)), &site.output_shape),
-    };
-    let rank = |s: &Shape| s.rank().unwrap_or(0);
-    (name, (axis + rank(shape)).saturating_sub(rank(&site.output_shape)))
 }
 
 /// The message of a site judged by [`describe`], names marked.
@@ -390,16 +370,16 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: 
                 site.op
             )
         }
-        (Verdict::Conditional(_), _) => conditional_message(site, code, &conditions.join(" and "), over_ranges),
+        (Verdict::Conditional(_), _) => conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges),
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
             format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
         (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
         (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
         (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
-            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", unknown_parts(site))
+            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", site.unknown_parts())
         }
-        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", unknown_parts(site)),
+        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", site.unknown_parts()),
     };
     Message::from(prefix + &body)
 }

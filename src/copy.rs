@@ -15,8 +15,8 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
+
+use crate::platform;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -74,35 +74,25 @@ fn through_buffer(file: &File, range: Range<usize>, out: &mut File) -> io::Resul
     let mut at = range.start;
     while at < range.end {
         let n = buffer.len().min(range.end - at);
-        file.read_exact_at(&mut buffer[..n], at as u64)?;
+        platform::read_exact_at(file, &mut buffer[..n], at as u64)?;
         out.write_all(&buffer[..n])?;
         at += n;
     }
     Ok(())
 }
 
-/// `copy_file_range` from the input's offset to the output's position; a map copy where the kernel refuses.
+/// `copy_file_range` from the input's offset to the output's position; a map copy where the kernel refuses (or
+/// where there is no such call: see `platform`).
 fn in_kernel(file: &File, range: Range<usize>, out: &mut File) -> io::Result<()> {
-    let mut offset = range.start as libc::loff_t;
-    let end = range.end as libc::loff_t;
+    let mut offset = range.start as u64;
+    let end = range.end as u64;
     while offset < end {
         let want = ((end - offset) as usize).min(1 << 30);
-        // SAFETY: both descriptors are open; `offset` outlives the call; a null output offset means the output's
-        // file position, which the call advances.
-        let n = unsafe {
-            libc::copy_file_range(file.as_raw_fd(), &mut offset, out.as_raw_fd(), std::ptr::null_mut(), want, 0)
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(libc::EXDEV | libc::ENOSYS | libc::EINVAL | libc::EOPNOTSUPP) => {
-                    through_map(file, offset as usize..range.end, out)
-                }
-                _ => Err(e),
-            };
-        }
-        if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input ended early"));
+        match platform::copy_file_range(file, &mut offset, out, want) {
+            None => return through_map(file, offset as usize..range.end, out),
+            Some(Err(e)) => return Err(e),
+            Some(Ok(0)) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input ended early")),
+            Some(Ok(_)) => {}
         }
     }
     Ok(())

@@ -1,13 +1,13 @@
 //! Diagnostic codes: every finding onnx-bcast reports has one. This file is the one table that says everything
 //! about a code: its name, default severity, when it is reported, a summary and a description, the documents its
 //! rule comes from, an example and how to fix it. `onnx-bcast explain` (text and `--list`), the SARIF rules and the
-//! README's code table are all generated from it (by the `explain` module).
+//! table of docs/codes.md are all generated from it (by the `explain` module).
 //!
 //! Each code's example is a real run: `check` on a committed fixture, whose output is the insta snapshot
 //! `tests/snapshots/codes__CODE.snap` (made by `tests/codes.rs`) and is compiled in from there, so the
 //! documentation cannot drift from what `check` prints. To add a code: add its row below, create an empty
-//! `tests/snapshots/codes__CODE.snap`, run `cargo insta test --test codes --accept`, and regenerate the README's
-//! table (`ONNX_BCAST_BLESS=1 cargo test --test codes`).
+//! `tests/snapshots/codes__CODE.snap`, run `cargo insta test --test codes --accept`, and regenerate the table of
+//! docs/codes.md (`ONNX_BCAST_BLESS=1 cargo test --test codes`).
 
 use serde::Serialize;
 
@@ -99,6 +99,8 @@ pub struct Example {
     pub fixture: &'static str,
     /// Whether the example runs `check --strict`.
     pub strict: bool,
+    /// Further arguments of the example's `check`, before the fixture (`--bind N=5`), or empty.
+    pub args: &'static str,
     /// The insta snapshot of that run (its header, then the command line and what `check` printed).
     snapshot: &'static str,
 }
@@ -117,7 +119,8 @@ impl Example {
     /// The command line the example runs.
     pub fn command(&self) -> String {
         let strict = if self.strict { "--strict " } else { "" };
-        format!("onnx-bcast check {strict}{}", self.fixture)
+        let args = if self.args.is_empty() { String::new() } else { format!("{} ", self.args) };
+        format!("onnx-bcast check {strict}{args}{}", self.fixture)
     }
 }
 
@@ -128,7 +131,7 @@ pub struct CodeDoc {
     pub name: &'static str,
     pub severity: Severity,
     pub reported: Reported,
-    /// A few words, for the README's table.
+    /// A few words, for the table of docs/codes.md.
     pub summary: &'static str,
     /// What the code means: its first sentence is the one-line summary of `explain --list`, completions and SARIF.
     pub description: &'static str,
@@ -144,7 +147,7 @@ macro_rules! codes {
         summary: $summary:literal,
         description: $description:literal,
         origin: $origin:expr,
-        example: $model:literal, $fixture:literal, strict: $strict:literal,
+        example: $model:literal, $fixture:literal, strict: $strict:literal $(, args: $args:literal)?,
         help: $help:literal $(,)?
     })*) => {
         /// A kind of finding. The kebab-case name is what users select and scripts match on.
@@ -168,6 +171,7 @@ macro_rules! codes {
                             model: $model,
                             fixture: $fixture,
                             strict: $strict,
+                            args: concat!("" $(, $args)?),
                             snapshot: include_str!(concat!("../tests/snapshots/codes__", $name, ".snap")),
                         },
                         help: $help,
@@ -443,6 +447,18 @@ codes! {
         example: "Add(A, B) in a model whose opset_import is empty", "fixtures/malformed/no_opset_import.onnx",
             strict: false,
         help: "Add an opset_import entry for the default domain (\"\") with the opset the exporter targeted.",
+    }
+    BindContradiction = "bind-contradiction" {
+        Error, Always,
+        summary: "a `--bind` size contradicts a size the model declares",
+        description: "With the sizes `--bind` gives the inputs' symbols, a value's declared shape contradicts the one \
+                      inference finds: the model cannot run at those sizes. Text and GitHub output show the first \
+                      few of a model's, then how many more; JSON and SARIF list them all.",
+        origin: Origin::Other("the ONNX IR spec: value_info and graph outputs state facts that hold at run time"),
+        example: "x: [N, 3] through five Relus, each output declared [4, 3], checked with N = 5",
+            "fixtures/contradiction/bind_declared.onnx", strict: false, args: "--bind N=5",
+        help: "Bind the symbol to a size the model allows, or fix the declarations that fix it (a size written as a \
+               dim_value where the exporter meant the symbol).",
     }
 }
 

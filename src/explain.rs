@@ -1,5 +1,5 @@
 //! The documentation of the diagnostic codes, rendered from their table ([`crate::diagnostic`]): the text of
-//! `onnx-bcast explain CODE` and `--list`, the README's table of codes, and the `help` of each rule in SARIF output.
+//! `onnx-bcast explain CODE` and `--list`, the table of codes of docs/codes.md, and the `help` of each rule in SARIF output.
 
 use crate::diagnostic::{Code, Origin, Reported};
 
@@ -12,24 +12,32 @@ pub fn summary(code: Code) -> &'static str {
     }
 }
 
-/// The text of `onnx-bcast explain CODE`.
+use crate::brief::wrapped;
+
+/// The text of `onnx-bcast explain CODE`, wrapped to 100 columns (the example's lines as `check` printed them).
 pub fn text(code: Code) -> String {
     let doc = code.doc();
-    let mut out =
-        format!("{code} (default severity: {})\n\n{}\n", code.default_severity().as_str(), code.description());
+    let mut out = format!(
+        "{code} (default severity: {})\n\n{}\n",
+        code.default_severity().as_str(),
+        wrapped(code.description(), "")
+    );
     match doc.origin {
         Origin::Documents(sources) => {
             out.push_str("\nSource:\n");
             for s in sources {
-                out.push_str(&format!("  {}: {}\n", s.name(), s.what()));
+                out.push_str(&format!("  {}\n", wrapped(&format!("{}: {}", s.name(), s.what()), "    ")));
             }
         }
-        Origin::Other(origin) => out.push_str(&format!("\nSource: {origin} (not a broadcasting rule)\n")),
+        Origin::Other(origin) => {
+            out.push_str(&format!("\n{}\n", wrapped(&format!("Source: {origin} (not a broadcasting rule)"), "")))
+        }
     }
     // The example's run, its lines of this code only (a fixture may have other findings too).
     let example = &doc.example;
     let mut lines = example.transcript().lines();
-    out.push_str(&format!("\nExample: {}\n", example.model));
+    let fixture = format!("the repository's {}", example.fixture);
+    out.push_str(&format!("\n{}\n", wrapped(&format!("Example: {} ({fixture})", example.model), "  ")));
     if let Some(command) = lines.next() {
         out.push_str(&format!("  {command}\n"));
     }
@@ -37,7 +45,7 @@ pub fn text(code: Code) -> String {
     for line in lines.filter(|l| l.contains(&tag)) {
         out.push_str(&format!("  {line}\n"));
     }
-    out.push_str(&format!("\nFix: {}\n", doc.help));
+    out.push_str(&format!("\n{}\n", wrapped(&format!("Fix: {}", doc.help), "")));
     out
 }
 
@@ -50,19 +58,22 @@ fn only_under_strict(code: Code) -> &'static str {
     }
 }
 
-/// The text of `onnx-bcast explain --list`: every code, its default severity and summary, one per line.
+/// The text of `onnx-bcast explain --list` (and of `explain` alone): every code, its default severity and summary,
+/// one per line (the summary wrapped under itself past 100 columns).
 pub fn list() -> String {
     let width = Code::ALL.iter().map(|c| c.as_str().len()).max().unwrap_or(0);
+    let indent = " ".repeat(width + 2 + 7 + 2);
     Code::ALL
         .iter()
         .map(|&c| {
             let when = only_under_strict(c);
-            format!("{:width$}  {:7}  {when}{}\n", c.as_str(), c.default_severity().as_str(), summary(c))
+            let line = format!("{:width$}  {:7}  {when}{}", c.as_str(), c.default_severity().as_str(), summary(c));
+            format!("{}\n", wrapped(&line, &indent))
         })
         .collect()
 }
 
-/// The README's table of codes (`onnx-bcast explain --list --format markdown`): code, severity (and when it is
+/// The table of codes of docs/codes.md (`onnx-bcast explain --list --format markdown`): code, severity (and when it is
 /// reported), summary.
 pub fn markdown() -> String {
     let mut out = String::from("| code | severity | meaning |\n| --- | --- | --- |\n");

@@ -112,14 +112,7 @@ pub fn resolve(folder: &Path, tensor: &str, location: &str) -> Result<PathBuf, E
     }
     let kind = std::fs::metadata(&real).map_err(|_| missing())?.file_type();
     if !kind.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        return Err(not_a_file(match () {
-            _ if kind.is_dir() => "a folder",
-            _ if kind.is_fifo() => "a FIFO",
-            _ if kind.is_socket() => "a socket",
-            _ if kind.is_char_device() || kind.is_block_device() => "a device",
-            _ => "not a file",
-        }));
+        return Err(not_a_file(crate::platform::kind_in_words(kind)));
     }
     Ok(real)
 }
@@ -192,8 +185,7 @@ pub fn validate(folder: &Path, t: &TensorProto, r: &ExternalRef) -> Result<(Path
 /// Opens a data file for reading without ever blocking: `O_NONBLOCK` makes the open of a FIFO that replaced the
 /// checked file in the meantime return at once, and what was opened is checked to be a regular file again.
 pub fn open_data(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let file = crate::platform::open_without_blocking(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
     }
@@ -209,7 +201,7 @@ pub fn read(folder: &Path, t: &TensorProto, r: &ExternalRef, max: u64) -> Result
     let io = |e: std::io::Error| ExternalError::Io {
         tensor: t.name().to_string(),
         location: r.location.clone(),
-        reason: e.to_string(),
+        reason: crate::platform::io_reason(&e),
     };
     let mut file = open_data(&path).map_err(io)?;
     file.seek(SeekFrom::Start(r.offset)).map_err(io)?;
@@ -325,10 +317,13 @@ mod tests {
         assert!(matches!(resolve(dir.path(), "w", "."), Err(ExternalError::NotAFile { .. })));
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         assert!(matches!(resolve(dir.path(), "w", "sub"), Err(ExternalError::NotAFile { kind: "a folder", .. })));
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("x.bin"), [0u8; 8]).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("x.bin"), dir.path().join("link.bin")).unwrap();
-        assert!(escapes("link.bin"));
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            std::fs::write(outside.path().join("x.bin"), [0u8; 8]).unwrap();
+            std::os::unix::fs::symlink(outside.path().join("x.bin"), dir.path().join("link.bin")).unwrap();
+            assert!(escapes("link.bin"));
+        }
         assert!(matches!(resolve(dir.path(), "w", "absent.bin"), Err(ExternalError::Missing { .. })));
     }
 }

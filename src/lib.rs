@@ -74,7 +74,7 @@
 //! let mut text = Vec::new();
 //! render::write_text(&mut text, "symbolic_batch.onnx", &report)?;
 //! assert!(String::from_utf8(text)?.starts_with(
-//!     "symbolic_batch.onnx: error[conditional-broadcast] main/add (Add): holds only if N ∈ {1, 2}"
+//!     "symbolic_batch.onnx: error[conditional-broadcast] main › add (Add): holds only if N ∈ {1, 2}"
 //! ));
 //! let json = render::report_json("symbolic_batch.onnx", &report);
 //! assert_eq!(json["findings"][0]["severity"], "error");
@@ -138,9 +138,11 @@ pub mod gen;
 pub mod index_report;
 pub mod infer;
 pub mod interrupt;
+pub mod location;
 pub mod materialize;
 pub mod ops;
 pub mod panics;
+pub mod platform;
 pub mod range_report;
 pub mod ranges;
 pub mod refuse;

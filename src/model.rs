@@ -36,7 +36,7 @@ pub struct NodeLoc {
 /// Why a model could not be loaded or saved. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {}", crate::platform::io_reason(source))]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: is a directory, not an ONNX model file")]
     IsDirectory { path: PathBuf },
@@ -152,9 +152,8 @@ impl Model {
 /// What a file that is no ONNX model looks like, from its first bytes: a zip archive, or text. Asked only once
 /// decoding has failed, so a model is never judged by its first bytes.
 fn not_binary(path: &Path, file: &File) -> Option<LoadError> {
-    use std::os::unix::fs::FileExt;
     let mut head = [0u8; 512];
-    let n = file.read_at(&mut head, 0).ok()?;
+    let n = crate::platform::read_at(file, &mut head, 0).ok()?;
     looks_like(&head[..n]).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
 }
 

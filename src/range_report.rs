@@ -29,13 +29,25 @@ pub struct RangeFailure {
     pub fills: crate::infer::value_range::Fills,
 }
 
+impl RangeFailure {
+    /// `GRAPH/NODE`, as JSON names the site (whole, unescaped).
+    pub fn path(&self) -> String {
+        format!("{}/{}", self.graph, self.node)
+    }
+
+    /// `GRAPH › NODE (OP)`, as text names the site (escaped, [`crate::location::at`]).
+    pub fn at(&self) -> String {
+        crate::location::at(&self.graph, Some(&self.node), Some(&self.op))
+    }
+}
+
 /// Input tensors written for failing sizes (`--witness`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WrittenWitness {
     /// The sizes of every symbol of the inputs (the failing ones, and the others at their smallest).
     pub sizes: Sizes,
-    /// The sites that fail at these sizes, as `GRAPH/NODE`.
-    pub sites: Vec<String>,
+    /// The sites that fail at these sizes.
+    pub sites: Vec<RangeFailure>,
     /// The folder the tensors were written into.
     pub dir: std::path::PathBuf,
     /// Where the tensors could not be written, why (nothing is written then).

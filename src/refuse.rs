@@ -9,8 +9,10 @@
 use crate::analysis::{Analysis, Note};
 use crate::diagnostic::Code;
 
-/// The codes that make a model broken for `expand`.
+/// The codes that make a model broken for `expand` (and `infer`, `fold`). A `--bind` size the model contradicts is
+/// one: the model cannot run at those sizes, so a rewrite for them has no meaning.
 pub const BROKEN: &[Code] = &[
+    Code::BindContradiction,
     Code::GraphCycle,
     Code::DuplicateValue,
     Code::UndefinedValue,
@@ -35,15 +37,8 @@ pub fn summary(notes: &[Note]) -> String {
     format!("refused, the model is broken: error[{}] {}{more}", first.code, first.message)
 }
 
-/// How one note reads on its own line, as `check` prints a finding: `graph/node (op): message`.
+/// How one note reads on its own line, as `check` prints a finding: `error[CODE] GRAPH › NODE (OP): message`.
 pub fn line(note: &Note) -> String {
-    use crate::escape::name;
-    let mut at = name(&note.graph).to_string();
-    if let Some(node) = &note.node {
-        at = format!("{at}/{}", name(node));
-    }
-    if let Some(op) = &note.op {
-        at = format!("{at} ({})", name(op));
-    }
+    let at = crate::location::at(&note.graph, note.node.as_deref(), note.op.as_deref());
     format!("error[{}] {at}: {}", note.code, note.message)
 }

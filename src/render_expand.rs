@@ -3,8 +3,18 @@
 
 use std::io::{self, Write};
 
-use crate::escape::{one_line, plain, short, text};
+use crate::escape::{plain, text};
 use crate::expand::ExpandSummary;
+
+/// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
+pub(crate) fn write_fitted(out: &mut impl Write, input: &str, lead: &str, text: &str) -> io::Result<()> {
+    let (line, legend) = crate::brief::fit(lead, text);
+    writeln!(out, "{input}: {line}")?;
+    for line in legend {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
 
 /// The JSON object of an expand run: names whole.
 pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
@@ -24,7 +34,7 @@ pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -
             "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "reason": plain(&l.reason),
+            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind.as_str(), "reason": plain(&l.reason),
         })).collect::<Vec<_>>(),
     })
 }
@@ -44,15 +54,15 @@ pub fn write_expand_text(
         for a in &summary.actions {
             let still = match a.conditions.is_empty() {
                 true => String::new(),
-                false => format!(" (still holds only if {})", one_line(&a.conditions.join(" and "))),
+                false => format!(" (still holds only if {})", crate::rules::all_of(&a.conditions)),
             };
-            let (graph, node, op) = (short(&a.graph), short(&a.node), short(&a.op));
-            writeln!(out, "{input}: {graph}/{node} ({op}): {}{still}", one_line(&a.steps.join("; ")))?;
+            let at = crate::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            write_fitted(out, &input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;
         }
     }
     for l in &summary.left {
-        let (graph, node, op) = (short(&l.graph), short(&l.node), short(&l.op));
-        writeln!(out, "{input}: left implicit {graph}/{node} ({op}): {}", one_line(&l.reason))?;
+        let at = crate::location::at(&l.graph, Some(&l.node), Some(&l.op));
+        write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason)?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),

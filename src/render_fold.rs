@@ -42,6 +42,7 @@ pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Va
         "written": output.is_some(),
         "candidates": summary.candidates,
         "folded_count": summary.folded.len(),
+        "removed_with_count": summary.removed_with.len(),
         "kept_count": summary.kept.len(),
         "nodes_removed": summary.nodes_removed,
         "initializers_removed": summary.initializers_removed,
@@ -49,6 +50,9 @@ pub fn fold_json(input: &str, output: Option<&str>, summary: &FoldSummary) -> Va
         "folded": summary.folded.iter().map(|f| json!({
             "graph": f.graph, "node": f.node, "op": f.op, "functions": frames_json(&f.functions),
             "form": f.form.as_str(), "source": f.source, "into": f.into,
+        })).collect::<Vec<_>>(),
+        "removed_with": summary.removed_with.iter().map(|r| json!({
+            "graph": r.graph, "node": r.node, "op": r.op, "form": r.form.as_str(), "with": r.with,
         })).collect::<Vec<_>>(),
         "kept": summary.kept.iter().map(|k| json!({
             "graph": k.graph, "node": k.node, "op": k.op, "functions": frames_json(&k.functions),
@@ -66,31 +70,41 @@ pub fn write_fold_text(
     summary: &FoldSummary,
     quiet: bool,
 ) -> io::Result<()> {
-    use crate::escape::{one_line, short, text};
-    use crate::render::{function_frames, shown_location};
+    use crate::escape::text;
+    use crate::render::function_frames;
     let input = text(input);
     if !quiet {
         for f in &summary.folded {
-            let into: Vec<_> = f.into.iter().map(|n| short(n)).collect();
+            let into: Vec<_> = f.into.iter().map(|n| crate::escape::name(n).to_string()).collect();
             let into = if into.is_empty() { String::new() } else { format!(" into {}", into.join(", ")) };
-            let at = shown_location(&f.graph, Some(&f.node), Some(&f.op));
-            let frames = one_line(&function_frames(&f.functions));
-            writeln!(out, "{input}: folded {at}: {frames}{} read directly{into}", short(&f.source))?;
+            let at = crate::location::at(&f.graph, Some(&f.node), Some(&f.op));
+            let frames = function_frames(&f.functions);
+            let text = format!("{frames}{} read directly{into}", crate::escape::name(&f.source));
+            crate::render_expand::write_fitted(out, &input, &format!("folded {at}: "), &text)?;
         }
     }
+    for r in &summary.removed_with {
+        let at = crate::location::at(&r.graph, Some(&r.node), Some(&r.op));
+        let text = format!("with {}, which alone read it", r.with.join(", "));
+        crate::render_expand::write_fitted(out, &input, &format!("removed {at} "), &text)?;
+    }
     for k in &summary.kept {
-        let at = shown_location(&k.graph, Some(&k.node), Some(&k.op));
-        let reason = one_line(&format!("{}{}", function_frames(&k.functions), k.reason));
-        writeln!(out, "{input}: kept {at}: {reason}")?;
+        let at = crate::location::at(&k.graph, Some(&k.node), Some(&k.op));
+        let reason = format!("{}{}", function_frames(&k.functions), k.reason);
+        crate::render_expand::write_fitted(out, &input, &format!("kept {at}: "), &reason)?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),
         None => "dry run, nothing written".to_string(),
     };
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let removed_with = match summary.removed_with.len() {
+        0 => String::new(),
+        n => format!(", {n} removed with them"),
+    };
     writeln!(
         out,
-        "{input}: {} of {} folded, {} kept; {} removed, {} removed, {} shrunk; {target}",
+        "{input}: {} of {} folded{removed_with}, {} kept; {} removed, {} removed, {} shrunk; {target}",
         summary.folded.len(),
         plural(summary.candidates, "explicit broadcast", "explicit broadcasts"),
         summary.kept.len(),

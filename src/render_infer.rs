@@ -34,13 +34,13 @@ pub fn write_infer_text(
     output: Option<&str>,
     summary: &InferSummary,
 ) -> io::Result<()> {
-    use crate::escape::{one_line, short, text};
+    use crate::escape::text;
     let input = text(input);
     for m in &summary.mismatches {
         let fate = if m.replaced { "replaced" } else { "kept; --overwrite-declared replaces it" };
         let code = Code::DeclaredShapeMismatch.as_str();
-        let (graph, value) = (short(&m.graph), short(&m.value));
-        writeln!(out, "{input}: {code} {graph}/{value}: {} ({fate})", one_line(&m.why))?;
+        let lead = format!("{code} {}: ", crate::location::at(&m.graph, Some(&format!("value {}", m.value)), None));
+        crate::render_expand::write_fitted(out, &input, &lead, &format!("{} ({fate})", m.why))?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),

@@ -53,10 +53,7 @@ pub enum SaveError {
 
 /// An I/O error without the path the OS call was given (which may be a temporary name).
 fn reason(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code).to_string(),
-        None => e.to_string(),
-    }
+    crate::platform::io_reason(e)
 }
 
 /// Where `output` (OUT as given) leads, by the policy in the module documentation.
@@ -96,15 +93,6 @@ pub fn destination(output: &Path) -> Result<Destination, SaveError> {
             }
         }
         Err(e) => Err(io(e)),
-    }
-}
-
-/// Two paths name one existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
     }
 }
 
@@ -226,10 +214,10 @@ fn gather_allowed(
 ) -> Result<(), SaveError> {
     let target = folder_of(path).join(file);
     let refuse = |why: &str| Err(SaveError::Gather { out: out.to_string(), file: file.to_string(), why: why.into() });
-    if path.file_name() == Some(std::ffi::OsStr::new(file)) || same_file(&target, path) {
+    if path.file_name() == Some(std::ffi::OsStr::new(file)) || crate::platform::same_file(&target, path) {
         return refuse("names OUT itself");
     }
-    if same_file(&target, model.path()) {
+    if crate::platform::same_file(&target, model.path()) {
         return refuse("names the input model");
     }
     if carried.iter().any(|(location, _)| Path::new(location) == Path::new(file)) {
@@ -245,7 +233,7 @@ fn gather_allowed(
         external::reference(t)
             .and_then(Result::ok)
             .and_then(|r| external::resolve(from, t.name(), &r.location).ok())
-            .is_some_and(|source| same_file(&source, &target))
+            .is_some_and(|source| crate::platform::same_file(&source, &target))
     });
     if owned {
         Ok(())

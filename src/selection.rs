@@ -61,7 +61,13 @@ pub struct UnknownCode(pub String);
 impl std::fmt::Display for UnknownCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let valid: Vec<&str> = std::iter::once("all").chain(Code::ALL.iter().map(|c| c.as_str())).collect();
-        write!(f, "unknown code `{}`; valid codes: {}", self.0, valid.join(", "))
+        // Wrapped, so that no line of the message runs past a terminal's width.
+        let text = format!("unknown code `{}`; valid codes: {}", self.0, valid.join(", "));
+        let options = textwrap::Options::new(100)
+            .subsequent_indent("  ")
+            .word_splitter(textwrap::WordSplitter::NoHyphenation)
+            .break_words(false);
+        f.write_str(&textwrap::wrap(&text, options).join("\n"))
     }
 }
 

@@ -14,7 +14,6 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io;
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 
 use bytes::{Buf, Bytes};
 use prost::encoding::decode_varint;
@@ -106,7 +105,7 @@ impl<'a> FileSource<'a> {
             if range.len() >= MAX_READ {
                 let at = out.len();
                 out.resize(at + range.len(), 0);
-                return self.file.read_exact_at(&mut out[at..], range.start as u64);
+                return crate::platform::read_exact_at(self.file, &mut out[at..], range.start as u64);
             }
             w.fill(self.file, range.start, range.len(), self.len)?;
         }
@@ -145,7 +144,7 @@ impl Window {
         let size = self.next_read.max(need).min(file_len.saturating_sub(at));
         self.bytes.resize(size, 0);
         self.start = at;
-        let read = file.read_exact_at(&mut self.bytes, at as u64);
+        let read = crate::platform::read_exact_at(file, &mut self.bytes, at as u64);
         if read.is_err() {
             self.bytes.clear();
         }
@@ -199,7 +198,7 @@ pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailur
 pub enum WireError {
     #[error("malformed protobuf at byte {offset}: {reason}")]
     Malformed { offset: usize, reason: &'static str },
-    #[error("cannot read the input: {0}")]
+    #[error("cannot read the input: {}", crate::platform::io_reason(.0))]
     Io(#[from] io::Error),
 }
 

@@ -15,7 +15,7 @@ use prost::Message;
 
 use crate::infer::value_range::Fills;
 use crate::pb::{DataType, TensorProto};
-use crate::range_report::{RangeReport, WrittenWitness};
+use crate::range_report::{RangeFailure, RangeReport, WrittenWitness};
 use crate::ranges::profile::Input;
 use crate::ranges::Sizes;
 use crate::shape::Dim;
@@ -38,12 +38,11 @@ pub fn write(
     dir: &Path,
     runtime: Option<Runtime>,
 ) -> std::io::Result<()> {
-    let mut sets: Vec<(Sizes, Vec<String>, Fills)> = Vec::new();
+    let mut sets: Vec<(Sizes, Vec<RangeFailure>, Fills)> = Vec::new();
     for f in &report.failures {
-        let site = format!("{}/{}", f.graph, f.node);
         match sets.iter_mut().find(|(w, _, fills)| *w == f.witness && *fills == f.fills) {
-            Some((_, sites, _)) => sites.push(site),
-            None => sets.push((f.witness.clone(), vec![site], f.fills.clone())),
+            Some((_, sites, _)) => sites.push(f.clone()),
+            None => sets.push((f.witness.clone(), vec![f.clone()], f.fills.clone())),
         }
     }
     if sets.is_empty() {
@@ -229,7 +228,7 @@ fn write_tensors(folder: &Path, tensors: &[TensorProto]) -> std::io::Result<Vec<
 
 fn listing(
     (sizes, fills): (&Sizes, &Fills),
-    sites: &[String],
+    sites: &[RangeFailure],
     files: &[PathBuf],
     error: Option<&str>,
     runtime: Option<&str>,
@@ -241,7 +240,7 @@ fn listing(
     serde_json::json!({
         "sizes": sizes,
         "filled": filled,
-        "sites": sites,
+        "sites": sites.iter().map(RangeFailure::path).collect::<Vec<_>>(),
         "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "error": error,
         "runtime": runtime,

@@ -70,7 +70,7 @@ fn flags_change_severities() {
     assert_eq!(r.code, 0, "{r:?}");
     let r = run_in(dir, &["check", "--deny", "conditional-broadcast", "cond.onnx"]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stdout.contains("cond.onnx: error[conditional-broadcast] main/add (Add): holds only if"), "{r:?}");
+    assert!(r.stdout.contains("cond.onnx: error[conditional-broadcast] main › add (Add): holds only if"), "{r:?}");
 
     let r = run_in(dir, &["check", "--warn", "broadcast-violation", "bad.onnx"]);
     assert_eq!(r.code, 0, "a violation made a warning does not fail: {r:?}");
@@ -115,7 +115,7 @@ fn naming_a_strict_code_enables_it() {
     let dir = t.path();
     let r = run_in(dir, &["check", "--warn", "implicit-broadcast", "ok.onnx"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.contains("ok.onnx: warning[implicit-broadcast] main/add (Add): implicit broadcast of"), "{r:?}");
+    assert!(r.stdout.contains("ok.onnx: warning[implicit-broadcast] main › add (Add): implicit broadcast of"), "{r:?}");
     let r = run_in(dir, &["check", "--deny", "implicit-broadcast", "ok.onnx"]);
     assert_eq!(r.code, 1, "{r:?}");
     let r = run_in(dir, &["check", "--deny", "all", "ok.onnx"]);

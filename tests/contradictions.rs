@@ -43,7 +43,7 @@ fn matmul_of_2x3_by_4x5_then_concat_is_one_error_naming_node_op_shapes_and_axis(
     let findings: Vec<&str> = r.stdout.lines().filter(|l| l.contains("error[")).collect();
     assert_eq!(findings.len(), 1, "only the MatMul: the Concat reads what follows it\n{}", r.stdout);
     let f = findings[0];
-    assert!(f.contains("error[shape-contradiction] main/mm (MatMul): "), "{f}");
+    assert!(f.contains("error[shape-contradiction] main › mm (MatMul): "), "{f}");
     assert!(f.contains("A [2, 3] and B [4, 5]"), "{f}");
     assert!(f.contains("A has 3 on its axis 1 where B has 4 on its axis 0"), "{f}");
 }
@@ -63,7 +63,7 @@ fn shapes_marks_what_follows_a_contradiction_unknown() {
     assert!(get("F").get("follows_contradiction").is_none());
     let text = run(&["shapes", MATMUL_CONCAT]).stdout;
     assert!(text.contains("  C: unknown, follows a contradiction"), "{text}");
-    assert!(text.contains("what follows main/mm (MatMul) is unknown"), "{text}");
+    assert!(text.contains("what follows main › mm (MatMul) is unknown"), "{text}");
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn infer_writes_no_shape_derived_through_a_contradiction() {
 fn a_contradiction_in_a_branch_or_a_function_is_reported_there_and_followed_out_of_it() {
     let r = run(&["check", "--no-config", "fixtures/contradiction/branch_matmul.onnx"]);
     assert_eq!(r.code, 1, "{}", r.stdout);
-    assert!(r.stdout.contains("error[shape-contradiction] main/if/then_branch/mm (MatMul): "), "{}", r.stdout);
+    assert!(r.stdout.contains("error[shape-contradiction] main/if/then_branch › mm (MatMul): "), "{}", r.stdout);
     let shapes = run(&["shapes", "fixtures/contradiction/branch_matmul.onnx"]).stdout;
     for value in ["y", "z"] {
         assert!(shapes.contains(&format!("  {value}: unknown, follows a contradiction")), "{value}: {shapes}");
@@ -103,7 +103,7 @@ fn a_contradiction_in_a_branch_or_a_function_is_reported_there_and_followed_out_
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
         r.stdout
-            .contains("error[shape-contradiction] main/call (MatMul): in function local.F (node inner_mm): x [2, 3]"),
+            .contains("error[shape-contradiction] main › call (MatMul): in function local.F (node inner_mm): x [2, 3]"),
         "{}",
         r.stdout
     );
@@ -115,7 +115,11 @@ fn a_contradiction_in_a_branch_or_a_function_is_reported_there_and_followed_out_
 fn a_symbolic_inner_size_is_a_condition_not_an_error() {
     let r = run(&["check", "--no-config", "fixtures/contradiction/matmul_symbolic.onnx"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
-    assert!(r.stdout.contains("warning[conditional-shape] main/mm (MatMul): holds only if K = 768: "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("warning[conditional-shape] main › mm (MatMul): holds only if K = 768: "),
+        "{}",
+        r.stdout
+    );
     // --strict is about broadcasts; the condition fails a run only when denied.
     let strict = run(&["check", "--no-config", "--strict", "fixtures/contradiction/matmul_symbolic.onnx"]);
     assert_eq!(strict.code, 0, "{}", strict.stdout);
@@ -133,7 +137,7 @@ fn reshape_minus_one_divides_exactly_or_says_when_it_does() {
     // With N = 5, 30 elements do not make rows of 4 (issue 25: it was `[4, 7]`, rounded down).
     let bound = run(&["check", "--no-config", "--bind", "N=5", RESHAPE]);
     assert_eq!(bound.code, 1, "{}", bound.stdout);
-    assert!(bound.stdout.contains("error[inexact-division] main/reshape (Reshape): "), "{}", bound.stdout);
+    assert!(bound.stdout.contains("error[inexact-division] main › reshape (Reshape): "), "{}", bound.stdout);
     assert!(bound.stdout.contains("4 does not divide 30"), "{}", bound.stdout);
     // With N = 6 it is exact: [4, 9], no finding.
     let exact = run(&["check", "--no-config", "--bind", "N=6", RESHAPE]);

@@ -88,7 +88,7 @@ fn under_strict_every_opaque_node_is_a_finding_with_its_code() {
     assert_eq!(status, 1, "{out}");
     let opaque: Vec<&str> = out.lines().filter(|l| l.contains("error[opaque-node]")).collect();
     assert_eq!(opaque.len(), 2, "{out}");
-    assert!(opaque[0].contains("main/#0 (Scale)") && opaque[0].contains("custom.Scale"), "{out}");
+    assert!(opaque[0].contains("main › #0 (Scale)") && opaque[0].contains("custom.Scale"), "{out}");
     // Without --strict the code is not reported; naming it turns it on, as for implicit-broadcast.
     let (_, out) = check_in(&dir, &["--warn", "opaque-node", path.to_str().unwrap()]);
     assert_eq!(out.lines().filter(|l| l.contains("warning[opaque-node]")).count(), 2, "{out}");

@@ -291,7 +291,7 @@ fn odd_model_fields_are_judged_alike_by_every_command() {
     assert!(check[0].contains("'V'") && check[0].contains("declared [5, 7], inferred [2, 3]"), "{}", check[0]);
     let infer: Vec<&str> = outcome.text["infer"].lines().filter(|l| l.contains("declared-shape-mismatch")).collect();
     assert_eq!(infer.len(), 1, "{}", outcome.text["infer"]);
-    assert!(infer[0].contains("main/V: declared [5, 7], inferred [2, 3]"), "{}", infer[0]);
+    assert!(infer[0].contains("main › value V: declared [5, 7], inferred [2, 3]"), "{}", infer[0]);
 }
 
 /// The graphs of `training_info` are checked, reading the main graph's values by name (`W`, an initializer of the
@@ -303,7 +303,9 @@ fn training_graphs_are_checked_and_left_alone_by_rewrites() {
     let check = run_limited(&corpus(), &["check", "--no-config", bad.to_str().unwrap()]);
     assert_eq!(check.code, Some(1), "{}", check.stdout);
     assert!(
-        check.stdout.contains("error[broadcast-violation] training_info[0].algorithm/update (Sub): W [3] and step [4]"),
+        check
+            .stdout
+            .contains("error[broadcast-violation] training_info[0].algorithm › update (Sub): W [3] and step [4]"),
         "{}",
         check.stdout
     );

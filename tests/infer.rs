@@ -176,16 +176,35 @@ fn one_symbol_bound_to_two_sizes_is_an_error() {
     assert!(r.stderr.contains("seq is already bound to 3"), "{}", r.stderr);
 }
 
+/// Issue 28: a binding the model contradicts is a finding of its own (`bind-contradiction`, exit 1) at the node
+/// whose declaration it contradicts, not a failure to check the model; `expand` and `infer` refuse (exit 1, nothing
+/// written) and `shapes` prints the shapes with the contradiction on stderr (exit 1).
 #[test]
-fn a_binding_that_contradicts_a_size_the_model_declares_is_an_error() {
+fn a_binding_that_contradicts_a_size_the_model_declares_is_a_finding() {
     let dir = scratch("contradiction");
     let path = save(&dir, "m.onnx", &relu_model(&["4", "3"]));
     assert_eq!(run(&["check", &path]).code, 0, "N is free: declaring y as [4, 3] only says N = 4");
     assert_eq!(run(&["check", "--bind", "N=4", &path]).code, 0);
     let r = run(&["check", "--bind", "N=5", &path]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    let said = format!("{}{}", r.stdout, r.stderr);
-    assert!(said.contains("contradicts the model") && said.contains("'y'") && said.contains("axis 0"), "{said}");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.contains("error[bind-contradiction] "), "{}", r.stdout);
+    assert!(r.stdout.contains("'y'") && r.stdout.contains("axis 0") && r.stdout.contains("1 error"), "{}", r.stdout);
+    assert!(!r.stdout.contains("could not be checked"), "{}", r.stdout);
+    let out = format!("{}/out.onnx", dir.display());
+    for command in ["expand", "infer"] {
+        let r = run(&[command, "--bind", "N=5", &path, &out]);
+        assert_eq!(r.code, 1, "{command}: {}", r.stderr);
+        assert!(r.stderr.contains("error[bind-contradiction]") && r.stderr.contains("nothing was written"));
+        assert!(!std::path::Path::new(&out).exists(), "{command} wrote nothing");
+    }
+    let r = run(&["shapes", "--bind", "N=5", &path]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("y: float [5, 3]") && r.stderr.contains("error[bind-contradiction]"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
 }
 
 #[test]
@@ -274,7 +293,9 @@ fn infer_reports_a_contradicting_declaration_and_replaces_it_only_when_asked() {
     assert_eq!(dims(&load(&out).graph.unwrap().output[0]), ["2", "4"]);
     let replaced = run(&["infer", "--overwrite-declared", &path, &out]);
     assert_eq!(replaced.code, 0, "{}", replaced.stderr);
-    assert!(replaced.stdout.contains("declared-shape-mismatch main/y") && replaced.stdout.contains("(replaced)"));
+    assert!(
+        replaced.stdout.contains("declared-shape-mismatch main › value y") && replaced.stdout.contains("(replaced)")
+    );
     assert_eq!(dims(&load(&out).graph.unwrap().output[0]), ["2", "3"]);
 }
 

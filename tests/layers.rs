@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top. A module is a file or folder directly under `src/` (`main` and `cli` are the binary).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("schema, system calls, shown text", &["pb", "atomic", "copy", "panics", "escape", "interrupt"]),
+    ("schema, system calls, shown text", &["pb", "platform", "atomic", "copy", "panics", "escape", "interrupt"]),
     ("loading", &["source", "model", "gen"]),
-    ("locations, symbols, shapes, element types, codes", &["sym", "shape", "tensor", "diagnostic"]),
+    ("locations, symbols, shapes, element types, codes", &["location", "sym", "shape", "tensor", "diagnostic"]),
     ("attributes, op table, rules, tensor data, ranges of sizes", &["attr", "ops", "rules", "external", "ranges"]),
     ("inference", &["infer"]),
     ("analysis", &["calls", "analysis"]),
@@ -310,6 +310,28 @@ fn attribute_reads() -> Vec<String> {
 fn attributes_are_read_only_through_attrs() {
     let reads = attribute_reads();
     assert!(reads.is_empty(), "read NodeProto.attribute through onnx_bcast::attr instead:\n{}", reads.join("\n"));
+}
+
+/// System-specific code (`libc::`, `std::os::…`) lives in `src/platform.rs` only, outside `#[cfg(test)]` items, so
+/// that every other module builds on any system and `platform` is the one place that says what differs.
+#[test]
+fn system_specific_code_is_only_in_platform() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("platform.rs")) {
+        let code = code_only(&std::fs::read_to_string(file).expect("readable"));
+        for pattern in ["libc::", "std::os::", "os::unix", "os::windows", "os::fd"] {
+            if let Some(k) = code.find(pattern) {
+                found.push(format!(
+                    "{}: `{pattern}` near line {} of the code",
+                    file.display(),
+                    code[..k].lines().count()
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "move system-specific code into src/platform.rs:\n{}", found.join("\n"));
 }
 
 /// A broadcasting site is told apart by its typed kind (`Site::kind`, from the op table), never by comparing its op

@@ -61,7 +61,7 @@ fn a_position_table_fails_one_past_its_length_and_is_proven_below() {
     let r = run(&["check", POSITIONS, "--range", "seq=1..512"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("error[broadcast-violation] main/#7 (Add): fails at seq = 65 (it needs seq ≤ 64)"),
+        r.stdout.contains("error[broadcast-violation] main › #7 (Add): fails at seq = 65 (it needs seq ≤ 64)"),
         "{}",
         r.stdout
     );
@@ -110,8 +110,8 @@ fn multiples_of_the_pyramid_step_are_proven_and_other_sizes_fail_at_the_smallest
     let r = run(&["check", PYRAMID, "--range", "height=8..64", "--range", "width=8..64"]);
     assert_eq!(r.code, 1);
     // The first add needs floor(width / 2) even (width 8 or 9 pass), the second width even.
-    assert!(r.stdout.contains("main/#3 (Add): fails at height = 8, width = 10"), "{}", r.stdout);
-    assert!(r.stdout.contains("main/#5 (Add): fails at height = 8, width = 9"), "{}", r.stdout);
+    assert!(r.stdout.contains("main › #3 (Add): fails at height = 8, width = 10"), "{}", r.stdout);
+    assert!(r.stdout.contains("main › #5 (Add): fails at height = 8, width = 9"), "{}", r.stdout);
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn witnesses_are_tensors_of_the_failing_sizes() {
         assert_eq!(raw.len(), 2 * 65 * 8);
         assert!(raw.chunks(8).all(|c| i64::from_le_bytes(c.try_into().unwrap()) <= 1));
     }
-    assert!(r.stdout.contains("witness for main/#7 (Add) at seq = 65, batch = 2: "), "{}", r.stdout);
+    assert!(r.stdout.contains("witness for main › #7 (Add) at seq = 65, batch = 2: "), "{}", r.stdout);
 }
 
 #[test]
@@ -292,7 +292,8 @@ fn expand_over_ranges_leaves_a_failing_site_with_its_witness() {
     let r = run(&["expand", POSITIONS, out.to_str().unwrap(), "--range", "seq=1..512"]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stdout.contains("left implicit main/#7 (Add)") && r.stdout.contains("): fails at seq = 65 within the ranges"),
+        r.stdout.contains("left implicit main › #7 (Add)")
+            && r.stdout.contains("): fails at seq = 65 within the ranges"),
         "{}",
         r.stdout
     );
@@ -309,10 +310,10 @@ fn computed_position_ids_name_the_size_their_table_holds() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let warnings: Vec<&str> = r.stdout.lines().filter(|l| l.contains("warning[index-bound]")).collect();
     assert_eq!(warnings.len(), 2, "{}", r.stdout);
-    assert!(warnings[0].contains("main/#4 (Gather): holds only if seq ≤ 64: indices range_ids [seq] reach seq + 1"));
+    assert!(warnings[0].contains("main › #4 (Gather): holds only if seq ≤ 64: indices range_ids [seq] reach seq + 1"));
     // RoBERTa's ids reach seq + 1 only where no id is the padding id 1.
     assert!(warnings[1].contains(
-        "main/#12 (Gather): holds only if seq ≤ 64: indices cumsum_ids [batch, seq] reach \
+        "main › #12 (Gather): holds only if seq ≤ 64: indices cumsum_ids [batch, seq] reach \
          seq + 1 (with 'input_ids' filled with 2)"
     ));
 }
@@ -358,11 +359,11 @@ fn a_witness_of_computed_indices_fills_the_inputs_that_drive_them_past_the_table
 fn a_range_of_an_integer_inputs_values_bounds_the_indices_computed_from_it() {
     // OPT's ids: any attention_mask value may be fed, so nothing bounds them; a 0/1 mask bounds them by seq + 1.
     let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512"]);
-    assert!(!r.stdout.contains("main/#18 (Gather)"), "{}", r.stdout);
+    assert!(!r.stdout.contains("main › #18 (Gather)"), "{}", r.stdout);
     let r = run(&["check", "--no-config", POSITION_IDS, "--range", "seq=1..512", "--range", "attention_mask=0..1"]);
     assert!(
         r.stdout.contains(
-            "error[index-bound] main/#18 (Gather): fails at seq = 65 (it needs seq ≤ 64): indices mask_ids [batch, \
+            "error[index-bound] main › #18 (Gather): fails at seq = 65 (it needs seq ≤ 64): indices mask_ids [batch, \
              seq] reach seq + 1 (with 'attention_mask' filled with 1)"
         ),
         "{}",

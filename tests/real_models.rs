@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// Sites `expand` may leave, as (model, node, start of the reason), each one a documented limitation:
 /// below opset 8 there is no `Expand`, and a site whose output shape is not static cannot be rewritten with
-/// `Reshape` + `Tile` constants (README, "Making broadcasts explicit").
+/// `Reshape` + `Tile` constants (docs/expand.md).
 const DOCUMENTED_LEFT: &[(&str, &str, &str)] = &[
     ("sklearn/kmeans_op7.onnx", "Mu_Mul", "no faithful rewrite at opset 7"),
     ("sklearn/kmeans_op7.onnx", "Ge_Gemm", "no faithful rewrite at opset 7"),

@@ -133,7 +133,7 @@ fn violations_folder_validates_with_an_error_per_violation() {
         let logical = &hit["locations"][0]["logicalLocations"][0];
         assert_eq!(logical["fullyQualifiedName"], format!("{graph}/{node}"), "{file}");
         assert_eq!(logical["name"], node.as_str(), "{file}");
-        assert!(hit["message"]["text"].as_str().unwrap().starts_with(&format!("{graph}/{node} (")), "{file}");
+        assert!(hit["message"]["text"].as_str().unwrap().starts_with(&format!("{graph} › {node} (")), "{file}");
     }
 }
 

@@ -46,4 +46,19 @@ def expand(
     ranges: List[Tuple[str, str]] = ...,
     profile: Optional[Tuple[str, str, str]] = None,
 ) -> Tuple[Optional[bytes], str]: ...
+def infer(
+    model: Union[str, bytes],
+    out: Optional[str],
+    overwrite_declared: bool,
+    name: Optional[str] = None,
+    bind: List[Tuple[str, int]] = ...,
+) -> Tuple[Optional[bytes], str]: ...
+def fold(
+    model: Union[str, bytes],
+    out: Optional[str],
+    materialized: bool,
+    name: Optional[str] = None,
+) -> Tuple[Optional[bytes], str]: ...
+def explain(code: Optional[str] = None) -> Optional[str]: ...
+def find_models(folder: str) -> List[Tuple[str, Optional[str]]]: ...
 def run_cli(argv: List[str]) -> int: ...

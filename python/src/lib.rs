@@ -1,6 +1,7 @@
 //! `onnx_bcast._native`, the compiled half of the Python package: the command line (`run_cli`, the same program as
-//! the `onnx-bcast` binary) and `check`, `expand` and `shapes` on a model given as a path or as bytes. The Python
-//! half (`python/onnx_bcast/`) turns `onnx.ModelProto` and path-likes into these two, and the results into objects.
+//! the `onnx-bcast` binary) and `check`, `expand`, `infer`, `fold` and `shapes` on a model given as a path or as
+//! bytes, `explain`, and `find_models` (a folder's models, as `check` walks it). The Python half
+//! (`python/onnx_bcast/`) turns `onnx.ModelProto` and path-likes into these two, and the results into objects.
 //!
 //! Every call lets go of the GIL while Rust works, so threads scale; a path is memory-mapped exactly as the command
 //! line maps it, and bytes are borrowed from their Python object, not copied. Errors come back as the package's
@@ -25,21 +26,27 @@ use onnx_bcast::render;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-create_exception!(_native, OnnxBcastError, PyException, "Any error onnx-bcast reports.");
-create_exception!(_native, ModelError, OnnxBcastError, "The model cannot be read: not a file, not ONNX, undecodable.");
+// The exceptions are named as the package shows them: `onnx_bcast.ModelError`, not `_native.ModelError`.
+create_exception!(onnx_bcast, OnnxBcastError, PyException, "Any error onnx-bcast reports.");
 create_exception!(
-    _native,
+    onnx_bcast,
+    ModelError,
+    OnnxBcastError,
+    "The model cannot be read: not a file, not ONNX, undecodable."
+);
+create_exception!(
+    onnx_bcast,
     RefusedError,
     OnnxBcastError,
     "`expand` will not rewrite a model that `check` reports as broken (a cycle, an undefined value, ...)."
 );
 create_exception!(
-    _native,
+    onnx_bcast,
     BindError,
     OnnxBcastError,
     "A `bind` size or a range names no symbol of the model's inputs, is too large, or contradicts the model."
 );
-create_exception!(_native, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
+create_exception!(onnx_bcast, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
 
 /// A model as the Python half hands it over: a file, or the bytes of one (named for messages).
 enum Input {
@@ -345,6 +352,10 @@ fn shapes(
         let bad = |e: analysis::BindError| Failure::Bind(format!("{shown}: {e}"));
         let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
         let mut analysis = analyze_model_request(&model, analysis::Options::default(), &request, None).map_err(bad)?;
+        // Shapes at sizes the model contradicts are no answer: the binding's error (`check` reports each one).
+        if let Some(e) = analysis::BindError::contradictions(&analysis) {
+            return Err(bad(e));
+        }
         if let Some(ranges) = &ranges {
             analysis.facts_within(&ranges.ranges);
         }
@@ -419,15 +430,148 @@ fn expand(
 /// The command line's message for a model `expand` will not rewrite.
 fn refused(shown: &str, error: ExpandError) -> Failure {
     match error {
-        ExpandError::Broken(notes) => {
-            let mut lines: Vec<String> =
-                notes.iter().map(|n| format!("{shown}: {}", onnx_bcast::refuse::line(n))).collect();
-            lines.push(format!("{shown}: not rewritten: `check` reports the model as broken"));
-            Failure::Refused(lines)
-        }
+        ExpandError::Broken(notes) => broken(shown, &notes, "rewritten"),
         ExpandError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
         other => Failure::Other(format!("{shown}: {other}")),
     }
+}
+
+/// A model a rewrite refuses, with `check`'s findings: `BindError` when they are all `bind-contradiction` (the
+/// model is fine, the sizes are not), else `RefusedError`.
+fn broken(shown: &str, notes: &[onnx_bcast::analysis::Note], verb: &str) -> Failure {
+    let mut lines: Vec<String> = notes.iter().map(|n| format!("{shown}: {}", onnx_bcast::refuse::line(n))).collect();
+    if notes.iter().all(|n| n.code == onnx_bcast::diagnostic::Code::BindContradiction) {
+        lines.push(format!("{shown}: not {verb}: the bind sizes contradict the model"));
+        return Failure::Bind(lines.join("\n"));
+    }
+    lines.push(format!("{shown}: not {verb}: `check` reports the model as broken"));
+    Failure::Refused(lines)
+}
+
+/// What `infer` and `fold` hand back: the rewritten bytes (unless written to `out`) and the summary JSON.
+type Rewritten = (Option<Py<PyBytes>>, String);
+
+/// Writes `pieces` to `out` (atomically, with external data, as the command line does) or lays them out in memory.
+fn write_or_lay_out(
+    model: &Model,
+    pieces: &onnx_bcast::wire::Pieces,
+    out: Option<&PathBuf>,
+    unchanged_in_place: bool,
+    shown: &str,
+) -> Result<Option<Vec<u8>>, Failure> {
+    match out {
+        Some(_) if unchanged_in_place => Ok(None),
+        Some(out) => onnx_bcast::save::write_model(model, &Default::default(), pieces, out)
+            .map(|_| None)
+            .map_err(|e| Failure::Other(e.to_string())),
+        None => pieces.to_vec(model.bytes()).map(Some).map_err(|e| Failure::Other(format!("{shown}: {e}"))),
+    }
+}
+
+/// Writes every inferred shape into the model (`onnx-bcast infer`); `out` as for `expand`.
+#[pyfunction]
+#[pyo3(signature = (model, out, overwrite_declared, name=None, bind=Vec::new()))]
+fn infer(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    out: Option<PathBuf>,
+    overwrite_declared: bool,
+    name: Option<String>,
+    bind: Vec<(String, u64)>,
+) -> PyResult<Rewritten> {
+    let input = Input::from_py(model, name, Vec::new())?;
+    let options = onnx_bcast::annotate::InferOptions {
+        bindings: bindings(&bind)?.bindings,
+        overwrite_declared,
+        ranges: Default::default(),
+    };
+    let shown = input.shown();
+    let same_file = same_path(&input, out.as_ref());
+    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
+        let model = input.open()?;
+        if let Some(out) = &out {
+            onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+        }
+        let (plan, pieces) = onnx_bcast::annotate::infer_model(&model, &options).map_err(|e| match e {
+            onnx_bcast::annotate::InferError::Broken(notes) => broken(&shown, &notes, "annotated"),
+            onnx_bcast::annotate::InferError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
+            other => Failure::Other(format!("{shown}: {other}")),
+        })?;
+        let bytes = write_or_lay_out(&model, &pieces, out.as_ref(), plan.edit.is_empty() && same_file, &shown)?;
+        let written = out.as_ref().map(|p| p.display().to_string());
+        Ok((bytes, onnx_bcast::render_infer::infer_json(&shown, written.as_deref(), &plan.summary).to_string()))
+    })?;
+    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
+}
+
+/// Removes the explicit broadcasts every consumer performs anyway (`onnx-bcast fold`); `out` as for `expand`.
+#[pyfunction]
+#[pyo3(signature = (model, out, materialized, name=None))]
+fn fold(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    out: Option<PathBuf>,
+    materialized: bool,
+    name: Option<String>,
+) -> PyResult<Rewritten> {
+    let input = Input::from_py(model, name, Vec::new())?;
+    let options = onnx_bcast::fold::FoldOptions { materialized };
+    let shown = input.shown();
+    let same_file = same_path(&input, out.as_ref());
+    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
+        let model = input.open()?;
+        if let Some(out) = &out {
+            onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+        }
+        let (plan, pieces) = onnx_bcast::fold::fold_model(&model, options).map_err(|e| match e {
+            onnx_bcast::fold::FoldError::Broken(notes) => broken(&shown, &notes, "rewritten"),
+            other => Failure::Other(format!("{shown}: {other}")),
+        })?;
+        let bytes = write_or_lay_out(&model, &pieces, out.as_ref(), plan.edit.is_empty() && same_file, &shown)?;
+        let written = out.as_ref().map(|p| p.display().to_string());
+        Ok((bytes, onnx_bcast::render_fold::fold_json(&shown, written.as_deref(), &plan.summary).to_string()))
+    })?;
+    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
+}
+
+/// Whether the input is a file that `out` names too.
+fn same_path(input: &Input, out: Option<&PathBuf>) -> bool {
+    match (input, out) {
+        (Input::Path(a), Some(b)) => onnx_bcast::cli::same_file(a, b),
+        _ => false,
+    }
+}
+
+/// The text of `onnx-bcast explain CODE`, or of the list of codes without one; `None` for a name that is no code.
+#[pyfunction]
+#[pyo3(signature = (code=None))]
+fn explain(code: Option<&str>) -> Option<String> {
+    match code {
+        None => Some(onnx_bcast::explain::list()),
+        Some(name) => onnx_bcast::diagnostic::Code::from_name(name).map(onnx_bcast::explain::text),
+    }
+}
+
+/// The models `onnx-bcast check FOLDER` checks, in its order (every `.onnx` file below it, hidden and ignored paths
+/// left out); a folder that cannot be read is an `(path, message)` pair in its place.
+#[pyfunction]
+fn find_models(py: Python<'_>, folder: PathBuf) -> Vec<(String, Option<String>)> {
+    py.detach(|| {
+        let (targets, _) = onnx_bcast::config::find_models(
+            &[folder],
+            &onnx_bcast::config::Exclude::default(),
+            onnx_bcast::config::Walk::default(),
+        );
+        targets
+            .into_iter()
+            .map(|t| match t {
+                onnx_bcast::config::Target::Model(path) => (path.display().to_string(), None),
+                onnx_bcast::config::Target::Unreadable { path, message } => {
+                    (path.display().to_string(), Some(format!("{}: {message}", path.display())))
+                }
+            })
+            .collect()
+    })
 }
 
 /// The command line: `argv` as `sys.argv` gives it; returns the exit status. The GIL is let go, so the Python
@@ -445,6 +589,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(shapes, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;
+    m.add_function(wrap_pyfunction!(infer, m)?)?;
+    m.add_function(wrap_pyfunction!(fold, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(find_models, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     let py = m.py();
     m.add("OnnxBcastError", py.get_type::<OnnxBcastError>())?;

@@ -86,7 +86,8 @@ def test_expand_writes_what_the_command_line_writes_on_every_backend_model(backe
                 failures.append(f"{path}: {e}")
         compared += 1
     assert not failures, failures[:5]
-    assert rewritten_models > 300 and compared > 250, (rewritten_models, compared)
+    # Since issue 28 an undecided site is left as it is, so fewer models are rewritten (287 at the time).
+    assert rewritten_models > 280 and compared > 250, (rewritten_models, compared)
 
 
 def _run(model: bytes, sets) -> list:

@@ -1,12 +1,16 @@
 //! `--bind NAME=SIZE`: sizes given to the symbols the model's inputs name (`dim_param`s), before inference, so
 //! that every size derived from them is worked out again (`min(128, seq)` at seq = 512 is 128). A binding must
-//! name a symbol of the main graph's inputs, and must not contradict a size the model fixes elsewhere (a declared
-//! `dim_value` that inference then finds to be another size): either is an error, never a silent choice.
+//! name a symbol of the main graph's inputs (else an error, before any work); a size the model fixes elsewhere and
+//! a binding contradicts (a declared `dim_value` that inference then finds to be another size) is a finding of its
+//! own, `bind-contradiction`, one per value: never a silent choice.
 
 use std::collections::BTreeMap;
 
 use super::*;
 use crate::escape::name as shown;
+
+/// How a `declared-shape-mismatch` says what is wrong; at the bound sizes, a `bind-contradiction` says it of them.
+pub(super) const DECLARED_OTHERWISE: &str = "is declared with other facts than inference finds";
 
 /// Sizes given to symbols, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,12 +46,23 @@ pub enum BindError {
     TooLarge { name: String, size: u64 },
     #[error("--bind {}: no input of the model has a dim named '{}' ({known})", shown(.name), shown(.name))]
     Unknown { name: String, known: String },
-    #[error("--bind contradicts the model: {}", .0.join("; "))]
-    Contradicts(Vec<String>),
+    /// The model contradicts the bindings: the first of the `bind-contradiction` findings, and how many there are.
+    #[error("--bind contradicts the model (bind-contradiction): {first}{}", if *.count > 1 { format!(" (and {} more)", .count - 1) } else { String::new() })]
+    Contradicts { first: String, count: usize },
     #[error(transparent)]
     Range(#[from] crate::ranges::RangeRequestError),
-    #[error("{name} is given a size by --bind and a range by --range or the profile: give one")]
+    #[error("{} is given a size by --bind and a range by --range or the profile: give one", shown(.name))]
     BoundAndRanged { name: String },
+}
+
+impl BindError {
+    /// The `bind-contradiction` findings of an analysis as one error, for a caller that cannot go on with them.
+    pub fn contradictions(analysis: &Analysis) -> Option<BindError> {
+        let mut found = analysis.notes.iter().filter(|n| n.code == Code::BindContradiction);
+        let first = found.next()?;
+        let at = crate::location::at(&first.graph, first.node.as_deref(), first.op.as_deref());
+        Some(BindError::Contradicts { first: format!("{at}: {}", first.message), count: 1 + found.count() })
+    }
 }
 
 impl Bindings {
@@ -191,8 +206,8 @@ impl Analysis {
 }
 
 /// [`analyze_model_each`] or [`analyze_model_with`] (when `each_site` is `None`) with the bindings and records of
-/// `request` (its ranges' single sizes bound: see [`prepare`]). A bound name no input declares, or a binding the
-/// model contradicts, is an error.
+/// `request` (its ranges' single sizes bound: see [`prepare`]). A bound name no input declares is an error; a
+/// declaration the bindings contradict is a note, `bind-contradiction` (see [`BindError::contradictions`]).
 pub fn analyze_model_request(
     model: &crate::model::Model,
     options: Options,
@@ -211,11 +226,13 @@ pub fn analyze_model_request(
         let unbound = analyze_model_impl(model, Options { value_facts: false }, &Request::default(), None);
         let key = |n: &Note| (n.graph.clone(), n.node.clone());
         let own: Vec<_> = unbound.notes.iter().filter(mismatch).map(key).collect();
-        let new = analysis.notes.iter().filter(mismatch).filter(|n| !own.contains(&key(n)));
-        analysis.binding_conflicts.extend(new.map(|n| n.message.to_string()));
-    }
-    if !analysis.binding_conflicts.is_empty() {
-        return Err(BindError::Contradicts(analysis.binding_conflicts));
+        for note in analysis.notes.iter_mut().filter(|n| n.code == Code::DeclaredShapeMismatch) {
+            if !own.contains(&key(note)) {
+                note.code = Code::BindContradiction;
+                let at_bound = format!("{DECLARED_OTHERWISE} at the bound sizes");
+                note.message = note.message.marked().replacen(DECLARED_OTHERWISE, &at_bound, 1).into();
+            }
+        }
     }
     Ok(analysis)
 }

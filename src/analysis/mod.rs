@@ -63,8 +63,6 @@ pub struct Analysis {
     /// Ops that no inference rule knows (`domain.op` outside the default domain), with how many nodes each: their
     /// outputs are unknown, and so is what depends on them.
     pub opaque: std::collections::BTreeMap<String, usize>,
-    /// Where a `--bind` size contradicts a size the model fixes (see [`bind`]); the analysis is then an error.
-    pub binding_conflicts: Vec<String>,
     /// Nodes whose inputs break what their op's specification requires of them, or meet it only under conditions
     /// (see [`crate::infer::require`]).
     pub contradictions: Vec<ShapeFinding>,

@@ -210,19 +210,14 @@ impl<'m> Walker<'m, '_> {
                     };
                     if let Some(why) = tensor::contradiction(&facts, &bound) {
                         if !self.bindings.is_empty() && tensor::contradiction(&facts, d).is_none() {
-                            let at = node_label(node, index);
                             let msg = format!(
-                                "value '{}' of node {} in {}: {why}",
+                                "value '{}' {} at the bound sizes: {why}",
                                 shown(name),
-                                shown(&at),
-                                shown(&env.path)
+                                super::bind::DECLARED_OTHERWISE
                             );
-                            self.out.binding_conflicts.push(msg);
+                            self.note(env, Code::BindContradiction, Some((node, index)), msg);
                         } else {
-                            let msg = format!(
-                                "value '{}' is declared with other facts than inference finds: {why}",
-                                shown(name)
-                            );
+                            let msg = format!("value '{}' {}: {why}", shown(name), super::bind::DECLARED_OTHERWISE);
                             self.note(env, Code::DeclaredShapeMismatch, Some((node, index)), msg);
                         }
                     }
@@ -346,6 +341,19 @@ impl<'m> Walker<'m, '_> {
         (order, producer)
     }
 
+    /// A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there, so
+    /// that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
+    fn name_what_shape_reads(&mut self, scope: &mut Scope<'m>, node: &'m NodeProto) {
+        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
+            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
+            if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
+                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
+                    *d = fresh_symbol(&mut self.fresh);
+                }
+            }
+        }
+    }
+
     pub(super) fn node(
         &mut self,
         env: &Env<'m, '_>,
@@ -356,7 +364,12 @@ impl<'m> Walker<'m, '_> {
         node: &'m NodeProto,
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
-        self.before_node(env, scope, index, node);
+        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
+            self.opset_missing = false;
+            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
+            self.note(env, Code::MissingOpset, Some((node, index)), msg);
+        }
+        self.name_what_shape_reads(scope, node);
         // References into the scopes, not copies: a node's inputs are only read until its outputs are defined.
         let mut refs: Vec<Option<&ValueFacts>> = Vec::with_capacity(node.input.len());
         for name in &node.input {
@@ -416,26 +429,6 @@ impl<'m> Walker<'m, '_> {
         let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
         self.define_outputs(env, scope, declared, index, node, outputs);
         super::index_bound::keep_range(scope, node, range);
-    }
-
-    /// What holds before a node is read: the note of a missing default opset (once), and fresh symbols for the
-    /// unknown dims a `Shape` reads.
-    fn before_node(&mut self, env: &Env<'m, '_>, scope: &mut Scope<'m>, index: usize, node: &'m NodeProto) {
-        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
-            self.opset_missing = false;
-            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
-            self.note(env, Code::MissingOpset, Some((node, index)), msg);
-        }
-        // A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there,
-        // so that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
-        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
-            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
-            if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
-                for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
-                    *d = fresh_symbol(&mut self.fresh);
-                }
-            }
-        }
     }
 
     /// What the caller feeds the main graph, as a value range: a boolean is 0 or 1, an integer what fills it (or

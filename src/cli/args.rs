@@ -9,7 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use onnx_bcast::diagnostic::Code;
 
 #[derive(Parser)]
-#[command(name = "onnx-bcast", version, about = "Make broadcasting in ONNX models visible, checked and explicit")]
+#[command(
+    name = "onnx-bcast",
+    version,
+    max_term_width = 100,
+    about = "Make broadcasting in ONNX models visible, checked and explicit"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -23,24 +28,31 @@ pub enum Command {
     /// come from onnx-bcast.toml or [tool.onnx-bcast] in pyproject.toml, the first found from the current folder
     /// upwards; flags override them.
     ///
-    /// Exit status: 0 when no model has an error, 1 when one does (a violation, a broken graph, a code made an error
-    /// by --deny, or under --strict any implicit or conditional broadcast), 2 when a model could not be checked or
-    /// the settings are wrong.
+    /// Exit status: 0 when no model has an error, 1 when one does (a violation, a broken graph, a --bind size the
+    /// model contradicts, a code made an error by --deny, or under --strict any implicit, conditional or undecided
+    /// broadcast), 2 when a model could not be checked or the settings are wrong.
     Check(CheckArgs),
     /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
     ///
     /// With --range (or a TensorRT profile), every size that is one number at every size of the ranges is shown as
     /// that number (`min(64, seq)` is 64 for seq ∈ 64..512), and what is one number for part of them only stays an
     /// expression.
+    ///
+    /// Exit status: 0 when every model's shapes were printed, 1 when a --bind size contradicts a model (its shapes
+    /// are printed, each contradiction on stderr), 2 when a model could not be read.
     Shapes(ShapesArgs),
     /// Rewrite every implicit broadcast into explicit ops (Expand; Reshape and Tile below opset 8).
+    ///
+    /// An undecided site (shapes not known well enough to tell whether it broadcasts) is left as it is and listed:
+    /// rewritten, it would become several undecided sites.
     ///
     /// With --range (or a TensorRT profile), a conditional site proven to hold at every size of the ranges is made
     /// explicit with no condition left to state, and one that fails somewhere in them is left as it is, named with
     /// its smallest failing sizes.
     ///
-    /// Exit status: 0 when every broadcast was made explicit, 1 when some site was left as it was (a violation, or
-    /// no faithful rewrite at the model's opset) or --verify found a difference, 2 when nothing could be written.
+    /// Exit status: 0 when written with every site that broadcasts made explicit, 1 when such a site was left as
+    /// it was (a violation, or no faithful rewrite at the model's opset), --verify found a difference, or the model
+    /// is broken or contradicts --bind (nothing written), 2 when nothing could be written.
     Expand(ExpandArgs),
     /// Write every value's inferred element type and shape into the model (value_info and graph outputs, in
     /// subgraphs and function bodies too); with --bind, a static model.
@@ -52,14 +64,16 @@ pub enum Command {
     /// a site that fails somewhere in them is not written.
     ///
     /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
-    /// the model is broken, and nothing was written), 2 when nothing could be written.
+    /// the model is broken or contradicts --bind, and nothing was written), 2 when nothing could be written.
     Infer(InferArgs),
     /// Remove explicit broadcasts (Expand, Tile of size-1 axes, Mul by ones, Add of zeros, Where on a constant
     /// condition) that every consumer performs anyway under its own broadcasting rule: the inverse of `expand`.
     ///
     /// A broadcast is removed only where the consumers' rules are proved to give the same output shapes (symbols
-    /// included, never assumed equal); the others are kept and listed with the reason. Exit status: 0 when every
-    /// explicit broadcast was folded, 1 when some were kept, 2 when nothing could be written.
+    /// included, never assumed equal); the others are kept and listed with the reason.
+    ///
+    /// Exit status: 0 when written (a broadcast kept is listed with its reason, and is no failure), 1 when the
+    /// model is broken (nothing written), 2 when nothing could be written.
     Fold(FoldArgs),
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
     Explain(ExplainArgs),
@@ -84,14 +98,16 @@ pub enum Command {
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// ONNX model files, or folders: every .onnx file below a folder is checked, in path order.
+    /// ONNX model files, or folders: every .onnx file below a folder is checked, in path order; `-` reads one model
+    /// from standard input.
     #[arg(required = true)]
     pub models: Vec<PathBuf>,
     /// Output format: text (coloured on a terminal), json (one object per model per line), sarif (one SARIF 2.1.0
     /// log for the whole run), github (GitHub Actions workflow commands, shown as annotations).
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
-    /// Also fail on every implicit broadcast and every conditional site (the SONNX profile's rule).
+    /// Ask for proof: every implicit broadcast, every conditional site (even an explicit Expand's) and every site
+    /// whose shapes are not known well enough to decide it (undecided) is an error (the SONNX profile's rule).
     #[arg(long, overrides_with = "no_strict")]
     pub strict: bool,
     /// Do not apply --strict, even if the config file sets `strict = true`.
@@ -105,6 +121,10 @@ pub struct CheckArgs {
     /// total line. The exit code is the same.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Instead of the findings, print how many there are of each code (most first), then the total line; with
+    /// --format json, the run's totals and the counts as one JSON object.
+    #[arg(long, conflicts_with = "quiet")]
+    pub statistics: bool,
     /// Report CODE as an error, which fails the run (exit 1); `all` for every code. Repeatable; a later --deny,
     /// --warn or --allow overrides an earlier one, and all of them override the config file.
     #[arg(long, value_name = "CODE", value_parser = code_parser(true), hide_possible_values = true)]
@@ -140,8 +160,8 @@ pub struct CheckArgs {
     #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<NonZeroUsize>,
     /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
-    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
-    /// is an error (exit 2).
+    /// derived from it is worked out again. Repeatable. A name no input declares is an error (exit 2); a size the
+    /// model contradicts is a finding (bind-contradiction, exit 1).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
     #[command(flatten)]
@@ -218,8 +238,8 @@ pub struct ShapesArgs {
     #[arg(long, value_enum, default_value_t = ShapesFormat::Text)]
     pub format: ShapesFormat,
     /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
-    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
-    /// is an error (exit 2).
+    /// derived from it is worked out again. Repeatable. A name no input declares is an error (exit 2); a size the
+    /// model contradicts is a finding (bind-contradiction, exit 1).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
     #[command(flatten)]
@@ -237,8 +257,10 @@ pub enum ShapesFormat {
 pub struct ExpandArgs {
     /// The model to rewrite.
     pub input: PathBuf,
-    /// Where to write the rewritten model (may be INPUT). Written atomically: a failure leaves it untouched.
-    pub output: PathBuf,
+    /// Where to write the rewritten model (may be INPUT; `-` for standard output). Written atomically: a failure
+    /// leaves it untouched. Not needed with --dry-run.
+    #[arg(required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
     /// Write constant inputs (initializers, Constant nodes) out at their broadcast shape instead of adding an
     /// Expand, for toolchains that reject Expand.
     #[arg(long)]
@@ -255,7 +277,7 @@ pub struct ExpandArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Print the plan and write nothing.
+    /// Print the plan and write nothing (OUTPUT may then be left out).
     #[arg(long)]
     pub dry_run: bool,
     /// Do not list the sites made explicit (one line each); the sites left implicit and the totals are still
@@ -273,8 +295,8 @@ pub struct ExpandArgs {
     #[arg(long, value_name = "SYMBOL=SIZE", value_parser = parse_size_binding, requires = "verify", hide = cfg!(not(feature = "verify")))]
     pub verify_size: Vec<(String, usize)>,
     /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference, so that every size
-    /// derived from it is worked out again. Repeatable. A name no input declares, or a size the model contradicts,
-    /// is an error (exit 2).
+    /// derived from it is worked out again. Repeatable. A name no input declares is an error (exit 2); a size the
+    /// model contradicts is a finding (bind-contradiction, exit 1).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
     #[command(flatten)]
@@ -285,11 +307,15 @@ pub struct ExpandArgs {
 pub struct InferArgs {
     /// The model to annotate.
     pub input: PathBuf,
-    /// Where to write the annotated model (may be INPUT). Written atomically: a failure leaves it untouched.
-    pub output: PathBuf,
+    /// Where to write the annotated model (may be INPUT; `-` for standard output). Written atomically: a failure
+    /// leaves it untouched. Not needed with --dry-run.
+    #[arg(required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
     /// Give the symbol NAME (a dim_param of the model's inputs) the size SIZE before inference; the inputs are
-    /// rewritten too, so binding every symbol writes a static model. Repeatable. A name no input declares, or a
-    /// size the model contradicts, is an error (exit 2).
+    /// rewritten too, so binding every symbol writes a static model. Repeatable.
+    ///
+    /// A name no input declares is an error (exit 2); a size the model contradicts is a finding
+    /// (bind-contradiction, exit 1, nothing written).
     #[arg(long, value_name = "NAME=SIZE", value_parser = parse_bind)]
     pub bind: Vec<(String, u64)>,
     /// Replace declarations that contradict inference with the inferred facts instead of keeping them.
@@ -300,7 +326,7 @@ pub struct InferArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Print the summary and write nothing.
+    /// Print the summary and write nothing (OUTPUT may then be left out).
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -309,8 +335,10 @@ pub struct InferArgs {
 pub struct FoldArgs {
     /// The model to fold.
     pub input: PathBuf,
-    /// Where to write the folded model (may be INPUT). Written atomically: a failure leaves it untouched.
-    pub output: PathBuf,
+    /// Where to write the folded model (may be INPUT; `-` for standard output). Written atomically: a failure
+    /// leaves it untouched. Not needed with --dry-run.
+    #[arg(required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
     /// Also write constants that are expanded copies of smaller ones (all rows equal) back in their small form,
     /// where every reader broadcasts them anyway: undoes `expand --materialize-constants`.
     #[arg(long)]
@@ -318,7 +346,7 @@ pub struct FoldArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Print the plan and write nothing.
+    /// Print the plan and write nothing (OUTPUT may then be left out).
     #[arg(long)]
     pub dry_run: bool,
     /// Do not list the broadcasts folded (one line each); those kept and the totals are still printed.
@@ -334,13 +362,13 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct ExplainArgs {
-    /// The code, e.g. broadcast-violation.
-    #[arg(value_name = "CODE", required_unless_present = "list", value_parser = code_parser(false), hide_possible_values = true)]
+    /// The code, e.g. broadcast-violation; without one, the list of codes.
+    #[arg(value_name = "CODE", value_parser = code_parser(false), hide_possible_values = true)]
     pub code: Option<String>,
     /// List every code with its default severity and a one-line summary.
     #[arg(long, conflicts_with = "code")]
     pub list: bool,
-    /// With --list: text, or markdown (the table of codes in the README).
+    /// With --list: text, or markdown (the table of docs/codes.md).
     #[arg(long, value_enum, default_value_t = ListFormat::Text, requires = "list")]
     pub format: ListFormat,
 }
@@ -351,11 +379,50 @@ pub enum ListFormat {
     Markdown,
 }
 
-/// `all` and every diagnostic code (without `all` for `explain`), each with its summary for completions.
-pub fn code_parser(with_all: bool) -> PossibleValuesParser {
-    let all = with_all.then(|| PossibleValue::new("all").help("every code"));
-    let codes = Code::ALL.iter().map(|&c| PossibleValue::new(c.as_str()).help(onnx_bcast::explain::summary(c)));
-    PossibleValuesParser::new(all.into_iter().chain(codes))
+/// `all` and every diagnostic code (without `all` for `explain`), each with its summary for completions. An unknown
+/// name is a usage error that says where the codes are listed, rather than listing them on one long line.
+pub fn code_parser(with_all: bool) -> CodeParser {
+    CodeParser { with_all }
+}
+
+/// The value parser of a diagnostic code (see [`code_parser`]).
+#[derive(Clone, Copy)]
+pub struct CodeParser {
+    with_all: bool,
+}
+
+impl CodeParser {
+    fn values(self) -> Vec<PossibleValue> {
+        let all = self.with_all.then(|| PossibleValue::new("all").help("every code"));
+        let codes = Code::ALL.iter().map(|&c| PossibleValue::new(c.as_str()).help(onnx_bcast::explain::summary(c)));
+        all.into_iter().chain(codes).collect()
+    }
+}
+
+impl clap::builder::TypedValueParser for CodeParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let inner = PossibleValuesParser::new(self.values());
+        inner.parse_ref(cmd, arg, value).map_err(|_| {
+            let shown = value.to_string_lossy();
+            let what = arg.map_or_else(String::new, |a| format!(" for '{a}'"));
+            let valid: Vec<String> = self.values().iter().map(|v| v.get_name().to_string()).collect();
+            // The codes wrapped, a line at a time, rather than clap's one line of them all.
+            let text = format!("unknown code '{shown}'{what}; valid codes: {}", valid.join(", "));
+            let message = onnx_bcast::brief::wrapped(&text, "  ");
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{message}\n")).with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.values().into_iter()))
+    }
 }
 
 /// `-j N`: a number of threads, at least 1.

@@ -16,6 +16,10 @@ use super::Status;
 /// `check`: settings from the config file and the flags, the models from the paths, then every model checked on a
 /// pool of threads and reported in order as soon as the ones before it are done.
 pub fn command(args: &CheckArgs, matches: &clap::ArgMatches) -> io::Result<Status> {
+    if args.statistics && !matches!(args.format, CheckFormat::Text | CheckFormat::Json) {
+        say!("onnx-bcast: error: --statistics counts findings in text or JSON output, not in GitHub or SARIF output");
+        return Ok(Status::Failed);
+    }
     let cwd = std::env::current_dir()?;
     let (options, exclude, custom_ops, ranges) = match settings(args, matches, &cwd) {
         Ok(settings) => settings,
@@ -67,7 +71,7 @@ fn reporter(args: &CheckArgs) -> Reporter {
         CheckFormat::Github => Sink::Github,
         CheckFormat::Sarif => Sink::Sarif(Vec::new()),
     };
-    Reporter::new(sink, verbosity)
+    Reporter::new(sink, verbosity, args.statistics)
 }
 
 /// The config file (unless --no-config), then the flags over it (`onnx_bcast::config::settings`): --strict and

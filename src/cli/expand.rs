@@ -50,13 +50,13 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
         verify: args.verify.then_some(args.verify_size),
         analysis: onnx_bcast::analysis::Request { bindings, ranges: args.ranges.request(), ..Default::default() },
     };
-    expand(&args.input, &args.output, options, &request)
+    expand(&args.input, args.output.as_deref(), options, &request)
 }
 
 /// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
 fn plan(
     input: &Path,
-    output: &Path,
+    output: Option<&Path>,
     options: ExpandOptions,
     request: &Request,
 ) -> Result<(Model, Plan, Pieces), Status> {
@@ -74,13 +74,15 @@ fn plan(
     Ok((model, plan, pieces))
 }
 
-fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request) -> io::Result<Status> {
+fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: &Request) -> io::Result<Status> {
     let shown = input.display().to_string();
     let (model, plan, pieces) = match plan(input, output, options, request) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
-    let status = if plan.summary.left.is_empty() { Status::Clean } else { Status::Findings };
+    // A site left that broadcasts (or breaks its rule) is a finding; an undecided one is only under --strict.
+    let findings = plan.summary.left.iter().any(|l| l.kind.is_finding());
+    let status = if findings { Status::Findings } else { Status::Clean };
     // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
     let verified = match &request.verify {
         Some(sizes) => {
@@ -94,7 +96,9 @@ fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request
             };
             let verified = verify_rewrite(rewrite)?;
             if verified != Status::Clean {
-                say!("onnx-bcast: {}: not written, since verification failed", output.display());
+                if let Some(output) = output.filter(|_| !request.dry_run) {
+                    say!("onnx-bcast: {}: not written, since verification failed", output.display());
+                }
                 write_summary(&shown, None, &plan.summary, request, Some(verified))?;
                 return Ok(status.max(verified));
             }
@@ -102,18 +106,19 @@ fn expand(input: &Path, output: &Path, options: ExpandOptions, request: &Request
         }
         None => None,
     };
-    let written = if request.dry_run {
-        None
-    } else {
-        // An unchanged model written over itself needs no write at all.
-        let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
-        if !unchanged_in_place {
-            if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
-                say!("onnx-bcast: error: {e}");
-                return Ok(Status::Failed);
+    let written = match output.filter(|_| !request.dry_run) {
+        None => None,
+        Some(output) => {
+            // An unchanged model written over itself needs no write at all.
+            let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
+            if !unchanged_in_place {
+                if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
+                    say!("onnx-bcast: error: {e}");
+                    return Ok(Status::Failed);
+                }
             }
+            Some(output.display().to_string())
         }
-        Some(output.display().to_string())
     };
     write_summary(&shown, written.as_deref(), &plan.summary, request, verified)?;
     Ok(status.max(verified.unwrap_or(Status::Clean)))
@@ -128,10 +133,14 @@ fn write_summary(
     request: &Request,
     verified: Option<Status>,
 ) -> io::Result<()> {
+    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
+    let text = request.format == Format::Text;
     let mut out: Box<dyn Write> = if written == Some("-") {
-        Box::new(io::stderr().lock())
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
-        Box::new(io::BufWriter::new(io::stdout().lock()))
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match request.format {
         Format::Text => onnx_bcast::render_expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?,

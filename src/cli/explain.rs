@@ -1,4 +1,4 @@
-//! `onnx-bcast explain`: a code's documentation, or the list of codes (as text or as the README's table).
+//! `onnx-bcast explain`: a code's documentation, or the list of codes (as text or as the table of docs/codes.md).
 
 use std::io::{self, Write};
 
@@ -9,14 +9,15 @@ use super::Status;
 
 pub fn command(args: &ExplainArgs) -> io::Result<Status> {
     let text = match (args.list, args.format, args.code.as_deref()) {
-        (true, ListFormat::Text, _) => onnx_bcast::explain::list(),
+        (true, ListFormat::Text, _) | (false, _, None) => onnx_bcast::explain::list(),
         (true, ListFormat::Markdown, _) => onnx_bcast::explain::markdown(),
-        (false, _, code) => {
-            let code = code.and_then(Code::from_name).expect("clap accepts only codes");
+        (false, _, Some(code)) => {
+            let code = Code::from_name(code).expect("clap accepts only codes");
             onnx_bcast::explain::text(code)
         }
     };
-    let mut out = io::stdout().lock();
+    let ascii = args.format == ListFormat::Text && super::charset::stdout_ascii();
+    let mut out = super::charset::Text::new(io::stdout().lock(), ascii);
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(Status::Clean)

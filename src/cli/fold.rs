@@ -14,30 +14,37 @@ use super::Status;
 pub fn command(args: &FoldArgs) -> io::Result<Status> {
     let options = FoldOptions { materialized: args.materialized };
     let shown = args.input.display().to_string();
-    let (model, plan, pieces) = match plan(&args.input, &args.output, options, args.dry_run) {
+    let output = args.output.as_deref().filter(|_| !args.dry_run);
+    let (model, plan, pieces) = match plan(&args.input, output, options, args.dry_run) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
-    let status = if plan.summary.kept.is_empty() { Status::Clean } else { Status::Findings };
-    let written = if args.dry_run {
-        None
-    } else {
-        // An unchanged model written over itself needs no write at all.
-        let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, &args.output);
-        if !unchanged_in_place {
-            if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, &args.output) {
-                say!("onnx-bcast: error: {e}");
-                return Ok(Status::Failed);
+    let written = match output {
+        None => None,
+        Some(output) => {
+            // An unchanged model written over itself needs no write at all.
+            let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, output);
+            if !unchanged_in_place {
+                if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, output) {
+                    say!("onnx-bcast: error: {e}");
+                    return Ok(Status::Failed);
+                }
             }
+            Some(output.display().to_string())
         }
-        Some(args.output.display().to_string())
     };
     write_summary(&shown, written.as_deref(), &plan.summary, args)?;
-    Ok(status)
+    // A broadcast kept is not a finding: the model written is valid, with the reason listed.
+    Ok(Status::Clean)
 }
 
 /// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
-fn plan(input: &Path, output: &Path, options: FoldOptions, dry_run: bool) -> Result<(Model, FoldPlan, Pieces), Status> {
+fn plan(
+    input: &Path,
+    output: Option<&Path>,
+    options: FoldOptions,
+    dry_run: bool,
+) -> Result<(Model, FoldPlan, Pieces), Status> {
     let shown = input.display().to_string();
     let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {
@@ -53,10 +60,14 @@ fn plan(input: &Path, output: &Path, options: FoldOptions, dry_run: bool) -> Res
 
 /// `fold`'s summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
 fn write_summary(shown: &str, written: Option<&str>, summary: &FoldSummary, args: &FoldArgs) -> io::Result<()> {
+    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
+    let text = args.format == Format::Text;
     let mut out: Box<dyn Write> = if written == Some("-") {
-        Box::new(io::stderr().lock())
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
-        Box::new(io::BufWriter::new(io::stdout().lock()))
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match args.format {
         Format::Text => onnx_bcast::render_fold::write_fold_text(&mut out, shown, written, summary, args.quiet)?,

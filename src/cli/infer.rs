@@ -19,7 +19,8 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     };
     let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared, ranges: args.ranges.request() };
     let shown = args.input.display().to_string();
-    let model = match super::open_for_rewrite(&args.input, &args.output, args.dry_run) {
+    let output = args.output.as_deref().filter(|_| !args.dry_run);
+    let model = match super::open_for_rewrite(&args.input, output, args.dry_run) {
         Ok(model) => model,
         Err(status) => return Ok(status),
     };
@@ -35,18 +36,19 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
-    let written = if args.dry_run {
-        None
-    } else {
-        // An unchanged model written over itself needs no write at all.
-        let in_place = super::same_file(&args.input, &args.output);
-        if !(plan.edit.is_empty() && in_place) {
-            if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, &args.output) {
-                say!("onnx-bcast: error: {e}");
-                return Ok(Status::Failed);
+    let written = match output {
+        None => None,
+        Some(output) => {
+            // An unchanged model written over itself needs no write at all.
+            let in_place = super::same_file(&args.input, output);
+            if !(plan.edit.is_empty() && in_place) {
+                if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, output) {
+                    say!("onnx-bcast: error: {e}");
+                    return Ok(Status::Failed);
+                }
             }
+            Some(output.display().to_string())
         }
-        Some(args.output.display().to_string())
     };
     write_summary(&shown, written.as_deref(), &plan.summary, args.format)?;
     let kept = plan.summary.mismatches.iter().any(|m| !m.replaced);
@@ -55,10 +57,14 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
 
 /// The summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
 fn write_summary(shown: &str, written: Option<&str>, summary: &InferSummary, format: Format) -> io::Result<()> {
+    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
+    let text = format == Format::Text;
     let mut out: Box<dyn Write> = if written == Some("-") {
-        Box::new(io::stderr().lock())
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
-        Box::new(io::BufWriter::new(io::stdout().lock()))
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match format {
         Format::Text => onnx_bcast::render_infer::write_infer_text(&mut out, shown, written, summary)?,

@@ -5,10 +5,18 @@
 
 /// `eprintln!` for the command line's own messages, which name paths and models' names: the line as one-line
 /// formats show text ([`onnx_bcast::escape::one_line`]), so nothing a model or a file name holds reaches the
-/// terminal or a CI log raw.
+/// terminal or a CI log raw; as the terminal can show it (see [`charset`]).
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!("{}", onnx_bcast::escape::one_line(&format!($($arg)*)))
+        $crate::cli::charset::eprint_line(&onnx_bcast::escape::one_line(&format!($($arg)*)))
+    };
+}
+
+/// [`say!`] for a line made of parts already shown as one-line formats show them (a [`onnx_bcast::brief`] line):
+/// escaping it again would double its backslashes.
+macro_rules! say_shown {
+    ($($arg:tt)*) => {
+        $crate::cli::charset::eprint_line(&format!($($arg)*))
     };
 }
 
@@ -21,6 +29,7 @@ macro_rules! tell {
 }
 
 pub mod args;
+pub mod charset;
 pub mod check;
 pub mod completions;
 pub mod expand;
@@ -51,24 +60,37 @@ pub enum Status {
 }
 
 /// A rewriting command's input (`expand`, `fold`, `infer`): the model at `input`, with OUT judged before any work
-/// (unless `dry_run`), so that a bad OUT costs nothing and is named in the message; `Err` with the exit status once
-/// the reason is printed.
+/// (unless `dry_run`, which needs no OUT), so that a bad OUT costs nothing and is named in the message; `Err` with
+/// the exit status once the reason is printed.
 pub fn open_for_rewrite(
     input: &std::path::Path,
-    output: &std::path::Path,
+    output: Option<&std::path::Path>,
     dry_run: bool,
 ) -> Result<onnx_bcast::model::Model, Status> {
     let model = onnx_bcast::model::Model::open(input).map_err(|e| {
         say!("onnx-bcast: error: {e}");
         Status::Failed
     })?;
-    if !dry_run {
+    if let (false, Some(output)) = (dry_run, output) {
         if let Err(e) = onnx_bcast::save::destination(output) {
             say!("onnx-bcast: error: {e}");
             return Err(Status::Failed);
         }
     }
     Ok(model)
+}
+
+/// Opens the model at `path`, or reads one from standard input for `-` (`check -`, `shapes -`).
+pub fn open_model(
+    path: &std::path::Path,
+) -> io::Result<Result<onnx_bcast::model::Model, onnx_bcast::model::LoadError>> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
+        Ok(onnx_bcast::model::Model::from_bytes("-", bytes.into()))
+    } else {
+        Ok(onnx_bcast::model::Model::open(path))
+    }
 }
 
 /// Whether two paths name one file: an unchanged model written over itself needs no write at all.
@@ -92,9 +114,7 @@ pub fn planned<T, E: std::fmt::Display>(
         Ok(Ok(planned)) => Ok(planned),
         Ok(Err(e)) => match broken(&e) {
             Some(notes) => {
-                for note in notes {
-                    say!("onnx-bcast: {shown}: {}", onnx_bcast::refuse::line(note));
-                }
+                print_notes(shown, notes);
                 say!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
                 Err(Status::Findings)
             }
@@ -107,6 +127,23 @@ pub fn planned<T, E: std::fmt::Display>(
             say!("onnx-bcast: internal error: {shown}: {panic}");
             Err(Status::Failed)
         }
+    }
+}
+
+/// The findings that make a model broken (or a `--bind` contradicted), one line each on stderr, as `check` prints
+/// them: the short names a line uses defined after it, and a flood of one code cut to its first few.
+pub fn print_notes(shown: &str, notes: &[onnx_bcast::analysis::Note]) {
+    let severity = |n: &onnx_bcast::analysis::Note| (n.code, n.code.default_severity());
+    let (notes, more) = onnx_bcast::render::shown(notes, severity);
+    for note in notes {
+        let (line, legend) = onnx_bcast::brief::fit("", &onnx_bcast::refuse::line(note));
+        say_shown!("onnx-bcast: {}: {line}", onnx_bcast::escape::text(shown));
+        for line in legend {
+            say_shown!("{line}");
+        }
+    }
+    for (code, severity, n) in more {
+        say!("onnx-bcast: {shown}: {}[{code}] {}", severity.as_str(), onnx_bcast::render::more_line(n));
     }
 }
 
@@ -156,7 +193,7 @@ where
         // A reader that stopped listening (`| head`) is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            say!("onnx-bcast: error: {e}");
+            say!("onnx-bcast: error: {}", onnx_bcast::platform::io_reason(&e));
             Status::Failed as u8
         }
     }

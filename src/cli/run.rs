@@ -13,6 +13,7 @@ use onnx_bcast::analysis::{analyze_model_request, prepare, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
 use onnx_bcast::config::Target;
 use onnx_bcast::model::Model;
+use onnx_bcast::platform::io_reason;
 use onnx_bcast::render;
 
 use super::progress::Progress;
@@ -32,34 +33,41 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, (request, wi
     let report = match target {
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
-        Target::Model(path) => onnx_bcast::panics::guard(|| match Model::open(path) {
-            Err(e) => Err(Failure::Load(e.to_string())),
-            Ok(model) => {
-                onnx_bcast::panics::test_point("check");
-                let bad_request = |e: onnx_bcast::analysis::BindError| Failure::Load(format!("{shown}: {e}"));
-                let (request, ranges) = prepare(model.proto(), request).map_err(bad_request)?;
-                let judge = Judge::new(options, witness.is_some()).with_ranges(ranges);
-                if json {
-                    check_streaming(&model, &shown, judge, (&request, witness)).map(|(report, written)| {
-                        spool = Some(written);
-                        report
-                    })
-                } else {
-                    let mut judge = judge;
-                    let analysis =
-                        analyze_model_request(&model, SITES_ONLY, &request, Some(&mut |site| judge.judge(site)))
-                            .map_err(bad_request)?;
-                    let mut report = judge.finish(&analysis);
-                    write_witnesses(&model, &shown, &mut report, witness)?;
-                    Ok(report)
-                }
-            }
+        Target::Model(path) => onnx_bcast::panics::guard(|| match super::open_model(path) {
+            Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
+            Ok(Err(e)) => Err(Failure::Load(e.to_string())),
+            Ok(Ok(model)) => check_model(&model, &shown, (options, json), (request, witness), &mut spool),
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic))),
     };
     // A model that failed half way through has half an object in its spool: its error object replaces it.
     let json = spool.filter(|_| report.is_ok());
     Outcome { shown, report, json }
+}
+
+/// Checks one opened model, its JSON object (when `json`) written to `spool` as the sites are judged.
+fn check_model(
+    model: &Model,
+    shown: &str,
+    (options, json): (CheckOptions, bool),
+    (request, witness): Asked,
+    spool: &mut Option<Spool>,
+) -> Result<onnx_bcast::check::Report, Failure> {
+    onnx_bcast::panics::test_point("check");
+    let bad_request = |e: onnx_bcast::analysis::BindError| Failure::Load(format!("{shown}: {e}"));
+    let (request, ranges) = prepare(model.proto(), request).map_err(bad_request)?;
+    let judge = Judge::new(options, witness.is_some()).with_ranges(ranges);
+    if json {
+        let (report, written) = check_streaming(model, shown, judge, (&request, witness))?;
+        *spool = Some(written);
+        return Ok(report);
+    }
+    let mut judge = judge;
+    let analysis =
+        analyze_model_request(model, SITES_ONLY, &request, Some(&mut |site| judge.judge(site))).map_err(bad_request)?;
+    let mut report = judge.finish(&analysis);
+    write_witnesses(model, shown, &mut report, witness)?;
+    Ok(report)
 }
 
 /// Checks a model writing its JSON object as the sites are judged.
@@ -69,7 +77,7 @@ fn check_streaming(
     mut judge: Judge,
     (request, witness): Asked,
 ) -> Result<(onnx_bcast::check::Report, Spool), Failure> {
-    let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {e}"));
+    let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {}", io_reason(&e)));
     let mut spool = Spool::default();
     render::write_json_model_start(&mut spool, shown).map_err(spooling)?;
     let mut first = true;
@@ -157,7 +165,9 @@ pub fn run_checks(
     let cancel = AtomicBool::new(false);
     let mut progress = Progress::new(targets);
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    // Text for people in ASCII where the terminal is not UTF-8; JSON and SARIF as they are.
+    let ascii = sink.is_for_people() && super::charset::stdout_ascii();
+    let mut out = io::BufWriter::new(super::charset::Text::new(stdout.lock(), ascii));
     let result = std::thread::scope(|scope| {
         let cancel = &cancel;
         scope.spawn(move || {

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use onnx_bcast::analysis::{analyze_model_request, prepare, Bindings, Options, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
-use onnx_bcast::model::Model;
 use onnx_bcast::render;
 
 use super::args::{ShapesArgs, ShapesFormat};
@@ -29,20 +28,9 @@ pub fn command(args: &ShapesArgs) -> io::Result<Status> {
     Ok(worst)
 }
 
-/// Opens `path`, or reads standard input for `-`.
-fn open(path: &Path) -> io::Result<Result<Model, onnx_bcast::model::LoadError>> {
-    if path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
-        Ok(Model::from_bytes("-", bytes.into()))
-    } else {
-        Ok(Model::open(path))
-    }
-}
-
 fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<Status> {
     let shown = path.display().to_string();
-    let model = match open(path)? {
+    let model = match super::open_model(path)? {
         Ok(model) => model,
         Err(e) => {
             say!("onnx-bcast: error: {e}");
@@ -69,7 +57,13 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
             return Ok(Status::Failed);
         }
     };
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    // Shapes at sizes the model contradicts are shown, with each contradiction (`check` reports the same): exit 1.
+    let contradicted: Vec<&onnx_bcast::analysis::Note> =
+        analysis.notes.iter().filter(|n| n.code == onnx_bcast::diagnostic::Code::BindContradiction).collect();
+    let notes: Vec<onnx_bcast::analysis::Note> = contradicted.iter().map(|n| (*n).clone()).collect();
+    super::print_notes(&shown, &notes);
+    let ascii = format == ShapesFormat::Text && super::charset::stdout_ascii();
+    let mut out = io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii));
     match format {
         ShapesFormat::Text => render::write_shapes_text(&mut out, &shown, &analysis)?,
         ShapesFormat::Json => writeln!(out, "{}", render::shapes_json(&shown, &analysis))?,
@@ -81,5 +75,5 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
         }
     }
     out.flush()?;
-    Ok(Status::Clean)
+    Ok(if contradicted.is_empty() { Status::Clean } else { Status::Findings })
 }

@@ -4,6 +4,7 @@
 use std::io::{self, Read, Seek, Write};
 
 use onnx_bcast::check::{Report, Summary};
+use onnx_bcast::diagnostic::{Code, Severity};
 use onnx_bcast::render;
 
 /// How much `check` says.
@@ -67,6 +68,8 @@ pub enum Sink {
 pub struct Reporter {
     sink: Sink,
     verbosity: Verbosity,
+    /// `--statistics`: per-code counts instead of the findings (text output).
+    statistics: bool,
     totals: Totals,
 }
 
@@ -76,6 +79,8 @@ struct Totals {
     models: usize,
     failed: usize,
     sites: Summary,
+    /// Findings per code and severity, in the order of the codes' table.
+    codes: std::collections::BTreeMap<(Code, Severity), usize>,
     /// Nodes of ops no rule knows, by op, over every model.
     opaque: std::collections::BTreeMap<String, usize>,
 }
@@ -95,11 +100,60 @@ impl Totals {
                 t.unknown += s.unknown;
                 t.errors += s.errors;
                 t.warnings += s.warnings;
+                for f in &report.findings {
+                    *self.codes.entry((f.code, f.severity)).or_insert(0) += 1;
+                }
                 for (op, n) in &report.opaque {
                     *self.opaque.entry(op.clone()).or_default() += n;
                 }
             }
         }
+    }
+
+    /// `--statistics`: a line per code and severity with findings, most first (`  12  error    broadcast-violation
+    /// the input shapes break the op's broadcasting rule`).
+    fn statistics(&self) -> Vec<String> {
+        let mut rows: Vec<(&(Code, Severity), &usize)> = self.codes.iter().collect();
+        rows.sort_by_key(|&(key, n)| (std::cmp::Reverse(*n), *key));
+        let width = rows.iter().map(|(_, n)| n.to_string().len()).max().unwrap_or(1);
+        let code_width = rows.iter().map(|((c, _), _)| c.as_str().len()).max().unwrap_or(0);
+        rows.into_iter()
+            .map(|((code, severity), n)| {
+                let summary = code.doc().summary;
+                format!("{n:>width$}  {:7}  {:code_width$}  {summary}", severity.as_str(), code.as_str())
+            })
+            .collect()
+    }
+
+    /// The run's totals as one JSON object (`--statistics --format json`): the counts of the total line, and a
+    /// row per code and severity with findings, most first: `{"models", "could_not_check", "sites", "same",
+    /// "broadcast", "violations", "conditional", "unknown", "errors", "warnings", "codes": [{"code", "severity",
+    /// "count", "summary"}]}`.
+    fn json(&self) -> serde_json::Value {
+        let s = self.sites;
+        let mut rows: Vec<(&(Code, Severity), &usize)> = self.codes.iter().collect();
+        rows.sort_by_key(|&(key, n)| (std::cmp::Reverse(*n), *key));
+        let codes: Vec<serde_json::Value> = rows
+            .into_iter()
+            .map(|((code, severity), n)| {
+                serde_json::json!({
+                    "code": code.as_str(), "severity": severity.as_str(), "count": n, "summary": code.doc().summary,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "models": self.models,
+            "could_not_check": self.failed,
+            "sites": s.sites,
+            "same": s.same,
+            "broadcast": s.broadcast,
+            "violations": s.violations,
+            "conditional": s.conditional,
+            "unknown": s.unknown,
+            "errors": s.errors,
+            "warnings": s.warnings,
+            "codes": codes,
+        })
     }
 
     /// `checked 3 models, 5 sites: 1 same, 3 broadcast, 1 violation, 0 conditional, 0 unknown; 1 error, 0 warnings`,
@@ -128,13 +182,18 @@ impl Totals {
 }
 
 impl Reporter {
-    pub fn new(sink: Sink, verbosity: Verbosity) -> Reporter {
-        Reporter { sink, verbosity, totals: Totals::default() }
+    pub fn new(sink: Sink, verbosity: Verbosity, statistics: bool) -> Reporter {
+        Reporter { sink, verbosity, statistics, totals: Totals::default() }
+    }
+
+    /// Whether the output is text for people (text, GitHub commands), not data (JSON, SARIF).
+    pub fn is_for_people(&self) -> bool {
+        matches!(self.sink, Sink::Text { .. } | Sink::Github)
     }
 
     /// Whether models stream their JSON objects as their sites are judged.
     pub fn streams_json(&self) -> bool {
-        matches!(self.sink, Sink::Json)
+        matches!(self.sink, Sink::Json) && !self.statistics
     }
 
     /// Writes one model's result, in its place in the output. In text output a model that could not be checked
@@ -147,8 +206,12 @@ impl Reporter {
             say!("onnx-bcast: {}", failure.stderr(shown));
         }
         match (&mut self.sink, &outcome.report) {
+            (Sink::Text { .. } | Sink::Json, Ok(_)) if self.statistics => {}
             (Sink::Text { palette }, Ok(report)) => {
-                render::write_findings_styled(out, shown, report, *palette, quiet, verbose)?;
+                render::write_findings_styled(out, shown, report, *palette, quiet, true)?;
+                if !quiet {
+                    render::write_undecided(out, shown, report, *palette)?;
+                }
                 if let Some(ranges) = &report.ranges {
                     render::write_ranges_text(out, shown, ranges)?;
                 }
@@ -188,6 +251,13 @@ impl Reporter {
     /// SARIF log.
     pub fn finish(self, out: &mut impl Write) -> io::Result<()> {
         match self.sink {
+            Sink::Json if self.statistics => writeln!(out, "{}", self.totals.json()),
+            Sink::Text { .. } if self.statistics => {
+                for line in self.totals.statistics() {
+                    writeln!(out, "{line}")?;
+                }
+                writeln!(out, "{}", self.totals.line())
+            }
             Sink::Text { .. } | Sink::Github if self.verbosity != Verbosity::Quiet => {
                 writeln!(out, "{}", self.totals.line())
             }

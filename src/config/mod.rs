@@ -99,7 +99,7 @@ pub struct Config {
 /// Why a config file or a setting cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read: {source}", path = path.display())]
+    #[error("{path}: cannot read: {}", crate::platform::io_reason(source), path = path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: {message}", path = path.display())]
     Parse { path: PathBuf, message: String },
@@ -134,18 +134,8 @@ fn config_entry(path: &Path) -> Result<Option<()>, ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse("a symbolic link to nothing"),
         Err(source) => Err(ConfigError::Io { path: path.into(), source }),
         Ok(m) if m.is_file() => Ok(Some(())),
-        Ok(m) if m.is_dir() => refuse("a folder"),
-        Ok(m) => {
-            use std::os::unix::fs::FileTypeExt;
-            let t = m.file_type();
-            refuse(if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_socket() {
-                "a socket"
-            } else {
-                "a device"
-            })
-        }
+        // A folder, a FIFO, a socket or a device, in words (src/platform.rs knows what a system can tell apart).
+        Ok(m) => refuse(crate::platform::kind_in_words(m.file_type())),
     }
 }
 

@@ -25,7 +25,8 @@ pub(super) fn decide(sites: &mut [Site], ranges: &Ranges) -> Vec<(NodeLoc, LeftS
                     d.text(),
                     needs.join(" and ")
                 );
-                let left = LeftSite { graph: site.graph.clone(), node: site.node.clone(), op: site.op.clone(), reason };
+                let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+                let left = LeftSite { graph, node, op, kind: crate::expand::LeftKind::BreaksRule, reason };
                 failing.push((site.loc.clone(), left));
             }
             _ => {}

@@ -6,7 +6,7 @@ use crate::escape::name as shown;
 use std::collections::{BTreeMap, HashMap};
 
 use super::builder::{is_default, At, Builder};
-use super::{Action, ExpandOptions, ExpandSummary, LeftSite};
+use super::{Action, ExpandOptions, ExpandSummary, LeftKind, LeftSite};
 use crate::analysis::{GraphStep, NodeLoc, Site};
 use crate::ops::SiteKind;
 use crate::proto::NodeProto;
@@ -59,8 +59,9 @@ fn computed_step(name: &str, shape: &crate::shape::Shape, site: &Site) -> String
     format!("{} {shape} -> Expand to {} (computed in the graph)", shown(name), site.output_shape)
 }
 
-fn left(site: &Site, reason: String) -> SitePlan {
-    SitePlan::Left(LeftSite { graph: site.graph.clone(), node: site.node.clone(), op: site.op.clone(), reason })
+fn left(site: &Site, kind: LeftKind, reason: String) -> SitePlan {
+    let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+    SitePlan::Left(LeftSite { graph, node, op, kind, reason })
 }
 
 impl<'m> Planner<'m> {
@@ -113,7 +114,7 @@ impl<'m> Planner<'m> {
         };
         let done = match result {
             Ok(done) => done,
-            Err(reason) => return left(first, reason),
+            Err(reason) => return left(first, LeftKind::NoFaithfulRewrite, reason),
         };
         let mut inputs = node.input.clone();
         for (position, name) in &done.replaced {
@@ -151,7 +152,7 @@ impl<'m> Planner<'m> {
             sites.iter().find(|s| matches!(s.verdict, Verdict::Violation(_)) || s.type_mismatch.is_some())
         {
             let reason = "the site breaks its broadcasting rule; fix the model first (see `onnx-bcast check`)";
-            return Some(left(bad, reason.into()));
+            return Some(left(bad, LeftKind::BreaksRule, reason.into()));
         }
         if !matches!(first.rule, Rule::Multidirectional | Rule::Unidirectional | Rule::LegacyAxis) {
             return Some(SitePlan::Nothing);
@@ -163,17 +164,26 @@ impl<'m> Planner<'m> {
             let reason = "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/\
                           ContribOperators.md, \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a \
                           bias made explicit would be refused by its kernel";
-            return Some(left(first, reason.into()));
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason.into()));
         }
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
             return Some(SitePlan::Nothing);
+        }
+        // An undecided site stays as it is: rewritten, it would become several undecided sites (the Expands and
+        // the node), and `expand` never gives `check` more to report than the model had.
+        if let Some(undecided) = sites.iter().find(|s| matches!(s.verdict, Verdict::Unknown)) {
+            let reason = format!(
+                "undecided ({} unknown): left as it is, since a rewrite would add undecided sites",
+                undecided.unknown_parts()
+            );
+            return Some(left(undecided, LeftKind::Undecided, reason));
         }
         if !loc.graph.is_empty() && first.opset < 9 {
             let reason = format!(
                 "no faithful rewrite inside a subgraph or function at opset {}: Constant holds int64 shapes only from opset 9",
                 first.opset
             );
-            return Some(left(first, reason));
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
         }
         // A function body is shared by its calls: one rewrite fits them all only if they agree on the attributes
         // it reads.
@@ -183,7 +193,7 @@ impl<'m> Planner<'m> {
                 shown(&first.node),
                 shown(&other.node)
             );
-            return Some(left(first, reason));
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
         }
         None
     }
@@ -327,42 +337,12 @@ impl<'m> Planner<'m> {
         let target = match site.rule {
             Rule::Unidirectional => self.one_way_target(at, site, node)?,
             _ => {
-                // An input that already has the output shape gives the target; else fold Expand over the inputs
-                // so that the running value takes every input's shape in turn.
-                let names: Vec<&crate::analysis::SiteInput> =
-                    site.rule_inputs.iter().flatten().map(|&i| &site.inputs[i]).collect();
-                // Only an anchor whose dims are plain sizes and symbols: a derived dim may be written differently
-                // when the rewritten model is analysed again, and the rewrite must read as explicit then too.
-                let plain =
-                    |s: &Shape| s.dims().is_some_and(|d| d.iter().all(|d| matches!(d, Dim::Known(_) | Dim::Sym(_))));
-                match names.iter().find(|i| i.shape.provably_eq(&site.output_shape) && plain(&i.shape)) {
-                    Some(anchor) => self.b.shape_of(at, &anchor.name, &anchor.shape),
-                    None => {
-                        let mut acc = names[0].name.clone();
-                        let mut folded: Vec<&Shape> = vec![&names[0].shape];
-                        for (k, next) in names[1..].iter().enumerate() {
-                            let s = self.b.shape_of(at, &next.name, &next.shape);
-                            folded.push(&next.shape);
-                            // Each step is declared with the broadcast of the inputs folded so far, which is the
-                            // output's shape only at the last step.
-                            let step_shape = if k + 2 == names.len() {
-                                out_shape.clone()
-                            } else {
-                                self.declarable(&crate::rules::multidirectional(&folded).output)
-                            };
-                            acc = self.b.expand(at, &acc, &s, names[0].elem, &step_shape);
-                        }
-                        // The folded value has the output shape: it stands for the first input, always, so that
-                        // every input reads as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
-                        let first_site_input = site.rule_inputs.iter().flatten().next().copied();
-                        let present: Vec<usize> =
-                            (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
-                        if let Some(position) = first_site_input.map(|i| present[i]) {
-                            done.add(position, acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
-                        }
-                        self.b.shape_of(at, &acc, &site.output_shape)
-                    }
+                let (target, anchor) = self.numpy_target(at, site, node, &out_shape, &mut done);
+                if let Some(position) = anchor {
+                    // The anchor has the output shape already: it stays as it is.
+                    done.replaced.insert(position, node.input[position].clone());
                 }
+                target
             }
         };
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.replaced.contains_key(&o.position)).collect();
@@ -370,7 +350,48 @@ impl<'m> Planner<'m> {
             let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
             done.add(op.position, name, computed_step(&op.name, &op.shape, site));
         }
+        done.replaced.retain(|&position, name| *name != node.input[position]);
         Ok(done)
+    }
+
+    /// The target shape of a numpy-rule site whose output shape is not static, and the position of the input that
+    /// gives it when one has the output shape already (the anchor, never expanded to its own shape). Without an
+    /// anchor, Expand is folded over the inputs so that the running value takes every input's shape in turn; it
+    /// stands for the first input (recorded in `done`).
+    fn numpy_target(
+        &mut self,
+        at: &At<'_>,
+        site: &Site,
+        node: &NodeProto,
+        out_shape: &Shape,
+        done: &mut Rewritten,
+    ) -> (String, Option<usize>) {
+        let present: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+        let rule_inputs: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
+        let names: Vec<&crate::analysis::SiteInput> = rule_inputs.iter().map(|&i| &site.inputs[i]).collect();
+        // Provably the output's shape, symbols and expressions included (an unknown dim is not: its size may be
+        // another input's). Such an input is never expanded to its own shape (tests/expand_analysable.rs).
+        if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
+            return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
+        }
+        let mut acc = names[0].name.clone();
+        let mut folded: Vec<&Shape> = vec![&names[0].shape];
+        for (k, next) in names[1..].iter().enumerate() {
+            let s = self.b.shape_of(at, &next.name, &next.shape);
+            folded.push(&next.shape);
+            // Each step is declared with the broadcast of the inputs folded so far, which is the output's shape only
+            // at the last step.
+            let step_shape = if k + 2 == names.len() {
+                out_shape.clone()
+            } else {
+                self.declarable(&crate::rules::multidirectional(&folded).output)
+            };
+            acc = self.b.expand(at, &acc, &s, names[0].elem, &step_shape);
+        }
+        // The folded value has the output shape: it stands for the first input, always, so that every input reads
+        // as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
+        done.add(present[rule_inputs[0]], acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
+        (self.b.shape_of(at, &acc, &site.output_shape), None)
     }
 
     /// The shape a one-way input is broadcast to, as a value of the graph: Gemm's and QGemm's (M, N) gathered from

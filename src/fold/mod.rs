@@ -147,7 +147,7 @@ impl fmt::Display for KeptReason {
             KeptReason::BroadcastUndecided => f.write_str("the broadcast itself is not proved to hold"),
             KeptReason::BroadcastConditional { conditions } => {
                 let c: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                write!(f, "the broadcast itself holds only if {}", c.join(" and "))
+                write!(f, "the broadcast itself holds only if {}", crate::rules::all_of(&c))
             }
             KeptReason::NotBroadcastingConsumer { node, op, input } => {
                 write!(f, "{} reads it as input {input}, which its rule does not broadcast", who(node, op))
@@ -155,7 +155,7 @@ impl fmt::Display for KeptReason {
             KeptReason::OtherConsumer { node, op } => write!(f, "{} reads it and does not broadcast", who(node, op)),
             KeptReason::ConsumerConditional { node, op, conditions } => {
                 let c: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                write!(f, "{} would hold only if {}", who(node, op), c.join(" and "))
+                write!(f, "{} would hold only if {}", who(node, op), crate::rules::all_of(&c))
             }
             KeptReason::ConsumerUnknown { node, op } => {
                 write!(f, "{}: the shapes are not known well enough to prove it broadcasts anyway", who(node, op))
@@ -186,6 +186,18 @@ pub struct Folded {
     pub into: Vec<String>,
 }
 
+/// An explicit broadcast removed because everything that read it was removed: it fed only other broadcasts that
+/// were folded, or their shape computations (`vit`'s `Expand` of a mask that only a folded `Where` read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemovedWith {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    pub form: Form,
+    /// The removed nodes (labels) that read it.
+    pub with: Vec<String>,
+}
+
 /// An explicit broadcast kept, and why; named as [`Folded`] is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kept {
@@ -197,11 +209,14 @@ pub struct Kept {
     pub reason: KeptReason,
 }
 
+/// What `fold` did with each candidate: every one is in exactly one of `folded`, `removed_with` and `kept`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FoldSummary {
     /// Explicit broadcasts examined (a node in a function body counts once, however often it is called).
     pub candidates: usize,
     pub folded: Vec<Folded>,
+    /// Removed with the nodes that read them (not folded into a consumer of their own).
+    pub removed_with: Vec<RemovedWith>,
     pub kept: Vec<Kept>,
     /// Nodes removed in all: the broadcasts and the shape computations that fed only them.
     pub nodes_removed: usize,

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::body::Body;
 use super::forms::{self, Candidate};
 use super::proof::{self, CallKey, Replaced};
-use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Form, Kept, KeptReason};
+use super::{FoldOptions, FoldPlan, FoldSummary, Folded, Form, Kept, KeptReason, RemovedWith};
 use crate::analysis::{Analysis, Site};
 use crate::diagnostic::Code;
 use crate::model::GraphStep;
@@ -302,6 +302,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 into,
             });
         }
+        self.record_removed_with(summary);
         for (i, reason) in kept {
             let c = &self.candidates[&i];
             let op = self.body.nodes[i].op_type().to_string();
@@ -335,6 +336,19 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         edit.remove_nodes = removed.clone();
         if !edit.is_empty() {
             *plan.edit.graph_mut(loc) = edit;
+        }
+    }
+
+    /// The candidates removed with the nodes that alone read them (neither folded nor kept), with those readers.
+    fn record_removed_with(&self, summary: &mut FoldSummary) {
+        let removed = &self.removed;
+        for (&i, c) in self.candidates.iter().filter(|(i, _)| removed.contains(i) && !self.folded.contains(i)) {
+            let node = &self.body.nodes[i];
+            let readers = self.body.readers.get(node.output[0].as_str()).map(Vec::as_slice).unwrap_or(&[]);
+            let mut with: Vec<String> = readers.iter().map(|&(r, _)| label(&self.body.nodes[r], r)).collect();
+            with.dedup();
+            let (graph, node, op) = (c.graph.clone(), c.label.clone(), node.op_type().to_string());
+            summary.removed_with.push(RemovedWith { graph, node, op, form: c.form, with });
         }
     }
 

@@ -8,7 +8,7 @@ use super::KeptReason;
 use crate::analysis::Site;
 use crate::ops::SiteKind;
 use crate::rules::{self, ConditionKind, Outcome, Rule, Verdict};
-use crate::shape::Shape;
+use crate::shape::{Dim, Shape};
 
 /// One evaluation of a body: a function body is evaluated once per call, and a fact of one call holds for that
 /// call only. Empty outside functions.
@@ -127,9 +127,26 @@ fn judge_one(
         Verdict::Violation(_) => return Err(KeptReason::ConsumerViolation { node, op }),
     }
     if !outcome.output.provably_eq(&site.output_shape) {
+        // Where the shapes differ only by sizes nobody knows (`[1, ?, ?]` against `[1, ?1, ?2]`, the sizes a
+        // `Shape` named), the output is not known to change: its shapes are not known well enough to prove it.
+        if !differs_beyond_unknowns(&outcome.output, &site.output_shape) {
+            return Err(KeptReason::ConsumerUnknown { node, op });
+        }
         return Err(KeptReason::OutputChanges { node, op, from: site.output_shape.clone(), to: outcome.output });
     }
     Ok(())
+}
+
+/// Whether two shapes differ other than by unknown dims: in rank, or on an axis where neither dim is `?` and the
+/// two are not the same size or expression (two symbols count as different there: nothing proves them equal).
+fn differs_beyond_unknowns(a: &Shape, b: &Shape) -> bool {
+    match (a.dims(), b.dims()) {
+        (Some(a), Some(b)) => {
+            a.len() != b.len()
+                || a.iter().zip(b).any(|(x, y)| !matches!(x, Dim::Unknown) && !matches!(y, Dim::Unknown) && x != y)
+        }
+        _ => false,
+    }
 }
 
 /// The consumer's rule on the new inputs, bound as `rules::bind` binds the node.

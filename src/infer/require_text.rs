@@ -19,7 +19,7 @@ impl Contradiction {
                         texts.push(text);
                     }
                 }
-                format!("holds only if {}: {listed} ({})", texts.join(" and "), self.requirement.what())
+                format!("holds only if {}: {listed} ({})", crate::rules::all_of(&texts), self.requirement.what())
             }
             Verdict::Violated(detail) => {
                 format!("{listed}: {}: {}", self.requirement.broken(), detail_text(detail, inputs))

@@ -143,7 +143,7 @@ fn constraint_json(site: &crate::analysis::Site, condition: &crate::broadcast::C
             "equal_or_one": dims.iter().map(dim_json).collect::<Vec<_>>(),
         }),
         ConditionKind::UnknownOneOf { input, options } => {
-            let (name, own_axis) = crate::check::unknown_dim_owner(site, *input, condition.axis);
+            let (name, own_axis) = site.unknown_dim_owner(*input, condition.axis);
             serde_json::json!({
                 "axis": condition.axis,
                 "input": input,

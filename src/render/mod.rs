@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use crate::check::{Finding, Report};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Code, Severity};
 use crate::shape::{Dim, Shape};
 
 mod github;
@@ -41,21 +41,24 @@ pub fn shape_json(shape: &Shape) -> Value {
 /// escaped and shortened ([`crate::escape`]), and the location and message together at most
 /// [`crate::brief::MAX_CHARS`] characters.
 pub fn brief_message(f: &Finding) -> crate::brief::Brief {
-    let budget = crate::brief::MAX_CHARS.saturating_sub(finding_location(f).chars().count() + 2).max(80);
-    crate::brief::abbreviate(f.message.marked(), budget)
+    let lead = finding_label(f).chars().count() + finding_location(f).chars().count() + 3;
+    crate::brief::abbreviate(f.message.marked(), crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST))
 }
 
-/// Where a finding is, as one-line formats show it: `GRAPH/NODE (OP)`, `GRAPH/NODE` or `GRAPH`, each part escaped
-/// and shortened ([`crate::escape::short`]).
+/// What a finding's line keeps for its message however long its location is.
+const MESSAGE_AT_LEAST: usize = 80;
+
+/// `SEVERITY[CODE]`, as a finding's line starts.
+pub fn finding_label(f: &Finding) -> String {
+    format!("{}[{}]", f.severity.as_str(), f.code)
+}
+
+/// Where a finding is: `GRAPH › NODE (OP)`, `GRAPH › NODE` or `GRAPH` ([`crate::location::at`], each part escaped
+/// and shortened), cut with `…` when it would leave a line less than 80 characters for the message.
 pub fn finding_location(f: &Finding) -> String {
-    shown_location(&f.graph, f.node.as_deref(), f.op.as_deref())
-}
-
-/// A location as one-line formats show it (`GRAPH/NODE (OP)`, each part escaped and shortened), for `check`'s
-/// findings and the lines of `fold`.
-pub fn shown_location(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
-    use crate::escape::short;
-    location_of(&short(graph), node.map(short).as_deref(), op.map(short).as_deref())
+    let at = crate::location::at(&f.graph, f.node.as_deref(), f.op.as_deref());
+    let room = crate::brief::AFTER_PATH - MESSAGE_AT_LEAST - finding_label(f).chars().count() - 3;
+    crate::brief::cut(&at, room)
 }
 
 /// The frames of a site inside model-local functions, as `check`'s messages begin with them:
@@ -65,24 +68,61 @@ pub fn function_frames(frames: &[crate::analysis::FunctionFrame]) -> String {
     frames.iter().map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node))).collect()
 }
 
-/// [`finding_location`] with every name whole and unescaped (SARIF's fingerprint).
+/// Where a finding is with every name whole and unescaped (SARIF's fingerprint, which must not change with how
+/// lines are shown).
 pub fn finding_location_full(f: &Finding) -> String {
-    location_of(&f.graph, f.node.as_deref(), f.op.as_deref())
-}
-
-fn location_of(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
-    match (node, op) {
+    match (f.node.as_deref(), f.op.as_deref()) {
         // An unnamed node is already labelled `#INDEX (OP)`: the op once is enough.
         (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
-            format!("{graph}/{node}")
+            format!("{}/{node}", f.graph)
         }
-        (Some(node), Some(op)) => format!("{graph}/{node} ({op})"),
-        (Some(node), None) => format!("{graph}/{node}"),
-        _ => graph.to_string(),
+        (Some(node), Some(op)) => format!("{}/{node} ({op})", f.graph),
+        (Some(node), None) => format!("{}/{node}", f.graph),
+        _ => f.graph.to_string(),
     }
 }
 
-/// One line per finding, `PATH: SEVERITY[CODE] GRAPH/NODE (OP): message`, then the summary line.
+/// How many findings of a code that can come by the hundred text and GitHub output show per model: a
+/// `bind-contradiction` for every value a `--bind` size contradicts. JSON and SARIF list them all.
+pub const SHOWN_OF_A_FLOOD: usize = 3;
+
+/// Whether a code's findings can come by the hundred from one cause.
+fn floods(code: Code) -> bool {
+    code == Code::BindContradiction
+}
+
+/// The items to show one by one, in order, and for each code that floods (see [`SHOWN_OF_A_FLOOD`]) how many more
+/// there are, with the severity of the first left out.
+pub fn shown<'a, T>(
+    items: impl IntoIterator<Item = &'a T>,
+    key: impl Fn(&T) -> (Code, Severity),
+) -> (Vec<&'a T>, Vec<(Code, Severity, usize)>) {
+    let mut shown = Vec::new();
+    let mut more: Vec<(Code, Severity, usize)> = Vec::new();
+    let mut seen: std::collections::HashMap<Code, usize> = std::collections::HashMap::new();
+    for item in items {
+        let (c, severity) = key(item);
+        let n = seen.entry(c).or_insert(0);
+        *n += 1;
+        if !floods(c) || *n <= SHOWN_OF_A_FLOOD {
+            shown.push(item);
+        } else if let Some(entry) = more.iter_mut().find(|(m, _, _)| *m == c) {
+            entry.2 += 1;
+        } else {
+            more.push((c, severity, 1));
+        }
+    }
+    (shown, more)
+}
+
+/// What stands for the findings of a flooding code left out: `and 7 more like these (--format json lists every
+/// one)`.
+pub fn more_line(n: usize) -> String {
+    format!("and {n} more like these (--format json lists every one)")
+}
+
+/// One line per finding, `PATH: SEVERITY[CODE] GRAPH › NODE (OP): message`, the short names it uses defined on
+/// the lines after it, then the summary line.
 pub fn write_text(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
     write_text_styled(out, path, report, Palette::PLAIN)
 }
@@ -147,7 +187,7 @@ pub enum ColorChoice {
 
 /// [`write_text`] with colour: the same characters, with the path bold and `SEVERITY[CODE]` coloured.
 pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
-    write_findings_styled(out, path, report, palette, false, false)?;
+    write_findings_styled(out, path, report, palette, false, true)?;
     writeln!(
         out,
         "{}: {}",
@@ -158,7 +198,8 @@ pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, pale
 
 /// One line per finding, as [`write_text_styled`] writes them, without the summary line; with `errors_only`,
 /// only the findings of error severity; with `legend`, each short name a message uses on a line of its own after
-/// it (`    h₁ = floor(...)`).
+/// it (`    h₁ = floor(...)`), else the message with its expressions whole (cut to fit). A code that can come by the
+/// hundred shows its first few, then how many more ([`shown`]).
 pub fn write_findings_styled(
     out: &mut impl Write,
     path: &str,
@@ -168,15 +209,42 @@ pub fn write_findings_styled(
     legend: bool,
 ) -> io::Result<()> {
     let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
-    for f in report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error) {
-        let label = palette.paint(palette.severity(f.severity), &format!("{}[{}]", f.severity.as_str(), f.code));
-        let brief = brief_message(f);
-        writeln!(out, "{shown_path}: {label} {}: {}", finding_location(f), brief.message)?;
-        if legend {
-            for (name, expression) in &brief.names {
-                writeln!(out, "    {name} = {expression}")?;
+    let wanted = report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error);
+    let (findings, more) = shown(wanted, |f| (f.code, f.severity));
+    for f in findings {
+        let label = palette.paint(palette.severity(f.severity), &finding_label(f));
+        let at = finding_location(f);
+        match legend {
+            true => {
+                let brief = brief_message(f);
+                writeln!(out, "{shown_path}: {label} {at}: {}", brief.message)?;
+                for line in brief.legend() {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            false => {
+                let lead = finding_label(f).chars().count() + at.chars().count() + 3;
+                let budget = crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST);
+                writeln!(out, "{shown_path}: {label} {at}: {}", crate::brief::cut(&f.message.one_line(), budget))?;
             }
         }
+    }
+    for (code, severity, n) in more {
+        let label = palette.paint(palette.severity(severity), &format!("{}[{}]", severity.as_str(), code));
+        writeln!(out, "{shown_path}: {label} {}", more_line(n))?;
+    }
+    Ok(())
+}
+
+/// The undecided sites no finding names, one line each: `PATH: note[undecided-broadcast] GRAPH › NODE (OP):
+/// undecided (x's rank unknown); --strict reports it`.
+pub fn write_undecided(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
+    let shown_path = palette.paint(anstyle::Style::new().bold(), path);
+    for u in &report.undecided {
+        let at = crate::location::at(&u.graph, Some(&u.node), Some(&u.op));
+        let text = format!("undecided ({} unknown); --strict reports it as an error", u.unknown);
+        let (line, _) = crate::brief::fit(&format!("note[{}] {at}: ", Code::UndecidedBroadcast), &text);
+        writeln!(out, "{shown_path}: {line}")?;
     }
     Ok(())
 }
@@ -185,8 +253,8 @@ pub fn write_findings_styled(
 /// like an error finding; the message may hold marked names ([`crate::escape::one_line`]).
 pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) -> String {
     let message = message.strip_prefix(path).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
+    let message = crate::brief::cut(&crate::escape::one_line(message), crate::brief::AFTER_PATH - label.len() - 2);
     let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
-    let message = crate::escape::one_line(message);
     format!("{shown_path}: {}: {message}", palette.paint(palette.severity(Severity::Error), label))
 }
 
@@ -230,17 +298,20 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
     use crate::escape::{short, text};
     let shown = text(path);
     for g in &analysis.graphs {
-        writeln!(out, "{shown}: graph {}", short(&g.path))?;
+        writeln!(out, "{shown}: graph {}", crate::location::graph(&crate::escape::text(&g.path)))?;
         for (name, facts) in &g.values {
             let kind = match facts.kind {
                 crate::tensor::Kind::Tensor => String::new(),
                 other => format!("{} of ", other.name()),
             };
-            match facts.contradicted {
-                true => writeln!(out, "  {}: unknown, follows a contradiction", short(name))?,
-                false => {
-                    writeln!(out, "  {}: {kind}{} {}", short(name), elem_name(facts.elem), shown_shape(&facts.shape))?
-                }
+            let text = match facts.contradicted {
+                true => "unknown, follows a contradiction".to_string(),
+                false => format!("{kind}{} {}", elem_name(facts.elem), facts.shape),
+            };
+            let (line, legend) = crate::brief::fit(&format!("  {}: ", short(name)), &text);
+            writeln!(out, "{line}")?;
+            for line in legend {
+                writeln!(out, "{line}")?;
             }
         }
     }
@@ -251,9 +322,12 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
 /// The contradictions that leave what follows them unknown, one line each.
 fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
     for c in analysis.contradictions.iter().filter(|c| c.contradiction.is_certain()) {
-        let at = shown_location(&c.graph, Some(&c.node), Some(&c.op));
-        let path = crate::escape::text(path);
-        writeln!(out, "{path}: what follows {at} is unknown: {}", c.message().one_line())?;
+        let at = crate::location::at(&c.graph, Some(&c.node), Some(&c.op));
+        let (line, legend) = crate::brief::fit(&format!("what follows {at} is unknown: "), c.message().marked());
+        writeln!(out, "{path}: {line}")?;
+        for line in legend {
+            writeln!(out, "{line}")?;
+        }
     }
     Ok(())
 }
@@ -280,10 +354,27 @@ pub fn write_opaque(
         return Ok(());
     }
     let nodes: usize = opaque.values().sum();
-    let ops: Vec<String> = opaque.iter().map(|(op, n)| format!("{} ×{n}", crate::escape::short(op))).collect();
     let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
-    let path = crate::escape::text(path);
-    writeln!(out, "{path}: inference stopped at {nodes} of ops it has no rule for: {}", ops.join(", "))
+    let lead = format!("inference stopped at {nodes} of ops it has no rule for: ");
+    // As many ops as the line holds, then how many more.
+    let mut ops: Vec<String> = Vec::new();
+    let mut length = lead.chars().count();
+    for (k, (op, n)) in opaque.iter().enumerate() {
+        let item = format!("{} ×{n}", crate::escape::short(op));
+        let rest = opaque.len() - k;
+        if length + item.chars().count() + 2 > crate::brief::AFTER_PATH - 20 && rest > 1 {
+            ops.push(format!("and {rest} more ops"));
+            break;
+        }
+        length += item.chars().count() + 2;
+        ops.push(item);
+    }
+    writeln!(
+        out,
+        "{}: {lead}{}",
+        crate::escape::text(path),
+        crate::brief::cut(&ops.join(", "), crate::brief::AFTER_PATH - lead.chars().count())
+    )
 }
 
 pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::range_report::{RangeReport, SafeReport};
+use crate::range_report::{RangeFailure, RangeReport, SafeReport};
 use crate::ranges::{describe, Decision, Ranges, SafeRanges, SizeRange, Sizes};
 
 fn range_json(r: SizeRange) -> Value {
@@ -60,7 +60,7 @@ pub fn range_report_json(r: &RangeReport) -> Value {
         "safe": r.safe.as_ref().map(|s| safe_json(s, &r.ranges)),
         "witnesses": r.witnesses.iter().map(|w| json!({
             "sizes": sizes_json(&w.sizes),
-            "sites": w.sites,
+            "sites": w.sites.iter().map(RangeFailure::path).collect::<Vec<_>>(),
             "dir": w.dir.display().to_string(),
             "error": w.error,
             "runtime": w.runtime,
@@ -99,18 +99,23 @@ pub fn write_ranges_text(out: &mut impl Write, path: &str, r: &RangeReport) -> i
         write_safe_text(out, path, safe, r)?;
     }
     for w in &r.witnesses {
+        // The site, the folder (named after the model's path) and what a runtime said are the model's: escaped.
+        let first = w.sites.first().map(RangeFailure::at).unwrap_or_default();
         let sites = match w.sites.len() {
-            1 => w.sites[0].clone(),
-            2 => format!("{} and 1 more site", w.sites[0]),
-            n => format!("{} and {} more sites", w.sites[0], n - 1),
+            0 | 1 => first,
+            2 => format!("{first} and 1 more site"),
+            n => format!("{first} and {} more sites", n - 1),
         };
         let sizes = crate::ranges::describe_sizes(&w.sizes);
         match &w.error {
-            Some(e) => writeln!(out, "{path}: witness for {sites} at {sizes} not written: {e}")?,
-            None => writeln!(out, "{path}: witness for {sites} at {sizes}: {}", w.dir.display())?,
+            Some(e) => writeln!(out, "{path}: witness for {sites} at {sizes} not written: {}", crate::escape::text(e))?,
+            None => {
+                let dir = w.dir.display().to_string();
+                writeln!(out, "{path}: witness for {sites} at {sizes}: {}", crate::escape::text(&dir))?
+            }
         }
         if let Some(runtime) = &w.runtime {
-            writeln!(out, "{path}:   runtime: {runtime}")?;
+            writeln!(out, "{path}:   runtime: {}", crate::escape::text(runtime))?;
         }
     }
     Ok(())
@@ -125,6 +130,10 @@ fn write_safe_text(out: &mut impl Write, path: &str, safe: &SafeReport, r: &Rang
         return writeln!(out, "{path}: safe ranges: none ({why})");
     };
     let SafeRanges::Safe { safe: found, left_out } = &safe.outcome else { return Ok(()) };
+    if ranges.iter().next().is_none() {
+        // A model whose inputs have no symbolic size: there is no box to give, and an empty profile is no help.
+        return writeln!(out, "{path}: safe ranges: the inputs have no symbolic sizes to bound (every site holds)");
+    }
     let mut notes = vec![match found.complete {
         true => "every site holds there".to_string(),
         false => "every site holds there; the search stopped at its budget, so a larger box may exist".to_string(),
@@ -143,8 +152,7 @@ fn write_safe_text(out: &mut impl Write, path: &str, safe: &SafeReport, r: &Rang
         )?;
     }
     if let Some(p) = &safe.profile {
-        writeln!(out, "{path}:   trtexec {}", p.profile.trtexec())?;
-        writeln!(out, "{path}:   onnxruntime TensorRT provider options: {}", p.profile.onnxruntime())?;
+        write_profile_text(out, path, &p.profile)?;
         if !p.left_out.is_empty() {
             let names: Vec<String> = p.left_out.iter().map(|n| format!("{n:?}")).collect();
             writeln!(out, "{path}:   not in the profile (a dim no range gives): {}", names.join(", "))?;
@@ -158,6 +166,33 @@ fn write_safe_text(out: &mut impl Write, path: &str, safe: &SafeReport, r: &Rang
             "{path}:   feed only the sizes of the steps ({}): a TensorRT profile cannot say so",
             describe(stepped.into_iter())
         )?;
+    }
+    Ok(())
+}
+
+/// The profile as trtexec flags and onnxruntime's TensorRT provider options, a line each, ready to paste; when
+/// those lines would run past 300 characters (many inputs, long names), one line per input (`min / opt / max`) and
+/// where the paste-ready forms are (JSON's `ranges.safe.profile`). Input names are the model's: shown escaped.
+fn write_profile_text(out: &mut impl Write, path: &str, profile: &crate::ranges::profile::Profile) -> io::Result<()> {
+    let trtexec = format!("   trtexec {}", crate::escape::text(&profile.trtexec()));
+    let options = format!("   onnxruntime TensorRT provider options: {}", crate::escape::text(&profile.onnxruntime()));
+    let fits = |line: &str| line.chars().count() <= crate::brief::AFTER_PATH;
+    if fits(&trtexec) && fits(&options) {
+        writeln!(out, "{path}:{trtexec}")?;
+        return writeln!(out, "{path}:{options}");
+    }
+    writeln!(
+        out,
+        "{path}:   the profile per input, min / opt / max (trtexec's flags and onnxruntime's options for {} inputs: \
+         `--format json`, ranges.safe.profile):",
+        profile.min.0.len()
+    )?;
+    let dims = |d: &[u64]| d.iter().map(u64::to_string).collect::<Vec<_>>().join("x");
+    // The three shapes list the same inputs in the same order (`Profile` is made input by input).
+    let at = |shapes: &crate::ranges::profile::Shapes, k: usize| shapes.0.get(k).map_or(String::new(), |s| dims(&s.1));
+    for (k, (name, min)) in profile.min.0.iter().enumerate() {
+        let shown = crate::escape::short(name);
+        writeln!(out, "{path}:     {shown}: {} / {} / {}", dims(min), at(&profile.opt, k), at(&profile.max, k))?;
     }
     Ok(())
 }

@@ -86,11 +86,18 @@ fn sarif_result(f: &Finding, artifact_location: &Value) -> Value {
         let names: serde_json::Map<String, Value> = brief.names.iter().map(|(n, e)| (n.clone(), json!(e))).collect();
         properties.insert("names".into(), Value::Object(names));
     }
+    // The short names are defined in the message itself, a line each, as code scanning shows it.
+    let mut text = format!("{}: {}", finding_location(f), brief.message);
+    for (name, expression) in &brief.names {
+        text.push_str(&format!("\n{name} = {expression}"));
+    }
+    // The fingerprint keeps the location as version 1 wrote it ([`finding_location_full`]), so that code scanning
+    // matches alerts across versions.
     json!({
         "ruleId": f.code.as_str(),
         "ruleIndex": rule_index,
         "level": sarif_level(f.severity),
-        "message": { "text": format!("{}: {}", finding_location(f), brief.message) },
+        "message": { "text": text },
         "locations": [{
             "physicalLocation": { "artifactLocation": artifact_location },
             "logicalLocations": logical,

@@ -184,6 +184,18 @@ pub enum ConditionKind {
     Divides { divisor: Dim, dim: Dim },
 }
 
+/// Conditions that must all hold, in words, grouped where a reader could group them two ways: `(h₁ = h₂ or one of
+/// them is 1) and (h₃ = h₄ or one of them is 1)`, not `h₁ = h₂ or one of them is 1 and h₃ = h₄ or …`.
+pub fn all_of<S: AsRef<str>>(conditions: &[S]) -> String {
+    let several = conditions.len() > 1;
+    let parts: Vec<String> = conditions
+        .iter()
+        .map(|c| c.as_ref())
+        .map(|c| if several && c.contains(" or ") { format!("({c})") } else { c.to_string() })
+        .collect();
+    parts.join(" and ")
+}
+
 impl fmt::Display for Condition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
@@ -394,5 +406,21 @@ impl Rule {
             Rule::LegacyAxis => legacy::rewrite_operands(site),
             Rule::Bidirectional | Rule::None => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 28: two conditions that each hold one way or another read with explicit grouping.
+    #[test]
+    fn conditions_with_an_or_are_grouped_when_there_are_several() {
+        let a = "h₁ = h₂ or one of them is 1";
+        let b = "h₃ = h₄ or one of them is 1";
+        assert_eq!(all_of(&[a, b]), format!("({a}) and ({b})"));
+        assert_eq!(all_of(&[a]), a);
+        assert_eq!(all_of(&["N ∈ {1, 3}", a]), format!("N ∈ {{1, 3}} and ({a})"));
+        assert_eq!(all_of(&["N ∈ {1, 3}", "seq ≤ 64"]), "N ∈ {1, 3} and seq ≤ 64");
     }
 }

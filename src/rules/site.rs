@@ -145,3 +145,56 @@ impl Site {
         }
     }
 }
+
+impl Site {
+    /// What keeps a site undecided, input by input: `P's dims 0 and 2, X's rank`.
+    pub fn unknown_parts(&self) -> String {
+        let mut shapes: Vec<(String, &Shape)> =
+            self.inputs.iter().map(|i| (name(&i.name).to_string(), &i.shape)).collect();
+        if let (Rule::Bidirectional, Some(target)) = (self.rule, &self.target) {
+            shapes.truncate(1);
+            shapes.push(("the target shape".into(), target));
+        }
+        let parts: Vec<String> = shapes
+            .iter()
+            .filter_map(|(name, shape)| match shape.dims() {
+                None => Some(format!("{name}'s rank")),
+                Some(dims) => {
+                    let axes: Vec<String> = (0..dims.len())
+                        .filter(|&a| matches!(dims[a], crate::shape::Dim::Unknown))
+                        .map(|a| a.to_string())
+                        .collect();
+                    match axes.len() {
+                        0 => None,
+                        1 => Some(format!("{name}'s dim {}", axes[0])),
+                        n => Some(format!("{name}'s dims {} and {}", axes[..n - 1].join(", "), axes[n - 1])),
+                    }
+                }
+            })
+            .collect();
+        if parts.is_empty() {
+            "some sizes".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// Whose unknown dim an `UnknownOneOf` condition on rule input `input` is about, and on which axis of that value's
+    /// own shape (the condition's `axis` counts from the left of the broadcast output): the input's name, or `None`
+    /// for the target (Expand's shape value, Gemm's (M, N)).
+    pub fn unknown_dim_owner(&self, input: usize, axis: usize) -> (Option<String>, usize) {
+        let own = self
+            .rule_inputs
+            .get(input)
+            .copied()
+            .flatten()
+            .filter(|_| !(self.rule == Rule::Bidirectional && input == 1));
+        let (name, shape) = match (own, &self.target) {
+            (Some(i), _) => (Some(self.inputs[i].name.clone()), &self.inputs[i].shape),
+            (None, Some(target)) => (None, target),
+            (None, None) => (Some(self.rule_input_name(input)), &self.output_shape),
+        };
+        let rank = |s: &Shape| s.rank().unwrap_or(0);
+        (name, (axis + rank(shape)).saturating_sub(rank(&self.output_shape)))
+    }
+}
