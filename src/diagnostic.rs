@@ -429,10 +429,10 @@ codes! {
     UnknownIrVersion = "unknown-ir-version" {
         Warning, Always,
         summary: "the model declares an IR version no ONNX release defines",
-        description: "The model declares an IR version no ONNX release defines (from 1 to 13, the newest in onnx \
-                      1.22): it is read with the rules of the newest onnx-bcast knows, fields it does not know \
+        description: "The model declares an IR version no ONNX release defines (from 1 to 14, the newest in onnx \
+                      1.23): it is read with the rules of the newest onnx-bcast knows, fields it does not know \
                       survive its rewrites unchanged, and runtimes refuse it.",
-        origin: Origin::Other("the ONNX IR spec: ModelProto.ir_version, from 1 (IR_VERSION_2017_10_10) to 13"),
+        origin: Origin::Other("the ONNX IR spec: ModelProto.ir_version, from 1 (IR_VERSION_2017_10_10) to 14"),
         example: "Add(A: [2, 3], B: [3]) in a model of ir_version 100", "fixtures/crafted/ir_version_100.pb",
             strict: false,
         help: "Save the model with the IR version of the ONNX release that made it (onnx.helper.make_model sets it), or \

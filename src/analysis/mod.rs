@@ -22,9 +22,9 @@ use crate::tensor::{self, ValueFacts};
 /// The newest default-domain opset this tool knows; assumed when a model imports none.
 pub const LATEST_OPSET: i64 = 28;
 
-/// The newest IR version an ONNX release defines (onnx 1.22: `onnx.IR_VERSION`). A model that declares another
-/// one outside 1..=this gets an `unknown-ir-version` note.
-pub const LATEST_IR_VERSION: i64 = 13;
+/// The newest IR version an ONNX release defines (onnx 1.23: `onnx.IR_VERSION`, the release of opset
+/// [`LATEST_OPSET`]). A model that declares another one outside 1..=this gets an `unknown-ir-version` note.
+pub const LATEST_IR_VERSION: i64 = 14;
 
 pub use crate::shape::MAX_RANK;
 
