@@ -9,7 +9,11 @@ use std::time::Instant;
 
 use clap::Parser;
 
-use onnx_bcast::gen::{write_synthetic, SyntheticSpec};
+#[allow(dead_code)] // the generator also serves the tests, which use more of it
+#[path = "../tests/common/gen.rs"]
+mod gen;
+
+use gen::{write_synthetic, SyntheticSpec};
 
 /// Write a large synthetic ONNX model: a chain of broadcasting element-wise nodes over large float32 initializers.
 #[derive(Parser)]

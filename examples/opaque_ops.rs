@@ -3,9 +3,9 @@
 fn main() {
     let mut total = std::collections::BTreeMap::<String, usize>::new();
     for path in std::env::args().skip(1) {
-        let Ok(model) = onnx_bcast::model::Model::open(&path) else { continue };
+        let Ok(model) = onnx_bcast::onnx::model::Model::open(&path) else { continue };
         let analysis = onnx_bcast::analysis::analyze(model.proto());
-        if analysis.sites.iter().any(|s| matches!(s.verdict, onnx_bcast::broadcast::Verdict::Unknown)) {
+        if analysis.sites.iter().any(|s| matches!(s.verdict, onnx_bcast::rules::Verdict::Unknown)) {
             for (op, n) in analysis.opaque {
                 *total.entry(op).or_default() += n;
             }

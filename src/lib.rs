@@ -34,7 +34,7 @@
 //! use onnx_bcast::analysis::analyze_model;
 //! use onnx_bcast::check::{check, CheckOptions};
 //! use onnx_bcast::diagnostic::{Code, Severity};
-//! use onnx_bcast::model::Model;
+//! use onnx_bcast::onnx::model::Model;
 //!
 //! let model = Model::open(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/multidirectional_add_bad.onnx"))?;
 //! let report = check(&analyze_model(&model), CheckOptions::default());
@@ -56,7 +56,7 @@
 //! use onnx_bcast::analysis::analyze_model;
 //! use onnx_bcast::check::{check, CheckOptions, Level, RuleSelection, Selector};
 //! use onnx_bcast::diagnostic::Code;
-//! use onnx_bcast::model::Model;
+//! use onnx_bcast::onnx::model::Model;
 //! use onnx_bcast::render;
 //!
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/symbolic_batch.onnx");
@@ -88,8 +88,8 @@
 //! ```
 //! use onnx_bcast::analysis::analyze_model;
 //! use onnx_bcast::check::{check, CheckOptions};
-//! use onnx_bcast::expand::{expand_model, write_expanded, ExpandOptions};
-//! use onnx_bcast::model::Model;
+//! use onnx_bcast::rewrite::expand::{expand_model, write_expanded, ExpandOptions};
+//! use onnx_bcast::onnx::model::Model;
 //!
 //! let model = Model::open(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/multidirectional_add_ok.onnx"))?;
 //! let strict = CheckOptions { strict: true, ..Default::default() };
@@ -109,54 +109,22 @@
 // The command line's modules name the crate as `onnx_bcast::…`, as a program using the library would.
 extern crate self as onnx_bcast;
 
-pub mod cli;
-pub mod model;
+pub mod sys;
 
-pub mod pb;
-/// The generated schema under the name the crate has always used for it ([`pb`] holds it).
-pub use pb as proto;
-pub mod analysis;
-pub mod atomic;
-pub mod attr;
-pub mod brief;
-pub mod rules;
-/// The broadcast rules under the name the crate has always used for them ([`rules`] holds them).
-pub use rules as broadcast;
-pub mod annotate;
-pub mod calls;
-pub mod check;
-pub mod config;
-pub mod copy;
 pub mod diagnostic;
-pub mod dot;
-pub mod escape;
-pub mod expand;
-pub mod explain;
-pub mod external;
-pub mod fold;
-pub mod gen;
-pub mod index_report;
+pub mod sizes;
+
+pub mod onnx;
+
+pub mod rules;
+
 pub mod infer;
-pub mod interrupt;
-pub mod location;
-pub mod materialize;
-pub mod ops;
-pub mod panics;
-pub mod platform;
-pub mod range_report;
-pub mod ranges;
-pub mod refuse;
+
+pub mod analysis;
+
+pub mod check;
+pub mod rewrite;
+
 pub mod render;
-pub mod render_expand;
-pub mod render_fold;
-pub mod render_infer;
-pub mod save;
-pub mod selection;
-pub mod shape;
-pub mod source;
-pub mod sym;
-pub mod tensor;
-#[cfg(feature = "verify")]
-pub mod verify;
-pub mod wire;
-pub mod witness;
+
+pub mod cli;

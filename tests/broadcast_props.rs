@@ -7,11 +7,11 @@
 #[path = "oracle/mod.rs"]
 mod oracle;
 
-use onnx_bcast::broadcast::{
+use onnx_bcast::rules::{
     bidirectional, equal_shapes, legacy_axis, multidirectional, unidirectional, Condition, ConditionKind, Outcome,
     Verdict,
 };
-use onnx_bcast::shape::{Dim, Shape};
+use onnx_bcast::sizes::shape::{Dim, Shape};
 use oracle::rules::{
     bindings, check_bindings, conditions, holds, known, legacy_model, multi_known, numpy, permutations, refs, to_shape,
     unknown_count, violated, Grid, D,

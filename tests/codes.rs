@@ -92,7 +92,7 @@ fn the_documented_code_table_is_the_generated_one() {
     let (start, end) = readme_table(&readme).expect("docs/codes.md marks its table of codes");
     let (status, generated) = run(&["explain", "--list", "--format", "markdown"]);
     assert_eq!(status, 0);
-    assert_eq!(generated, onnx_bcast::explain::markdown());
+    assert_eq!(generated, onnx_bcast::render::explain::markdown());
     if std::env::var_os("ONNX_BCAST_BLESS").is_some_and(|v| v == "1") {
         let blessed = format!("{}{generated}{}", &readme[..start], &readme[end..]);
         std::fs::write(&path, blessed).expect("write docs/codes.md");

@@ -82,7 +82,7 @@ fn infer_writes_no_shape_derived_through_a_contradiction() {
             assert_eq!(v["shape"], Value::Null, "{v}");
         }
     }
-    let model = onnx_bcast::model::Model::open(&out).unwrap();
+    let model = onnx_bcast::onnx::model::Model::open(&out).unwrap();
     let graph = model.proto().graph.as_ref().unwrap();
     assert!(graph.value_info.iter().all(|vi| vi.name() != "C"), "no declaration of C");
     let e = graph.output.iter().find(|o| o.name() == "E").unwrap();

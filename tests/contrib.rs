@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use onnx_bcast::analysis::{analyze_model_with, Analysis, Options};
-use onnx_bcast::model::Model;
+use onnx_bcast::onnx::model::Model;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/contrib").join(format!("{name}.onnx"))
@@ -191,12 +191,12 @@ fn an_attention_bias_broadcasts_one_way_towards_the_scores() {
     let a = analyze("attention_bias_mha");
     assert_eq!(a.sites.len(), 1);
     let site = &a.sites[0];
-    assert_eq!(site.verdict, onnx_bcast::broadcast::Verdict::Broadcast);
+    assert_eq!(site.verdict, onnx_bcast::rules::Verdict::Broadcast);
     assert_eq!(site.output_shape.to_string(), "[batch, 2, seq, kv]");
     // The op's own output is inferred, not the scores' shape.
     assert_eq!(shape(&a, "y"), "[batch, seq, 32]");
     let bad = analyze("attention_bias_mha_bad");
-    assert!(matches!(bad.sites[0].verdict, onnx_bcast::broadcast::Verdict::Violation(_)));
+    assert!(matches!(bad.sites[0].verdict, onnx_bcast::rules::Verdict::Violation(_)));
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn qlinear_add_mul_and_qgemm_are_sites_that_expand_and_fold_rewrite_faithfully()
     let ops: Vec<(&str, &str)> = a.sites.iter().map(|s| (s.op.as_str(), s.verdict.as_str())).collect();
     assert_eq!(ops, [("QLinearAdd", "broadcast"), ("QLinearMul", "broadcast"), ("QGemm", "broadcast")]);
     // The scales and zero points are no operands: the message names A and B.
-    assert_eq!(onnx_bcast::escape::plain(&a.sites[0].list_inputs()), "x [2, 8, 4, 4] and b [8, 1, 1]");
+    assert_eq!(onnx_bcast::sys::escape::plain(&a.sites[0].list_inputs()), "x [2, 8, 4, 4] and b [8, 1, 1]");
     assert_eq!(shape(&a, "projected"), "[3, 8]");
     let dir = folder("qlinear", None);
     let (expanded, folded) = (dir.join("e.onnx"), dir.join("f.onnx"));
@@ -238,7 +238,7 @@ fn qlinear_add_mul_and_qgemm_are_sites_that_expand_and_fold_rewrite_faithfully()
 #[test]
 fn bias_add_is_a_numpy_site_that_expand_leaves_in_its_documented_form() {
     let a = analyze("bias_add");
-    assert_eq!(a.sites[0].verdict, onnx_bcast::broadcast::Verdict::Broadcast);
+    assert_eq!(a.sites[0].verdict, onnx_bcast::rules::Verdict::Broadcast);
     assert_eq!(a.sites[0].output_shape.to_string(), "[batch, seq, 8]");
     let dir = folder("bias-add", None);
     let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))

@@ -320,8 +320,8 @@ fn training_graphs_are_checked_and_left_alone_by_rewrites() {
         args.extend(flag);
         let r = run_limited(&corpus(), &args);
         assert!(matches!(r.code, Some(0 | 1)), "{command}: {}", r.stderr);
-        let before = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&bad).unwrap()).unwrap();
-        let after = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&written).unwrap()).unwrap();
+        let before = onnx_bcast::onnx::pb::ModelProto::decode(&*std::fs::read(&bad).unwrap()).unwrap();
+        let after = onnx_bcast::onnx::pb::ModelProto::decode(&*std::fs::read(&written).unwrap()).unwrap();
         assert_eq!(before.training_info, after.training_info, "{command} changed the training graphs");
     }
 }
@@ -332,7 +332,7 @@ fn training_graphs_are_checked_and_left_alone_by_rewrites() {
 /// limit, so the model grows by its new declarations only, each a few bytes whatever the chain's length.
 #[test]
 fn expression_chains_stay_within_the_budget() {
-    use onnx_bcast::annotate::MAX_DIM_PARAM;
+    use onnx_bcast::rewrite::annotate::MAX_DIM_PARAM;
     use prost::Message;
     let out = tempfile::tempdir().unwrap();
     for kind in ["minmax", "floor"] {
@@ -346,22 +346,26 @@ fn expression_chains_stay_within_the_budget() {
             let json: serde_json::Value = serde_json::from_str(&shapes.stdout).unwrap();
             for value in json["graphs"][0]["values"].as_array().unwrap() {
                 for dim in value["shape"].as_array().into_iter().flatten().filter_map(|d| d.as_str()) {
-                    let size = onnx_bcast::sym::parse(dim).map_or(0, |p| p.size_up_to(usize::MAX - 1));
-                    assert!(size <= onnx_bcast::sym::MAX_SIZE, "{path}: {} has a dim of {size} nodes", value["name"]);
+                    let size = onnx_bcast::sizes::sym::parse(dim).map_or(0, |p| p.size_up_to(usize::MAX - 1));
+                    assert!(
+                        size <= onnx_bcast::sizes::sym::MAX_SIZE,
+                        "{path}: {} has a dim of {size} nodes",
+                        value["name"]
+                    );
                 }
             }
             let written = out.path().join("inferred.onnx");
             let infer = run_limited(&corpus(), &["infer", path, written.to_str().unwrap()]);
             assert_eq!(infer.code, Some(0), "{path}: {}", infer.stderr);
-            let before = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&model).unwrap()).unwrap();
-            let after = onnx_bcast::proto::ModelProto::decode(&*std::fs::read(&written).unwrap()).unwrap();
+            let before = onnx_bcast::onnx::pb::ModelProto::decode(&*std::fs::read(&model).unwrap()).unwrap();
+            let after = onnx_bcast::onnx::pb::ModelProto::decode(&*std::fs::read(&written).unwrap()).unwrap();
             let (g0, g1) = (before.graph.unwrap(), after.graph.unwrap());
             let added = g1.value_info.len() - g0.value_info.len();
             assert_eq!(added, g1.node.len() - 1, "{path}: a declaration per node output but the graph output's");
             for vi in g1.value_info.iter().chain(&g1.output) {
                 let dims = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref());
                 for d in dims.map(|s| s.dim.as_slice()).unwrap_or_default() {
-                    if let Some(onnx_bcast::proto::tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
+                    if let Some(onnx_bcast::onnx::pb::tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
                         assert!(p.len() <= MAX_DIM_PARAM, "{path}: {} has a dim_param of {} bytes", vi.name(), p.len());
                     }
                 }

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use onnx_bcast::analysis::{analyze_model_with, Options};
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::expand::{expand_model, ExpandOptions, ExpandSummary};
-use onnx_bcast::model::Model;
-use onnx_bcast::shape::Shape;
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::rewrite::expand::{expand_model, ExpandOptions, ExpandSummary};
+use onnx_bcast::sizes::shape::Shape;
 
 /// A graph path without the indices of unnamed nodes (`main/#28 (If)/then_branch`), which move when expand
 /// inserts nodes before them.
@@ -67,7 +67,7 @@ fn strict_findings(model: &Model) -> HashMap<&'static str, usize> {
 fn expanded_to_own_shape(summary: &ExpandSummary) -> Vec<String> {
     let mut found = Vec::new();
     for step in summary.actions.iter().flat_map(|a| &a.steps) {
-        let step = onnx_bcast::escape::plain(step);
+        let step = onnx_bcast::sys::escape::plain(step);
         let Some((from, to)) = step.split_once(" -> ") else { continue };
         let shape = from.split_once(' ').map_or("", |(_, shape)| shape);
         let target = to.split_once(" to ").map_or("", |(_, t)| t.trim_end_matches(" (computed in the graph)"));
@@ -165,8 +165,8 @@ fn silero_keeps_its_undecided_site_and_expands_no_value_to_its_own_shape() {
     let (plan, _) = expand_model(&model, ExpandOptions::default()).unwrap();
     let left: Vec<_> = plan.summary.left.iter().map(|l| (l.node.as_str(), l.kind, l.reason.as_str())).collect();
     assert_eq!(left.len(), 1, "{left:?}");
-    assert_eq!(left[0].1, onnx_bcast::expand::LeftKind::Undecided);
-    let reason = onnx_bcast::escape::plain(left[0].2);
+    assert_eq!(left[0].1, onnx_bcast::rewrite::expand::LeftKind::Undecided);
+    let reason = onnx_bcast::sys::escape::plain(left[0].2);
     assert!(reason.contains("/model/decoder/Concat_output_0's rank unknown"), "{reason}");
     let model = Model::open(dir.join("silero_vad.onnx")).unwrap();
     let (plan, _) = expand_model(&model, ExpandOptions::default()).unwrap();

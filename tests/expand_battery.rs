@@ -2,7 +2,7 @@
 //! element types ONNX allows it, made in Rust with the prost types. Each model is rewritten with `expand_model`
 //! (and again with `materialize_constants` when an input is an initializer); the rewrite must leave no implicit
 //! broadcast (`check --strict` clean) and, run with tract-onnx on the same seeded inputs, compute exactly what the
-//! original computes. The comparison is `src/verify.rs` itself, the code behind `expand --verify`.
+//! original computes. The comparison is `src/check/verify.rs` itself, the code behind `expand --verify`.
 //!
 //! What tract-onnx 0.23 cannot run as ONNX means it, and what the battery does instead:
 //!
@@ -35,28 +35,24 @@ use prost::Message;
 
 use onnx_bcast::analysis::analyze;
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::expand::{expand_model, ExpandOptions};
-use onnx_bcast::fold::{fold_model, FoldOptions};
-use onnx_bcast::model::Model;
-use onnx_bcast::proto::{
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::pb::{
     attribute_proto::AttributeType, tensor_shape_proto, type_proto, AttributeProto, GraphProto, ModelProto, NodeProto,
     OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
+use onnx_bcast::rewrite::expand::{expand_model, ExpandOptions};
+use onnx_bcast::rewrite::fold::{fold_model, FoldOptions};
 
-// `src/verify.rs` refers to the crate's `proto`, `tensor` and `attr` modules; these stand in for them here, so the
-// battery runs the very code of `--verify` without needing the `verify` feature.
-mod attr {
-    pub use onnx_bcast::attr::*;
-}
-mod proto {
-    pub use onnx_bcast::proto::*;
-}
-mod tensor {
-    pub use onnx_bcast::tensor::*;
+// `src/check/verify.rs` refers to the crate's `onnx` modules; this stands in for them here, so the battery runs the
+// very code of `--verify` without needing the `verify` feature.
+mod onnx {
+    pub use onnx_bcast::onnx::*;
 }
 #[allow(dead_code)]
-#[path = "../src/verify.rs"]
+#[path = "../src/check/verify.rs"]
 mod verify;
+
+mod common;
 
 const FLOAT: i32 = 1;
 const UINT8: i32 = 2;
@@ -178,7 +174,7 @@ fn model_of(opset: i64, ir: i64, graph: GraphProto) -> ModelProto {
 }
 
 fn ir_for(opset: i64) -> i64 {
-    onnx_bcast::gen::ir_version_for(opset)
+    common::gen::ir_version_for(opset)
 }
 
 /// Deterministic data for a constant, in the value ranges `verify` uses for inputs.

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use onnx_bcast::proto::{
+use onnx_bcast::onnx::pb::{
     tensor_proto::DataLocation, type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
     StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
@@ -32,7 +32,7 @@ fn external(name: &str, dims: &[i64], data_type: i32, location: &str, offset: u6
 }
 
 fn input(name: &str, dims: &[i64]) -> ValueInfoProto {
-    use onnx_bcast::proto::tensor_shape_proto::{dimension::Value, Dimension};
+    use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
     ValueInfoProto {
         name: Some(name.into()),
         r#type: Some(TypeProto {
@@ -199,10 +199,10 @@ fn expand_into_another_folder_carries_the_external_files_along() {
     assert_eq!(std::fs::read_dir(&src).unwrap().count(), 3, "m.onnx, m2.onnx and data/");
 }
 
-fn expand_with(path: &Path, out: &Path, options: onnx_bcast::expand::ExpandOptions) -> Vec<String> {
-    let model = onnx_bcast::model::Model::open(path).unwrap();
-    let (plan, pieces) = onnx_bcast::expand::expand_model(&model, options).unwrap();
-    onnx_bcast::expand::write_expanded(&model, &plan, &pieces, out).unwrap()
+fn expand_with(path: &Path, out: &Path, options: onnx_bcast::rewrite::expand::ExpandOptions) -> Vec<String> {
+    let model = onnx_bcast::onnx::model::Model::open(path).unwrap();
+    let (plan, pieces) = onnx_bcast::rewrite::expand::expand_model(&model, options).unwrap();
+    onnx_bcast::rewrite::expand::write_expanded(&model, &plan, &pieces, out).unwrap()
 }
 
 #[test]
@@ -212,9 +212,9 @@ fn small_external_tensors_can_be_inlined() {
     let path = dir.path().join("m.onnx");
     std::fs::write(&path, model("weights.bin")).unwrap();
     let out = dir.path().join("inlined.onnx");
-    let options = onnx_bcast::expand::ExpandOptions { inline_external_below: Some(16), ..Default::default() };
+    let options = onnx_bcast::rewrite::expand::ExpandOptions { inline_external_below: Some(16), ..Default::default() };
     expand_with(&path, &out, options);
-    let rewritten = onnx_bcast::model::Model::open(&out).unwrap();
+    let rewritten = onnx_bcast::onnx::model::Model::open(&out).unwrap();
     let inits = &rewritten.proto().graph.as_ref().unwrap().initializer;
     let s = inits.iter().find(|t| t.name() == "S").unwrap();
     let w = inits.iter().find(|t| t.name() == "W").unwrap();
@@ -240,7 +240,8 @@ fn external_tensors_can_be_gathered_into_one_new_file() {
     let path = src.join("m.onnx");
     std::fs::write(&path, m.encode_to_vec()).unwrap();
     let out = dst.join("m.onnx");
-    let options = onnx_bcast::expand::ExpandOptions { gather_external: Some("all.bin".into()), ..Default::default() };
+    let options =
+        onnx_bcast::rewrite::expand::ExpandOptions { gather_external: Some("all.bin".into()), ..Default::default() };
     let carried = expand_with(&path, &out, options);
     assert_eq!(carried, vec!["all.bin".to_string()], "only the gathered file is written beside OUT");
     let gathered = std::fs::read(dst.join("all.bin")).unwrap();

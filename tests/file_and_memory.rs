@@ -10,7 +10,7 @@ mod oracle;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use onnx_bcast::model::Model;
+use onnx_bcast::onnx::model::Model;
 use prost::Message;
 
 fn onnx_files(dir: &Path) -> Vec<PathBuf> {
@@ -57,7 +57,7 @@ fn backend_models_read_the_same_from_file_and_memory() {
 /// chunk, 16 MiB map window), and a model cut short inside one of them.
 #[test]
 fn tensors_around_every_boundary_read_the_same() {
-    use onnx_bcast::proto::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
+    use onnx_bcast::onnx::pb::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
     let sizes = [0, 1, 4095, 4096, 4097, 16383, 16384, 16385, 1 << 20, (1 << 20) + 3, (16 << 20) + 5, 7];
     let initializer: Vec<TensorProto> = sizes
         .iter()
@@ -79,7 +79,7 @@ fn tensors_around_every_boundary_read_the_same() {
     };
     let x = ValueInfoProto { name: Some("x".into()), ..Default::default() };
     let graph = GraphProto { node: vec![add], initializer, input: vec![x], ..Default::default() };
-    let opset = onnx_bcast::proto::OperatorSetIdProto { domain: Some(String::new()), version: Some(17) };
+    let opset = onnx_bcast::onnx::pb::OperatorSetIdProto { domain: Some(String::new()), version: Some(17) };
     let model = ModelProto { ir_version: Some(8), graph: Some(graph), opset_import: vec![opset], ..Default::default() };
     let bytes = model.encode_to_vec();
     let dir = tempfile::tempdir().unwrap();

@@ -12,8 +12,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use onnx_bcast::proto::tensor_shape_proto::{dimension::Value, Dimension};
-use onnx_bcast::proto::{
+use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
+use onnx_bcast::onnx::pb::{
     type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use prost::Message;

@@ -10,8 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use onnx_bcast::fold::{fold_model, FoldOptions, KeptReason};
-use onnx_bcast::model::Model;
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::rewrite::fold::{fold_model, FoldOptions, KeptReason};
 use serde_json::Value;
 
 fn root() -> PathBuf {

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use onnx_bcast::proto::tensor_shape_proto::{dimension::Value, Dimension};
-use onnx_bcast::proto::{
+use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
+use onnx_bcast::onnx::pb::{
     type_proto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
     ValueInfoProto,
 };
@@ -380,7 +380,7 @@ fn infer_refuses_a_model_that_cannot_be_read_with_one_error_naming_it() {
 
 #[test]
 fn infer_into_another_folder_carries_the_external_data_and_reads_small_external_shapes() {
-    use onnx_bcast::proto::{tensor_proto::DataLocation, StringStringEntryProto, TensorProto};
+    use onnx_bcast::onnx::pb::{tensor_proto::DataLocation, StringStringEntryProto, TensorProto};
     let entry = |k: &str, v: String| StringStringEntryProto { key: Some(k.into()), value: Some(v) };
     let external = |name: &str, dims: &[i64], data_type: i32, offset: u64, length: u64| TensorProto {
         name: Some(name.into()),

@@ -3,9 +3,9 @@
 //! test names the pattern and pins the shapes and verdicts inference must reach.
 
 use onnx_bcast::analysis::{analyze_model_with, Analysis, Options};
-use onnx_bcast::broadcast::Verdict;
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::model::Model;
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::rules::Verdict;
 
 fn analyze(name: &str) -> Analysis {
     let path = format!("{}/fixtures/inference/{name}.onnx", env!("CARGO_MANIFEST_DIR"));

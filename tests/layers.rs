@@ -10,39 +10,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Bottom to top. A module is a file or folder directly under `src/` (`main` and `cli` are the binary).
+/// Bottom to top. A module is a folder (or, for the codes table and the binary, a file) directly under `src/`.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("schema, system calls, shown text", &["pb", "platform", "atomic", "copy", "panics", "escape", "interrupt"]),
-    ("loading", &["source", "model", "gen"]),
-    ("locations, symbols, shapes, element types, codes", &["location", "sym", "shape", "tensor", "diagnostic"]),
-    ("attributes, op table, rules, tensor data, ranges of sizes", &["attr", "ops", "rules", "external", "ranges"]),
+    ("system calls, panics, stop requests, shown text", &["sys"]),
+    ("sizes and the codes table", &["sizes", "diagnostic"]),
+    ("the ONNX model and its bytes: schema, loading, attributes, tensors, external data, splicing, saving", &["onnx"]),
+    ("rules with the op table and the decision over ranges of sizes", &["rules"]),
     ("inference", &["infer"]),
-    ("analysis", &["calls", "analysis"]),
-    (
-        "rewriting bytes: the edit spliced into the input, files written, constants expanded",
-        &["wire", "save", "materialize"],
-    ),
-    (
-        "check | expand (plan, build, write)",
-        &[
-            "check",
-            "selection",
-            "refuse",
-            "expand",
-            "annotate",
-            "fold",
-            "verify",
-            "range_report",
-            "index_report",
-            "witness",
-        ],
-    ),
-    ("rendering", &["brief", "explain", "render", "render_expand", "render_infer", "render_fold", "dot", "config"]),
-    ("the binary", &["cli", "main"]),
+    ("analysis", &["analysis"]),
+    ("check | rewrite (expand, fold, annotate)", &["check", "rewrite"]),
+    ("rendering", &["render"]),
+    ("the command line and its config; the binary", &["cli", "main"]),
 ];
-
-/// Other names a module is reached by (`lib.rs` re-exports).
-const ALIASES: &[(&str, &str)] = &[("proto", "pb"), ("broadcast", "rules")];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -164,10 +143,7 @@ fn imports(code: &str) -> BTreeSet<String> {
             out.insert(ident(rest));
         }
     }
-    out.into_iter()
-        .filter(|m| !m.is_empty() && m != "self")
-        .map(|m| ALIASES.iter().find(|(a, _)| *a == m).map_or(m.clone(), |(_, to)| to.to_string()))
-        .collect()
+    out.into_iter().filter(|m| !m.is_empty() && m != "self").collect()
 }
 
 fn ident(s: &str) -> String {
@@ -282,7 +258,7 @@ fn the_scanner_sees_imports_and_skips_comments_and_tests() {
     );
     let got: Vec<String> = imports(&code).into_iter().collect();
     assert_eq!(got, ["a", "c", "e"]);
-    assert_eq!(imports("use crate::proto::NodeProto;").into_iter().collect::<Vec<_>>(), ["pb"]);
+    assert_eq!(imports("use crate::onnx::pb::NodeProto;").into_iter().collect::<Vec<_>>(), ["onnx"]);
 }
 
 /// `NodeProto.attribute` read anywhere but `src/attr.rs`, outside `#[cfg(test)]` items.
@@ -309,7 +285,7 @@ fn attribute_reads() -> Vec<String> {
 #[test]
 fn attributes_are_read_only_through_attrs() {
     let reads = attribute_reads();
-    assert!(reads.is_empty(), "read NodeProto.attribute through onnx_bcast::attr instead:\n{}", reads.join("\n"));
+    assert!(reads.is_empty(), "read NodeProto.attribute through onnx_bcast::onnx::attr instead:\n{}", reads.join("\n"));
 }
 
 /// System-specific code (`libc::`, `std::os::…`) lives in `src/platform.rs` only, outside `#[cfg(test)]` items, so

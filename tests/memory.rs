@@ -18,7 +18,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use onnx_bcast::gen::{write_synthetic, SyntheticSpec};
+mod common;
+
+use common::gen::{write_synthetic, SyntheticSpec};
 
 /// The child's peak RSS must stay under this fraction of the file size.
 const MAX_RSS_FRACTION: f64 = 0.10;

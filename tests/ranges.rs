@@ -233,7 +233,7 @@ fn witnesses_are_tensors_of_the_failing_sizes() {
     assert_eq!(listed[0]["sizes"], serde_json::json!({ "seq": 65, "batch": 2 }));
     for (i, name) in ["input_ids", "attention_mask"].iter().enumerate() {
         let bytes = std::fs::read(folder.join("1").join(format!("input_{i}.pb"))).unwrap();
-        let t = onnx_bcast::proto::TensorProto::decode(bytes.as_slice()).unwrap();
+        let t = onnx_bcast::onnx::pb::TensorProto::decode(bytes.as_slice()).unwrap();
         assert_eq!((t.name(), t.dims.as_slice(), t.data_type()), (*name, &[2i64, 65][..], 7));
         // int64, each 0 or 1: a valid index into any table.
         let raw = t.raw_data.as_ref().unwrap();
@@ -271,7 +271,7 @@ fn infer_over_ranges_writes_what_holds_at_every_size_and_refuses_a_failing_site(
     assert!(!out.exists());
     let r = run(&["infer", POSITIONS, out.to_str().unwrap(), "--range", "seq=1..64"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let m = onnx_bcast::proto::ModelProto::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    let m = onnx_bcast::onnx::pb::ModelProto::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
     let dims = |name: &str| -> Vec<String> {
         let g = m.graph.as_ref().unwrap();
         let vi = g.value_info.iter().chain(&g.output).find(|v| v.name() == name).unwrap();
@@ -349,7 +349,7 @@ fn a_witness_of_computed_indices_fills_the_inputs_that_drive_them_past_the_table
         (&serde_json::json!({}), &serde_json::json!({ "input_ids": 2 }))
     );
     let bytes = std::fs::read(folder.join("2").join("input_0.pb")).unwrap();
-    let t = onnx_bcast::proto::TensorProto::decode(bytes.as_slice()).unwrap();
+    let t = onnx_bcast::onnx::pb::TensorProto::decode(bytes.as_slice()).unwrap();
     assert_eq!((t.name(), t.dims.as_slice()), ("input_ids", &[1i64, 65][..]));
     let raw = t.raw_data.as_ref().unwrap();
     assert!(raw.chunks(8).all(|c| i64::from_le_bytes(c.try_into().unwrap()) == 2));

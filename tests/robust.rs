@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use onnx_bcast::proto::{
+use onnx_bcast::onnx::pb::{
     tensor_shape_proto::{dimension::Value, Dimension},
     type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto,
     ValueInfoProto,
@@ -203,7 +203,7 @@ fn a_killed_expand_leaves_nothing_behind() {
         child.wait().unwrap();
         for name in names_in(&out) {
             let temporary = name.starts_with(".onnx-bcast-") && name.ends_with(".tmp");
-            if temporary && !onnx_bcast::platform::UNNAMED_TEMPORARY_FILES {
+            if temporary && !onnx_bcast::sys::platform::UNNAMED_TEMPORARY_FILES {
                 std::fs::remove_file(out.join(&name)).unwrap();
                 continue;
             }

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use onnx_bcast::model::{encode, Model};
+use onnx_bcast::onnx::model::{encode, Model};
 
 /// Why a model did not round-trip, or `None` if it did.
 fn roundtrip_failure(path: &Path) -> Option<String> {

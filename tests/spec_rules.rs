@@ -5,11 +5,11 @@
 //! document disagrees with numpy on a dimension of size 0, numpy and ONNX win: 0 with 1 gives 0, 0 with 3 is a
 //! violation.
 
-use onnx_bcast::broadcast::{
+use onnx_bcast::rules::{
     bidirectional, equal_shapes, legacy_axis, multidirectional, unidirectional, ConditionKind, Outcome, Verdict,
     ViolationKind,
 };
-use onnx_bcast::shape::{parse_shape, Dim, Shape};
+use onnx_bcast::sizes::shape::{parse_shape, Dim, Shape};
 use std::sync::Arc;
 
 // ---------------------------------------------------------------------------------------------------------------

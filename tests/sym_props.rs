@@ -1,10 +1,10 @@
-//! Properties of the symbolic size algebra (`onnx_bcast::sym`): printing any expression and parsing it back gives
+//! Properties of the symbolic size algebra (`onnx_bcast::sizes::sym`): printing any expression and parsing it back gives
 //! the same normal form; equal quantities built in different ways print identically; exact polynomial division
 //! gives the quotient back; and every normal form evaluates to what the expression it came from evaluates to.
 
 use std::collections::BTreeMap;
 
-use onnx_bcast::sym::{parse, Poly};
+use onnx_bcast::sizes::sym::{parse, Poly};
 use proptest::prelude::*;
 
 /// An expression tree over three sizes, evaluated both symbolically and on numbers.

@@ -19,9 +19,9 @@ use pyo3::types::PyBytes;
 
 use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
 use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
-use onnx_bcast::expand::{expand_model_request, ExpandError, ExpandOptions};
-use onnx_bcast::model::Model;
+use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
+use onnx_bcast::rewrite::expand::{expand_model_request, ExpandError, ExpandOptions};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -78,7 +78,7 @@ impl Input {
                 Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
             }
             Input::Bytes(bytes, name, left_out) => Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
-                .and_then(|model| onnx_bcast::tensor::with_placeholder_data(model, &left_out)),
+                .and_then(|model| onnx_bcast::onnx::tensor::with_placeholder_data(model, &left_out)),
         };
         opened.map_err(|e| Failure::Model(e.to_string()))
     }
@@ -96,9 +96,9 @@ enum Failure {
 
 impl From<Failure> for PyErr {
     /// The message as the command line's, escaped (a traceback reaches a terminal too) with every name whole
-    /// ([`onnx_bcast::escape::escaped`]).
+    /// ([`onnx_bcast::sys::escape::escaped`]).
     fn from(failure: Failure) -> PyErr {
-        use onnx_bcast::escape::escaped;
+        use onnx_bcast::sys::escape::escaped;
         match failure {
             Failure::Model(m) => ModelError::new_err(escaped(&m)),
             Failure::Bind(m) => BindError::new_err(escaped(&m)),
@@ -114,7 +114,7 @@ impl From<Failure> for PyErr {
 /// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model. The work runs on a thread
 /// of its own while this one waits for it, a few times a second taking the GIL to let Python run its signal
 /// handlers: Ctrl-C (`KeyboardInterrupt`, or whatever a handler raises) asks the work to stop
-/// ([`onnx_bcast::interrupt`]), waits for it to end (at the next node), discards what it made and raises. Work that
+/// ([`onnx_bcast::sys::interrupt`]), waits for it to end (at the next node), discards what it made and raises. Work that
 /// writes checks the request before writing.
 fn without_gil<T: Send>(py: Python<'_>, shown: &str, work: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -126,7 +126,7 @@ fn without_gil<T: Send>(py: Python<'_>, shown: &str, work: impl FnOnce() -> Resu
             // Analysis recurses into subgraphs and function bodies: as much stack as the command line gives it.
             .stack_size(16 << 20)
             .spawn_scoped(scope, move || {
-                let outcome = onnx_bcast::interrupt::watch(flag, || onnx_bcast::panics::guard(work));
+                let outcome = onnx_bcast::sys::interrupt::watch(flag, || onnx_bcast::sys::panics::guard(work));
                 *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
                 done.1.notify_all();
                 outcome
@@ -163,7 +163,7 @@ const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Whether the caller asked the work to stop: then nothing is written, and what was made is discarded.
 fn interrupted() -> Result<(), Failure> {
-    match onnx_bcast::interrupt::requested() {
+    match onnx_bcast::sys::interrupt::requested() {
         true => Err(Failure::Other("interrupted".into())),
         false => Ok(()),
     }
@@ -207,10 +207,10 @@ fn requested(
     profile: Option<(String, String, String)>,
     safe_ranges: bool,
 ) -> PyResult<Request> {
-    use onnx_bcast::ranges::profile::{Profile, Shapes};
+    use onnx_bcast::rules::ranges::profile::{Profile, Shapes};
     let mut request = bindings(bind)?;
     for (name, text) in ranges {
-        let range = onnx_bcast::ranges::SizeRange::parse(text)
+        let range = onnx_bcast::rules::ranges::SizeRange::parse(text)
             .map_err(|e| PyValueError::new_err(format!("ranges[{name:?}]: {e}")))?;
         request.ranges.ranges.push((name.clone(), range));
     }
@@ -320,7 +320,7 @@ fn check(
     let shown = input.shown();
     let report = without_gil(py, &shown, move || {
         let model = input.open()?;
-        onnx_bcast::panics::test_point("check");
+        onnx_bcast::sys::panics::test_point("check");
         let bad = |e: analysis::BindError| Failure::Bind(format!("{}: {e}", model.path().display()));
         let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
         let mut judge = Judge::new(options, true).with_ranges(ranges);
@@ -404,9 +404,9 @@ fn expand(
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
         if let Some(out) = &out {
-            onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
-        onnx_bcast::panics::test_point("expand");
+        onnx_bcast::sys::panics::test_point("expand");
         let (plan, pieces) = expand_model_request(&model, options, &request).map_err(|e| refused(&shown, e))?;
         // A plan made from an analysis that was stopped is incomplete: never written.
         interrupted()?;
@@ -415,13 +415,13 @@ fn expand(
             // An unchanged model written over itself needs no write at all.
             Some(_) if plan.edit.is_empty() && same_file => None,
             Some(out) => {
-                onnx_bcast::expand::write_expanded(&model, &plan, &pieces, out)
+                onnx_bcast::rewrite::expand::write_expanded(&model, &plan, &pieces, out)
                     .map_err(|e| Failure::Other(e.to_string()))?;
                 None
             }
             None => Some(pieces.to_vec(model.bytes()).map_err(|e| Failure::Other(format!("{shown}: {e}")))?),
         };
-        let summary = onnx_bcast::render_expand::expand_json(&shown, written.as_deref(), &plan.summary);
+        let summary = onnx_bcast::render::expand::expand_json(&shown, written.as_deref(), &plan.summary);
         Ok((bytes, summary.to_string()))
     })?;
     Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
@@ -439,7 +439,8 @@ fn refused(shown: &str, error: ExpandError) -> Failure {
 /// A model a rewrite refuses, with `check`'s findings: `BindError` when they are all `bind-contradiction` (the
 /// model is fine, the sizes are not), else `RefusedError`.
 fn broken(shown: &str, notes: &[onnx_bcast::analysis::Note], verb: &str) -> Failure {
-    let mut lines: Vec<String> = notes.iter().map(|n| format!("{shown}: {}", onnx_bcast::refuse::line(n))).collect();
+    let mut lines: Vec<String> =
+        notes.iter().map(|n| format!("{shown}: {}", onnx_bcast::rewrite::refuse::line(n))).collect();
     if notes.iter().all(|n| n.code == onnx_bcast::diagnostic::Code::BindContradiction) {
         lines.push(format!("{shown}: not {verb}: the bind sizes contradict the model"));
         return Failure::Bind(lines.join("\n"));
@@ -454,14 +455,14 @@ type Rewritten = (Option<Py<PyBytes>>, String);
 /// Writes `pieces` to `out` (atomically, with external data, as the command line does) or lays them out in memory.
 fn write_or_lay_out(
     model: &Model,
-    pieces: &onnx_bcast::wire::Pieces,
+    pieces: &onnx_bcast::onnx::wire::Pieces,
     out: Option<&PathBuf>,
     unchanged_in_place: bool,
     shown: &str,
 ) -> Result<Option<Vec<u8>>, Failure> {
     match out {
         Some(_) if unchanged_in_place => Ok(None),
-        Some(out) => onnx_bcast::save::write_model(model, &Default::default(), pieces, out)
+        Some(out) => onnx_bcast::onnx::save::write_model(model, &Default::default(), pieces, out)
             .map(|_| None)
             .map_err(|e| Failure::Other(e.to_string())),
         None => pieces.to_vec(model.bytes()).map(Some).map_err(|e| Failure::Other(format!("{shown}: {e}"))),
@@ -480,7 +481,7 @@ fn infer(
     bind: Vec<(String, u64)>,
 ) -> PyResult<Rewritten> {
     let input = Input::from_py(model, name, Vec::new())?;
-    let options = onnx_bcast::annotate::InferOptions {
+    let options = onnx_bcast::rewrite::annotate::InferOptions {
         bindings: bindings(&bind)?.bindings,
         overwrite_declared,
         ranges: Default::default(),
@@ -490,16 +491,16 @@ fn infer(
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
         if let Some(out) = &out {
-            onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
-        let (plan, pieces) = onnx_bcast::annotate::infer_model(&model, &options).map_err(|e| match e {
-            onnx_bcast::annotate::InferError::Broken(notes) => broken(&shown, &notes, "annotated"),
-            onnx_bcast::annotate::InferError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
+        let (plan, pieces) = onnx_bcast::rewrite::annotate::infer_model(&model, &options).map_err(|e| match e {
+            onnx_bcast::rewrite::annotate::InferError::Broken(notes) => broken(&shown, &notes, "annotated"),
+            onnx_bcast::rewrite::annotate::InferError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
             other => Failure::Other(format!("{shown}: {other}")),
         })?;
         let bytes = write_or_lay_out(&model, &pieces, out.as_ref(), plan.edit.is_empty() && same_file, &shown)?;
         let written = out.as_ref().map(|p| p.display().to_string());
-        Ok((bytes, onnx_bcast::render_infer::infer_json(&shown, written.as_deref(), &plan.summary).to_string()))
+        Ok((bytes, onnx_bcast::render::infer::infer_json(&shown, written.as_deref(), &plan.summary).to_string()))
     })?;
     Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
 }
@@ -515,21 +516,21 @@ fn fold(
     name: Option<String>,
 ) -> PyResult<Rewritten> {
     let input = Input::from_py(model, name, Vec::new())?;
-    let options = onnx_bcast::fold::FoldOptions { materialized };
+    let options = onnx_bcast::rewrite::fold::FoldOptions { materialized };
     let shown = input.shown();
     let same_file = same_path(&input, out.as_ref());
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
         if let Some(out) = &out {
-            onnx_bcast::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
-        let (plan, pieces) = onnx_bcast::fold::fold_model(&model, options).map_err(|e| match e {
-            onnx_bcast::fold::FoldError::Broken(notes) => broken(&shown, &notes, "rewritten"),
+        let (plan, pieces) = onnx_bcast::rewrite::fold::fold_model(&model, options).map_err(|e| match e {
+            onnx_bcast::rewrite::fold::FoldError::Broken(notes) => broken(&shown, &notes, "rewritten"),
             other => Failure::Other(format!("{shown}: {other}")),
         })?;
         let bytes = write_or_lay_out(&model, &pieces, out.as_ref(), plan.edit.is_empty() && same_file, &shown)?;
         let written = out.as_ref().map(|p| p.display().to_string());
-        Ok((bytes, onnx_bcast::render_fold::fold_json(&shown, written.as_deref(), &plan.summary).to_string()))
+        Ok((bytes, onnx_bcast::render::fold::fold_json(&shown, written.as_deref(), &plan.summary).to_string()))
     })?;
     Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
 }
@@ -547,8 +548,8 @@ fn same_path(input: &Input, out: Option<&PathBuf>) -> bool {
 #[pyo3(signature = (code=None))]
 fn explain(code: Option<&str>) -> Option<String> {
     match code {
-        None => Some(onnx_bcast::explain::list()),
-        Some(name) => onnx_bcast::diagnostic::Code::from_name(name).map(onnx_bcast::explain::text),
+        None => Some(onnx_bcast::render::explain::list()),
+        Some(name) => onnx_bcast::diagnostic::Code::from_name(name).map(onnx_bcast::render::explain::text),
     }
 }
 
@@ -557,16 +558,16 @@ fn explain(code: Option<&str>) -> Option<String> {
 #[pyfunction]
 fn find_models(py: Python<'_>, folder: PathBuf) -> Vec<(String, Option<String>)> {
     py.detach(|| {
-        let (targets, _) = onnx_bcast::config::find_models(
+        let (targets, _) = onnx_bcast::cli::config::find_models(
             &[folder],
-            &onnx_bcast::config::Exclude::default(),
-            onnx_bcast::config::Walk::default(),
+            &onnx_bcast::cli::config::Exclude::default(),
+            onnx_bcast::cli::config::Walk::default(),
         );
         targets
             .into_iter()
             .map(|t| match t {
-                onnx_bcast::config::Target::Model(path) => (path.display().to_string(), None),
-                onnx_bcast::config::Target::Unreadable { path, message } => {
+                onnx_bcast::cli::config::Target::Model(path) => (path.display().to_string(), None),
+                onnx_bcast::cli::config::Target::Unreadable { path, message } => {
                     (path.display().to_string(), Some(format!("{}: {message}", path.display())))
                 }
             })
@@ -583,7 +584,7 @@ fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    onnx_bcast::panics::install_hook();
+    onnx_bcast::sys::panics::install_hook();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<NativeReport>()?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::escape::name as shown;
+use crate::sys::escape::name as shown;
 
 /// How a `declared-shape-mismatch` says what is wrong; at the bound sizes, a `bind-contradiction` says it of them.
 pub(super) const DECLARED_OTHERWISE: &str = "is declared with other facts than inference finds";
@@ -29,13 +29,13 @@ pub struct Request {
     pub custom_ops: std::sync::Arc<crate::infer::custom::CustomOps>,
     /// Ranges of sizes (`--range`, a TensorRT profile, `--safe-ranges`): matched to each model by [`prepare`],
     /// which binds the single sizes; the sites' conditions are decided over the others by the caller
-    /// ([`crate::ranges::Decider`]).
-    pub ranges: crate::ranges::RangeRequest,
+    /// ([`crate::rules::ranges::Decider`]).
+    pub ranges: crate::rules::ranges::RangeRequest,
     /// Also walk the graphs of `ModelProto.training_info` (`check` and `shapes` do; the rewrites leave them alone).
     pub training_graphs: bool,
     /// Integer inputs whose values the caller keeps within a range (`--range attention_mask=0..1`, set by
     /// [`prepare`]): the value ranges the walk starts them with.
-    pub input_values: Vec<(std::sync::Arc<str>, crate::ranges::SizeRange)>,
+    pub input_values: Vec<(std::sync::Arc<str>, crate::rules::ranges::SizeRange)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -50,7 +50,7 @@ pub enum BindError {
     #[error("--bind contradicts the model (bind-contradiction): {first}{}", if *.count > 1 { format!(" (and {} more)", .count - 1) } else { String::new() })]
     Contradicts { first: String, count: usize },
     #[error(transparent)]
-    Range(#[from] crate::ranges::RangeRequestError),
+    Range(#[from] crate::rules::ranges::RangeRequestError),
     #[error("{} is given a size by --bind and a range by --range or the profile: give one", shown(.name))]
     BoundAndRanged { name: String },
 }
@@ -60,7 +60,7 @@ impl BindError {
     pub fn contradictions(analysis: &Analysis) -> Option<BindError> {
         let mut found = analysis.notes.iter().filter(|n| n.code == Code::BindContradiction);
         let first = found.next()?;
-        let at = crate::location::at(&first.graph, first.node.as_deref(), first.op.as_deref());
+        let at = crate::onnx::location::at(&first.graph, first.node.as_deref(), first.op.as_deref());
         Some(BindError::Contradicts { first: format!("{at}: {}", first.message), count: 1 + found.count() })
     }
 }
@@ -105,7 +105,7 @@ impl Bindings {
             Dim::Known(_) | Dim::Unknown => return d.clone(),
             Dim::Sym(s) => return self.get(s).map_or_else(|| d.clone(), Dim::Known),
             Dim::Expr(p) => (**p).clone(),
-            Dim::Broadcast(names) => crate::sym::Poly::broadcast(names.clone()),
+            Dim::Broadcast(names) => crate::sizes::sym::Poly::broadcast(names.clone()),
         };
         match poly.substitute(&|name| self.size(name)) {
             Some(p) => Dim::from_poly(p),
@@ -150,7 +150,7 @@ impl Bindings {
 
 /// The `dim_param`s of the main graph's inputs, in order of appearance, each once.
 pub fn input_symbols(model: &ModelProto) -> Vec<String> {
-    use crate::proto::tensor_shape_proto::dimension::Value;
+    use crate::onnx::pb::tensor_shape_proto::dimension::Value;
     let mut out: Vec<String> = Vec::new();
     let inputs = model.graph.iter().flat_map(|g| &g.input);
     let shapes = inputs.filter_map(|vi| vi.r#type.as_ref()?.tensor_type.as_ref()?.shape.as_ref());
@@ -169,7 +169,7 @@ pub fn input_symbols(model: &ModelProto) -> Vec<String> {
 pub fn prepare(
     model: &ModelProto,
     request: &Request,
-) -> Result<(Request, Option<crate::ranges::ModelRanges>), BindError> {
+) -> Result<(Request, Option<crate::rules::ranges::ModelRanges>), BindError> {
     if request.ranges.is_empty() {
         return Ok((request.clone(), None));
     }
@@ -179,13 +179,13 @@ pub fn prepare(
     let names = ranges.ranges.iter().map(|(n, _)| n.to_string()).chain(ranges.points.iter().map(|(n, _)| n.clone()));
     for name in names {
         if request.bindings.get(&name).is_some() {
-            return Err(BindError::BoundAndRanged { name: crate::ranges::shown_name(&name) });
+            return Err(BindError::BoundAndRanged { name: crate::rules::ranges::shown_name(&name) });
         }
     }
     // A size for a symbol only an expression names (`s0` of `2*s0`) stays a range of one size.
     let (bound, kept): (Vec<_>, Vec<_>) = ranges.points.drain(..).partition(|(n, _)| named.contains(n));
     for (name, size) in kept {
-        ranges.ranges.insert(&name, crate::ranges::SizeRange::point(size));
+        ranges.ranges.insert(&name, crate::rules::ranges::SizeRange::point(size));
     }
     pairs.extend(bound.iter().cloned());
     ranges.points = bound;
@@ -198,9 +198,9 @@ pub fn prepare(
 impl Analysis {
     /// Every value's facts simplified over ranges of sizes (`shapes --range`, `infer --range`): a size that is one
     /// number at every size of them is that number; nothing is kept that holds for part of them only.
-    pub fn facts_within(&mut self, ranges: &crate::ranges::Ranges) {
+    pub fn facts_within(&mut self, ranges: &crate::rules::ranges::Ranges) {
         for (_, facts) in self.graphs.iter_mut().flat_map(|g| g.values.iter_mut()) {
-            *facts = crate::ranges::within::facts_within(facts, ranges);
+            *facts = crate::rules::ranges::within::facts_within(facts, ranges);
         }
     }
 }
@@ -209,7 +209,7 @@ impl Analysis {
 /// `request` (its ranges' single sizes bound: see [`prepare`]). A bound name no input declares is an error; a
 /// declaration the bindings contradict is a note, `bind-contradiction` (see [`BindError::contradictions`]).
 pub fn analyze_model_request(
-    model: &crate::model::Model,
+    model: &crate::onnx::model::Model,
     options: Options,
     request: &Request,
     each_site: Option<&mut dyn FnMut(Site)>,

@@ -1,4 +1,4 @@
-//! Sizes past the expression budget ([`crate::sym::MAX_SIZE`]): what a node computes from symbolic sizes is kept
+//! Sizes past the expression budget ([`crate::sizes::sym::MAX_SIZE`]): what a node computes from symbolic sizes is kept
 //! only while it stays small. A dim over the budget, or one whose computation an operation refused for size,
 //! becomes a fresh symbol: it still says "some size", and the same value read twice is still one size, but nothing
 //! is claimed about it, so no later verdict rests on what was dropped. A shape-vector element over the budget
@@ -31,7 +31,7 @@ impl<'m> Walker<'m, '_> {
             }
             for v in facts.value.iter_mut().flatten() {
                 let Some(p) = v.as_ref().filter(|p| p.over_budget()) else { continue };
-                *v = match p.bounds().lo >= crate::sym::Ext::Fin(0) {
+                *v = match p.bounds().lo >= crate::sizes::sym::Ext::Fin(0) {
                     true => fresh_symbol(&mut self.fresh).to_poly(),
                     false => None,
                 };
@@ -43,7 +43,7 @@ impl<'m> Walker<'m, '_> {
             let msg = format!(
                 "a size computed here grows past the expression budget ({} nodes); it is a fresh symbol from here on \
                  (some size, equal to no other), and so is every size of this graph that grows past it later",
-                crate::sym::MAX_SIZE
+                crate::sizes::sym::MAX_SIZE
             );
             self.note(env, Code::ExpressionTooLarge, Some((node, index)), msg);
         }

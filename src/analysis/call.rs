@@ -3,7 +3,7 @@
 use super::scope::{Body, CallContext, Env};
 use super::walk::{node_label, Walker};
 use super::*;
-use crate::escape::name as shown;
+use crate::sys::escape::name as shown;
 
 /// `domain.name` of a function, as messages name it.
 fn qualified(f: &FunctionProto) -> String {
@@ -28,11 +28,11 @@ impl<'m> Walker<'m, '_> {
         inputs: Vec<Option<ValueFacts>>,
     ) -> Vec<ValueFacts> {
         let Call { index, node, function_index, f } = call;
-        let memo_key = crate::calls::memo_key(function_index, node, env.opset, &inputs);
+        let memo_key = crate::analysis::calls::memo_key(function_index, node, env.opset, &inputs);
         if let Some(outputs) = memo_key.as_ref().and_then(|k| self.calls.memo.get(k)) {
             return outputs.clone();
         }
-        if let crate::calls::Spend::Stop(message) = self.calls.spend(f) {
+        if let crate::analysis::calls::Spend::Stop(message) = self.calls.spend(f) {
             if let Some(msg) = message {
                 self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
             }

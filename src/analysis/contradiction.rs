@@ -30,14 +30,14 @@ impl ShapeFinding {
     }
 
     /// The finding's message: inside a function, the functions and nodes it is in first.
-    pub fn message(&self) -> crate::escape::Message {
-        use crate::escape::name;
+    pub fn message(&self) -> crate::sys::escape::Message {
+        use crate::sys::escape::name;
         let prefix: String = self
             .functions
             .iter()
             .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
             .collect();
-        crate::escape::Message::from(prefix + &self.contradiction.message(&self.inputs))
+        crate::sys::escape::Message::from(prefix + &self.contradiction.message(&self.inputs))
     }
 }
 

@@ -1,6 +1,6 @@
 //! A body's declarations (graph inputs, `value_info`, graph outputs; a function's `value_info`) and the one rule
 //! for a value declared more than once, which `check` (through the notes of the walk) and `infer` (through
-//! [`crate::annotate`], which compares every declaration it rewrites with the same facts) both apply: the first
+//! [`crate::rewrite::annotate`], which compares every declaration it rewrites with the same facts) both apply: the first
 //! declaration is the one the walk reads, and every other declaration of the value is compared with what the value
 //! is (what inference finds, completed by that first declaration), so that a second declaration `[5, 7]` of a value
 //! declared and inferred `[2, 3]` is a `declared-shape-mismatch` in both commands. A graph input listed twice is a
@@ -47,7 +47,7 @@ impl<'m> Walker<'m, '_> {
                 let axes: Vec<String> = negative.iter().map(usize::to_string).collect();
                 let msg = format!(
                     "value '{}' declares a negative size on axis {}; read as unknown",
-                    crate::escape::name(vi.name()),
+                    crate::sys::escape::name(vi.name()),
                     axes.join(", ")
                 );
                 self.note(env, Code::NegativeDim, None, msg);
@@ -79,7 +79,7 @@ impl<'m> Walker<'m, '_> {
         let first = declared.get(value).filter(|_| first_too && declared.not_inputs.contains(value));
         for d in first.into_iter().chain(declared.later.get(value).into_iter().flatten()) {
             if let Some(why) = tensor::contradiction(facts, d) {
-                let value = crate::escape::name(value);
+                let value = crate::sys::escape::name(value);
                 let msg =
                     format!("value '{value}' is declared more than once, and a declaration contradicts it: {why}");
                 self.note(env, Code::DeclaredShapeMismatch, node, msg);

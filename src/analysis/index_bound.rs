@@ -15,7 +15,7 @@ use super::*;
 use crate::infer::value_range::{self, End, Fills, Operands, ValueRange};
 use crate::infer::Operand;
 use crate::rules::{Condition, ConditionKind};
-use crate::sym::Poly;
+use crate::sizes::sym::Poly;
 
 /// A Gather whose computed indices stay within the axis they index only at some sizes, or at none.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 
 use super::scope::{Env, Scope};
 use super::*;
-use crate::escape::name;
+use crate::sys::escape::name;
 
 impl<'m> Walker<'m, '_> {
     /// Defines a body's initializers in `scope`, noting duplicates and data that does not fit the dims.
@@ -34,7 +34,7 @@ impl<'m> Walker<'m, '_> {
             }
             let mut from_tensor = tensor::facts_from_tensor(init);
             if let Some(v) = self.external.get(init.name()) {
-                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sym::Poly::constant(x))).collect());
+                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sizes::sym::Poly::constant(x))).collect());
             }
             // An initializer that contradicts its input's declaration is refused by runtimes: the value is
             // contradicted.
@@ -103,7 +103,7 @@ fn sparse_mismatch(s: &SparseTensorProto) -> Option<String> {
     }
     let rank = i64::try_from(s.dims.len()).unwrap_or(i64::MAX);
     let fits = indices.dims == [nnz] || indices.dims == [nnz, rank];
-    if indices.data_type() != crate::pb::DataType::Int64 as i32 || !fits {
+    if indices.data_type() != crate::onnx::pb::DataType::Int64 as i32 || !fits {
         let t = tensor::elem_type_name(indices.data_type());
         return Some(format!(
             "has {t} indices of dims {:?} where int64 [{nnz}] or [{nnz}, {rank}] is needed",
@@ -116,7 +116,7 @@ fn sparse_mismatch(s: &SparseTensorProto) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pb::DataType;
+    use crate::onnx::pb::DataType;
 
     fn sparse(dims: &[i64], values: &[f32], indices: &[i64], index_dims: &[i64]) -> SparseTensorProto {
         let values = TensorProto {

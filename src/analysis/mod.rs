@@ -7,17 +7,17 @@ use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::attr::{Attrs, CallSite};
 use crate::diagnostic::Code;
 use crate::infer;
-use crate::ops::{self, BroadcastOp, SameType, SiteKind};
-use crate::proto::{
+use crate::onnx::attr::{Attrs, CallSite};
+use crate::onnx::pb::{
     FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto, TensorProto,
     ValueInfoProto,
 };
+use crate::onnx::tensor::{self, ValueFacts};
 use crate::rules;
-use crate::shape::{Dim, Shape};
-use crate::tensor::{self, ValueFacts};
+use crate::rules::ops::{self, BroadcastOp, SameType, SiteKind};
+use crate::sizes::shape::{Dim, Shape};
 
 /// The newest default-domain opset this tool knows; assumed when a model imports none.
 pub const LATEST_OPSET: i64 = 28;
@@ -26,12 +26,12 @@ pub const LATEST_OPSET: i64 = 28;
 /// [`LATEST_OPSET`]). A model that declares another one outside 1..=this gets an `unknown-ir-version` note.
 pub const LATEST_IR_VERSION: i64 = 14;
 
-pub use crate::shape::MAX_RANK;
+pub use crate::sizes::shape::MAX_RANK;
 
 /// Subgraph and function nesting deeper than this is refused rather than followed.
 pub const MAX_NESTING: usize = 64;
 
-pub use crate::model::{GraphStep, NodeLoc};
+pub use crate::onnx::model::{GraphStep, NodeLoc};
 
 pub use crate::rules::site::{FunctionFrame, Site, SiteAttrs, SiteInput, TypeMismatch};
 
@@ -42,8 +42,8 @@ pub struct Note {
     pub graph: String,
     pub node: Option<String>,
     pub op: Option<String>,
-    /// Names marked ([`crate::escape::name`]).
-    pub message: crate::escape::Message,
+    /// Names marked ([`crate::sys::escape::name`]).
+    pub message: crate::sys::escape::Message,
 }
 
 /// The facts inferred for the values of one graph body, in definition order.
@@ -92,29 +92,33 @@ pub fn analyze(model: &ModelProto) -> Analysis {
 /// Analyses a loaded model, following its external data references: every location is checked to stay inside
 /// the model's folder (never opened otherwise), and small integer tensors stored outside the file are read,
 /// since shape inference needs their values. Other external data is never read.
-pub fn analyze_model(model: &crate::model::Model) -> Analysis {
+pub fn analyze_model(model: &crate::onnx::model::Model) -> Analysis {
     analyze_model_with(model, Options::default())
 }
 
 /// [`analyze_model`], keeping what `options` asks for.
-pub fn analyze_model_with(model: &crate::model::Model, options: Options) -> Analysis {
+pub fn analyze_model_with(model: &crate::onnx::model::Model, options: Options) -> Analysis {
     analyze_model_impl(model, options, &Request::default(), None)
 }
 
 /// [`analyze_model_with`], handing each site to `each_site` as soon as it is evaluated instead of keeping it in
 /// [`Analysis::sites`], which stays empty: a large model's sites then never all exist at once.
-pub fn analyze_model_each(model: &crate::model::Model, options: Options, each_site: &mut dyn FnMut(Site)) -> Analysis {
+pub fn analyze_model_each(
+    model: &crate::onnx::model::Model,
+    options: Options,
+    each_site: &mut dyn FnMut(Site),
+) -> Analysis {
     analyze_model_impl(model, options, &Request::default(), Some(each_site))
 }
 
 fn analyze_model_impl(
-    model: &crate::model::Model,
+    model: &crate::onnx::model::Model,
     options: Options,
     request: &Request,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
     let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let (values, problems) = crate::external::survey(folder, model.proto());
+    let (values, problems) = crate::onnx::external::survey(folder, model.proto());
     let mut notes: Vec<Note> = problems
         .into_iter()
         .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string().into() })
@@ -159,7 +163,7 @@ fn analyze_with(
         fresh: 0,
         external,
         constant_initializers: model.ir_version() < 4,
-        calls: crate::calls::Calls::default(),
+        calls: crate::analysis::calls::Calls::default(),
         custom: request.custom_ops.clone(),
         budget_noted: false,
         input_values: request.input_values.clone(),
@@ -196,6 +200,7 @@ fn default_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
 pub mod bind;
 mod budget;
 mod call;
+pub mod calls;
 mod contradiction;
 mod declared;
 pub mod index_bound;

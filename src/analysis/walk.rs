@@ -5,7 +5,7 @@ use super::contradiction::Rule;
 use super::declared::Declared;
 use super::scope::{Body, Env, Produced, Reads, Scope};
 use super::*;
-use crate::escape::name as shown;
+use crate::sys::escape::name as shown;
 
 /// The outputs of a node's graph attributes, by attribute name.
 type Subgraphs<'m> = [(&'m str, Vec<ValueFacts>)];
@@ -32,13 +32,13 @@ pub(super) struct Walker<'m, 's> {
     /// caller may override.
     pub(super) constant_initializers: bool,
     /// Function calls already walked, and what walking them may still cost.
-    pub(super) calls: crate::calls::Calls,
+    pub(super) calls: crate::analysis::calls::Calls,
     /// The ops the config file declares (`[ops]`), which no built-in rule knows.
     pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
     /// The body being walked has had its note about the expression budget (see `budget`).
     pub(super) budget_noted: bool,
     /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
-    pub(super) input_values: Vec<(std::sync::Arc<str>, crate::ranges::SizeRange)>,
+    pub(super) input_values: Vec<(std::sync::Arc<str>, crate::rules::ranges::SizeRange)>,
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
@@ -122,10 +122,10 @@ impl<'m> Walker<'m, '_> {
         let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
         for (position, &index) in order.iter().enumerate() {
             // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
-            if crate::interrupt::requested() {
+            if crate::sys::interrupt::requested() {
                 break;
             }
-            crate::interrupt::test_pause();
+            crate::sys::interrupt::test_pause();
             let node = &body.nodes[index];
             self.node(env, &mut scope, &declared, &produced, index, node);
             if let Some(reads) = &mut reads {
@@ -395,7 +395,7 @@ impl<'m> Walker<'m, '_> {
             .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
         // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
         // count for themselves).
-        crate::sym::take_refusals();
+        crate::sizes::sym::take_refusals();
         let mut outputs = if tainted {
             vec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = broadcast {
@@ -424,7 +424,7 @@ impl<'m> Walker<'m, '_> {
             let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
             self.checked(env, index, node, &refs, found, outputs)
         };
-        let refused = crate::sym::take_refusals() > 0;
+        let refused = crate::sizes::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
         let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
         self.define_outputs(env, scope, declared, index, node, outputs);

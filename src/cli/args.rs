@@ -187,26 +187,26 @@ pub struct RangeArgs {
     /// Repeatable. A single size (`seq=128`) is a --bind. NAME may also be an integer input, whose values then
     /// stay within MIN..MAX (`--range attention_mask=0..1`): what bounds indices computed from it.
     #[arg(long = "range", value_name = "NAME=MIN..MAX[/STEP]", value_parser = parse_range)]
-    pub range: Vec<(String, onnx_bcast::ranges::SizeRange)>,
+    pub range: Vec<(String, onnx_bcast::rules::ranges::SizeRange)>,
     /// The smallest shape of each dynamic input, as trtexec's --minShapes takes it (`images:1x3x320x320`, inputs
     /// separated by commas): with --max-shapes, a range for each symbol of the inputs' dims.
     #[arg(long, value_name = "SHAPES", visible_alias = "minShapes", value_parser = parse_shapes)]
-    pub min_shapes: Vec<onnx_bcast::ranges::profile::Shapes>,
+    pub min_shapes: Vec<onnx_bcast::rules::ranges::profile::Shapes>,
     /// The shape of each dynamic input to optimize for, as trtexec's --optShapes takes it (reported back in the
     /// profile of --safe-ranges; it must lie within --min-shapes and --max-shapes).
     #[arg(long, value_name = "SHAPES", visible_alias = "optShapes", value_parser = parse_shapes, requires = "max_shapes")]
-    pub opt_shapes: Vec<onnx_bcast::ranges::profile::Shapes>,
+    pub opt_shapes: Vec<onnx_bcast::rules::ranges::profile::Shapes>,
     /// The largest shape of each dynamic input, as trtexec's --maxShapes takes it (`images:8x3x640x640`).
     #[arg(long, value_name = "SHAPES", visible_alias = "maxShapes", value_parser = parse_shapes, requires = "min_shapes")]
-    pub max_shapes: Vec<onnx_bcast::ranges::profile::Shapes>,
+    pub max_shapes: Vec<onnx_bcast::rules::ranges::profile::Shapes>,
 }
 
 impl RangeArgs {
     /// The request the flags make (several shape flags of one kind add up).
-    pub fn request(&self) -> onnx_bcast::ranges::RangeRequest {
-        use onnx_bcast::ranges::profile::{Profile, Shapes};
+    pub fn request(&self) -> onnx_bcast::rules::ranges::RangeRequest {
+        use onnx_bcast::rules::ranges::profile::{Profile, Shapes};
         let join = |all: &[Shapes]| Shapes(all.iter().flat_map(|s| s.0.clone()).collect());
-        onnx_bcast::ranges::RangeRequest {
+        onnx_bcast::rules::ranges::RangeRequest {
             ranges: self.range.clone(),
             profile: Profile { min: join(&self.min_shapes), opt: join(&self.opt_shapes), max: join(&self.max_shapes) },
             safe_ranges: false,
@@ -394,7 +394,8 @@ pub struct CodeParser {
 impl CodeParser {
     fn values(self) -> Vec<PossibleValue> {
         let all = self.with_all.then(|| PossibleValue::new("all").help("every code"));
-        let codes = Code::ALL.iter().map(|&c| PossibleValue::new(c.as_str()).help(onnx_bcast::explain::summary(c)));
+        let codes =
+            Code::ALL.iter().map(|&c| PossibleValue::new(c.as_str()).help(onnx_bcast::render::explain::summary(c)));
         all.into_iter().chain(codes).collect()
     }
 }
@@ -415,7 +416,7 @@ impl clap::builder::TypedValueParser for CodeParser {
             let valid: Vec<String> = self.values().iter().map(|v| v.get_name().to_string()).collect();
             // The codes wrapped, a line at a time, rather than clap's one line of them all.
             let text = format!("unknown code '{shown}'{what}; valid codes: {}", valid.join(", "));
-            let message = onnx_bcast::brief::wrapped(&text, "  ");
+            let message = onnx_bcast::render::brief::wrapped(&text, "  ");
             clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{message}\n")).with_cmd(cmd)
         })
     }
@@ -466,18 +467,18 @@ pub fn parse_size_binding(text: &str) -> Result<(String, usize), String> {
 }
 
 /// `NAME=MIN..MAX[/STEP]` for --range.
-pub fn parse_range(text: &str) -> Result<(String, onnx_bcast::ranges::SizeRange), String> {
+pub fn parse_range(text: &str) -> Result<(String, onnx_bcast::rules::ranges::SizeRange), String> {
     let (name, range) = text.split_once('=').ok_or_else(|| format!("'{text}' is not NAME=MIN..MAX[/STEP]"))?;
     if name.trim().is_empty() {
         return Err(format!("'{text}' names no symbol"));
     }
-    let range = onnx_bcast::ranges::SizeRange::parse(range.trim()).map_err(|e| e.to_string())?;
+    let range = onnx_bcast::rules::ranges::SizeRange::parse(range.trim()).map_err(|e| e.to_string())?;
     Ok((name.trim().to_string(), range))
 }
 
 /// `NAME:DxD…[,NAME:DxD…]` for --min-shapes, --opt-shapes and --max-shapes.
-pub fn parse_shapes(text: &str) -> Result<onnx_bcast::ranges::profile::Shapes, String> {
-    onnx_bcast::ranges::profile::Shapes::parse(text).map_err(|e| e.to_string())
+pub fn parse_shapes(text: &str) -> Result<onnx_bcast::rules::ranges::profile::Shapes, String> {
+    onnx_bcast::rules::ranges::profile::Shapes::parse(text).map_err(|e| e.to_string())
 }
 
 /// `NAME=SIZE` for --bind: a symbol and a size (0 included: numpy and ONNX allow empty tensors).

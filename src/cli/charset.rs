@@ -1,5 +1,5 @@
 //! What a terminal can show: text output (findings, summaries, messages on stderr) is written in ASCII where the
-//! terminal is not UTF-8, `≤ ∈ ₁ › …` as `<= in _1 > ...` ([`onnx_bcast::brief::ascii`]). JSON, SARIF and models
+//! terminal is not UTF-8, `≤ ∈ ₁ › …` as `<= in _1 > ...` ([`onnx_bcast::render::brief::ascii`]). JSON, SARIF and models
 //! are data, always UTF-8.
 //!
 //! ASCII when `ONNX_BCAST_CHARSET=ascii`; UTF-8 when it is `utf-8`; otherwise ASCII only for a stream that is a
@@ -17,7 +17,7 @@ pub fn wants_ascii(choice: Option<&str>, is_terminal: bool, locale: [Option<&str
         Some("utf-8" | "utf8") => return false,
         _ => {}
     }
-    is_terminal && !onnx_bcast::platform::terminal_is_utf8(locale)
+    is_terminal && !onnx_bcast::sys::platform::terminal_is_utf8(locale)
 }
 
 fn decide(is_terminal: bool) -> bool {
@@ -41,7 +41,7 @@ pub fn stderr_ascii() -> bool {
 
 /// One line on standard error, as the terminal can show it (the `say!` macro).
 pub fn eprint_line(line: &str) {
-    let text = if stderr_ascii() { onnx_bcast::brief::ascii(line) } else { line.into() };
+    let text = if stderr_ascii() { onnx_bcast::render::brief::ascii(line) } else { line.into() };
     eprintln!("{text}");
 }
 
@@ -68,7 +68,7 @@ impl<W: Write> Write for Text<W> {
         if let Some(end) = self.pending.iter().rposition(|&b| b == b'\n') {
             let lines: Vec<u8> = self.pending.drain(..=end).collect();
             let text = String::from_utf8_lossy(&lines);
-            self.inner.write_all(onnx_bcast::brief::ascii(&text).as_bytes())?;
+            self.inner.write_all(onnx_bcast::render::brief::ascii(&text).as_bytes())?;
         }
         Ok(buf.len())
     }
@@ -76,7 +76,7 @@ impl<W: Write> Write for Text<W> {
     fn flush(&mut self) -> io::Result<()> {
         if !self.pending.is_empty() {
             let rest = std::mem::take(&mut self.pending);
-            self.inner.write_all(onnx_bcast::brief::ascii(&String::from_utf8_lossy(&rest)).as_bytes())?;
+            self.inner.write_all(onnx_bcast::render::brief::ascii(&String::from_utf8_lossy(&rest)).as_bytes())?;
         }
         self.inner.flush()
     }

@@ -4,9 +4,9 @@
 use std::io::{self, IsTerminal};
 
 use onnx_bcast::check::{CheckOptions, Level};
-use onnx_bcast::config::{self, find_models, ConfigChoice, Exclude, Walk};
-use onnx_bcast::ranges::RangeRequest;
+use onnx_bcast::cli::config::{self, find_models, ConfigChoice, Exclude, Walk};
 use onnx_bcast::render;
+use onnx_bcast::rules::ranges::RangeRequest;
 
 use super::args::{CheckArgs, CheckFormat, ColorWhen};
 use super::run::run_checks;
@@ -74,7 +74,7 @@ fn reporter(args: &CheckArgs) -> Reporter {
     Reporter::new(sink, verbosity, args.statistics)
 }
 
-/// The config file (unless --no-config), then the flags over it (`onnx_bcast::config::settings`): --strict and
+/// The config file (unless --no-config), then the flags over it (`onnx_bcast::cli::config::settings`): --strict and
 /// --no-strict, the rule flags in command-line order, --exclude added to the file's `exclude`, the ranges.
 fn settings(
     args: &CheckArgs,

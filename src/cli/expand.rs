@@ -4,9 +4,9 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::expand::{expand_model_request, ExpandError, ExpandOptions, ExpandSummary, Plan};
-use onnx_bcast::model::Model;
-use onnx_bcast::wire::Pieces;
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::wire::Pieces;
+use onnx_bcast::rewrite::expand::{expand_model_request, ExpandError, ExpandOptions, ExpandSummary, Plan};
 
 use super::args::{ExpandArgs, Format};
 use super::Status;
@@ -64,7 +64,7 @@ fn plan(
     let shown = input.display().to_string();
     let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {
-        onnx_bcast::panics::test_point("expand");
+        onnx_bcast::sys::panics::test_point("expand");
         expand_model_request(&model, options, &request.analysis)
     };
     let (plan, pieces) = super::planned(&shown, "rewritten", plan, |e| match e {
@@ -112,7 +112,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
             // An unchanged model written over itself needs no write at all.
             let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
             if !unchanged_in_place {
-                if let Err(e) = onnx_bcast::expand::write_expanded(&model, &plan, &pieces, output) {
+                if let Err(e) = onnx_bcast::rewrite::expand::write_expanded(&model, &plan, &pieces, output) {
                     say!("onnx-bcast: error: {e}");
                     return Ok(Status::Failed);
                 }
@@ -143,9 +143,11 @@ fn write_summary(
         Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match request.format {
-        Format::Text => onnx_bcast::render_expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?,
+        Format::Text => {
+            onnx_bcast::render::expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?
+        }
         Format::Json => {
-            let mut json = onnx_bcast::render_expand::expand_json(shown, written, summary);
+            let mut json = onnx_bcast::render::expand::expand_json(shown, written, summary);
             if let Some(status) = verified {
                 json["verified"] = serde_json::Value::Bool(status == Status::Clean);
             }
@@ -182,7 +184,8 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
         return Ok(Status::Clean);
     }
     let rewritten = pieces.to_vec(original)?;
-    let verified = onnx_bcast::panics::guard(|| onnx_bcast::verify::verify_with(original, &rewritten, SEED, sizes));
+    let verified =
+        onnx_bcast::sys::panics::guard(|| onnx_bcast::check::verify::verify_with(original, &rewritten, SEED, sizes));
     match verified {
         Ok(Ok(report)) if report.differs() => {
             say!("onnx-bcast: verify: {shown}: the rewritten model computes something else: {report}");
@@ -198,7 +201,7 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
             Ok(Status::Clean)
         }
         // The original runs and the rewrite does not: a finding about the rewrite, like a difference.
-        Ok(Err(e @ onnx_bcast::verify::VerifyError::Rewritten { .. })) => {
+        Ok(Err(e @ onnx_bcast::check::verify::VerifyError::Rewritten { .. })) => {
             say!("onnx-bcast: verify: {shown}: {e}");
             Ok(Status::Findings)
         }

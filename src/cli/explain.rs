@@ -9,11 +9,11 @@ use super::Status;
 
 pub fn command(args: &ExplainArgs) -> io::Result<Status> {
     let text = match (args.list, args.format, args.code.as_deref()) {
-        (true, ListFormat::Text, _) | (false, _, None) => onnx_bcast::explain::list(),
-        (true, ListFormat::Markdown, _) => onnx_bcast::explain::markdown(),
+        (true, ListFormat::Text, _) | (false, _, None) => onnx_bcast::render::explain::list(),
+        (true, ListFormat::Markdown, _) => onnx_bcast::render::explain::markdown(),
         (false, _, Some(code)) => {
             let code = Code::from_name(code).expect("clap accepts only codes");
-            onnx_bcast::explain::text(code)
+            onnx_bcast::render::explain::text(code)
         }
     };
     let ascii = args.format == ListFormat::Text && super::charset::stdout_ascii();

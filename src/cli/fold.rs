@@ -4,9 +4,9 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::fold::{fold_model, FoldError, FoldOptions, FoldPlan, FoldSummary};
-use onnx_bcast::model::Model;
-use onnx_bcast::wire::Pieces;
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::wire::Pieces;
+use onnx_bcast::rewrite::fold::{fold_model, FoldError, FoldOptions, FoldPlan, FoldSummary};
 
 use super::args::{FoldArgs, Format};
 use super::Status;
@@ -25,7 +25,7 @@ pub fn command(args: &FoldArgs) -> io::Result<Status> {
             // An unchanged model written over itself needs no write at all.
             let unchanged_in_place = plan.edit.is_empty() && super::same_file(&args.input, output);
             if !unchanged_in_place {
-                if let Err(e) = onnx_bcast::fold::write_folded(&model, &pieces, output) {
+                if let Err(e) = onnx_bcast::rewrite::fold::write_folded(&model, &pieces, output) {
                     say!("onnx-bcast: error: {e}");
                     return Ok(Status::Failed);
                 }
@@ -48,7 +48,7 @@ fn plan(
     let shown = input.display().to_string();
     let model = super::open_for_rewrite(input, output, dry_run)?;
     let plan = || {
-        onnx_bcast::panics::test_point("fold");
+        onnx_bcast::sys::panics::test_point("fold");
         fold_model(&model, options)
     };
     let (plan, pieces) = super::planned(&shown, "rewritten", plan, |e| match e {
@@ -70,8 +70,8 @@ fn write_summary(shown: &str, written: Option<&str>, summary: &FoldSummary, args
         Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match args.format {
-        Format::Text => onnx_bcast::render_fold::write_fold_text(&mut out, shown, written, summary, args.quiet)?,
-        Format::Json => writeln!(out, "{}", onnx_bcast::render_fold::fold_json(shown, written, summary))?,
+        Format::Text => onnx_bcast::render::fold::write_fold_text(&mut out, shown, written, summary, args.quiet)?,
+        Format::Json => writeln!(out, "{}", onnx_bcast::render::fold::fold_json(shown, written, summary))?,
     }
     out.flush()
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use onnx_bcast::analysis::Bindings;
-use onnx_bcast::annotate::{infer_model, InferError, InferOptions, InferSummary};
+use onnx_bcast::rewrite::annotate::{infer_model, InferError, InferOptions, InferSummary};
 
 use super::args::{Format, InferArgs};
 use super::Status;
@@ -25,7 +25,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
         Err(status) => return Ok(status),
     };
     let plan = || {
-        onnx_bcast::panics::test_point("infer");
+        onnx_bcast::sys::panics::test_point("infer");
         infer_model(&model, &options)
     };
     let planned = super::planned(&shown, "annotated", plan, |e| match e {
@@ -42,7 +42,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
             // An unchanged model written over itself needs no write at all.
             let in_place = super::same_file(&args.input, output);
             if !(plan.edit.is_empty() && in_place) {
-                if let Err(e) = onnx_bcast::annotate::write_inferred(&model, &pieces, output) {
+                if let Err(e) = onnx_bcast::rewrite::annotate::write_inferred(&model, &pieces, output) {
                     say!("onnx-bcast: error: {e}");
                     return Ok(Status::Failed);
                 }
@@ -67,8 +67,8 @@ fn write_summary(shown: &str, written: Option<&str>, summary: &InferSummary, for
         Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
     };
     match format {
-        Format::Text => onnx_bcast::render_infer::write_infer_text(&mut out, shown, written, summary)?,
-        Format::Json => writeln!(out, "{}", onnx_bcast::render_infer::infer_json(shown, written, summary))?,
+        Format::Text => onnx_bcast::render::infer::write_infer_text(&mut out, shown, written, summary)?,
+        Format::Json => writeln!(out, "{}", onnx_bcast::render::infer::infer_json(shown, written, summary))?,
     }
     out.flush()
 }

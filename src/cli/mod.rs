@@ -4,15 +4,15 @@
 //! `onnx-bcast` command runs this very code, with the same flags, output and exit codes as the binary.
 
 /// `eprintln!` for the command line's own messages, which name paths and models' names: the line as one-line
-/// formats show text ([`onnx_bcast::escape::one_line`]), so nothing a model or a file name holds reaches the
+/// formats show text ([`onnx_bcast::sys::escape::one_line`]), so nothing a model or a file name holds reaches the
 /// terminal or a CI log raw; as the terminal can show it (see [`charset`]).
 macro_rules! say {
     ($($arg:tt)*) => {
-        $crate::cli::charset::eprint_line(&onnx_bcast::escape::one_line(&format!($($arg)*)))
+        $crate::cli::charset::eprint_line(&onnx_bcast::sys::escape::one_line(&format!($($arg)*)))
     };
 }
 
-/// [`say!`] for a line made of parts already shown as one-line formats show them (a [`onnx_bcast::brief`] line):
+/// [`say!`] for a line made of parts already shown as one-line formats show them (a [`onnx_bcast::render::brief`] line):
 /// escaping it again would double its backslashes.
 macro_rules! say_shown {
     ($($arg:tt)*) => {
@@ -24,7 +24,7 @@ macro_rules! say_shown {
 #[allow(unused_macros)]
 macro_rules! tell {
     ($($arg:tt)*) => {
-        println!("{}", onnx_bcast::escape::one_line(&format!($($arg)*)))
+        println!("{}", onnx_bcast::sys::escape::one_line(&format!($($arg)*)))
     };
 }
 
@@ -32,6 +32,7 @@ pub mod args;
 pub mod charset;
 pub mod check;
 pub mod completions;
+pub mod config;
 pub mod expand;
 pub mod explain;
 pub mod fold;
@@ -66,13 +67,13 @@ pub fn open_for_rewrite(
     input: &std::path::Path,
     output: Option<&std::path::Path>,
     dry_run: bool,
-) -> Result<onnx_bcast::model::Model, Status> {
-    let model = onnx_bcast::model::Model::open(input).map_err(|e| {
+) -> Result<onnx_bcast::onnx::model::Model, Status> {
+    let model = onnx_bcast::onnx::model::Model::open(input).map_err(|e| {
         say!("onnx-bcast: error: {e}");
         Status::Failed
     })?;
     if let (false, Some(output)) = (dry_run, output) {
-        if let Err(e) = onnx_bcast::save::destination(output) {
+        if let Err(e) = onnx_bcast::onnx::save::destination(output) {
             say!("onnx-bcast: error: {e}");
             return Err(Status::Failed);
         }
@@ -83,13 +84,13 @@ pub fn open_for_rewrite(
 /// Opens the model at `path`, or reads one from standard input for `-` (`check -`, `shapes -`).
 pub fn open_model(
     path: &std::path::Path,
-) -> io::Result<Result<onnx_bcast::model::Model, onnx_bcast::model::LoadError>> {
+) -> io::Result<Result<onnx_bcast::onnx::model::Model, onnx_bcast::onnx::model::LoadError>> {
     if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
         io::Read::read_to_end(&mut io::stdin().lock(), &mut bytes)?;
-        Ok(onnx_bcast::model::Model::from_bytes("-", bytes.into()))
+        Ok(onnx_bcast::onnx::model::Model::from_bytes("-", bytes.into()))
     } else {
-        Ok(onnx_bcast::model::Model::open(path))
+        Ok(onnx_bcast::onnx::model::Model::open(path))
     }
 }
 
@@ -110,7 +111,7 @@ pub fn planned<T, E: std::fmt::Display>(
     plan: impl FnOnce() -> Result<T, E>,
     broken: impl FnOnce(&E) -> Option<&[onnx_bcast::analysis::Note]>,
 ) -> Result<T, Status> {
-    match onnx_bcast::panics::guard(plan) {
+    match onnx_bcast::sys::panics::guard(plan) {
         Ok(Ok(planned)) => Ok(planned),
         Ok(Err(e)) => match broken(&e) {
             Some(notes) => {
@@ -136,8 +137,8 @@ pub fn print_notes(shown: &str, notes: &[onnx_bcast::analysis::Note]) {
     let severity = |n: &onnx_bcast::analysis::Note| (n.code, n.code.default_severity());
     let (notes, more) = onnx_bcast::render::shown(notes, severity);
     for note in notes {
-        let (line, legend) = onnx_bcast::brief::fit("", &onnx_bcast::refuse::line(note));
-        say_shown!("onnx-bcast: {}: {line}", onnx_bcast::escape::text(shown));
+        let (line, legend) = onnx_bcast::render::brief::fit("", &onnx_bcast::rewrite::refuse::line(note));
+        say_shown!("onnx-bcast: {}: {line}", onnx_bcast::sys::escape::text(shown));
         for line in legend {
             say_shown!("{line}");
         }
@@ -173,8 +174,8 @@ where
     T: Into<OsString> + Clone,
 {
     // A panic is a bug in onnx-bcast, never the user's fault: one `internal error` line names the model and the
-    // place (see crate::panics), and the run goes on with the next model or ends with exit 2.
-    crate::panics::install_hook();
+    // place (see crate::sys::panics), and the run goes on with the next model or ends with exit 2.
+    crate::sys::panics::install_hook();
     let matches = match Cli::command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(e) => return clap_exit(&e),
@@ -193,7 +194,7 @@ where
         // A reader that stopped listening (`| head`) is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            say!("onnx-bcast: error: {}", onnx_bcast::platform::io_reason(&e));
+            say!("onnx-bcast: error: {}", onnx_bcast::sys::platform::io_reason(&e));
             Status::Failed as u8
         }
     }

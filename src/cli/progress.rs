@@ -3,7 +3,7 @@
 use std::io::{self, IsTerminal};
 use std::time::Duration;
 
-use onnx_bcast::config::Target;
+use onnx_bcast::cli::config::Target;
 
 /// A progress bar on stderr, for long runs on a terminal only: never when stderr is not a terminal, under CI, with
 /// `TERM=dumb`, for fewer than [`PROGRESS_MIN_MODELS`] models totalling under [`PROGRESS_MIN_BYTES`], or before the

@@ -11,10 +11,10 @@ use rayon::iter::{ParallelBridge, ParallelIterator};
 
 use onnx_bcast::analysis::{analyze_model_request, prepare, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
-use onnx_bcast::config::Target;
-use onnx_bcast::model::Model;
-use onnx_bcast::platform::io_reason;
+use onnx_bcast::cli::config::Target;
+use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
+use onnx_bcast::sys::platform::io_reason;
 
 use super::progress::Progress;
 use super::sink::{Failure, Outcome, Reporter, Spool};
@@ -33,7 +33,7 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, (request, wi
     let report = match target {
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
         // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
-        Target::Model(path) => onnx_bcast::panics::guard(|| match super::open_model(path) {
+        Target::Model(path) => onnx_bcast::sys::panics::guard(|| match super::open_model(path) {
             Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
             Ok(Err(e)) => Err(Failure::Load(e.to_string())),
             Ok(Ok(model)) => check_model(&model, &shown, (options, json), (request, witness), &mut spool),
@@ -53,7 +53,7 @@ fn check_model(
     (request, witness): Asked,
     spool: &mut Option<Spool>,
 ) -> Result<onnx_bcast::check::Report, Failure> {
-    onnx_bcast::panics::test_point("check");
+    onnx_bcast::sys::panics::test_point("check");
     let bad_request = |e: onnx_bcast::analysis::BindError| Failure::Load(format!("{shown}: {e}"));
     let (request, ranges) = prepare(model.proto(), request).map_err(bad_request)?;
     let judge = Judge::new(options, witness.is_some()).with_ranges(ranges);
@@ -111,17 +111,17 @@ fn write_witnesses(
     dir: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let (Some(dir), Some(ranges)) = (dir, report.ranges.as_mut()) else { return Ok(()) };
-    let inputs = onnx_bcast::ranges::profile::model_inputs(model.proto());
+    let inputs = onnx_bcast::rules::ranges::profile::model_inputs(model.proto());
     #[cfg(feature = "verify")]
-    let tract = |tensors: &[onnx_bcast::proto::TensorProto], sizes: &onnx_bcast::ranges::Sizes| {
+    let tract = |tensors: &[onnx_bcast::onnx::pb::TensorProto], sizes: &onnx_bcast::rules::ranges::Sizes| {
         let sizes: Vec<(String, u64)> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-        tract_says(onnx_bcast::verify::run_witness(model.bytes(), tensors, &sizes))
+        tract_says(onnx_bcast::check::verify::run_witness(model.bytes(), tensors, &sizes))
     };
     #[cfg(feature = "verify")]
-    let runtime: Option<onnx_bcast::witness::Runtime> = Some(&tract);
+    let runtime: Option<onnx_bcast::check::witness::Runtime> = Some(&tract);
     #[cfg(not(feature = "verify"))]
     let runtime = None;
-    onnx_bcast::witness::write(&inputs, shown, ranges, dir, runtime)
+    onnx_bcast::check::witness::write(&inputs, shown, ranges, dir, runtime)
         .map_err(|e| Failure::Load(format!("{shown}: --witness {}: {e}", dir.display())))
 }
 
@@ -231,8 +231,8 @@ fn emit_in_order(
         progress.models_done(ready.len(), interrupts, || -> io::Result<()> {
             for outcome in ready {
                 let shown = outcome.shown.clone();
-                onnx_bcast::panics::about(&shown, || {
-                    onnx_bcast::panics::test_point("render");
+                onnx_bcast::sys::panics::about(&shown, || {
+                    onnx_bcast::sys::panics::test_point("render");
                     sink.emit(out, outcome)
                 })?;
             }

@@ -37,7 +37,7 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
             return Ok(Status::Failed);
         }
     };
-    let analyzed = onnx_bcast::panics::guard(|| {
+    let analyzed = onnx_bcast::sys::panics::guard(|| {
         let (request, ranges) = prepare(model.proto(), request)?;
         let mut analysis = analyze_model_request(&model, Options::default(), &request, None)?;
         // Over ranges, every size is shown as what it is at all of them.
@@ -71,7 +71,7 @@ fn shapes(path: &Path, format: ShapesFormat, request: &Request) -> io::Result<St
             let mut judge = Judge::new(CheckOptions::default(), true).with_ranges(ranges);
             analysis.sites.iter().cloned().for_each(|site| judge.judge(site));
             let report = judge.finish(&analysis);
-            out.write_all(onnx_bcast::dot::main_graph(model.proto(), &analysis, &report).as_bytes())?
+            out.write_all(onnx_bcast::render::dot::main_graph(model.proto(), &analysis, &report).as_bytes())?
         }
     }
     out.flush()?;

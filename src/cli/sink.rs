@@ -216,7 +216,7 @@ impl Reporter {
                     render::write_ranges_text(out, shown, ranges)?;
                 }
                 if verbose {
-                    writeln!(out, "{}: {}", onnx_bcast::escape::text(shown), render::summary_text(report))?;
+                    writeln!(out, "{}: {}", onnx_bcast::sys::escape::text(shown), render::summary_text(report))?;
                     render::write_opaque(out, shown, &report.opaque)?;
                 }
             }
@@ -235,11 +235,11 @@ impl Reporter {
             (Sink::Github, Ok(report)) => {
                 render::write_github_findings(out, shown, report, quiet)?;
                 if verbose {
-                    writeln!(out, "{}: {}", onnx_bcast::escape::text(shown), render::summary_text(report))?;
+                    writeln!(out, "{}: {}", onnx_bcast::sys::escape::text(shown), render::summary_text(report))?;
                 }
             }
             (Sink::Github, Err(failure)) => {
-                let message = onnx_bcast::escape::one_line(&failure.message());
+                let message = onnx_bcast::sys::escape::one_line(&failure.message());
                 writeln!(out, "{}", render::github_command("error", shown, "onnx-bcast", &message))?
             }
             (Sink::Sarif(kept), _) => kept.push(outcome),

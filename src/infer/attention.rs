@@ -7,9 +7,9 @@
 
 use super::require::{At, Contradiction, Detail, Malformed, RankNeed, Requirement, Whence};
 use super::{dim_at, dim_of, Ctx};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);

@@ -4,10 +4,10 @@
 
 use super::infer;
 use super::test_support::{int, run_rule, unset};
-use crate::proto::attribute_proto::AttributeType;
-use crate::proto::AttributeProto;
-use crate::shape::parse_shape;
-use crate::tensor::{ValueFacts, BOOL, INT64};
+use crate::onnx::pb::attribute_proto::AttributeType;
+use crate::onnx::pb::AttributeProto;
+use crate::onnx::tensor::{ValueFacts, BOOL, INT64};
+use crate::sizes::shape::parse_shape;
 
 const FLOAT: i32 = 1;
 
@@ -63,10 +63,10 @@ fn compress_and_unique_axis_present_but_unset_keep_the_rank() {
 fn axis_attributes_with_a_documented_minus_one_read_zero_when_unset() {
     let ln = out("LayerNormalization", 17, vec![unset_int("axis")], &[t("2,3,4"), t("2,3,4")], 3);
     assert_eq!(ln[1].shape.to_string(), "[1, 1, 1]");
-    let depth = Some(ValueFacts { value: Some(vec![Some(crate::sym::Poly::constant(5))]), ..t("1").unwrap() });
+    let depth = Some(ValueFacts { value: Some(vec![Some(crate::sizes::sym::Poly::constant(5))]), ..t("1").unwrap() });
     assert_eq!(shape("OneHot", 11, vec![unset_int("axis")], &[t("2,3"), depth.clone(), t("2")]), "[5, 2, 3]");
     assert_eq!(shape("OneHot", 11, vec![], &[t("2,3"), depth, t("2")]), "[2, 3, 5]");
-    let k = Some(ValueFacts { value: Some(vec![Some(crate::sym::Poly::constant(1))]), ..t("1").unwrap() });
+    let k = Some(ValueFacts { value: Some(vec![Some(crate::sizes::sym::Poly::constant(1))]), ..t("1").unwrap() });
     assert_eq!(shape("TopK", 11, vec![unset_int("axis")], &[t("4,5"), k]), "[1, 5]");
 }
 
@@ -91,15 +91,15 @@ fn type_attributes_present_but_unset_name_no_type() {
 #[test]
 fn constant_value_int_present_but_unset_is_zero() {
     let c = out("Constant", 13, vec![unset_int("value_int")], &[], 1);
-    assert_eq!(c[0].value, Some(vec![Some(crate::sym::Poly::constant(0))]));
+    assert_eq!(c[0].value, Some(vec![Some(crate::sizes::sym::Poly::constant(0))]));
     let f = out("Constant", 13, vec![unset("value_float", AttributeType::Float)], &[], 1);
     assert_eq!(f[0].floats, Some(vec![0.0]));
 }
 
 #[test]
 fn attrs_read_the_protobuf_default_only_when_present() {
-    use crate::attr::Attrs;
-    use crate::proto::NodeProto;
+    use crate::onnx::attr::Attrs;
+    use crate::onnx::pb::NodeProto;
     let node = NodeProto {
         attribute: vec![unset_int("i"), unset("f", AttributeType::Float), unset("s", AttributeType::String)],
         ..Default::default()
@@ -112,15 +112,15 @@ fn attrs_read_the_protobuf_default_only_when_present() {
 
 #[test]
 fn legacy_broadcast_axis_present_but_unset_places_b_at_axis_zero() {
-    use crate::attr::Attrs;
-    use crate::proto::NodeProto;
+    use crate::onnx::attr::Attrs;
+    use crate::onnx::pb::NodeProto;
     use crate::rules::{bind, NodeView, VerdictKind};
     let (a, b) = (t("2,3,4").unwrap(), t("2").unwrap());
     let judge = |attrs: Vec<AttributeProto>| {
         let node = NodeProto { input: vec!["A".into(), "B".into()], attribute: attrs, ..Default::default() };
         let facts = [Some(&a), Some(&b)];
         let view = NodeView::new(&node.input, &facts, Attrs::new(&node, None));
-        bind(crate::ops::SiteKind::LegacyBinary, &view).outcome.verdict.kind()
+        bind(crate::rules::ops::SiteKind::LegacyBinary, &view).outcome.verdict.kind()
     };
     // `axis` unset is 0: B's 2 meets A's axis 0. Absent, B lines up with A's last axis (4).
     assert_eq!(judge(vec![int("broadcast", 1), unset_int("axis")]), VerdictKind::Broadcast);
@@ -133,7 +133,7 @@ fn legacy_broadcast_axis_present_but_unset_places_b_at_axis_zero() {
 fn string_attributes_present_but_unset_are_empty() {
     use super::test_support::string;
     let sizes = Some(ValueFacts {
-        value: Some(vec![Some(crate::sym::Poly::constant(6)), Some(crate::sym::Poly::constant(6))]),
+        value: Some(vec![Some(crate::sizes::sym::Poly::constant(6)), Some(crate::sizes::sym::Poly::constant(6))]),
         ..ValueFacts::tensor(Some(INT64), parse_shape("2"))
     });
     let inputs = [t("3,5"), None, None, sizes];

@@ -6,9 +6,9 @@
 //! without the scanned axis at every iteration; a sequence's element, the facts every element shares.
 
 use super::{normalize_axis, Ctx};
-use crate::attr::Attrs;
-use crate::shape::{Dim, Shape};
-use crate::tensor::{Kind, ValueFacts, BOOL, INT64};
+use crate::onnx::attr::Attrs;
+use crate::onnx::tensor::{Kind, ValueFacts, BOOL, INT64};
+use crate::sizes::shape::{Dim, Shape};
 
 /// The starting facts of each of `count` inputs of the graph attribute of a `op` node (default domain, `opset`) with
 /// these input facts; unknown for an op or input nothing is known of.
@@ -119,7 +119,7 @@ pub fn scan8_outputs(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::NodeProto;
+    use crate::onnx::pb::NodeProto;
 
     fn t(elem: i32, dims: &[u64]) -> ValueFacts {
         ValueFacts::tensor(Some(elem), Shape::known(dims))

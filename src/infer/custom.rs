@@ -14,8 +14,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::Ctx;
-use crate::shape::Shape;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::Shape;
 
 /// How a declared op's outputs are shaped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,7 +127,7 @@ impl TypeRule {
             ["opaque"] => Ok(TypeRule::Opaque),
             ["input", k] => k.parse().map(TypeRule::Input).map_err(|_| DeclError::Type(text.to_string())),
             [name] => (1..=23)
-                .find(|&e| crate::tensor::elem_type_name(e) == *name)
+                .find(|&e| crate::onnx::tensor::elem_type_name(e) == *name)
                 .map(TypeRule::Elem)
                 .ok_or_else(|| DeclError::Type(text.to_string())),
             _ => Err(DeclError::Type(text.to_string())),

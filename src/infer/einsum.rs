@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::{At, Contradiction, Ctx, Detail, Malformed, Requirement};
 use crate::rules;
-use crate::shape::{Dim, Shape};
+use crate::sizes::shape::{Dim, Shape};
 
 /// One operand (or the result) of an Einsum equation: labels before and after an optional ellipsis.
 struct Term {

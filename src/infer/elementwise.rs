@@ -1,9 +1,9 @@
 //! Ops whose outputs have the shape of their first input: activations, unary math, casts, and Constant.
 
 use super::Ctx;
-use crate::shape::Shape;
-use crate::sym::Poly;
-use crate::tensor::{self, ValueFacts, BOOL, INT64};
+use crate::onnx::tensor::{self, ValueFacts, BOOL, INT64};
+use crate::sizes::shape::Shape;
+use crate::sizes::sym::Poly;
 
 /// Ops whose single output has the shape and type of their first input.
 const SHAPE_PRESERVING: &[&str] = &[

@@ -2,11 +2,11 @@
 //! Col2Im-18, ImageDecoder-20). GridSample-16 is the 4-D case of the N-D rule its later versions state.
 
 use super::{dim_at, dim_of, normalize_axis, Ctx};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{self, IntValue, ValueFacts};
+use crate::onnx::tensor::{self, IntValue, ValueFacts};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
-const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
+const UINT8: i32 = crate::onnx::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);
@@ -102,7 +102,9 @@ fn col2im(ctx: &Ctx<'_, '_>) -> Shape {
         (_, Some([Dim::Known(n)]), _) | (_, _, Some([Dim::Known(n)])) => usize::try_from(*n).ok(),
         _ => None,
     };
-    let Some(spatial) = spatial.filter(|&n| n as u64 <= crate::shape::MAX_RANK) else { return Shape::unranked() };
+    let Some(spatial) = spatial.filter(|&n| n as u64 <= crate::sizes::shape::MAX_RANK) else {
+        return Shape::unranked();
+    };
     let x = ctx.dims(0);
     let block: Option<Poly> = ctx.ints(2).filter(|b| b.iter().all(|&k| k > 0)).and_then(|b| {
         // Checked: the block sizes are the model's, any i64.
@@ -125,7 +127,7 @@ fn col2im(ctx: &Ctx<'_, '_>) -> Shape {
 mod tests {
     use super::*;
     use crate::infer::test_support::{ints, run_rule};
-    use crate::tensor::INT64;
+    use crate::onnx::tensor::INT64;
 
     fn t(dims: &[u64]) -> Option<ValueFacts> {
         Some(ValueFacts::tensor(Some(1), Shape::known(dims)))

@@ -6,7 +6,7 @@
 
 use super::require::{At, Contradiction, Detail, Malformed, RankNeed, Requirement, Whence};
 use super::Ctx;
-use crate::shape::Dim;
+use crate::sizes::shape::Dim;
 
 fn at(ctx: &Ctx<'_, '_>, input: usize, axis: usize) -> Option<At> {
     ctx.dims(input).and_then(|d| d.get(axis)).map(|d| At::new(input, axis, d.clone()))

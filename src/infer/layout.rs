@@ -5,9 +5,9 @@
 
 use super::{normalize_axis, normalize_insert_axis, reshape, valops, Ctx};
 use super::{At, Contradiction, Detail, Malformed, RankNeed, Requirement, Whence};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{self, IntValue, ValueFacts};
+use crate::onnx::tensor::{self, IntValue, ValueFacts};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let elem = ctx.elem(0);

@@ -2,10 +2,10 @@
 //! Multinomial-7/22).
 
 use super::Ctx;
-use crate::shape::{Dim, Shape};
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
 
-const INT32: i32 = crate::pb::DataType::Int32 as i32;
+const INT32: i32 = crate::onnx::pb::DataType::Int32 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {

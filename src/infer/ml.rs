@@ -4,10 +4,10 @@
 //! its sizes are not. Each op's versions differ in attributes, not in how outputs are shaped: one rule each.
 
 use super::Ctx;
-use crate::pb::DataType;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{Kind, ValueFacts, INT64};
+use crate::onnx::pb::DataType;
+use crate::onnx::tensor::{Kind, ValueFacts, INT64};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 const FLOAT: i32 = DataType::Float as i32;
 const STRING: i32 = DataType::String as i32;
@@ -177,7 +177,7 @@ fn linear_classifier(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
 mod tests {
     use super::*;
     use crate::infer::test_support::{ints, run_rule};
-    use crate::proto::AttributeProto;
+    use crate::onnx::pb::AttributeProto;
 
     const DOUBLE: i32 = DataType::Double as i32;
 

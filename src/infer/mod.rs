@@ -33,10 +33,10 @@ pub mod value_range;
 pub mod values;
 pub mod window;
 
-use crate::attr::Attrs;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{IntValue, ValueFacts};
+use crate::onnx::attr::Attrs;
+use crate::onnx::tensor::{IntValue, ValueFacts};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 pub use require::{At, Contradiction, Detail, Malformed, Operand, RankNeed, Requirement, Verdict, Whence};
 
@@ -198,7 +198,9 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
 /// rule knows the op.
 pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result: Vec<ValueFacts> = match domain {
-        _ if crate::ops::is_default_domain(domain) => infer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx)),
+        _ if crate::rules::ops::is_default_domain(domain) => {
+            infer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx))
+        }
         "ai.onnx.ml" => ml::infer(ctx),
         "ai.onnx.preview.training" => training::infer(ctx),
         "ai.onnx.preview" => attention::infer_preview(ctx),
@@ -212,10 +214,10 @@ pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> 
 /// Whether some rule infers the outputs of `op` of `domain` at default-domain opset `opset`: a broadcasting op's
 /// rule, or an inference rule of this module.
 pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
-    if crate::ops::broadcast_op(domain, op, opset).is_some() {
+    if crate::rules::ops::broadcast_op(domain, op, opset).is_some() {
         return true;
     }
-    let node = crate::proto::NodeProto::default();
+    let node = crate::onnx::pb::NodeProto::default();
     let mut fresh = || Dim::Unknown;
     let mut ctx = Ctx {
         op,
@@ -241,10 +243,10 @@ mod validate_tests;
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::Ctx;
-    use crate::attr::Attrs;
-    use crate::proto::{AttributeProto, NodeProto};
-    use crate::shape::Dim;
-    use crate::tensor::ValueFacts;
+    use crate::onnx::attr::Attrs;
+    use crate::onnx::pb::{AttributeProto, NodeProto};
+    use crate::onnx::tensor::ValueFacts;
+    use crate::sizes::shape::Dim;
 
     pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
         AttributeProto { name: Some(name.into()), ints: v.to_vec(), r#type: Some(7), ..Default::default() }
@@ -255,7 +257,7 @@ pub(crate) mod test_support {
     }
 
     /// An attribute that is present, of type `ty`, with its value field left unset.
-    pub fn unset(name: &str, ty: crate::proto::attribute_proto::AttributeType) -> AttributeProto {
+    pub fn unset(name: &str, ty: crate::onnx::pb::attribute_proto::AttributeType) -> AttributeProto {
         AttributeProto { name: Some(name.into()), r#type: Some(ty as i32), ..Default::default() }
     }
 

@@ -6,12 +6,12 @@
 //! a size, the size is left unknown.
 
 use super::{c, dim_at, dim_of, output_dtype, At, Contradiction, Ctx, Detail, RankNeed, Requirement, Whence};
+use crate::onnx::tensor::{ValueFacts, INT32};
 use crate::rules;
-use crate::shape::{Dim, Shape};
-use crate::tensor::{ValueFacts, INT32};
+use crate::sizes::shape::{Dim, Shape};
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
-const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
+const UINT8: i32 = crate::onnx::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {

@@ -1,9 +1,9 @@
 //! Unit tests of the nn op family (convolutions and pooling included).
 
 use super::*;
-use crate::proto::AttributeProto;
-use crate::shape::parse_shape;
-use crate::tensor::INT64;
+use crate::onnx::pb::AttributeProto;
+use crate::onnx::tensor::INT64;
+use crate::sizes::shape::parse_shape;
 
 use crate::infer::test_support::{int, ints, run_rule, string};
 

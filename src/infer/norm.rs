@@ -3,10 +3,10 @@
 //! broadcastable to the normalized shape) and types.
 
 use super::{dim_at, normalize_axis, At, Ctx, RankNeed, Requirement, Whence};
-use crate::shape::{Dim, Shape};
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let same = |ctx: &Ctx<'_, '_>| ValueFacts::tensor(ctx.elem(0), ctx.shape(0));

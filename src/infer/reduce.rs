@@ -2,9 +2,9 @@
 //! integer value keeps its contents, so `ReduceProd(Shape(x))` is the element count of `x` as a polynomial.
 
 use super::{Contradiction, Ctx, Detail, Requirement};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{IntValue, ValueFacts, INT64};
+use crate::onnx::tensor::{IntValue, ValueFacts, INT64};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 const REDUCE: &[&str] = &[
     "ReduceSum",
@@ -184,8 +184,8 @@ fn top_k(ctx: &mut Ctx<'_, '_>) -> Vec<ValueFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::AttributeProto;
-    use crate::shape::parse_shape;
+    use crate::onnx::pb::AttributeProto;
+    use crate::sizes::shape::parse_shape;
 
     use crate::infer::test_support::{int, ints, run_rule};
 

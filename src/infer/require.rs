@@ -12,14 +12,14 @@
 //!
 //! A rule goes on computing its outputs as best it can after a report: when a contradiction is certain, the analysis
 //! replaces them by facts that say only that they follow a contradiction
-//! ([`crate::tensor::ValueFacts::contradicted`]), so nothing is derived through it, and `check` reports it
+//! ([`crate::onnx::tensor::ValueFacts::contradicted`]), so nothing is derived through it, and `check` reports it
 //! (`shape-contradiction`, `inexact-division`, `type-mismatch`, or `conditional-shape` for the conditional ones).
 
 use super::Ctx;
 use crate::diagnostic::Code;
+use crate::onnx::tensor::IntValue;
 use crate::rules::{Condition, ConditionKind};
-use crate::shape::{Dim, Shape};
-use crate::tensor::IntValue;
+use crate::sizes::shape::{Dim, Shape};
 
 /// An input of the node as a finding names it: its name, shape, and contents when it is a small integer tensor (a
 /// Reshape target reads better as `target = [4, -1]` than as its shape `[2]`).

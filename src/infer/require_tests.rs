@@ -3,11 +3,11 @@
 
 use super::test_support::{int, ints, run_rule_checked};
 use super::{infer, Contradiction, Verdict};
-use crate::proto::AttributeProto;
+use crate::onnx::pb::AttributeProto;
+use crate::onnx::tensor::ValueFacts;
 use crate::rules::{Condition, ConditionKind};
-use crate::shape::{parse_shape, Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::sizes::shape::{parse_shape, Dim, Shape};
+use crate::sizes::sym::Poly;
 
 fn t(shape: &str) -> Option<ValueFacts> {
     Some(ValueFacts::tensor(Some(1), parse_shape(shape)))
@@ -122,6 +122,6 @@ fn a_certain_contradiction_keeps_the_rule_from_claiming_more_than_it_knows() {
     let (_, c) = run_rule_checked(infer, "Transpose", 13, vec![ints("perm", &[0, 0])], &[t("2,3")], 1);
     assert!(c[0].is_certain());
     let text = c[0].message(&[super::Operand { name: "x".into(), shape: parse_shape("2,3"), value: None }]);
-    let text = crate::escape::plain(&text);
+    let text = crate::sys::escape::plain(&text);
     assert_eq!(text, "x [2, 3]: perm is not a permutation of the axes: perm [0, 0] for rank 2");
 }

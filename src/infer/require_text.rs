@@ -2,12 +2,12 @@
 //! what is wrong, as `check` prints it.
 
 use super::require::{At, Contradiction, Detail, Malformed, Operand, RankNeed, Verdict, Whence};
+use crate::onnx::tensor::elem_type_name;
 use crate::rules::Condition;
-use crate::shape::Dim;
-use crate::tensor::elem_type_name;
+use crate::sizes::shape::Dim;
 
 impl Contradiction {
-    /// The finding's message, names marked ([`crate::escape::name`]); `inputs` are the node's inputs by position
+    /// The finding's message, names marked ([`crate::sys::escape::name`]); `inputs` are the node's inputs by position
     /// (an absent one with an empty name).
     pub fn message(&self, inputs: &[Operand]) -> String {
         let listed = list_inputs(&self.inputs, inputs);
@@ -28,9 +28,9 @@ impl Contradiction {
     }
 }
 
-/// Input `i`'s name, marked as a model-controlled name ([`crate::escape::name`]).
+/// Input `i`'s name, marked as a model-controlled name ([`crate::sys::escape::name`]).
 fn name(inputs: &[Operand], i: usize) -> String {
-    inputs.get(i).map_or("?".into(), |s| crate::escape::name(&s.name).to_string())
+    inputs.get(i).map_or("?".into(), |s| crate::sys::escape::name(&s.name).to_string())
 }
 
 /// `A [2, 3] and B [4, 5]`; an input whose contents are known by its contents, `target = [4, -1]`.
@@ -41,9 +41,9 @@ fn list_inputs(which: &[usize], inputs: &[Operand]) -> String {
         .map(|s| match &s.value {
             Some(v) if s.shape.rank() == Some(1) => {
                 let entries: Vec<String> = v.iter().map(|e| e.as_ref().map_or("?".into(), |p| p.to_string())).collect();
-                format!("{} = [{}]", crate::escape::name(&s.name), entries.join(", "))
+                format!("{} = [{}]", crate::sys::escape::name(&s.name), entries.join(", "))
             }
-            _ => format!("{} {}", crate::escape::name(&s.name), s.shape),
+            _ => format!("{} {}", crate::sys::escape::name(&s.name), s.shape),
         })
         .collect();
     match parts.len() {

@@ -5,10 +5,10 @@
 use super::require::equal_condition;
 use super::At;
 use super::{dim_at, valops, Contradiction, Ctx, Detail, Malformed, Requirement, Verdict, Whence};
+use crate::onnx::tensor::{IntValue, ValueFacts};
 use crate::rules::Condition;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{IntValue, ValueFacts};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 fn product(dims: &[Dim]) -> Option<Poly> {
     dims.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(&d.to_poly()?))
@@ -32,7 +32,9 @@ pub(super) fn reshape(ctx: &mut Ctx<'_, '_>) -> ValueFacts {
     let value = ctx.input(0).and_then(|f| f.value.clone());
     let Some(target) = target else {
         let shape = match ctx.dims(1) {
-            Some([Dim::Known(n)]) if *n <= crate::shape::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
+            Some([Dim::Known(n)]) if *n <= crate::sizes::shape::MAX_RANK => {
+                Shape::ranked(vec![Dim::Unknown; *n as usize])
+            }
             _ => Shape::unranked(),
         };
         return ValueFacts { value, ..ValueFacts::tensor(elem, shape) };

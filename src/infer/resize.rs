@@ -10,8 +10,8 @@
 //! (`10 * 0.7f` is 7 in one and 6 in the other). A size is claimed only where both agree.
 
 use super::{dim_of, normalize_axis, Ctx};
-use crate::shape::{Dim, Shape};
-use crate::tensor;
+use crate::onnx::tensor;
+use crate::sizes::shape::{Dim, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Policy {
@@ -135,12 +135,12 @@ fn keep_aspect_ratio(d: &[Dim], axes: &[usize], sizes: &[tensor::IntValue], poli
 #[cfg(test)]
 mod tests {
     use crate::infer::test_support::{ints, run_rule, string};
-    use crate::shape::parse_shape;
-    use crate::sym::Poly;
-    use crate::tensor::ValueFacts;
+    use crate::onnx::tensor::ValueFacts;
+    use crate::sizes::shape::parse_shape;
+    use crate::sizes::sym::Poly;
 
     fn sizes(v: &[i64]) -> Option<ValueFacts> {
-        let shape = crate::shape::Shape::known(&[v.len() as u64]);
+        let shape = crate::sizes::shape::Shape::known(&[v.len() as u64]);
         Some(ValueFacts {
             value: Some(v.iter().map(|&x| Some(Poly::constant(x))).collect()),
             ..ValueFacts::tensor(Some(7), shape)
@@ -148,11 +148,11 @@ mod tests {
     }
 
     fn scales(v: &[f64]) -> Option<ValueFacts> {
-        let shape = crate::shape::Shape::known(&[v.len() as u64]);
+        let shape = crate::sizes::shape::Shape::known(&[v.len() as u64]);
         Some(ValueFacts { floats: Some(v.to_vec()), ..ValueFacts::tensor(Some(1), shape) })
     }
 
-    fn resize(attrs: Vec<crate::proto::AttributeProto>, x: &str, inputs: [Option<ValueFacts>; 2]) -> String {
+    fn resize(attrs: Vec<crate::onnx::pb::AttributeProto>, x: &str, inputs: [Option<ValueFacts>; 2]) -> String {
         let x = Some(ValueFacts::tensor(Some(1), parse_shape(x)));
         let [scales, sizes] = inputs;
         let all = [x, None, scales, sizes];

@@ -7,10 +7,10 @@
 //! their type constraints, so one rule serves every version.
 
 use super::{normalize_axis, normalize_insert_axis, Ctx};
-use crate::shape::{Dim, Shape};
-use crate::tensor::{self, Kind, ValueFacts, BOOL, INT64};
+use crate::onnx::tensor::{self, Kind, ValueFacts, BOOL, INT64};
+use crate::sizes::shape::{Dim, Shape};
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let first = ctx.input(0).cloned().unwrap_or_default();
@@ -190,8 +190,9 @@ mod tests {
 
     #[test]
     fn split_to_sequence_by_a_scalar_that_does_not_divide_leaves_the_axis_unknown() {
-        let split =
-            |v: i64| Some(ValueFacts { value: Some(vec![Some(crate::sym::Poly::constant(v))]), ..t(7, &[]).unwrap() });
+        let split = |v: i64| {
+            Some(ValueFacts { value: Some(vec![Some(crate::sizes::sym::Poly::constant(v))]), ..t(7, &[]).unwrap() })
+        };
         let out = run_rule(infer, "SplitToSequence", 11, vec![int("axis", 1)], &[t(1, &[2, 6]), split(3)], 1);
         assert_eq!(out[0].shape, Shape::known(&[2, 3]));
         let out = run_rule(infer, "SplitToSequence", 11, vec![int("axis", 1)], &[t(1, &[2, 7]), split(3)], 1);

@@ -4,11 +4,11 @@
 
 use super::require::{At, Contradiction, Detail, RankNeed, Requirement};
 use super::{dim_at, dim_of, normalize_axis, Ctx};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {
@@ -142,7 +142,7 @@ fn stft(ctx: &Ctx<'_, '_>) -> Shape {
 mod tests {
     use super::*;
     use crate::infer::test_support::{int, run_rule};
-    use crate::tensor::INT64;
+    use crate::onnx::tensor::INT64;
 
     fn t(dims: &[u64]) -> Option<ValueFacts> {
         Some(ValueFacts::tensor(Some(FLOAT), Shape::known(dims)))

@@ -3,9 +3,9 @@
 //! `x[..., :-1]` on a `T` axis is `max(0, T - 1)`; every axis the slice does not name keeps its dim.
 
 use super::{valops, Contradiction, Ctx, Detail, Malformed, Requirement};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{IntValue, ValueFacts};
+use crate::onnx::tensor::{IntValue, ValueFacts};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 /// Bounds at least this large mean "to the end" (exporters write INT64_MAX or INT32_MAX).
 const TO_THE_END: i64 = i32::MAX as i64;
@@ -117,7 +117,7 @@ fn clamp(v: &Poly, n: &Poly, step: i64) -> Option<Poly> {
         }
     }
     let b = v.bounds();
-    let zero = crate::sym::Ext::Fin(0);
+    let zero = crate::sizes::sym::Ext::Fin(0);
     if b.lo >= zero {
         Some(v.min_of(&hi))
     } else if b.hi < zero {
@@ -149,7 +149,7 @@ mod tests {
     }
 
     fn shape(text: &str) -> ValueFacts {
-        ValueFacts::tensor(Some(1), crate::shape::parse_shape(text))
+        ValueFacts::tensor(Some(1), crate::sizes::shape::parse_shape(text))
     }
 
     #[test]

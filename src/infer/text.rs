@@ -2,11 +2,11 @@
 //! TfIdfVectorizer-9).
 
 use super::Ctx;
-use crate::shape::{Dim, Shape};
-use crate::tensor::{ValueFacts, BOOL, INT64};
+use crate::onnx::tensor::{ValueFacts, BOOL, INT64};
+use crate::sizes::shape::{Dim, Shape};
 
-const STRING: i32 = crate::pb::DataType::String as i32;
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
+const STRING: i32 = crate::onnx::pb::DataType::String as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {

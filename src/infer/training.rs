@@ -3,7 +3,7 @@
 //! each state tensor back updated, with its type and shape.
 
 use super::Ctx;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     // How many groups of tensors follow R and T: X and G, then the states each optimizer keeps.
@@ -35,7 +35,7 @@ fn gradient(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
 mod tests {
     use super::*;
     use crate::infer::test_support::run_rule;
-    use crate::shape::Shape;
+    use crate::sizes::shape::Shape;
 
     fn t(dims: &[u64]) -> Option<ValueFacts> {
         Some(ValueFacts::tensor(Some(1), Shape::known(dims)))

@@ -4,10 +4,10 @@
 
 use super::test_support::{int, ints, run_rule_checked, string};
 use super::{attention, infer, Contradiction, Verdict};
-use crate::proto::AttributeProto;
-use crate::shape::parse_shape;
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::pb::AttributeProto;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::parse_shape;
+use crate::sizes::sym::Poly;
 
 fn t(shape: &str) -> Option<ValueFacts> {
     Some(ValueFacts::tensor(Some(1), parse_shape(shape)))
@@ -274,7 +274,7 @@ fn grid_sample_grid_has_the_batch_and_one_coordinate_per_spatial_axis() {
             "GridSample",
             20,
             vec![],
-            &[Some(ValueFacts::tensor(Some(1), crate::shape::Shape::unranked())), t(g)],
+            &[Some(ValueFacts::tensor(Some(1), crate::sizes::shape::Shape::unranked())), t(g)],
         );
     }
 }
@@ -330,7 +330,7 @@ fn split_to_sequence_sizes_fill_the_axis_and_a_scalar_split_is_positive() {
 fn the_new_rules_never_panic_on_small_odd_inputs() {
     let mut inputs: Vec<Option<ValueFacts>> =
         ["", "0", "1", "3", "2,0", "1,3", "2,3,4", "1,1,2,2", "2,1,3,4,5"].iter().map(|s| t(s)).collect();
-    inputs.push(Some(ValueFacts::tensor(Some(1), crate::shape::Shape::unranked())));
+    inputs.push(Some(ValueFacts::tensor(Some(1), crate::sizes::shape::Shape::unranked())));
     inputs.push(None);
     for v in [&[-1][..], &[0], &[i64::MAX, 2], &[3, -5, 1]] {
         inputs.push(consts(if v.len() == 1 { "" } else { ["2", "3"][v.len() - 2] }, v));

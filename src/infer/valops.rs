@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
-use crate::shape::Dim;
-use crate::tensor::{IntValue, ValueFacts, MAX_VALUE_ELEMENTS};
+use crate::onnx::tensor::{IntValue, ValueFacts, MAX_VALUE_ELEMENTS};
+use crate::sizes::shape::Dim;
 
 /// The static dims and the contents of a value, when both are known and agree.
 pub fn contents(facts: &ValueFacts) -> Option<(Vec<usize>, &[IntValue])> {
@@ -24,7 +24,7 @@ pub fn contents_or_unknown(facts: &ValueFacts) -> Option<(Vec<usize>, Cow<'_, [I
     if let Some((dims, value)) = contents(facts) {
         return Some((dims, Cow::Borrowed(value)));
     }
-    if facts.value.is_some() || !matches!(facts.elem, Some(crate::tensor::INT64 | crate::tensor::INT32)) {
+    if facts.value.is_some() || !matches!(facts.elem, Some(crate::onnx::tensor::INT64 | crate::onnx::tensor::INT32)) {
         return None;
     }
     let dims: Vec<usize> =
@@ -202,7 +202,7 @@ pub fn spread(facts: &ValueFacts, out: &[u64]) -> Option<Vec<IntValue>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sym::Poly;
+    use crate::sizes::sym::Poly;
 
     fn v(xs: &[i64]) -> Vec<IntValue> {
         xs.iter().map(|&x| Some(Poly::constant(x))).collect()

@@ -10,10 +10,10 @@
 
 use std::sync::Arc;
 
-use crate::attr::Attrs;
-use crate::pb::DataType;
-use crate::sym::{Ext, Poly};
-use crate::tensor::{ValueFacts, BOOL};
+use crate::onnx::attr::Attrs;
+use crate::onnx::pb::DataType;
+use crate::onnx::tensor::{ValueFacts, BOOL};
+use crate::sizes::sym::{Ext, Poly};
 
 /// Graph inputs (fed by the caller) and the value that fills each.
 pub type Fills = Vec<(Arc<str>, i64)>;
@@ -343,7 +343,7 @@ fn of_op(op: &str, attrs: Attrs<'_>, inputs: &Operands<'_>, output: &ValueFacts)
             Some(ValueRange { lo: flip(&x.hi, 0), hi: flip(&x.lo, 1), input: None })
         }
         "ConstantOfShape" => {
-            let values = attrs.tensor("value").and_then(crate::tensor::int_values);
+            let values = attrs.tensor("value").and_then(crate::onnx::tensor::int_values);
             match values.as_deref() {
                 Some([v]) => Some(ValueRange::point(Poly::constant(*v))),
                 None => Some(ValueRange::point(zero())),

@@ -58,7 +58,7 @@ fn expr() -> impl Strategy<Value = Expr> {
 }
 
 fn ids() -> ValueRange {
-    ValueRange::fed("ids", Some(crate::tensor::INT64)).unwrap()
+    ValueRange::fed("ids", Some(crate::onnx::tensor::INT64)).unwrap()
 }
 
 /// The range the module gives the expression (`None`: no fact).

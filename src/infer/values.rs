@@ -5,9 +5,9 @@ use super::Ctx;
 use std::cmp::Ordering;
 
 use super::valops;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{self, dim_value, IntValue, ValueFacts, INT64, MAX_VALUE_ELEMENTS};
+use crate::onnx::tensor::{self, dim_value, IntValue, ValueFacts, INT64, MAX_VALUE_ELEMENTS};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {
@@ -104,7 +104,9 @@ fn constant_of_shape(ctx: &Ctx<'_, '_>) -> ValueFacts {
     let shape = match ctx.value(0) {
         Some(v) => Shape::ranked(v.iter().map(tensor::value_dim).collect()),
         None => match ctx.dims(0) {
-            Some([Dim::Known(n)]) if *n <= crate::shape::MAX_RANK => Shape::ranked(vec![Dim::Unknown; *n as usize]),
+            Some([Dim::Known(n)]) if *n <= crate::sizes::shape::MAX_RANK => {
+                Shape::ranked(vec![Dim::Unknown; *n as usize])
+            }
             _ => Shape::unranked(),
         },
     };
@@ -206,7 +208,7 @@ pub fn broadcast_value(op: &str, inputs: &[Option<&ValueFacts>], output: &Shape)
         // `fmod` is not known here; C's fmod and the floor modulo agree on a non-negative dividend and a positive
         // divisor.
         "Mod" => binary(&|a, b| {
-            let zero = crate::sym::Ext::Fin(0);
+            let zero = crate::sizes::sym::Ext::Fin(0);
             (a.bounds().lo >= zero && b.as_constant()? > 0).then(|| a.modulo(b)).flatten()
         }),
         "Max" => {
@@ -246,7 +248,7 @@ fn int_div(a: &Poly, b: &Poly) -> Option<Poly> {
     if let (Some(x), Some(y)) = (a.as_constant(), b.as_constant()) {
         return (y != 0).then(|| x.checked_div(y)).flatten().map(Poly::constant);
     }
-    let zero = crate::sym::Ext::Fin(0);
+    let zero = crate::sizes::sym::Ext::Fin(0);
     if a.bounds().lo >= zero && b.bounds().lo > zero {
         return a.div_poly(b);
     }

@@ -2,9 +2,9 @@
 //! pooling. Sizes are polynomials: a stride-1 'same' convolution keeps `H`, a strided one is a floor expression.
 
 use super::{c, dim_at, dim_of, ints_attr, At, Contradiction, Ctx, Detail, Malformed, RankNeed, Requirement, Whence};
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::{self, ValueFacts, INT32, INT64};
+use crate::onnx::tensor::{self, ValueFacts, INT32, INT64};
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 /// The sliding-window ops' outputs, and what each requires of its inputs.
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
@@ -373,7 +373,7 @@ pub(super) fn max_unpool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
         return match ctx.rank(0) {
             Some(r) => Some(Shape::ranked(vec![Dim::Unknown; r])),
             None => match ctx.dims(2) {
-                Some([Dim::Known(r)]) if *r <= crate::shape::MAX_RANK => {
+                Some([Dim::Known(r)]) if *r <= crate::sizes::shape::MAX_RANK => {
                     Some(Shape::ranked(vec![Dim::Unknown; *r as usize]))
                 }
                 _ => None,

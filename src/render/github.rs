@@ -3,25 +3,25 @@
 use std::io::{self, Write};
 
 use super::{brief_message, finding_location, summary_text};
-use crate::brief::MAX_CHARS;
 use crate::check::{Finding, Report};
 use crate::diagnostic::Severity;
+use crate::render::brief::MAX_CHARS;
 
-/// Escapes the message of a GitHub Actions workflow command: `%`, `\r` and `\n` ([`crate::escape::github_data`]).
+/// Escapes the message of a GitHub Actions workflow command: `%`, `\r` and `\n` ([`crate::sys::escape::github_data`]).
 pub fn github_escape_data(text: &str) -> String {
-    crate::escape::github_data(text)
+    crate::sys::escape::github_data(text)
 }
 
 /// Escapes a property value of a workflow command (`file=`, `title=`): the message's escapes plus `:` and `,`.
 pub fn github_escape_property(text: &str) -> String {
-    crate::escape::github_property(text)
+    crate::sys::escape::github_property(text)
 }
 
 /// One workflow command: `::LEVEL file=PATH,title=TITLE::MESSAGE`. The path and title are shown as
-/// [`crate::escape::text`] shows any text, then escaped as properties; the message must already be shown (a
-/// finding's [`super::brief_message`], a [`crate::escape::one_line`]) and is escaped as the command's data.
+/// [`crate::sys::escape::text`] shows any text, then escaped as properties; the message must already be shown (a
+/// finding's [`super::brief_message`], a [`crate::sys::escape::one_line`]) and is escaped as the command's data.
 pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> String {
-    use crate::escape::text;
+    use crate::sys::escape::text;
     format!(
         "::{level} file={},title={}::{}",
         github_escape_property(&text(path)),
@@ -34,7 +34,7 @@ pub fn github_command(level: &str, path: &str, title: &str, message: &str) -> St
 /// the message led by its location), then the plain summary line, which the log shows as it is.
 pub fn write_github(out: &mut impl Write, path: &str, report: &Report) -> io::Result<()> {
     write_github_findings(out, path, report, false)?;
-    writeln!(out, "{}: {}", crate::escape::text(path), summary_text(report))
+    writeln!(out, "{}: {}", crate::sys::escape::text(path), summary_text(report))
 }
 
 /// The workflow commands of [`write_github`] without the summary line; with `errors_only`, only `::error`s. A code
@@ -76,7 +76,7 @@ fn annotation(f: &Finding, budget: usize) -> String {
     if github_escape_data(&named).chars().count() <= budget {
         return named;
     }
-    crate::brief::cut(&format!("{at}: {}", f.message.one_line()), budget)
+    crate::render::brief::cut(&format!("{at}: {}", f.message.one_line()), budget)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::shape_json;
 use crate::check::{report_verdict, Finding, Report, SiteReport};
-use crate::shape::Dim;
+use crate::sizes::shape::Dim;
 
 #[derive(Serialize)]
 struct JsonInput<'a> {
@@ -96,10 +96,10 @@ fn json_site(r: &SiteReport) -> JsonSite<'_> {
         code: r.code.map(|c| c.as_str()),
         axis: r.axis,
         offending_input: r.offending_input.as_deref(),
-        conditions: r.conditions.iter().map(|c| crate::escape::plain(c)).collect(),
+        conditions: r.conditions.iter().map(|c| crate::sys::escape::plain(c)).collect(),
         functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
         constraints: match &s.verdict {
-            crate::broadcast::Verdict::Conditional(conditions) => {
+            crate::rules::Verdict::Conditional(conditions) => {
                 conditions.iter().map(|c| constraint_json(s, c)).collect()
             }
             _ => Vec::new(),
@@ -127,8 +127,8 @@ fn dim_json(dim: &Dim) -> Value {
 /// dim of rule input `input` must (named, with the axis of its own shape; `input_name` is null for the target
 /// shape of Expand or Gemm), `{"axis", "symbol" or "expression", "at_most"}` for a size capped by a buffer
 /// (`seq ≤ 512`), and `{"axis", "divisor", "divides"}` for a size that must divide another.
-fn constraint_json(site: &crate::analysis::Site, condition: &crate::broadcast::Condition) -> Value {
-    use crate::broadcast::ConditionKind;
+fn constraint_json(site: &crate::analysis::Site, condition: &crate::rules::Condition) -> Value {
+    use crate::rules::ConditionKind;
     match &condition.kind {
         ConditionKind::OneOf { dim, options } => {
             let key = if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
@@ -273,14 +273,14 @@ pub fn report_json(path: &str, report: &Report) -> Value {
 /// The JSON object for a model that could not be checked (`message` may hold marked names: they are written
 /// whole).
 pub fn error_json(path: &str, message: &str) -> Value {
-    serde_json::json!({ "model": path, "error": crate::escape::plain(message) })
+    serde_json::json!({ "model": path, "error": crate::sys::escape::plain(message) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::condition_json;
     use crate::rules::{Condition, ConditionKind};
-    use crate::shape::{parse_shape, Dim};
+    use crate::sizes::shape::{parse_shape, Dim};
 
     fn dim(text: &str) -> Dim {
         parse_shape(text).dims().expect("ranked")[0].clone()

@@ -7,9 +7,15 @@ use serde_json::Value;
 
 use crate::check::{Finding, Report};
 use crate::diagnostic::{Code, Severity};
-use crate::shape::{Dim, Shape};
+use crate::sizes::shape::{Dim, Shape};
 
+pub mod brief;
+pub mod dot;
+pub mod expand;
+pub mod explain;
+pub mod fold;
 mod github;
+pub mod infer;
 mod json;
 mod ranges;
 mod sarif;
@@ -38,11 +44,14 @@ pub fn shape_json(shape: &Shape) -> Value {
 }
 
 /// A finding's message as text, SARIF and GitHub output show it: long dim expressions named (`h₁`), names
-/// escaped and shortened ([`crate::escape`]), and the location and message together at most
-/// [`crate::brief::MAX_CHARS`] characters.
-pub fn brief_message(f: &Finding) -> crate::brief::Brief {
+/// escaped and shortened ([`crate::sys::escape`]), and the location and message together at most
+/// [`crate::render::brief::MAX_CHARS`] characters.
+pub fn brief_message(f: &Finding) -> crate::render::brief::Brief {
     let lead = finding_label(f).chars().count() + finding_location(f).chars().count() + 3;
-    crate::brief::abbreviate(f.message.marked(), crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST))
+    crate::render::brief::abbreviate(
+        f.message.marked(),
+        crate::render::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST),
+    )
 }
 
 /// What a finding's line keeps for its message however long its location is.
@@ -53,18 +62,18 @@ pub fn finding_label(f: &Finding) -> String {
     format!("{}[{}]", f.severity.as_str(), f.code)
 }
 
-/// Where a finding is: `GRAPH › NODE (OP)`, `GRAPH › NODE` or `GRAPH` ([`crate::location::at`], each part escaped
+/// Where a finding is: `GRAPH › NODE (OP)`, `GRAPH › NODE` or `GRAPH` ([`crate::onnx::location::at`], each part escaped
 /// and shortened), cut with `…` when it would leave a line less than 80 characters for the message.
 pub fn finding_location(f: &Finding) -> String {
-    let at = crate::location::at(&f.graph, f.node.as_deref(), f.op.as_deref());
-    let room = crate::brief::AFTER_PATH - MESSAGE_AT_LEAST - finding_label(f).chars().count() - 3;
-    crate::brief::cut(&at, room)
+    let at = crate::onnx::location::at(&f.graph, f.node.as_deref(), f.op.as_deref());
+    let room = crate::render::brief::AFTER_PATH - MESSAGE_AT_LEAST - finding_label(f).chars().count() - 3;
+    crate::render::brief::cut(&at, room)
 }
 
 /// The frames of a site inside model-local functions, as `check`'s messages begin with them:
 /// `in function local.F (node add): `, names marked.
 pub fn function_frames(frames: &[crate::analysis::FunctionFrame]) -> String {
-    use crate::escape::name;
+    use crate::sys::escape::name;
     frames.iter().map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node))).collect()
 }
 
@@ -191,7 +200,7 @@ pub fn write_text_styled(out: &mut impl Write, path: &str, report: &Report, pale
     writeln!(
         out,
         "{}: {}",
-        palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path)),
+        palette.paint(anstyle::Style::new().bold(), &crate::sys::escape::text(path)),
         summary_text(report)
     )
 }
@@ -208,7 +217,7 @@ pub fn write_findings_styled(
     errors_only: bool,
     legend: bool,
 ) -> io::Result<()> {
-    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
+    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::sys::escape::text(path));
     let wanted = report.findings.iter().filter(|f| !errors_only || f.severity == Severity::Error);
     let (findings, more) = shown(wanted, |f| (f.code, f.severity));
     for f in findings {
@@ -224,8 +233,12 @@ pub fn write_findings_styled(
             }
             false => {
                 let lead = finding_label(f).chars().count() + at.chars().count() + 3;
-                let budget = crate::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST);
-                writeln!(out, "{shown_path}: {label} {at}: {}", crate::brief::cut(&f.message.one_line(), budget))?;
+                let budget = crate::render::brief::AFTER_PATH.saturating_sub(lead).max(MESSAGE_AT_LEAST);
+                writeln!(
+                    out,
+                    "{shown_path}: {label} {at}: {}",
+                    crate::render::brief::cut(&f.message.one_line(), budget)
+                )?;
             }
         }
     }
@@ -241,20 +254,23 @@ pub fn write_findings_styled(
 pub fn write_undecided(out: &mut impl Write, path: &str, report: &Report, palette: Palette) -> io::Result<()> {
     let shown_path = palette.paint(anstyle::Style::new().bold(), path);
     for u in &report.undecided {
-        let at = crate::location::at(&u.graph, Some(&u.node), Some(&u.op));
+        let at = crate::onnx::location::at(&u.graph, Some(&u.node), Some(&u.op));
         let text = format!("undecided ({} unknown); --strict reports it as an error", u.unknown);
-        let (line, _) = crate::brief::fit(&format!("note[{}] {at}: ", Code::UndecidedBroadcast), &text);
+        let (line, _) = crate::render::brief::fit(&format!("note[{}] {at}: ", Code::UndecidedBroadcast), &text);
         writeln!(out, "{shown_path}: {line}")?;
     }
     Ok(())
 }
 
 /// The line of a model that could not be checked: `PATH: error: MESSAGE` (`internal error` for a bug), coloured
-/// like an error finding; the message may hold marked names ([`crate::escape::one_line`]).
+/// like an error finding; the message may hold marked names ([`crate::sys::escape::one_line`]).
 pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) -> String {
     let message = message.strip_prefix(path).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
-    let message = crate::brief::cut(&crate::escape::one_line(message), crate::brief::AFTER_PATH - label.len() - 2);
-    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::escape::text(path));
+    let message = crate::render::brief::cut(
+        &crate::sys::escape::one_line(message),
+        crate::render::brief::AFTER_PATH - label.len() - 2,
+    );
+    let shown_path = palette.paint(anstyle::Style::new().bold(), &crate::sys::escape::text(path));
     format!("{shown_path}: {}: {message}", palette.paint(palette.severity(Severity::Error), label))
 }
 
@@ -283,32 +299,32 @@ pub fn opaque_text(opaque: &std::collections::BTreeMap<String, usize>) -> String
     let nodes: usize = opaque.values().sum();
     let nodes = if nodes == 1 { "1 node".to_string() } else { format!("{nodes} nodes") };
     let ops = if opaque.len() == 1 { "1 unknown op".to_string() } else { format!("{} unknown ops", opaque.len()) };
-    let names: Vec<String> = opaque.keys().map(|op| crate::escape::short(op).into_owned()).collect();
+    let names: Vec<String> = opaque.keys().map(|op| crate::sys::escape::short(op).into_owned()).collect();
     format!("; {nodes} of {ops}: {}", names.join(", "))
 }
 
-pub use crate::render_expand::{expand_json, write_expand_text};
+pub use crate::render::expand::{expand_json, write_expand_text};
 
 fn elem_name(elem: Option<i32>) -> String {
-    elem.map_or_else(|| "?".to_string(), crate::tensor::elem_type_name)
+    elem.map_or_else(|| "?".to_string(), crate::onnx::tensor::elem_type_name)
 }
 
 /// Every value's inferred element type and shape, graph by graph.
 pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
-    use crate::escape::{short, text};
+    use crate::sys::escape::{short, text};
     let shown = text(path);
     for g in &analysis.graphs {
-        writeln!(out, "{shown}: graph {}", crate::location::graph(&crate::escape::text(&g.path)))?;
+        writeln!(out, "{shown}: graph {}", crate::onnx::location::graph(&crate::sys::escape::text(&g.path)))?;
         for (name, facts) in &g.values {
             let kind = match facts.kind {
-                crate::tensor::Kind::Tensor => String::new(),
+                crate::onnx::tensor::Kind::Tensor => String::new(),
                 other => format!("{} of ", other.name()),
             };
             let text = match facts.contradicted {
                 true => "unknown, follows a contradiction".to_string(),
                 false => format!("{kind}{} {}", elem_name(facts.elem), facts.shape),
             };
-            let (line, legend) = crate::brief::fit(&format!("  {}: ", short(name)), &text);
+            let (line, legend) = crate::render::brief::fit(&format!("  {}: ", short(name)), &text);
             writeln!(out, "{line}")?;
             for line in legend {
                 writeln!(out, "{line}")?;
@@ -322,8 +338,9 @@ pub fn write_shapes_text(out: &mut impl Write, path: &str, analysis: &crate::ana
 /// The contradictions that leave what follows them unknown, one line each.
 fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::analysis::Analysis) -> io::Result<()> {
     for c in analysis.contradictions.iter().filter(|c| c.contradiction.is_certain()) {
-        let at = crate::location::at(&c.graph, Some(&c.node), Some(&c.op));
-        let (line, legend) = crate::brief::fit(&format!("what follows {at} is unknown: "), c.message().marked());
+        let at = crate::onnx::location::at(&c.graph, Some(&c.node), Some(&c.op));
+        let (line, legend) =
+            crate::render::brief::fit(&format!("what follows {at} is unknown: "), c.message().marked());
         writeln!(out, "{path}: {line}")?;
         for line in legend {
             writeln!(out, "{line}")?;
@@ -333,12 +350,13 @@ fn write_contradictions(out: &mut impl Write, path: &str, analysis: &crate::anal
 }
 
 /// A shape as one-line formats show it: each dim escaped, and one longer than a name may be (a megabyte-long
-/// `dim_param`) shortened as a name is ([`crate::escape::short`]).
+/// `dim_param`) shortened as a name is ([`crate::sys::escape::short`]).
 pub fn shown_shape(shape: &Shape) -> String {
     match shape.dims() {
         None => shape.to_string(),
         Some(dims) => {
-            let dims: Vec<String> = dims.iter().map(|d| crate::escape::short(&d.to_string()).into_owned()).collect();
+            let dims: Vec<String> =
+                dims.iter().map(|d| crate::sys::escape::short(&d.to_string()).into_owned()).collect();
             format!("[{}]", dims.join(", "))
         }
     }
@@ -360,9 +378,9 @@ pub fn write_opaque(
     let mut ops: Vec<String> = Vec::new();
     let mut length = lead.chars().count();
     for (k, (op, n)) in opaque.iter().enumerate() {
-        let item = format!("{} ×{n}", crate::escape::short(op));
+        let item = format!("{} ×{n}", crate::sys::escape::short(op));
         let rest = opaque.len() - k;
-        if length + item.chars().count() + 2 > crate::brief::AFTER_PATH - 20 && rest > 1 {
+        if length + item.chars().count() + 2 > crate::render::brief::AFTER_PATH - 20 && rest > 1 {
             ops.push(format!("and {rest} more ops"));
             break;
         }
@@ -372,8 +390,8 @@ pub fn write_opaque(
     writeln!(
         out,
         "{}: {lead}{}",
-        crate::escape::text(path),
-        crate::brief::cut(&ops.join(", "), crate::brief::AFTER_PATH - lead.chars().count())
+        crate::sys::escape::text(path),
+        crate::render::brief::cut(&ops.join(", "), crate::render::brief::AFTER_PATH - lead.chars().count())
     )
 }
 
@@ -390,18 +408,18 @@ pub fn shapes_json(path: &str, analysis: &crate::analysis::Analysis) -> Value {
 
 /// One value of `shapes --format json`: a tensor's name, element type and shape; any other kind of value also says
 /// its `kind` (and a map its `key_type`), the element type and shape then being those of the tensors it holds.
-fn value_json(name: &str, f: &crate::tensor::ValueFacts) -> Value {
-    use crate::tensor::Kind;
+fn value_json(name: &str, f: &crate::onnx::tensor::ValueFacts) -> Value {
+    use crate::onnx::tensor::Kind;
     let mut v = serde_json::json!({
         "name": name,
-        "elem_type": f.elem.map(crate::tensor::elem_type_name),
+        "elem_type": f.elem.map(crate::onnx::tensor::elem_type_name),
         "shape": shape_json(&f.shape),
     });
     if f.kind != Kind::Tensor {
         v["kind"] = Value::from(f.kind.name());
     }
     if let Kind::Map { key } | Kind::SequenceOfMaps { key } = f.kind {
-        v["key_type"] = Value::from(crate::tensor::elem_type_name(key));
+        v["key_type"] = Value::from(crate::onnx::tensor::elem_type_name(key));
     }
     // Only where it is so: a value that follows a contradiction is unknown for that reason.
     if f.contradicted {

@@ -5,8 +5,8 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::range_report::{RangeFailure, RangeReport, SafeReport};
-use crate::ranges::{describe, Decision, Ranges, SafeRanges, SizeRange, Sizes};
+use crate::check::range_report::{RangeFailure, RangeReport, SafeReport};
+use crate::rules::ranges::{describe, Decision, Ranges, SafeRanges, SizeRange, Sizes};
 
 fn range_json(r: SizeRange) -> Value {
     json!({ "min": r.first(), "max": r.last(), "step": r.step() })
@@ -35,7 +35,9 @@ pub fn decision_json(d: &Decision) -> Value {
                 .map(|p| Value::Object(p.iter().map(|(n, r)| (n.to_string(), range_json(*r))).collect()))
                 .collect();
             let free: Vec<String> = match &u.reason {
-                crate::ranges::UnprovenReason::FreeSymbols(names) => names.iter().map(|n| n.to_string()).collect(),
+                crate::rules::ranges::UnprovenReason::FreeSymbols(names) => {
+                    names.iter().map(|n| n.to_string()).collect()
+                }
                 _ => Vec::new(),
             };
             json!({
@@ -106,16 +108,18 @@ pub fn write_ranges_text(out: &mut impl Write, path: &str, r: &RangeReport) -> i
             2 => format!("{first} and 1 more site"),
             n => format!("{first} and {} more sites", n - 1),
         };
-        let sizes = crate::ranges::describe_sizes(&w.sizes);
+        let sizes = crate::rules::ranges::describe_sizes(&w.sizes);
         match &w.error {
-            Some(e) => writeln!(out, "{path}: witness for {sites} at {sizes} not written: {}", crate::escape::text(e))?,
+            Some(e) => {
+                writeln!(out, "{path}: witness for {sites} at {sizes} not written: {}", crate::sys::escape::text(e))?
+            }
             None => {
                 let dir = w.dir.display().to_string();
-                writeln!(out, "{path}: witness for {sites} at {sizes}: {}", crate::escape::text(&dir))?
+                writeln!(out, "{path}: witness for {sites} at {sizes}: {}", crate::sys::escape::text(&dir))?
             }
         }
         if let Some(runtime) = &w.runtime {
-            writeln!(out, "{path}:   runtime: {}", crate::escape::text(runtime))?;
+            writeln!(out, "{path}:   runtime: {}", crate::sys::escape::text(runtime))?;
         }
     }
     Ok(())
@@ -143,8 +147,8 @@ fn write_safe_text(out: &mut impl Write, path: &str, safe: &SafeReport, r: &Rang
     }
     writeln!(out, "{path}: safe ranges: {} ({})", ranges.describe(), notes.join("; "))?;
     if !r.defaulted.is_empty() {
-        let names: Vec<String> = r.defaulted.iter().map(|n| crate::ranges::shown_name(n)).collect();
-        let bounds = crate::ranges::DEFAULT_SAFE_BOUNDS;
+        let names: Vec<String> = r.defaulted.iter().map(|n| crate::rules::ranges::shown_name(n)).collect();
+        let bounds = crate::rules::ranges::DEFAULT_SAFE_BOUNDS;
         writeln!(
             out,
             "{path}:   no range was given for {}: searched within {bounds}; give --range to bound them",
@@ -173,10 +177,15 @@ fn write_safe_text(out: &mut impl Write, path: &str, safe: &SafeReport, r: &Rang
 /// The profile as trtexec flags and onnxruntime's TensorRT provider options, a line each, ready to paste; when
 /// those lines would run past 300 characters (many inputs, long names), one line per input (`min / opt / max`) and
 /// where the paste-ready forms are (JSON's `ranges.safe.profile`). Input names are the model's: shown escaped.
-fn write_profile_text(out: &mut impl Write, path: &str, profile: &crate::ranges::profile::Profile) -> io::Result<()> {
-    let trtexec = format!("   trtexec {}", crate::escape::text(&profile.trtexec()));
-    let options = format!("   onnxruntime TensorRT provider options: {}", crate::escape::text(&profile.onnxruntime()));
-    let fits = |line: &str| line.chars().count() <= crate::brief::AFTER_PATH;
+fn write_profile_text(
+    out: &mut impl Write,
+    path: &str,
+    profile: &crate::rules::ranges::profile::Profile,
+) -> io::Result<()> {
+    let trtexec = format!("   trtexec {}", crate::sys::escape::text(&profile.trtexec()));
+    let options =
+        format!("   onnxruntime TensorRT provider options: {}", crate::sys::escape::text(&profile.onnxruntime()));
+    let fits = |line: &str| line.chars().count() <= crate::render::brief::AFTER_PATH;
     if fits(&trtexec) && fits(&options) {
         writeln!(out, "{path}:{trtexec}")?;
         return writeln!(out, "{path}:{options}");
@@ -189,9 +198,11 @@ fn write_profile_text(out: &mut impl Write, path: &str, profile: &crate::ranges:
     )?;
     let dims = |d: &[u64]| d.iter().map(u64::to_string).collect::<Vec<_>>().join("x");
     // The three shapes list the same inputs in the same order (`Profile` is made input by input).
-    let at = |shapes: &crate::ranges::profile::Shapes, k: usize| shapes.0.get(k).map_or(String::new(), |s| dims(&s.1));
+    let at = |shapes: &crate::rules::ranges::profile::Shapes, k: usize| {
+        shapes.0.get(k).map_or(String::new(), |s| dims(&s.1))
+    };
     for (k, (name, min)) in profile.min.0.iter().enumerate() {
-        let shown = crate::escape::short(name);
+        let shown = crate::sys::escape::short(name);
         writeln!(out, "{path}:     {shown}: {} / {} / {}", dims(min), at(&profile.opt, k), at(&profile.max, k))?;
     }
     Ok(())

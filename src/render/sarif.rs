@@ -121,9 +121,9 @@ pub fn sarif_log(models: &[SarifModel<'_>]) -> Value {
             json!({
                 "id": code.as_str(),
                 "name": pascal_case(code.as_str()),
-                "shortDescription": { "text": crate::explain::summary(code) },
+                "shortDescription": { "text": crate::render::explain::summary(code) },
                 "fullDescription": { "text": code.description() },
-                "help": { "text": crate::explain::help(code) },
+                "help": { "text": crate::render::explain::help(code) },
                 "defaultConfiguration": { "level": sarif_level(code.default_severity()) },
             })
         })

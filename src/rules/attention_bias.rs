@@ -9,8 +9,8 @@
 //! `total_sequence_length` input).
 
 use super::{unidirectional, Binding, NodeView, Outcome, Rule, Verdict};
-use crate::ops::Attn;
-use crate::shape::{Dim, Shape};
+use crate::rules::ops::Attn;
+use crate::sizes::shape::{Dim, Shape};
 
 fn add(a: &Dim, b: &Dim) -> Dim {
     a.to_poly().zip(b.to_poly()).and_then(|(a, b)| a.add(&b)).map_or(Dim::Unknown, Dim::from_poly)

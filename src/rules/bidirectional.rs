@@ -8,9 +8,9 @@
 use super::Site;
 use super::{multidirectional, Outcome, Verdict};
 use super::{Binding, NodeView, Rule};
-use crate::shape::Shape;
-use crate::shape::{Dim, MAX_RANK};
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::Shape;
+use crate::sizes::shape::{Dim, MAX_RANK};
 
 /// `Expand`: numpy broadcasting of the data shape (input 0) and the target shape (input 1). The verdict is
 /// `Same` when the expansion changes nothing.
@@ -41,7 +41,7 @@ pub fn bind(node: &NodeView) -> Binding {
 fn expand_target(shape_input: Option<&ValueFacts>) -> Shape {
     let Some(facts) = shape_input else { return Shape::unranked() };
     if let Some(values) = &facts.value {
-        return Shape::ranked(values.iter().map(crate::tensor::value_dim).collect());
+        return Shape::ranked(values.iter().map(crate::onnx::tensor::value_dim).collect());
     }
     match facts.shape.dims() {
         // A rank beyond any real tensor's is not worth spelling out dim by dim.

@@ -7,7 +7,7 @@
 use super::Site;
 use super::{AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
 use super::{Binding, NodeView, Rule};
-use crate::shape::{Dim, Shape};
+use crate::sizes::shape::{Dim, Shape};
 
 /// No broadcasting: every shape must equal the first.
 pub fn equal_shapes(inputs: &[&Shape]) -> Outcome {

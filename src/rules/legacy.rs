@@ -11,7 +11,7 @@ use super::Site;
 use super::{Alignment, RewriteOperand};
 use super::{AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
 use super::{Binding, NodeView, Rule};
-use crate::shape::{Dim, Shape};
+use crate::sizes::shape::{Dim, Shape};
 
 /// The opset 1–6 `broadcast=1` form: B (input 1) is matched against A's dims from `axis` on (default: the
 /// suffix), B's trailing 1s are ignored, and B's 1s broadcast. The axis is reported in A's coordinates.

@@ -17,6 +17,8 @@ pub mod bidirectional;
 pub mod equal_shapes;
 pub mod legacy;
 pub mod multidirectional;
+pub mod ops;
+pub mod ranges;
 pub mod site;
 pub mod unidirectional;
 
@@ -31,10 +33,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::attr::Attrs;
-use crate::ops::SiteKind;
-use crate::shape::{Dim, Shape};
-use crate::tensor::ValueFacts;
+use crate::onnx::attr::Attrs;
+use crate::onnx::tensor::ValueFacts;
+use crate::rules::ops::SiteKind;
+use crate::sizes::shape::{Dim, Shape};
 
 /// Which broadcasting system a site follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

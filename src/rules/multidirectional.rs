@@ -14,7 +14,7 @@ use super::{Binding, NodeView, Rule};
 use std::sync::Arc;
 
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
-use crate::shape::{Dim, Shape};
+use crate::sizes::shape::{Dim, Shape};
 
 /// The symbolic broadcast of several distinct non-1 symbolic dims.
 pub fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
@@ -154,7 +154,7 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
 /// exists, so each of its sizes is at least 0 (a `q` that is the size of one input cannot be negative, and then
 /// the other input's `max(0, q)` is `q`). `None` when nothing changes.
 fn assuming_sizes(column: &[(usize, &Dim)]) -> Option<Vec<(usize, Dim)>> {
-    let clamped = |d: &Dim| -> Option<crate::sym::Poly> {
+    let clamped = |d: &Dim| -> Option<crate::sizes::sym::Poly> {
         let Dim::Expr(p) = d else { return None };
         let args = p.max_args()?;
         let [a, b] = args else { return None };
@@ -164,7 +164,7 @@ fn assuming_sizes(column: &[(usize, &Dim)]) -> Option<Vec<(usize, Dim)>> {
     if !column.iter().any(|(_, d)| clamped(d).is_some()) {
         return None;
     }
-    let sizes: Vec<crate::sym::Poly> = column.iter().filter_map(|(_, d)| d.to_poly()).collect();
+    let sizes: Vec<crate::sizes::sym::Poly> = column.iter().filter_map(|(_, d)| d.to_poly()).collect();
     let mut changed = false;
     let out = column
         .iter()
@@ -186,12 +186,12 @@ fn capped(symbolic: &[&Dim]) -> Option<(Dim, Vec<ConditionKind>)> {
     if symbolic.len() < 2 {
         return None;
     }
-    let polys: Vec<crate::sym::Poly> = symbolic.iter().map(|d| d.to_poly()).collect::<Option<_>>()?;
+    let polys: Vec<crate::sizes::sym::Poly> = symbolic.iter().map(|d| d.to_poly()).collect::<Option<_>>()?;
     for (i, base) in polys.iter().enumerate() {
         let mut bound: Option<i64> = None;
         let all_capped = polys.iter().enumerate().filter(|&(j, _)| j != i).all(|(_, p)| {
             let Some(args) = p.min_args() else { return false };
-            let mut consts = args.iter().filter_map(crate::sym::Poly::as_constant);
+            let mut consts = args.iter().filter_map(crate::sizes::sym::Poly::as_constant);
             let cap = consts.clone().min();
             let fits = args.len() == 2 && args.contains(base) && consts.all(|c| c >= 2);
             if let (true, Some(c)) = (fits, cap) {

@@ -3,11 +3,11 @@
 //! them.
 
 use super::{Rule, Verdict, ViolationKind};
-use crate::attr::Attrs;
-use crate::escape::name;
-use crate::model::NodeLoc;
-use crate::ops::SiteKind;
-use crate::shape::Shape;
+use crate::onnx::attr::Attrs;
+use crate::onnx::model::NodeLoc;
+use crate::rules::ops::SiteKind;
+use crate::sizes::shape::Shape;
+use crate::sys::escape::name;
 
 /// One broadcasting node, evaluated.
 #[derive(Clone, Debug)]
@@ -98,7 +98,7 @@ impl Site {
     }
 }
 
-/// How sites are named in messages (names marked, see [`crate::escape`]); the words of each rule's own messages are
+/// How sites are named in messages (names marked, see [`crate::sys::escape`]); the words of each rule's own messages are
 /// in its file.
 impl Site {
     /// The inputs in words: `A [2, 3] and B [4]`; Expand's data and its target shape.
@@ -161,7 +161,7 @@ impl Site {
                 None => Some(format!("{name}'s rank")),
                 Some(dims) => {
                     let axes: Vec<String> = (0..dims.len())
-                        .filter(|&a| matches!(dims[a], crate::shape::Dim::Unknown))
+                        .filter(|&a| matches!(dims[a], crate::sizes::shape::Dim::Unknown))
                         .map(|a| a.to_string())
                         .collect();
                     match axes.len() {

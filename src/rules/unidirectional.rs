@@ -11,9 +11,9 @@ use super::Site;
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
 use super::{Alignment, RewriteOperand};
 use super::{Binding, NodeView, Rule};
-use crate::attr::Attrs;
-use crate::ops::SiteKind;
-use crate::shape::{Dim, Shape};
+use crate::onnx::attr::Attrs;
+use crate::rules::ops::SiteKind;
+use crate::sizes::shape::{Dim, Shape};
 
 /// One axis where input `b` is broadcast one way onto the target size `a`.
 pub(super) fn one_way_axis(a: &Dim, b: &Dim) -> Result<AxisStatus, (Dim, Dim)> {
@@ -68,7 +68,7 @@ pub fn target_label(site: &Site) -> String {
         (_, None) => site
             .inputs
             .first()
-            .map_or_else(|| "the target".into(), |i| format!("{} {}", crate::escape::name(&i.name), i.shape)),
+            .map_or_else(|| "the target".into(), |i| format!("{} {}", crate::sys::escape::name(&i.name), i.shape)),
     }
 }
 
@@ -177,8 +177,8 @@ fn legacy_prelu_alignment(slope: &Shape, x: &Shape) -> Alignment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pb::{AttributeProto, NodeProto};
-    use crate::tensor::ValueFacts;
+    use crate::onnx::pb::{AttributeProto, NodeProto};
+    use crate::onnx::tensor::ValueFacts;
 
     fn int(name: &str, v: i64) -> AttributeProto {
         AttributeProto { name: Some(name.into()), i: Some(v), ..Default::default() }

@@ -168,3 +168,4 @@ pub fn run_corpus_script(python: &Path, name: &str, models: &Path, figures: &str
     let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", out_json.display()));
     (report, String::from_utf8_lossy(&out.stdout).into_owned())
 }
+pub mod gen;

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use onnx_bcast::analysis::{analyze, analyze_model};
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::expand::{expand_model, ExpandOptions};
-use onnx_bcast::model::Model;
+use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
+use onnx_bcast::rewrite::expand::{expand_model, ExpandOptions};
 use prost::Message;
 
 /// A folder that does not exist: external data references resolve to nothing, deterministically.
@@ -30,7 +30,7 @@ pub fn decode_check(data: &[u8]) {
         render::write_opaque(&mut text, PATH, &report.opaque).unwrap();
         let _ = render::report_json(PATH, &report).to_string();
         if !strict {
-            let _ = onnx_bcast::dot::main_graph(model.proto(), &analysis, &report);
+            let _ = onnx_bcast::render::dot::main_graph(model.proto(), &analysis, &report);
         }
     }
     let mut text = Vec::new();

@@ -2,14 +2,14 @@
 //! `infer_roundtrip`, `fold_roundtrip` and `bind_rewrite`, which tests/fuzz_regressions.rs replays.
 
 use onnx_bcast::analysis::{analyze_model_request, bind::input_symbols, Bindings, Options, Request};
-use onnx_bcast::annotate::{infer_model, InferOptions, MAX_DIM_PARAM};
 use onnx_bcast::check::{check, CheckOptions};
-use onnx_bcast::expand::{expand_model_bound, ExpandOptions};
-use onnx_bcast::fold::{fold_model, FoldOptions};
-use onnx_bcast::model::Model;
-use onnx_bcast::proto::tensor_shape_proto::dimension::Value;
-use onnx_bcast::proto::{GraphProto, ModelProto, ValueInfoProto};
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::pb::tensor_shape_proto::dimension::Value;
+use onnx_bcast::onnx::pb::{GraphProto, ModelProto, ValueInfoProto};
 use onnx_bcast::render;
+use onnx_bcast::rewrite::annotate::{infer_model, InferOptions, MAX_DIM_PARAM};
+use onnx_bcast::rewrite::expand::{expand_model_bound, ExpandOptions};
+use onnx_bcast::rewrite::fold::{fold_model, FoldOptions};
 
 use super::models::PATH;
 
@@ -21,7 +21,7 @@ fn decode(bytes: Vec<u8>, what: &str) -> Model {
     Model::from_bytes(PATH, bytes::Bytes::from(bytes)).unwrap_or_else(|e| panic!("{what} does not decode: {e}"))
 }
 
-/// A character of a human-readable line that a terminal or a CI log would act on (see `onnx_bcast::escape`).
+/// A character of a human-readable line that a terminal or a CI log would act on (see `onnx_bcast::sys::escape`).
 pub fn dangerous(c: char) -> bool {
     (c.is_control() && c != '\n')
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{feff}')
@@ -70,7 +70,7 @@ pub fn infer_roundtrip(data: &[u8]) {
         let (_, again) = infer_model(&model, &options).expect("the second inference of the same input failed");
         assert!(again.to_vec(model.bytes()).unwrap() == first, "inferring the same input twice gave different bytes");
         let mut text = Vec::new();
-        onnx_bcast::render_infer::write_infer_text(&mut text, PATH, Some("out.onnx"), &plan.summary).unwrap();
+        onnx_bcast::render::infer::write_infer_text(&mut text, PATH, Some("out.onnx"), &plan.summary).unwrap();
         shown(&text, "infer's text");
         let inferred = decode(first, "the inferred model");
         for vi in declarations(inferred.proto()) {
@@ -99,7 +99,7 @@ pub fn fold_roundtrip(data: &[u8]) {
         let (_, again) = fold_model(&model, options).expect("the second fold of the same input failed");
         assert!(again.to_vec(model.bytes()).unwrap() == first, "folding the same input twice gave different bytes");
         let mut text = Vec::new();
-        onnx_bcast::render_fold::write_fold_text(&mut text, PATH, Some("out.onnx"), &plan.summary, false).unwrap();
+        onnx_bcast::render::fold::write_fold_text(&mut text, PATH, Some("out.onnx"), &plan.summary, false).unwrap();
         shown(&text, "fold's text");
         let folded = decode(first.clone(), "the folded model");
         if let Ok((_, pieces)) = fold_model(&folded, options) {

@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use onnx_bcast::broadcast::{
+use onnx_bcast::rules::{
     bidirectional, equal_shapes, legacy_axis, multidirectional, unidirectional, Condition, ConditionKind, Outcome,
     Verdict,
 };
-use onnx_bcast::shape::{Dim, Shape};
-use onnx_bcast::sym::Poly;
+use onnx_bcast::sizes::shape::{Dim, Shape};
+use onnx_bcast::sizes::sym::Poly;
 
 /// The symbols a generated dim may name.
 pub const SYMS: [&str; 3] = ["N", "M", "K"];

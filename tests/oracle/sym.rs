@@ -1,14 +1,14 @@
-//! What must hold for the symbolic size algebra (`onnx_bcast::sym`) on any expression: the body of the fuzz target
+//! What must hold for the symbolic size algebra (`onnx_bcast::sizes::sym`) on any expression: the body of the fuzz target
 //! `expression_algebra` (tests/sym_props.rs checks the same on proptest's expressions).
 //!
 //! An expression tree over three sizes is built both ways, symbolically (`Poly`) and on numbers, and for every
 //! binding of the sizes to a few values: what the normal form evaluates to is what the tree evaluates to; its
 //! bounds contain that value; its text parses back to an expression of the same values; a comparison the algebra
 //! decides is true at every binding. And the budget holds: nothing an operation builds is larger than
-//! [`onnx_bcast::sym::MAX_BUILT`]. Any text given to the parser must come back (as an expression or an error)
+//! [`onnx_bcast::sizes::sym::MAX_BUILT`]. Any text given to the parser must come back (as an expression or an error)
 //! without a panic.
 
-use onnx_bcast::sym::{parse, Ext, Poly, MAX_BUILT};
+use onnx_bcast::sizes::sym::{parse, Ext, Poly, MAX_BUILT};
 
 /// An expression tree; `Sym(k)` is one of three sizes.
 #[derive(Clone, Debug)]
@@ -131,7 +131,7 @@ fn value(p: &Poly, env: &[i64; 3]) -> Option<i64> {
     p.substitute(&size)?.as_constant()
 }
 
-fn within(b: &onnx_bcast::sym::Interval, v: i64) -> bool {
+fn within(b: &onnx_bcast::sizes::sym::Interval, v: i64) -> bool {
     b.lo <= Ext::Fin(v.into()) && Ext::Fin(v.into()) <= b.hi
 }
 

@@ -6,9 +6,9 @@
 
 use super::Ctx;
 use crate::infer::dim_at;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {

@@ -5,12 +5,12 @@
 use super::Ctx;
 use crate::infer::nn::matmul_shape;
 use crate::infer::normalize_axis;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
-const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
+const UINT8: i32 = crate::onnx::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {

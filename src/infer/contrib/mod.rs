@@ -4,7 +4,7 @@
 //! (cited at the op), cross-checked against onnxruntime's own `symbolic_shape_infer.py`; one file per op family.
 //!
 //! The broadcasting contrib ops (`QLinearAdd`, `QLinearMul`, `QGemm`, `FusedGemm`, `BiasAdd`, the skip inputs of
-//! the skip normalizations, the attention biases) are sites: their rows are in [`crate::ops`]
+//! the skip normalizations, the attention biases) are sites: their rows are in [`crate::rules::ops`]
 //! (`contrib_broadcast_op`), and the analysis takes their main output from the rule (as for `Add`) and the rest of
 //! their outputs from the rules here (an attention op's outputs all from here: its rule's target is the scores).
 
@@ -15,7 +15,7 @@ mod norm;
 mod quant;
 
 use super::Ctx;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
 
 /// The domains of onnxruntime's contrib ops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 //! pools are the standard ops' arithmetic on the blocked tensor, whose weights are already padded.
 
 use super::Ctx;
-use crate::shape::{Dim, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::Poly;
 
 /// The largest block size MLAS uses: a channel count that is a multiple of it is never padded.
 const MAX_BLOCK: u64 = 16;

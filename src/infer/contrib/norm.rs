@@ -4,10 +4,10 @@
 
 use super::{same, Ctx};
 use crate::infer::{dim_at, normalize_axis};
-use crate::shape::{Dim, Shape};
-use crate::tensor::{ValueFacts, INT32};
+use crate::onnx::tensor::{ValueFacts, INT32};
+use crate::sizes::shape::{Dim, Shape};
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
 
 /// Contrib ops onnxruntime registers in the ONNX domain.
 pub fn infer_onnx_domain(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
@@ -53,7 +53,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         // "com.microsoft.BiasGelu" (A and bias), "com.microsoft.QuickGelu": element-wise, Y like X.
         "Gelu" | "FastGelu" | "BiasGelu" | "QuickGelu" => vec![same(ctx, 0)],
         // "com.microsoft.BiasDropout": output like data, mask bool like data.
-        "BiasDropout" => vec![same(ctx, 0), ValueFacts::tensor(Some(crate::tensor::BOOL), ctx.shape(0))],
+        "BiasDropout" => vec![same(ctx, 0), ValueFacts::tensor(Some(crate::onnx::tensor::BOOL), ctx.shape(0))],
         // "com.microsoft.BiasSplitGelu": X (N, S, D) plus bias (D) gives (N, S, D / 2).
         "BiasSplitGelu" => {
             let shape = ctx.dims(0).map_or_else(Shape::unranked, |d| {
@@ -61,7 +61,7 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
                 if let Some(last) = d.last_mut() {
                     *last = last
                         .to_poly()
-                        .and_then(|p| p.div_poly(&crate::sym::Poly::constant(2)))
+                        .and_then(|p| p.div_poly(&crate::sizes::sym::Poly::constant(2)))
                         .map_or(Dim::Unknown, Dim::from_poly);
                 }
                 Shape::ranked(d)

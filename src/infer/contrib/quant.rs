@@ -3,11 +3,11 @@
 //! Each follows its section of onnxruntime's `docs/ContribOperators.md`.
 
 use super::{same, Ctx};
-use crate::shape::{Dim, Shape};
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{Dim, Shape};
 
-const FLOAT: i32 = crate::pb::DataType::Float as i32;
-const UINT8: i32 = crate::pb::DataType::Uint8 as i32;
+const FLOAT: i32 = crate::onnx::pb::DataType::Float as i32;
+const UINT8: i32 = crate::onnx::pb::DataType::Uint8 as i32;
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {

@@ -2,9 +2,9 @@
 
 use super::{infer, Domain};
 use crate::infer::test_support::{int, ints, run_rule};
-use crate::shape::{parse_shape, Shape};
-use crate::sym::Poly;
-use crate::tensor::ValueFacts;
+use crate::onnx::tensor::ValueFacts;
+use crate::sizes::shape::{parse_shape, Shape};
+use crate::sizes::sym::Poly;
 
 fn t(shape: &str) -> Option<ValueFacts> {
     Some(ValueFacts::tensor(Some(1), parse_shape(shape)))

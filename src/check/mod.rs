@@ -1,0 +1,471 @@
+//! `check`: turns an analysis into findings and a summary. Text and JSON renderings both come from `Report`.
+
+pub mod index_report;
+pub mod range_report;
+pub mod selection;
+#[cfg(feature = "verify")]
+pub mod verify;
+pub mod witness;
+
+use crate::analysis::{Analysis, Site};
+use crate::diagnostic::{Code, Severity};
+use crate::onnx::tensor::elem_type_name;
+use crate::rules::ranges::Decision;
+use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
+use crate::sizes::shape::Shape;
+use crate::sys::escape::{name, Message};
+
+pub use crate::check::selection::{CheckOptions, Level, RuleSelection, Selector, UnknownCode};
+
+/// One site as reported: the analysis record plus its finding, if any.
+#[derive(Clone, Debug)]
+pub struct SiteReport {
+    pub site: Site,
+    pub code: Option<Code>,
+    pub conditions: Vec<String>,
+    pub axis: Option<usize>,
+    pub offending_input: Option<String>,
+    /// What a conditional site's conditions come to over the ranges of sizes asked about (`--range`, a profile).
+    pub over_ranges: Option<Decision>,
+}
+
+impl SiteReport {
+    /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
+    /// are never shown one by one.
+    pub fn message(&self) -> Message {
+        message(&self.site, self.code, &self.conditions, self.over_ranges.as_ref())
+    }
+}
+
+/// A line of output: something wrong or worth knowing, at a node.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    pub graph: String,
+    pub node: Option<String>,
+    pub op: Option<String>,
+    /// What is wrong, with the names it mentions marked: `message.plain()` is the text, `message.one_line()` how
+    /// one-line formats show it (see [`crate::sys::escape`]).
+    pub message: crate::sys::escape::Message,
+    /// What a conditional finding of an op's shapes (conditional-shape) holds only under, typed; empty otherwise.
+    pub conditions: Vec<crate::rules::Condition>,
+    /// The finding's site: its index in [`Report::sites`] when the report lists its sites; `None` for a finding
+    /// about the model rather than a site (an undefined value, a cycle), or when the sites were not kept.
+    pub site: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub sites: usize,
+    pub same: usize,
+    pub broadcast: usize,
+    pub violations: usize,
+    pub conditional: usize,
+    pub unknown: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// A site whose shapes are not known well enough to decide it, and what is unknown: not a finding unless
+/// `--strict` (or `--warn`/`--deny undecided-broadcast`) asks for proof, but named in the text output so that the
+/// summary's `unknown` count is never a mystery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    /// What is unknown, in words: `x's rank`, `y's dims 0 and 2`.
+    pub unknown: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub sites: Vec<SiteReport>,
+    pub findings: Vec<Finding>,
+    /// The undecided sites no finding names (without `--strict`).
+    pub undecided: Vec<Undecided>,
+    pub summary: Summary,
+    /// Ops without an inference rule and how many nodes of each: what left shapes unknown.
+    pub opaque: std::collections::BTreeMap<String, usize>,
+    /// The ranges of sizes the model was checked over, and its safe ranges when asked for.
+    pub ranges: Option<crate::check::range_report::RangeReport>,
+}
+
+impl Report {
+    /// The run fails when any finding is an error.
+    pub fn failed(&self) -> bool {
+        self.summary.errors > 0
+    }
+}
+
+/// Builds the report of an analysed model.
+pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
+    report(analysis, analysis.sites.iter().cloned(), options)
+}
+
+fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, options: CheckOptions) -> Report {
+    let mut judge = Judge::new(options, true);
+    judge.sites.reserve(all_sites.len());
+    all_sites.for_each(|site| judge.judge(site));
+    judge.finish(analysis)
+}
+
+/// Judges sites one at a time, as [`crate::analysis::analyze_model_each`] hands them over, and makes the report
+/// once the analysis is complete. [`check`] goes through it too.
+pub struct Judge {
+    options: CheckOptions,
+    keep_sites: bool,
+    sites: Vec<SiteReport>,
+    /// Findings of sites; the analysis's notes come before them in the report.
+    findings: Vec<Finding>,
+    undecided: Vec<Undecided>,
+    summary: Summary,
+    /// The ranges the conditional sites are decided over, when there are any.
+    ranges: Option<crate::check::range_report::Ranged>,
+}
+
+impl Judge {
+    /// `keep_sites`: whether the report lists every site, or only findings and the summary.
+    pub fn new(options: CheckOptions, keep_sites: bool) -> Judge {
+        Judge {
+            options,
+            keep_sites,
+            sites: Vec::new(),
+            findings: Vec::new(),
+            undecided: Vec::new(),
+            summary: Summary::default(),
+            ranges: None,
+        }
+    }
+
+    /// Decides every conditional site over the model's ranges ([`crate::analysis::prepare`] matches them to the
+    /// model): a site that holds at every size is not a finding, one that fails somewhere is a
+    /// `broadcast-violation` at its smallest failing sizes, one left undecided stays `conditional-broadcast`.
+    pub fn with_ranges(mut self, ranges: Option<crate::rules::ranges::ModelRanges>) -> Judge {
+        self.ranges = ranges.map(crate::check::range_report::Ranged::new);
+        self
+    }
+
+    pub fn judge(&mut self, site: Site) {
+        self.judge_with(site, |_| {});
+    }
+
+    /// Judges one site and hands its report to `each` before keeping (or dropping) it: output that lists every
+    /// site writes it there, so that memory does not grow with the number of sites.
+    pub fn judge_with(&mut self, site: Site, each: impl FnOnce(&SiteReport)) {
+        let options = self.options;
+        let report = describe(site, options, self.ranges.as_mut());
+        if let Some(ranges) = self.ranges.as_mut() {
+            match (&report.over_ranges, reported_verdict(&report)) {
+                (Some(Decision::Fails { witness, .. }), _) => ranges.failed(&report.site, witness),
+                (None, VerdictKind::Violation) => ranges.violated(),
+                _ => {}
+            }
+        }
+        let site = &report.site;
+        let summary = &mut self.summary;
+        summary.sites += 1;
+        match reported_verdict(&report) {
+            VerdictKind::Same => summary.same += 1,
+            VerdictKind::Broadcast => summary.broadcast += 1,
+            VerdictKind::Violation => summary.violations += 1,
+            VerdictKind::Conditional => summary.conditional += 1,
+            VerdictKind::Unknown => summary.unknown += 1,
+        }
+        if let Some(code) = report.code {
+            let severity = match code {
+                // Strict means proof: a site that holds only for some sizes fails it, an explicit Expand included.
+                Code::ConditionalBroadcast if options.strict => Severity::Error,
+                other => other.default_severity(),
+            };
+            // The rule selection (--deny/--warn/--allow, the config file) has the last word.
+            if let Some(severity) = options.rules.severity(code, severity) {
+                self.findings.push(Finding {
+                    code,
+                    severity,
+                    graph: site.graph.clone(),
+                    node: Some(site.node.clone()),
+                    op: Some(site.op.clone()),
+                    message: report.message(),
+                    conditions: Vec::new(),
+                    site: self.keep_sites.then_some(self.sites.len()),
+                });
+            }
+        } else if reported_verdict(&report) == VerdictKind::Unknown {
+            let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+            self.undecided.push(Undecided { graph, node, op, unknown: site.unknown_parts() });
+        }
+        each(&report);
+        if self.keep_sites {
+            self.sites.push(report);
+        }
+    }
+
+    /// The report: the analysis's notes as findings, then its contradictions (ops whose inputs break their
+    /// specification), then the sites' findings, and the totals.
+    pub fn finish(mut self, analysis: &Analysis) -> Report {
+        let mut summary = self.summary;
+        let mut findings = Vec::with_capacity(analysis.notes.len() + self.findings.len());
+        for note in &analysis.notes {
+            // A note only --strict reports (an opaque node) needs --strict, or its code named with --warn/--deny.
+            let strict_only = note.code.doc().reported == crate::diagnostic::Reported::OnlyUnderStrict;
+            if strict_only && !self.options.strict && !self.options.rules.enables(note.code) {
+                continue;
+            }
+            let Some(severity) = self.options.rules.severity(note.code, note.code.default_severity()) else {
+                continue;
+            };
+            findings.push(Finding {
+                code: note.code,
+                severity,
+                graph: note.graph.clone(),
+                node: note.node.clone(),
+                op: note.op.clone(),
+                message: note.message.clone(),
+                conditions: Vec::new(),
+                site: None,
+            });
+        }
+        // --strict is about broadcasts: a condition on an op's shapes stays a warning unless denied.
+        for c in &analysis.contradictions {
+            let code = c.code();
+            let Some(severity) = self.options.rules.severity(code, code.default_severity()) else { continue };
+            findings.push(Finding {
+                code,
+                severity,
+                graph: c.graph.clone(),
+                node: Some(c.node.clone()),
+                op: Some(c.op.clone()),
+                message: c.message(),
+                conditions: c.contradiction.conditions().to_vec(),
+                site: None,
+            });
+        }
+        for (default, b, message) in crate::check::index_report::findings(analysis, self.ranges.as_mut()) {
+            let Some(severity) = self.options.rules.severity(Code::IndexBound, default) else { continue };
+            let (graph, node, op) = (b.graph.clone(), Some(b.node.clone()), Some(b.op.clone()));
+            let message = message.into();
+            let conditions = Vec::new();
+            findings.push(Finding {
+                code: Code::IndexBound,
+                severity,
+                graph,
+                node,
+                op,
+                message,
+                conditions,
+                site: None,
+            });
+        }
+        findings.extend(self.findings);
+        summary.errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+        summary.warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+        let ranges = self.ranges.map(crate::check::range_report::Ranged::finish);
+        Report {
+            sites: self.sites,
+            findings,
+            undecided: self.undecided,
+            summary,
+            opaque: analysis.opaque.clone(),
+            ranges,
+        }
+    }
+}
+
+/// The verdict as reported: a type mismatch makes an otherwise sound site a violation, and over ranges of sizes a
+/// conditional site is what its decision says (holds: broadcast; fails: violation; unproven: conditional).
+pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
+    match (&report.over_ranges, &report.site.verdict) {
+        _ if report.site.type_mismatch.is_some() => VerdictKind::Violation,
+        (Some(Decision::Holds(_)), Verdict::Conditional(_)) => VerdictKind::Broadcast,
+        (Some(Decision::Fails { .. }), Verdict::Conditional(_)) => VerdictKind::Violation,
+        (_, verdict) => verdict.kind(),
+    }
+}
+
+/// [`reported_verdict`]'s name, as JSON and dot output write it.
+pub fn report_verdict(report: &SiteReport) -> &'static str {
+    reported_verdict(report).as_str()
+}
+
+/// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under; a
+/// conditional site decided over `ranges` when there are some.
+fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::check::range_report::Ranged>) -> SiteReport {
+    let explicit = site.rule == Rule::Bidirectional;
+    let over_ranges = match (&site.verdict, ranges) {
+        (Verdict::Conditional(conds), Some(ranges)) if site.type_mismatch.is_none() => Some(ranges.decide(conds)),
+        _ => None,
+    };
+    let (code, axis, conditions) = match &site.verdict {
+        Verdict::Violation(v) => (Some(Code::BroadcastViolation), v.axis, Vec::new()),
+        _ if site.type_mismatch.is_some() => (Some(Code::TypeMismatch), None, Vec::new()),
+        Verdict::Conditional(conds) => {
+            // The same condition from two axes (`seq ≤ 64` on both axes of a causal mask) is said once.
+            let mut texts: Vec<String> = Vec::with_capacity(conds.len());
+            for text in conds.iter().map(|c| condition_text(&site, c)) {
+                if !texts.contains(&text) {
+                    texts.push(text);
+                }
+            }
+            let code = match &over_ranges {
+                Some(Decision::Fails { witness, .. }) => {
+                    let axis = crate::rules::ranges::failing_axis(conds, witness);
+                    return finish_describe(site, Some(Code::BroadcastViolation), axis, texts, over_ranges);
+                }
+                Some(Decision::Holds(_))
+                    if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit =>
+                {
+                    Some(Code::ImplicitBroadcast)
+                }
+                Some(Decision::Holds(_)) => None,
+                _ => Some(Code::ConditionalBroadcast),
+            };
+            (code, None, texts)
+        }
+        Verdict::Broadcast if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit => {
+            (Some(Code::ImplicitBroadcast), None, Vec::new())
+        }
+        // An Expand whose shapes are not known is as unproven as any other site.
+        Verdict::Unknown if options.strict || options.rules.enables(Code::UndecidedBroadcast) => {
+            (Some(Code::UndecidedBroadcast), None, Vec::new())
+        }
+        _ => (None, None, Vec::new()),
+    };
+    finish_describe(site, code, axis, conditions, over_ranges)
+}
+
+fn finish_describe(
+    site: Site,
+    code: Option<Code>,
+    axis: Option<usize>,
+    conditions: Vec<String>,
+    over_ranges: Option<Decision>,
+) -> SiteReport {
+    let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
+    SiteReport { site, code, conditions, axis, offending_input, over_ranges }
+}
+
+/// A condition in words; an unknown dim is named by its input (or the target: Expand's shape value, Gemm's
+/// (M, N)) and that input's own axis.
+fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
+    let crate::rules::ConditionKind::UnknownOneOf { input, options } = &c.kind else { return c.to_string() };
+    let (owner, axis) = site.unknown_dim_owner(*input, c.axis);
+    let owner = owner.map_or_else(|| "the target shape".to_string(), |n| name(&n).to_string());
+    let opts: Vec<String> = options.iter().map(ToString::to_string).collect();
+    format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
+}
+
+/// The message of a site judged by [`describe`], names marked.
+fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> Message {
+    let prefix: String = site
+        .functions
+        .iter()
+        .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
+        .collect();
+    let inputs = site.list_inputs();
+    let body = match (&site.verdict, code) {
+        (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
+        (_, Some(Code::TypeMismatch)) => {
+            let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
+            format!(
+                "{} is {} where {} is {}: {} requires one element type for them",
+                name(&site.inputs[m.input].name),
+                elem_type_name(m.found),
+                name(&site.inputs[m.against].name),
+                elem_type_name(m.expected),
+                site.op
+            )
+        }
+        (Verdict::Conditional(_), _) => conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges),
+        (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
+            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
+        }
+        (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
+        (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
+        (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
+            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", site.unknown_parts())
+        }
+        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", site.unknown_parts()),
+    };
+    Message::from(prefix + &body)
+}
+
+/// A conditional site's message, with what its conditions come to over the ranges when it was decided there:
+/// `fails at seq = 65 (it holds only if seq ≤ 64): ...`, `holds at every size of the ranges (it needs seq ≤ 64):
+/// ...`, `holds only if seq ≤ 64; over the ranges, unproven for ...: ...`.
+fn conditional_message(site: &Site, code: Option<Code>, conditions: &str, over_ranges: Option<&Decision>) -> String {
+    let broadcast = match code {
+        Some(Code::ImplicitBroadcast) => {
+            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
+        }
+        _ => format!("{} broadcast to {}", site.list_inputs(), site.output_shape),
+    };
+    match over_ranges {
+        None => format!("holds only if {conditions}: {broadcast}"),
+        Some(d @ Decision::Unproven(_)) => {
+            format!("holds only if {conditions}; over the ranges, {}: {broadcast}", d.text())
+        }
+        Some(d) => format!("{} (it needs {conditions}): {broadcast}", d.text()),
+    }
+}
+
+/// The inputs whose shape differs from the output's: the ones being broadcast.
+fn broadcast_inputs(site: &Site) -> String {
+    let names: Vec<String> = site
+        .rule_inputs
+        .iter()
+        .flatten()
+        .map(|&i| &site.inputs[i])
+        .filter(|i| !i.shape.provably_eq(&site.output_shape))
+        .map(|i| format!("{} {}", name(&i.name), i.shape))
+        .collect();
+    if names.is_empty() {
+        site.list_inputs()
+    } else {
+        names.join(" and ")
+    }
+}
+
+fn violation_message(site: &Site, input: usize, kind: &ViolationKind, axis: Option<usize>) -> String {
+    let offender = || site.offender(input);
+    let lead = site.rule.violation_lead(site, input);
+    let detail = match kind {
+        ViolationKind::Mismatch { found, expected, against } => {
+            let (name, shape) = offender();
+            let local =
+                match (axis, shape.rank(), site.output_shape.rank().or(site.target.as_ref().and_then(Shape::rank))) {
+                    (Some(a), Some(r), Some(out)) if r < out && a + r >= out => format!(" (its axis {})", a + r - out),
+                    _ => String::new(),
+                };
+            let where_ = if site.rule == Rule::LegacyAxis {
+                format!("axis {} of the target", axis.unwrap_or(0))
+            } else {
+                format!("axis {}", axis.unwrap_or(0))
+            };
+            format!("on {where_}, {name} has {found}{local} where {} has {expected}", site.rule_input_shown(*against))
+        }
+        ViolationKind::RankTooLarge { rank, target_rank } => {
+            let (name, _) = offender();
+            format!("{name} has rank {rank}, more than the target's {target_rank}; a one-way broadcast never adds dims to its target")
+        }
+        ViolationKind::RankDiffers { rank, expected } => {
+            let (name, _) = offender();
+            format!("{name} has rank {rank} where {} has rank {expected}", site.rule_input_shown(0))
+        }
+        ViolationKind::AxisOutOfRange { axis, len, target_rank } => {
+            let dims = if *len == 1 { "1 dim".to_string() } else { format!("{len} dims") };
+            format!("{dims} from axis {axis} do not fit in a target of rank {target_rank}")
+        }
+        ViolationKind::Unsatisfiable { symbol, first, second } => {
+            let set = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+            format!(
+                "no value of {symbol} fits every axis: one needs {symbol} ∈ {{{}}}, axis {} needs {symbol} ∈ {{{}}}",
+                set(first),
+                axis.unwrap_or(0),
+                set(second)
+            )
+        }
+    };
+    format!("{lead}: {detail}")
+}

@@ -1,0 +1,65 @@
+//! Where something is in a model, in words: `GRAPH › NODE (OP)`. A graph's path (`main`, `main/If_0/then_branch`)
+//! joins its steps with `/`, and node names often hold `/` too (PyTorch's `/model/embeddings/Add_1`), so a `/`
+//! between the two (`main//model/embeddings/Add_1`) would leave the reader to guess where the graph ends. Every
+//! human-readable output names a place through [`at`]. (On a terminal that is not UTF-8, text output shows `›` as
+//! `>`.)
+
+/// What stands between a graph's path and a node's name.
+pub const GRAPH_NODE: &str = " › ";
+
+/// A graph path longer than this (subgraphs nested thirty deep) is shown by its start and its end.
+pub const LONGEST_GRAPH_PATH: usize = 120;
+
+/// A graph's path as a person reads it: whole, or past [`LONGEST_GRAPH_PATH`] characters its first and last steps
+/// around `…` (`main/if0/then_branch/…/if29/then_branch`). JSON keeps it whole.
+pub fn graph(path: &str) -> std::borrow::Cow<'_, str> {
+    let chars = path.chars().count();
+    if chars <= LONGEST_GRAPH_PATH {
+        return path.into();
+    }
+    let head: String = path.chars().take(40).collect();
+    let tail: String = path.chars().skip(chars - (LONGEST_GRAPH_PATH - 41)).collect();
+    format!("{head}…{tail}").into()
+}
+
+/// `GRAPH › NODE (OP)`, `GRAPH › NODE`, or `GRAPH` alone. An unnamed node is labelled `#INDEX (OP)` already: its op
+/// is not repeated.
+/// Every part is escaped and a long node or op name shortened ([`crate::sys::escape::short`]): the parts are the
+/// model's.
+pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
+    use crate::sys::escape::short;
+    let graph = crate::sys::escape::text(graph);
+    let graph = self::graph(&graph);
+    let (node, op) = (node.map(short), op.map(short));
+    let (node, op) = (node.as_deref(), op.as_deref());
+    match (node, op) {
+        (Some(node), Some(op)) if node.starts_with('#') && node.ends_with(&format!(" ({op})")) => {
+            format!("{graph}{GRAPH_NODE}{node}")
+        }
+        (Some(node), Some(op)) => format!("{graph}{GRAPH_NODE}{node} ({op})"),
+        (Some(node), None) => format!("{graph}{GRAPH_NODE}{node}"),
+        (None, _) => graph.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_whose_name_starts_with_a_slash_is_told_apart_from_its_graph() {
+        assert_eq!(at("main", Some("/m/embeddings/Add_1"), Some("Add")), "main › /m/embeddings/Add_1 (Add)");
+        assert_eq!(at("main/If_0/then_branch", Some("add"), None), "main/If_0/then_branch › add");
+        assert_eq!(at("main", Some("#12 (Add)"), Some("Add")), "main › #12 (Add)");
+        assert_eq!(at("main", None, Some("Add")), "main");
+    }
+
+    #[test]
+    fn a_path_nested_thirty_deep_keeps_its_start_and_end() {
+        let path = format!("main/{}", (0..30).map(|i| format!("if{i}/then_branch")).collect::<Vec<_>>().join("/"));
+        let shown = graph(&path);
+        assert_eq!(shown.chars().count(), LONGEST_GRAPH_PATH);
+        assert!(shown.starts_with("main/if0/then_branch/") && shown.ends_with("/if29/then_branch"), "{shown}");
+        assert_eq!(graph("main/if0/then_branch"), "main/if0/then_branch");
+    }
+}

@@ -1,0 +1,475 @@
+//! Reading a model file without touching its tensor data.
+//!
+//! The file is memory-mapped, but the map is only used to hand out views of large `bytes` fields (tensor
+//! `raw_data`); everything else is read with `pread` through a small window. Why not decode straight from the map:
+//! on Linux 6.x the page cache holds a file that was read with `read()` (by `cp`, a download, `onnx.load`) in folios
+//! of up to 2 MiB, and touching one mapped byte maps the whole folio into the process. A tensor's header sits next
+//! to its data, so decoding 200 tensors from the map put 400 MiB of file pages in our RSS although no tensor byte
+//! was read. Through `pread`, header bytes are copied out and no page is mapped.
+//!
+//! The window starts small after every skipped payload and doubles while reading on, so the bytes it reads past a
+//! header it will skip are at most [`MIN_READ`].
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io;
+use std::ops::Range;
+
+use bytes::{Buf, Bytes};
+use prost::encoding::decode_varint;
+use prost::Message;
+
+use crate::onnx::pb::{field, GraphProto, ModelProto, NodeProto};
+
+/// `bytes` fields of this size or more become views of the map instead of copies.
+pub const LARGE: usize = 16 << 10;
+/// The first read after a skip: one page, the one that holds the header just read.
+const MIN_READ: usize = 4 << 10;
+const MAX_READ: usize = 1 << 20;
+
+/// Where the wire-level writer reads the original model from.
+pub enum Source<'a> {
+    Memory(&'a [u8]),
+    File(FileSource<'a>),
+}
+
+impl<'a> From<&'a [u8]> for Source<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        Source::Memory(bytes)
+    }
+}
+
+impl<'a> From<&'a Bytes> for Source<'a> {
+    fn from(bytes: &'a Bytes) -> Self {
+        Source::Memory(bytes)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Source<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Self {
+        Source::Memory(bytes)
+    }
+}
+
+impl Source<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Source::Memory(b) => b.len(),
+            Source::File(f) => f.len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the bytes of `range` to `out`.
+    pub fn read_into(&self, range: Range<usize>, out: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Source::Memory(b) => {
+                let bytes = b.get(range).ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+                out.extend_from_slice(bytes);
+                Ok(())
+            }
+            Source::File(f) => f.read_into(range, out),
+        }
+    }
+
+    /// The open file, when the source is one (large ranges are then copied file to file).
+    pub fn file(&self) -> Option<&File> {
+        match self {
+            Source::Memory(_) => None,
+            Source::File(f) => Some(f.file),
+        }
+    }
+}
+
+/// A file read through a window; see the module documentation.
+pub struct FileSource<'a> {
+    file: &'a File,
+    len: usize,
+    window: RefCell<Window>,
+}
+
+impl<'a> FileSource<'a> {
+    pub fn new(file: &'a File, len: usize) -> Self {
+        FileSource { file, len, window: RefCell::new(Window::default()) }
+    }
+
+    fn read_into(&self, range: Range<usize>, out: &mut Vec<u8>) -> io::Result<()> {
+        if range.end > self.len {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        let mut w = self.window.borrow_mut();
+        if !w.covers(&range) {
+            if range.len() >= MAX_READ {
+                let at = out.len();
+                out.resize(at + range.len(), 0);
+                return crate::sys::platform::read_exact_at(self.file, &mut out[at..], range.start as u64);
+            }
+            w.fill(self.file, range.start, range.len(), self.len)?;
+        }
+        out.extend_from_slice(w.get(range));
+        Ok(())
+    }
+}
+
+/// The bytes of the file from `start`, and how much to read next time.
+#[derive(Default)]
+struct Window {
+    start: usize,
+    bytes: Vec<u8>,
+    next_read: usize,
+}
+
+impl Window {
+    fn end(&self) -> usize {
+        self.start + self.bytes.len()
+    }
+
+    fn covers(&self, range: &Range<usize>) -> bool {
+        range.start >= self.start && range.end <= self.end()
+    }
+
+    fn get(&self, range: Range<usize>) -> &[u8] {
+        &self.bytes[range.start - self.start..range.end - self.start]
+    }
+
+    /// Reads at least `need` bytes from `at` (fewer only at the end of the file).
+    fn fill(&mut self, file: &File, at: usize, need: usize, file_len: usize) -> io::Result<()> {
+        // Reading on from where the window ended means the caller walks forward: read ahead more. A jump means a
+        // payload was skipped, and the next one may start right after the next header.
+        self.next_read =
+            if at == self.end() && self.next_read > 0 { (self.next_read * 2).min(MAX_READ) } else { MIN_READ };
+        let size = self.next_read.max(need).min(file_len.saturating_sub(at));
+        self.bytes.resize(size, 0);
+        self.start = at;
+        let read = crate::sys::platform::read_exact_at(file, &mut self.bytes, at as u64);
+        if read.is_err() {
+            self.bytes.clear();
+        }
+        read
+    }
+}
+
+/// Decodes a message from a file: large `bytes` fields are views of `map` (the same file, mapped), everything
+/// else is read through the window.
+pub fn decode<M: Message + Default>(file: &File, map: &Bytes) -> Result<M, DecodeFailure> {
+    let mut message = M::default();
+    merge(file, map, &mut message)?;
+    Ok(message)
+}
+
+fn merge(file: &File, map: &Bytes, message: &mut impl Message) -> Result<(), DecodeFailure> {
+    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
+    buf.refill_at_pos();
+    let merged = message.merge(&mut buf);
+    match (buf.error, merged) {
+        (Some(e), _) => Err(DecodeFailure::Io(e)),
+        (None, merged) => merged.map_err(DecodeFailure::Decode),
+    }
+}
+
+/// Decodes a model from a file like [`decode`], with the main graph's lists sized up front: they are counted
+/// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
+pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
+    let mut model = ModelProto::default();
+    if let Some(counts) = graph_counts(file, map.len()) {
+        model.graph = Some(GraphProto {
+            node: Vec::with_capacity(counts[0]),
+            initializer: Vec::with_capacity(counts[1]),
+            input: Vec::with_capacity(counts[2]),
+            output: Vec::with_capacity(counts[3]),
+            value_info: Vec::with_capacity(counts[4]),
+            ..Default::default()
+        });
+    }
+    merge(file, map, &mut model)?;
+    if let Some(graph) = &mut model.graph {
+        fit_name_lists(&mut graph.node);
+    }
+    for function in &mut model.functions {
+        fit_name_lists(&mut function.node);
+    }
+    Ok(model)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("malformed protobuf at byte {offset}: {reason}")]
+    Malformed { offset: usize, reason: &'static str },
+    #[error("cannot read the input: {}", crate::sys::platform::io_reason(.0))]
+    Io(#[from] io::Error),
+}
+
+/// One field of a message: its number, the whole field's range and, for length-delimited fields, the payload's.
+pub struct Field {
+    pub number: u32,
+    pub range: Range<usize>,
+    pub payload: Range<usize>,
+}
+
+/// A field's key and a varint (its value or its length) take at most this many bytes.
+const MAX_HEAD: usize = 20;
+
+/// The fields of the message held in `source[range]`, in order. Reads only their headers.
+pub(crate) fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError> {
+    let mut out = Vec::new();
+    for_each_field(source, range, |f| out.push(f))?;
+    Ok(out)
+}
+
+/// Calls `each` with the fields of the message held in `source[range]`, in order. Reads only their headers.
+pub fn for_each_field(source: &Source, range: Range<usize>, mut each: impl FnMut(Field)) -> Result<(), WireError> {
+    let mut pos = range.start;
+    let err = |offset, reason| WireError::Malformed { offset, reason };
+    let mut head = Vec::with_capacity(MAX_HEAD);
+    while pos < range.end {
+        let start = pos;
+        head.clear();
+        source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
+        let mut rest = head.as_slice();
+        // Bytes of the message after the head that was read.
+        let beyond = range.end - pos - head.len();
+        let before = rest.len();
+        let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
+        let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;
+        let wire = key & 7;
+        let mut payload = 0..0;
+        match wire {
+            0 => {
+                decode_varint(&mut rest).map_err(|_| err(start, "bad varint"))?;
+            }
+            1 | 5 => {
+                let n = if wire == 1 { 8 } else { 4 };
+                if rest.len() < n {
+                    return Err(err(start, "truncated fixed-size field"));
+                }
+                rest = &rest[n..];
+            }
+            2 => {
+                let len = decode_varint(&mut rest).map_err(|_| err(start, "bad length"))?;
+                let len = usize::try_from(len).map_err(|_| err(start, "length out of range"))?;
+                if len > rest.len() + beyond {
+                    return Err(err(start, "length beyond the message"));
+                }
+                let p = pos + (before - rest.len());
+                payload = p..p + len;
+            }
+            _ => return Err(err(start, "unsupported wire type")),
+        }
+        pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
+        each(Field { number, range: start..pos, payload });
+    }
+    Ok(())
+}
+
+/// The decoder leaves each node's input and output lists with room for four names (a `Vec`'s first growth) where
+/// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (whose check is to
+/// stay under 500 MiB: bench/run.sh hostile). Moving the names into lists of their exact length gives it back.
+fn fit_name_lists(nodes: &mut [NodeProto]) {
+    for node in nodes {
+        for list in [&mut node.input, &mut node.output] {
+            if list.capacity() > list.len() {
+                let mut exact = Vec::with_capacity(list.len());
+                exact.append(list);
+                *list = exact;
+            }
+        }
+    }
+}
+
+/// How many nodes, initializers, inputs, outputs and value_infos the main graph has, from the field headers;
+/// `None` when there is no graph or the headers do not parse (the decoder then reports what is wrong).
+fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
+    let source = Source::File(FileSource::new(file, len));
+    let mut graphs = Vec::new();
+    for_each_field(&source, 0..len, |f| {
+        if f.number == field::model::GRAPH {
+            graphs.push(f.payload)
+        }
+    })
+    .ok()?;
+    if graphs.is_empty() {
+        return None;
+    }
+    let mut counts = [0; 5];
+    for graph in graphs {
+        for_each_field(&source, graph, |f| match f.number {
+            field::graph::NODE => counts[0] += 1,
+            field::graph::INITIALIZER => counts[1] += 1,
+            field::graph::INPUT => counts[2] += 1,
+            field::graph::OUTPUT => counts[3] += 1,
+            field::graph::VALUE_INFO => counts[4] += 1,
+            _ => {}
+        })
+        .ok()?;
+    }
+    Some(counts)
+}
+
+#[derive(Debug)]
+pub enum DecodeFailure {
+    Io(io::Error),
+    Decode(prost::DecodeError),
+}
+
+/// The decoder's view of the file. Invariant: the window holds `pos` whenever anything remains.
+struct FileBuf<'a> {
+    file: &'a File,
+    map: &'a Bytes,
+    window: Window,
+    pos: usize,
+    end: usize,
+    /// A failed read ends the input here, so that the decoder stops; the error is reported instead of its.
+    error: Option<io::Error>,
+}
+
+impl FileBuf<'_> {
+    /// Moves the window to `pos` once the decoder has left it.
+    #[inline]
+    fn refill(&mut self) {
+        if self.pos >= self.window.end() && self.pos < self.end {
+            self.refill_at_pos();
+        }
+    }
+
+    #[cold]
+    fn refill_at_pos(&mut self) {
+        if let Err(e) = self.window.fill(self.file, self.pos, 1, self.end) {
+            self.error = Some(e);
+            self.end = self.pos;
+            self.window.start = self.pos;
+        }
+    }
+}
+
+impl Buf for FileBuf<'_> {
+    fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    #[inline]
+    fn chunk(&self) -> &[u8] {
+        // The window holds `pos` while anything remains; at the end, `pos` may lie past it.
+        self.window.bytes.get(self.pos - self.window.start..).unwrap_or_default()
+    }
+
+    #[inline]
+    fn advance(&mut self, cnt: usize) {
+        assert!(cnt <= self.remaining(), "advance past the end of the input");
+        self.pos += cnt;
+        self.refill();
+    }
+
+    fn copy_to_bytes(&mut self, len: usize) -> Bytes {
+        assert!(len <= self.remaining(), "copy_to_bytes past the end of the input");
+        if len >= LARGE {
+            let view = self.map.slice(self.pos..self.pos + len);
+            self.advance(len);
+            return view;
+        }
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            let chunk = self.chunk();
+            if chunk.is_empty() {
+                // A read failed; the decoder sees a short field and stops, and the error is reported.
+                break;
+            }
+            let n = chunk.len().min(len - out.len());
+            out.extend_from_slice(&chunk[..n]);
+            self.advance(n);
+        }
+        Bytes::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::pb::{NodeProto, TensorProto};
+    use std::io::Write;
+
+    fn model_with_tensors(sizes: &[usize]) -> Vec<u8> {
+        let initializer = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| TensorProto {
+                name: Some(format!("t{i}")),
+                dims: vec![n as i64],
+                data_type: Some(2),
+                raw_data: Some(Bytes::from((0..n).map(|b| b as u8).collect::<Vec<u8>>())),
+                ..Default::default()
+            })
+            .collect();
+        let graph = GraphProto { name: Some("g".into()), initializer, ..Default::default() };
+        ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec()
+    }
+
+    fn file_with(bytes: &[u8]) -> (tempfile::NamedTempFile, Bytes) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(bytes).unwrap();
+        let map = unsafe { memmap2::Mmap::map(f.as_file()) }.unwrap();
+        (f, Bytes::from_owner(map))
+    }
+
+    #[test]
+    fn decoding_through_the_window_gives_what_decoding_from_memory_gives() {
+        let bytes = model_with_tensors(&[3, LARGE - 1, LARGE, 5 * MAX_READ, 7, 0, 100_000]);
+        let (f, map) = file_with(&bytes);
+        let from_file: ModelProto = decode(f.as_file(), &map).unwrap();
+        assert_eq!(from_file, ModelProto::decode(bytes.as_slice()).unwrap());
+        // The file ends with a large field, read as a view: the decoder ends past the window.
+        let bytes = model_with_tensors(&[3, 2 * LARGE]);
+        let (f, map) = file_with(&bytes);
+        let from_file: ModelProto = decode(f.as_file(), &map).unwrap();
+        assert_eq!(from_file, ModelProto::decode(bytes.as_slice()).unwrap());
+    }
+
+    #[test]
+    fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
+        let node =
+            |i: usize| NodeProto { op_type: Some("Relu".into()), name: Some(format!("n{i}")), ..Default::default() };
+        let graph = GraphProto { node: (0..1000).map(node).collect(), ..Default::default() };
+        let bytes = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
+        let (f, map) = file_with(&bytes);
+        let model = decode_model(f.as_file(), &map).unwrap();
+        assert_eq!(model, ModelProto::decode(bytes.as_slice()).unwrap());
+        assert_eq!(model.graph.unwrap().node.capacity(), 1000);
+        // No graph field: none is made up.
+        let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
+        let (f, map) = file_with(&bytes);
+        assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
+    }
+
+    #[test]
+    fn large_fields_are_views_of_the_map_and_small_ones_are_copies() {
+        let bytes = model_with_tensors(&[10, LARGE]);
+        let (f, map) = file_with(&bytes);
+        let model: ModelProto = decode(f.as_file(), &map).unwrap();
+        let in_map = |b: &Bytes| map.as_ptr_range().contains(&b.as_ptr());
+        let tensors = &model.graph.as_ref().unwrap().initializer;
+        assert!(!in_map(tensors[0].raw_data.as_ref().unwrap()));
+        assert!(in_map(tensors[1].raw_data.as_ref().unwrap()));
+    }
+
+    #[test]
+    fn a_truncated_file_is_a_decode_error() {
+        let bytes = model_with_tensors(&[LARGE * 2]);
+        let (f, map) = file_with(&bytes[..bytes.len() - 10]);
+        assert!(matches!(decode::<ModelProto>(f.as_file(), &map), Err(DecodeFailure::Decode(_))));
+    }
+
+    #[test]
+    fn a_file_source_reads_any_range_and_refuses_one_beyond_the_end() {
+        let bytes: Vec<u8> = (0..3 * MAX_READ).map(|i| (i % 251) as u8).collect();
+        let (f, _map) = file_with(&bytes);
+        let source = Source::File(FileSource::new(f.as_file(), bytes.len()));
+        for range in [0..1, 5..MIN_READ + 9, 100..100, MAX_READ - 3..2 * MAX_READ + 5, 3 * MAX_READ - 2..3 * MAX_READ] {
+            let mut out = vec![7];
+            source.read_into(range.clone(), &mut out).unwrap();
+            assert_eq!(&out[1..], &bytes[range]);
+        }
+        assert!(source.read_into(3 * MAX_READ - 1..3 * MAX_READ + 1, &mut Vec::new()).is_err());
+    }
+}

@@ -1,0 +1,544 @@
+//! Writing an edited model at the wire level.
+//!
+//! An edit names what changes (nodes inserted or edited, values added) in which graph. Applying it walks the
+//! original bytes field by field: untouched fields are copied as byte ranges of the input, so unknown fields and
+//! tensor data survive exactly and are copied file to file without passing through this process; only the messages
+//! on the path to an edit are rebuilt, with their lengths recomputed. An empty edit reproduces the input byte for
+//! byte. The walk reads field headers through [`Source`], never the whole input.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::ops::Range;
+
+use prost::encoding::{encode_varint, WireType};
+use prost::Message;
+
+use crate::onnx::model::GraphStep;
+use crate::onnx::pb::field;
+pub use crate::onnx::source::WireError;
+use crate::onnx::source::{fields, Source};
+
+/// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
+#[derive(Clone, Debug, Default)]
+pub struct GraphEdit {
+    /// New nodes to place right before the node at this position.
+    pub insert_before: BTreeMap<usize, Vec<crate::onnx::pb::NodeProto>>,
+    pub node_edits: BTreeMap<usize, NodeEdit>,
+    /// Existing initializers replaced whole, by position (external data moved or inlined).
+    pub initializer_edits: BTreeMap<usize, crate::onnx::pb::TensorProto>,
+    /// New initializers (graphs only; function bodies get Constant nodes instead).
+    pub initializers: Vec<crate::onnx::pb::TensorProto>,
+    /// New graph inputs: before IR version 4 every initializer must also be one.
+    pub inputs: Vec<crate::onnx::pb::ValueInfoProto>,
+    pub value_info: Vec<crate::onnx::pb::ValueInfoProto>,
+    /// Existing declarations replaced whole, by (field number: the body's `input`, `output` or `value_info`;
+    /// position among the fields of that number). `infer` writes shapes into declarations this way.
+    pub declaration_edits: BTreeMap<(u32, usize), crate::onnx::pb::ValueInfoProto>,
+    /// Existing nodes left out, by position (a rewrite that removes them: `fold`).
+    pub remove_nodes: std::collections::BTreeSet<usize>,
+    /// Existing initializers left out, by position.
+    pub remove_initializers: std::collections::BTreeSet<usize>,
+    /// Existing `value_info` entries left out, by position (those of values no longer computed).
+    pub remove_value_info: std::collections::BTreeSet<usize>,
+    /// Existing graph inputs left out, by position (below IR version 4, the entries of removed initializers).
+    pub remove_inputs: std::collections::BTreeSet<usize>,
+}
+
+impl GraphEdit {
+    pub fn is_empty(&self) -> bool {
+        self.insert_before.is_empty()
+            && self.node_edits.is_empty()
+            && self.remove_nodes.is_empty()
+            && self.remove_initializers.is_empty()
+            && self.remove_value_info.is_empty()
+            && self.remove_inputs.is_empty()
+            && self.initializer_edits.is_empty()
+            && self.initializers.is_empty()
+            && self.inputs.is_empty()
+            && self.value_info.is_empty()
+            && self.declaration_edits.is_empty()
+    }
+}
+
+/// A change to an existing node: new input names and attributes to drop. Everything else is kept as written.
+#[derive(Clone, Debug, Default)]
+pub struct NodeEdit {
+    pub inputs: Option<Vec<String>>,
+    pub drop_attributes: Vec<String>,
+}
+
+/// Edits for a whole model, keyed by the graph they apply to.
+#[derive(Clone, Debug, Default)]
+pub struct ModelEdit {
+    pub graphs: BTreeMap<Vec<GraphStep>, GraphEdit>,
+}
+
+impl ModelEdit {
+    pub fn is_empty(&self) -> bool {
+        self.graphs.values().all(GraphEdit::is_empty)
+    }
+
+    pub fn graph_mut(&mut self, loc: &[GraphStep]) -> &mut GraphEdit {
+        self.graphs.entry(loc.to_vec()).or_default()
+    }
+}
+
+/// Output as a sequence of input byte ranges and new bytes.
+#[derive(Debug, Default)]
+pub struct Pieces {
+    items: Vec<Piece>,
+    len: u64,
+}
+
+#[derive(Debug)]
+enum Piece {
+    Copy(Range<usize>),
+    Owned(Vec<u8>),
+}
+
+impl Pieces {
+    fn copy(&mut self, range: Range<usize>) {
+        self.len += range.len() as u64;
+        if let Some(Piece::Copy(last)) = self.items.last_mut() {
+            if last.end == range.start {
+                last.end = range.end;
+                return;
+            }
+        }
+        self.items.push(Piece::Copy(range));
+    }
+
+    fn owned(&mut self, bytes: Vec<u8>) {
+        self.len += bytes.len() as u64;
+        self.items.push(Piece::Owned(bytes));
+    }
+
+    fn append(&mut self, other: Pieces) {
+        for item in other.items {
+            match item {
+                Piece::Copy(r) => self.copy(r),
+                Piece::Owned(b) => self.owned(b),
+            }
+        }
+    }
+
+    /// A length-delimited field whose payload is `payload`.
+    fn field(&mut self, tag: u32, payload: Pieces) {
+        let mut head = Vec::with_capacity(12);
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut head);
+        encode_varint(payload.len, &mut head);
+        self.owned(head);
+        self.append(payload);
+    }
+
+    fn message(&mut self, tag: u32, message: &impl Message) {
+        let mut bytes = Vec::with_capacity(message.encoded_len() + 12);
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut bytes);
+        message.encode_length_delimited(&mut bytes).expect("a Vec grows as needed");
+        self.owned(bytes);
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes the output, taking copied ranges from `source`.
+    pub fn write_to<'a>(&self, source: impl Into<Source<'a>>, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        let source = source.into();
+        let mut buffer = Vec::new();
+        for item in &self.items {
+            match item {
+                Piece::Copy(r) => {
+                    for start in r.clone().step_by(COPY_CHUNK) {
+                        buffer.clear();
+                        source.read_into(start..r.end.min(start + COPY_CHUNK), &mut buffer)?;
+                        out.write_all(&buffer)?;
+                    }
+                }
+                Piece::Owned(b) => out.write_all(b)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the output to a file. When `source` is a file, large input ranges are written straight from a
+    /// memory map of it, a window at a time, so that tensor data is copied once, page cache to page cache.
+    pub fn write_to_file<'a>(&self, source: impl Into<Source<'a>>, out: &mut std::fs::File) -> io::Result<()> {
+        let source = source.into();
+        let Some(file) = source.file() else {
+            return self.write_to(source, out);
+        };
+        // Smaller ranges (headers and small tensors) are read and gathered into one write.
+        const DIRECT: usize = 1 << 16;
+        let mut buffer: Vec<u8> = Vec::with_capacity(1 << 20);
+        for item in &self.items {
+            match item {
+                Piece::Owned(b) => buffer.extend_from_slice(b),
+                Piece::Copy(r) if r.len() < DIRECT => source.read_into(r.clone(), &mut buffer)?,
+                Piece::Copy(r) => {
+                    out.write_all(&buffer)?;
+                    buffer.clear();
+                    crate::sys::copy::copy_range(file, r.clone(), out)?;
+                }
+            }
+            if buffer.len() >= 1 << 20 {
+                out.write_all(&buffer)?;
+                buffer.clear();
+            }
+        }
+        out.write_all(&buffer)
+    }
+
+    /// The output in memory. Fails only when reading a file source fails.
+    pub fn to_vec<'a>(&self, source: impl Into<Source<'a>>) -> io::Result<Vec<u8>> {
+        let mut v = Vec::with_capacity(self.len as usize);
+        self.write_to(source, &mut v)?;
+        Ok(v)
+    }
+}
+
+/// How much of the input `write_to` reads at a time.
+const COPY_CHUNK: usize = 1 << 20;
+
+/// Field numbers of the containers the writer edits.
+struct BodyFields {
+    node: u32,
+    initializer: Option<u32>,
+    input: Option<u32>,
+    value_info: u32,
+}
+
+const GRAPH: BodyFields = BodyFields {
+    node: field::graph::NODE,
+    initializer: Some(field::graph::INITIALIZER),
+    input: Some(field::graph::INPUT),
+    value_info: field::graph::VALUE_INFO,
+};
+const FUNCTION: BodyFields =
+    BodyFields { node: field::function::NODE, initializer: None, input: None, value_info: field::function::VALUE_INFO };
+const MODEL_GRAPH: u32 = field::model::GRAPH;
+const MODEL_FUNCTIONS: u32 = field::model::FUNCTIONS;
+const NODE_INPUT: u32 = field::node::INPUT;
+const NODE_ATTRIBUTE: u32 = field::node::ATTRIBUTE;
+const ATTRIBUTE_NAME: u32 = field::attribute::NAME;
+const ATTRIBUTE_G: u32 = field::attribute::G;
+const ATTRIBUTE_GRAPHS: u32 = field::attribute::GRAPHS;
+
+/// Applies `edit` to the model encoded in `source`.
+pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Pieces, WireError> {
+    let source = &source.into();
+    let mut out = Pieces::default();
+    if edit.is_empty() {
+        out.copy(0..source.len());
+        return Ok(out);
+    }
+    let mut function_index = 0;
+    for f in fields(source, 0..source.len())? {
+        let loc = match f.number {
+            MODEL_GRAPH => Some((Vec::new(), &GRAPH)),
+            MODEL_FUNCTIONS => {
+                function_index += 1;
+                Some((vec![GraphStep::Function(function_index - 1)], &FUNCTION))
+            }
+            _ => None,
+        };
+        match loc {
+            Some((loc, kind)) if touches(edit, &loc) => {
+                out.field(f.number, body(source, f.payload, edit, loc, kind)?);
+            }
+            _ => out.copy(f.range),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether any edit applies at `loc` or below it.
+fn touches(edit: &ModelEdit, loc: &[GraphStep]) -> bool {
+    edit.graphs.iter().any(|(k, e)| k.starts_with(loc) && !e.is_empty())
+}
+
+fn body(
+    source: &Source,
+    range: Range<usize>,
+    edit: &ModelEdit,
+    loc: Vec<GraphStep>,
+    kind: &BodyFields,
+) -> Result<Pieces, WireError> {
+    let empty = GraphEdit::default();
+    let here = edit.graphs.get(&loc).unwrap_or(&empty);
+    let mut out = Pieces::default();
+    let mut pending = pending_fields(here, kind);
+
+    let mut node_index = 0;
+    let mut initializer_index = 0;
+    // Positions among the fields of each number other than nodes and initializers: a declaration may be replaced
+    // (`infer`), an input or value_info left out (`fold`).
+    let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
+    for f in fields(source, range)? {
+        while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
+            out.append(pending.remove(0).1);
+        }
+        if Some(f.number) == kind.initializer {
+            match here.initializer_edits.get(&initializer_index) {
+                _ if here.remove_initializers.contains(&initializer_index) => {}
+                Some(t) => out.message(f.number, t),
+                None => out.copy(f.range),
+            }
+            initializer_index += 1;
+            continue;
+        }
+        if f.number != kind.node {
+            let position = positions.entry(f.number).or_default();
+            let replaced = here.declaration_edits.get(&(f.number, *position));
+            let removed = removals(here, kind, f.number).is_some_and(|r| r.contains(position));
+            *position += 1;
+            match replaced {
+                Some(v) => out.message(f.number, v),
+                None if removed => {}
+                None => out.copy(f.range),
+            }
+            continue;
+        }
+        if let Some(new_nodes) = here.insert_before.get(&node_index) {
+            new_nodes.iter().for_each(|n| out.message(kind.node, n));
+        }
+        if here.remove_nodes.contains(&node_index) {
+            node_index += 1;
+            continue;
+        }
+        let node_edit = here.node_edits.get(&node_index);
+        let below = |attribute: usize, graph: usize| {
+            let mut l = loc.clone();
+            l.push(GraphStep::Subgraph { node: node_index, attribute, graph });
+            l
+        };
+        let has_sub = edit.graphs.iter().any(|(k, e)| {
+            !e.is_empty()
+                && k.len() > loc.len()
+                && k.starts_with(&loc)
+                && matches!(k[loc.len()], GraphStep::Subgraph { node, .. } if node == node_index)
+        });
+        if node_edit.is_some() || has_sub {
+            out.field(kind.node, node(source, f.payload, node_edit, edit, &below)?);
+        } else {
+            out.copy(f.range);
+        }
+        node_index += 1;
+    }
+    for (_, p) in pending {
+        out.append(p);
+    }
+    Ok(out)
+}
+
+/// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
+fn removals<'e>(here: &'e GraphEdit, kind: &BodyFields, number: u32) -> Option<&'e std::collections::BTreeSet<usize>> {
+    if number == kind.value_info {
+        Some(&here.remove_value_info)
+    } else if Some(number) == kind.input {
+        Some(&here.remove_inputs)
+    } else {
+        None
+    }
+}
+
+/// The new initializers, inputs and value_info of a body, by field number. They go after the existing fields of
+/// their number, before the first field numbered higher: the order a protobuf encoder would have used.
+fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
+    let mut pending: Vec<(u32, Pieces)> = Vec::new();
+    if let Some(tag) = kind.initializer {
+        let mut p = Pieces::default();
+        here.initializers.iter().for_each(|t| p.message(tag, t));
+        pending.push((tag, p));
+    }
+    if let Some(tag) = kind.input {
+        let mut p = Pieces::default();
+        here.inputs.iter().for_each(|v| p.message(tag, v));
+        pending.push((tag, p));
+    }
+    let mut p = Pieces::default();
+    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
+    pending.push((kind.value_info, p));
+    pending.sort_by_key(|(tag, _)| *tag);
+    pending
+}
+
+fn string_field(tag: u32, s: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(s.len() + 6);
+    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut v);
+    encode_varint(s.len() as u64, &mut v);
+    v.extend_from_slice(s.as_bytes());
+    v
+}
+
+fn node(
+    source: &Source,
+    range: Range<usize>,
+    edit: Option<&NodeEdit>,
+    model: &ModelEdit,
+    below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
+) -> Result<Pieces, WireError> {
+    let mut out = Pieces::default();
+    let mut inputs_written = false;
+    let mut attribute = 0;
+    let write_inputs = |out: &mut Pieces, inputs: &[String]| {
+        for name in inputs {
+            out.owned(string_field(NODE_INPUT, name));
+        }
+    };
+    for f in fields(source, range)? {
+        match (f.number, edit.and_then(|e| e.inputs.as_deref())) {
+            (NODE_INPUT, Some(inputs)) => {
+                if !inputs_written {
+                    write_inputs(&mut out, inputs);
+                    inputs_written = true;
+                }
+                continue;
+            }
+            (n, Some(inputs)) if n > NODE_INPUT && !inputs_written => {
+                write_inputs(&mut out, inputs);
+                inputs_written = true;
+            }
+            _ => {}
+        }
+        if f.number != NODE_ATTRIBUTE {
+            out.copy(f.range);
+            continue;
+        }
+        let this = attribute;
+        attribute += 1;
+        let attr_fields = fields(source, f.payload.clone())?;
+        let mut name = Vec::new();
+        if let Some(a) = attr_fields.iter().find(|a| a.number == ATTRIBUTE_NAME) {
+            source.read_into(a.payload.clone(), &mut name)?;
+        }
+        if edit.is_some_and(|e| e.drop_attributes.iter().any(|d| d.as_bytes() == name)) {
+            continue;
+        }
+        let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
+        let mut graph_index = 0;
+        let mut rebuilt = Pieces::default();
+        let mut changed = false;
+        for a in attr_fields {
+            if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
+                let k = graph_index;
+                graph_index += 1;
+                if edited_graph(k) {
+                    rebuilt.field(a.number, body(source, a.payload, model, below(this, k), &GRAPH)?);
+                    changed = true;
+                    continue;
+                }
+            }
+            rebuilt.copy(a.range);
+        }
+        if changed {
+            out.field(NODE_ATTRIBUTE, rebuilt);
+        } else {
+            out.copy(f.range);
+        }
+    }
+    if let (Some(inputs), false) = (edit.and_then(|e| e.inputs.as_deref()), inputs_written) {
+        write_inputs(&mut out, inputs);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto};
+
+    fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        }
+    }
+
+    /// A model whose graph carries a field this schema does not know (number 99), as a newer exporter might write.
+    fn model_with_unknown_field() -> Vec<u8> {
+        let graph =
+            GraphProto { node: vec![node("Add", &["a", "b"], "c")], name: Some("g".into()), ..Default::default() };
+        let mut graph_bytes = graph.encode_to_vec();
+        encode_varint(99 << 3, &mut graph_bytes); // field 99, varint
+        encode_varint(42, &mut graph_bytes);
+        let mut model = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
+        encode_varint(u64::from(MODEL_GRAPH << 3 | 2), &mut model);
+        encode_varint(graph_bytes.len() as u64, &mut model);
+        model.extend_from_slice(&graph_bytes);
+        model
+    }
+
+    #[test]
+    fn an_empty_edit_reproduces_the_input_byte_for_byte() {
+        let source = model_with_unknown_field();
+        assert_eq!(apply(&source, &ModelEdit::default()).unwrap().to_vec(&source).unwrap(), source);
+    }
+
+    #[test]
+    fn an_edit_keeps_unknown_fields_and_places_new_nodes_before_their_consumer() {
+        let source = model_with_unknown_field();
+        let mut edit = ModelEdit::default();
+        let g = edit.graph_mut(&[]);
+        g.insert_before.insert(0, vec![node("Expand", &["b", "s"], "b2")]);
+        g.node_edits.insert(0, NodeEdit { inputs: Some(vec!["a".into(), "b2".into()]), drop_attributes: vec![] });
+        let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
+        let model = ModelProto::decode(out.as_slice()).unwrap();
+        let nodes = &model.graph.as_ref().unwrap().node;
+        assert_eq!(nodes.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Expand", "Add"]);
+        assert_eq!(nodes[1].input, ["a", "b2"]);
+        let mut unknown = Vec::new();
+        encode_varint(99 << 3, &mut unknown);
+        encode_varint(42, &mut unknown);
+        assert!(out.windows(unknown.len()).any(|w| w == unknown), "the unknown field survives");
+    }
+
+    #[test]
+    fn a_declaration_replaced_by_position_leaves_its_neighbours_byte_for_byte() {
+        use crate::onnx::pb::ValueInfoProto;
+        let named = |n: &str| ValueInfoProto { name: Some(n.into()), ..Default::default() };
+        let graph = GraphProto {
+            node: vec![node("Add", &["a", "b"], "c")],
+            output: vec![named("c"), named("d")],
+            value_info: vec![named("e")],
+            ..Default::default()
+        };
+        let source = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+        let mut edit = ModelEdit::default();
+        let doc = ValueInfoProto { doc_string: Some("new".into()), ..named("d") };
+        edit.graph_mut(&[]).declaration_edits.insert((field::graph::OUTPUT, 1), doc.clone());
+        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
+        let g = out.graph.unwrap();
+        assert_eq!(g.output, [named("c"), doc]);
+        assert_eq!(g.value_info, [named("e")]);
+    }
+
+    #[test]
+    fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
+        let inner = GraphProto { node: vec![node("Add", &["x", "y"], "z")], ..Default::default() };
+        let branch =
+            AttributeProto { name: Some("then_branch".into()), g: Some(inner), r#type: Some(5), ..Default::default() };
+        let legacy =
+            AttributeProto { name: Some("broadcast".into()), i: Some(1), r#type: Some(2), ..Default::default() };
+        let mut outer = node("If", &["cond"], "out");
+        outer.attribute = vec![legacy, branch];
+        let model =
+            ModelProto { graph: Some(GraphProto { node: vec![outer], ..Default::default() }), ..Default::default() };
+        let source = model.encode_to_vec();
+        let mut edit = ModelEdit::default();
+        edit.graph_mut(&[]).node_edits.insert(0, NodeEdit { inputs: None, drop_attributes: vec!["broadcast".into()] });
+        let sub = [GraphStep::Subgraph { node: 0, attribute: 1, graph: 0 }];
+        edit.graph_mut(&sub).insert_before.insert(0, vec![node("Identity", &["y"], "y2")]);
+        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
+        let if_node = &out.graph.unwrap().node[0];
+        assert_eq!(if_node.attribute.len(), 1);
+        let then = if_node.attribute[0].g.as_ref().unwrap();
+        assert_eq!(then.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Identity", "Add"]);
+    }
+}

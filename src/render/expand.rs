@@ -1,0 +1,83 @@
+//! Renderings of an `expand` run: the text summary (a line per site made explicit or left implicit, then the
+//! totals) and the JSON object.
+
+use std::io::{self, Write};
+
+use crate::rewrite::expand::ExpandSummary;
+use crate::sys::escape::{plain, text};
+
+/// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
+pub(crate) fn write_fitted(out: &mut impl Write, input: &str, lead: &str, text: &str) -> io::Result<()> {
+    let (line, legend) = crate::render::brief::fit(lead, text);
+    writeln!(out, "{input}: {line}")?;
+    for line in legend {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The JSON object of an expand run: names whole.
+pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
+    serde_json::json!({
+        "input": input,
+        "output": output,
+        "written": output.is_some(),
+        "sites": summary.sites,
+        "made_explicit": summary.made_explicit,
+        "expands_inserted": summary.expands_inserted,
+        "expands_shared": summary.expands_shared,
+        "materialized": summary.materialized,
+        "nodes_added": summary.nodes_added,
+        "actions": summary.actions.iter().map(|a| serde_json::json!({
+            "graph": a.graph, "node": a.node, "op": a.op,
+            "steps": a.steps.iter().map(|s| plain(s)).collect::<Vec<_>>(),
+            "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "left": summary.left.iter().map(|l| serde_json::json!({
+            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind.as_str(), "reason": plain(&l.reason),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The text of an expand run: unless `quiet`, one line per site made explicit (what each input became, and the
+/// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals. Paths
+/// and names are shown as [`crate::sys::escape`] shows them.
+pub fn write_expand_text(
+    out: &mut impl Write,
+    input: &str,
+    output: Option<&str>,
+    summary: &ExpandSummary,
+    quiet: bool,
+) -> io::Result<()> {
+    let input = text(input);
+    if !quiet {
+        for a in &summary.actions {
+            let still = match a.conditions.is_empty() {
+                true => String::new(),
+                false => format!(" (still holds only if {})", crate::rules::all_of(&a.conditions)),
+            };
+            let at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            write_fitted(out, &input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;
+        }
+    }
+    for l in &summary.left {
+        let at = crate::onnx::location::at(&l.graph, Some(&l.node), Some(&l.op));
+        write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason)?;
+    }
+    let target = match output {
+        Some(o) => format!("wrote {}", text(o)),
+        None => "dry run, nothing written".to_string(),
+    };
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    writeln!(
+        out,
+        "{input}: {} of {} made explicit, {} inserted ({} shared), {} materialized, {} added, {} left; {target}",
+        summary.made_explicit,
+        plural(summary.sites, "site", "sites"),
+        plural(summary.expands_inserted, "Expand", "Expands"),
+        summary.expands_shared,
+        plural(summary.materialized, "constant", "constants"),
+        plural(summary.nodes_added, "node", "nodes"),
+        summary.left.len(),
+    )
+}

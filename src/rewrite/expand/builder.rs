@@ -1,0 +1,423 @@
+//! Building the nodes of a rewrite: every new value goes through one memoising constructor ([`Builder::memo`]),
+//! so that the same value made explicit the same way twice, in one graph, is one set of nodes.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::onnx::model::GraphStep;
+use crate::onnx::pb::{
+    attribute_proto::AttributeType, tensor_proto::DataLocation, tensor_shape_proto, type_proto, AttributeProto,
+    GraphProto, ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+};
+use crate::onnx::tensor::INT64;
+use crate::onnx::wire::ModelEdit;
+use crate::sizes::shape::{Dim, Shape};
+
+/// The graph being edited and the node new nodes go before.
+pub(super) struct At<'l> {
+    pub graph: &'l [GraphStep],
+    pub before: usize,
+}
+
+impl At<'_> {
+    fn in_main_graph(&self) -> bool {
+        self.graph.is_empty()
+    }
+}
+
+/// What the builder added, for the summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counts {
+    pub nodes_added: usize,
+    pub expands_inserted: usize,
+    pub expands_shared: usize,
+    pub materialized: usize,
+}
+
+/// The edit being built: new nodes, constants and value_infos, with fresh names.
+pub(super) struct Builder<'m> {
+    pub model: &'m ModelProto,
+    pub edit: ModelEdit,
+    pub counts: Counts,
+    names: Names,
+    cache: HashMap<(Vec<GraphStep>, Made), String>,
+    max_materialize_bytes: u64,
+}
+
+/// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
+struct Names {
+    taken: HashSet<String>,
+    /// Per base name, the suffix to try first: probing from 1 every time is quadratic when a base repeats (a Sum
+    /// of 10,000 inputs folds 10,000 Expands).
+    next: HashMap<String, usize>,
+}
+
+impl Names {
+    fn of(model: &ModelProto) -> Names {
+        let mut taken = HashSet::new();
+        let mut add_nodes = |nodes: &[NodeProto], taken: &mut HashSet<String>| {
+            for n in nodes {
+                taken.insert(n.name().to_string());
+                taken.extend(n.input.iter().chain(&n.output).cloned());
+            }
+        };
+        fn graph(g: &GraphProto, taken: &mut HashSet<String>, add: &mut dyn FnMut(&[NodeProto], &mut HashSet<String>)) {
+            add(&g.node, taken);
+            taken.extend(g.initializer.iter().map(|t| t.name().to_string()));
+            taken.extend(g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name().to_string()));
+            for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
+                taken.insert(vi.name().to_string());
+                type_names(vi.r#type.as_ref(), taken);
+            }
+            for sub in g.node.iter().flat_map(crate::onnx::attr::subgraphs) {
+                graph(sub, taken, add);
+            }
+        }
+        fn type_names(ty: Option<&TypeProto>, taken: &mut HashSet<String>) {
+            let Some(shape) = ty.and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()) else { return };
+            for d in &shape.dim {
+                if let Some(tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
+                    taken.insert(p.clone());
+                }
+            }
+        }
+        if let Some(g) = &model.graph {
+            graph(g, &mut taken, &mut add_nodes);
+        }
+        for f in &model.functions {
+            taken.insert(f.name().to_string());
+            taken.extend(f.input.iter().chain(&f.output).cloned());
+            add_nodes(&f.node, &mut taken);
+            for vi in &f.value_info {
+                taken.insert(vi.name().to_string());
+                type_names(vi.r#type.as_ref(), &mut taken);
+            }
+            for sub in f.node.iter().flat_map(crate::onnx::attr::subgraphs) {
+                graph(sub, &mut taken, &mut add_nodes);
+            }
+        }
+        Names { taken, next: HashMap::new() }
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        let base = if base.is_empty() { "bcast" } else { base };
+        let k = self.next.entry(base.to_string()).or_insert(0);
+        loop {
+            let candidate = if *k == 0 { base.to_string() } else { format!("{base}_{k}") };
+            *k += 1;
+            if self.taken.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+    }
+}
+
+/// What a new value is, for sharing: the same value made explicit the same way twice is one set of nodes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Made {
+    ShapeConstant(Vec<i64>),
+    ShapeOf(String),
+    /// `Shape` of any value provably of this (fully resolved) shape, by its text.
+    ShapeFor(String),
+    Gathered(String, i64),
+    Concat(Vec<String>),
+    Expand(String, String),
+    Reshape(String, Vec<i64>),
+    Tile(String, Vec<i64>),
+    Materialized(String, Vec<i64>, Vec<i64>),
+}
+
+impl<'m> Builder<'m> {
+    pub fn new(model: &'m ModelProto, max_materialize_bytes: u64) -> Self {
+        Builder {
+            model,
+            edit: ModelEdit::default(),
+            counts: Counts::default(),
+            names: Names::of(model),
+            cache: HashMap::new(),
+            max_materialize_bytes,
+        }
+    }
+
+    /// The value `made` in the graph at `at`: the one made before, or a new one from `make` (which may decline).
+    fn try_memo(&mut self, at: &At<'_>, made: Made, make: impl FnOnce(&mut Self) -> Option<String>) -> Option<String> {
+        let key = (at.graph.to_vec(), made);
+        if let Some(name) = self.cache.get(&key) {
+            return Some(name.clone());
+        }
+        let name = make(self)?;
+        self.cache.insert(key, name.clone());
+        Some(name)
+    }
+
+    /// [`Builder::try_memo`] for values that can always be made.
+    fn memo(&mut self, at: &At<'_>, made: Made, make: impl FnOnce(&mut Self) -> String) -> String {
+        self.try_memo(at, made, |b| Some(make(b))).expect("made")
+    }
+
+    /// The node list of the graph or function body at `graph`.
+    pub fn nodes_at(&self, graph: &[GraphStep]) -> &'m [NodeProto] {
+        let mut nodes: &'m [NodeProto] = &self.model.graph.as_ref().expect("analysed models have a graph").node;
+        for step in graph {
+            nodes = match *step {
+                GraphStep::Function(k) => &self.model.functions[k].node,
+                GraphStep::Subgraph { node, attribute, graph } => {
+                    &crate::onnx::attr::subgraph(&nodes[node], attribute, graph).expect("analysed subgraph exists").node
+                }
+                // expand's analysis never walks the training graphs: no site of theirs reaches here.
+                GraphStep::Training { info, algorithm } => {
+                    let t = &self.model.training_info[info];
+                    let g = if algorithm { &t.algorithm } else { &t.initialization };
+                    &g.as_ref().expect("analysed training graph exists").node
+                }
+            };
+        }
+        nodes
+    }
+
+    fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {
+        let edit = self.edit.graph_mut(at.graph);
+        edit.insert_before.entry(at.before).or_default().push(node);
+        edit.value_info.extend(value_info);
+        self.counts.nodes_added += 1;
+    }
+
+    fn new_node(&mut self, op: &str, inputs: Vec<String>, output: &str, attrs: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            input: inputs,
+            output: vec![output.to_string()],
+            name: Some(self.names.fresh(&format!("{output}_{}", op.to_lowercase()))),
+            op_type: Some(op.to_string()),
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    /// A constant: an initializer in the main graph (before IR version 4 also declared as a graph input, as that
+    /// IR requires), a Constant node in subgraphs and function bodies (functions have no initializers, and a
+    /// subgraph's own constants keep it self-contained).
+    fn constant(&mut self, at: &At<'_>, mut tensor: TensorProto) -> String {
+        let name = tensor.name().to_string();
+        let dims: Vec<u64> = tensor.dims.iter().map(|&d| d as u64).collect();
+        let vi = value_info(&name, tensor.data_type(), &Shape::known(&dims));
+        if at.in_main_graph() {
+            let edit = self.edit.graph_mut(at.graph);
+            edit.initializers.push(tensor);
+            if self.model.ir_version() < 4 {
+                edit.inputs.push(vi);
+            }
+        } else {
+            tensor.name = None;
+            let attr = AttributeProto {
+                name: Some("value".into()),
+                r#type: Some(AttributeType::Tensor as i32),
+                t: Some(tensor),
+                ..Default::default()
+            };
+            let node = self.new_node("Constant", Vec::new(), &name, vec![attr]);
+            self.add_node(at, node, Some(vi));
+        }
+        name
+    }
+
+    /// A constant int64 shape vector.
+    pub fn shape_constant(&mut self, at: &At<'_>, dims: &[u64]) -> String {
+        self.memo(at, Made::ShapeConstant(as_i64(dims)), |b| {
+            let label: Vec<String> = dims.iter().map(u64::to_string).collect();
+            let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
+            let name = b.names.fresh(&format!("bcast_shape_{label}"));
+            b.constant(at, int64_tensor(&name, &as_i64(dims)));
+            name
+        })
+    }
+
+    /// `Shape(value)`, where `value` has shape `of`. One `Shape` serves every later value of the graph whose
+    /// shape is provably the same (known sizes and the model's own symbols, equal): the sites of a transformer
+    /// layer all broadcast to `[batch, seq, hidden]`, and one runtime `Shape` says it for all of them.
+    pub fn shape_of(&mut self, at: &At<'_>, value: &str, of: &Shape) -> String {
+        let key = (at.graph.to_vec(), Made::ShapeOf(value.to_string()));
+        if let Some(name) = self.cache.get(&key) {
+            return name.clone();
+        }
+        // Only shapes the next analysis derives the same way: a fresh symbol may come out under another name.
+        let stable = of.dims().is_some_and(|d| !d.iter().any(Dim::mentions_fresh));
+        let by_shape = stable.then(|| (at.graph.to_vec(), Made::ShapeFor(of.to_string())));
+        if let Some(name) = by_shape.as_ref().and_then(|k| self.cache.get(k)) {
+            return name.clone();
+        }
+        let name = self.names.fresh(&format!("{}_shape", sanitize(value)));
+        let node = self.new_node("Shape", vec![value.to_string()], &name, Vec::new());
+        let shape = of.rank().map_or_else(|| Shape::ranked(vec![Dim::Unknown]), |r| Shape::known(&[r as u64]));
+        self.add_node(at, node, Some(value_info(&name, INT64, &shape)));
+        self.cache.insert(key, name.clone());
+        if let Some(k) = by_shape {
+            self.cache.insert(k, name.clone());
+        }
+        name
+    }
+
+    /// `Gather(Shape(value), [axis])`: one dim of a value, as a 1-element vector.
+    pub fn gathered_dim(&mut self, at: &At<'_>, value: &str, axis: i64) -> String {
+        self.memo(at, Made::Gathered(value.to_string(), axis), |b| {
+            let shape = b.shape_of(at, value, &Shape::unranked());
+            let index = b.names.fresh(&format!("{}_axis{axis}", sanitize(value)));
+            b.constant(at, int64_tensor(&index, &[axis]));
+            let name = b.names.fresh(&format!("{}_dim{axis}", sanitize(value)));
+            let node = b.new_node("Gather", vec![shape, index], &name, Vec::new());
+            b.add_node(at, node, Some(value_info(&name, INT64, &Shape::known(&[1]))));
+            name
+        })
+    }
+
+    /// `Concat(parts, axis=0)`: a shape vector from 1-element pieces.
+    pub fn concat(&mut self, at: &At<'_>, parts: Vec<String>) -> String {
+        self.memo(at, Made::Concat(parts.clone()), |b| {
+            let name = b.names.fresh("bcast_target");
+            let n = parts.len() as u64;
+            let node = b.new_node("Concat", parts, &name, vec![int_attr("axis", 0)]);
+            b.add_node(at, node, Some(value_info(&name, INT64, &Shape::known(&[n]))));
+            name
+        })
+    }
+
+    /// `Expand(value, target)`, declared with `out` when the element type is known.
+    pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> String {
+        let mut built = false;
+        let name = self.memo(at, Made::Expand(value.to_string(), target.to_string()), |b| {
+            built = true;
+            let name = b.names.fresh(&format!("{}_expanded", sanitize(value)));
+            let node = b.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
+            let vi = elem.map(|e| value_info(&name, e, out));
+            b.add_node(at, node, vi);
+            b.counts.expands_inserted += 1;
+            name
+        });
+        if !built {
+            self.counts.expands_shared += 1;
+        }
+        name
+    }
+
+    /// `Reshape(value, dims)`.
+    pub fn reshape(&mut self, at: &At<'_>, value: &str, dims: &[u64], elem: Option<i32>) -> String {
+        self.memo(at, Made::Reshape(value.to_string(), as_i64(dims)), |b| {
+            let shape = b.shape_constant(at, dims);
+            let name = b.names.fresh(&format!("{}_reshaped", sanitize(value)));
+            let node = b.new_node("Reshape", vec![value.to_string(), shape], &name, Vec::new());
+            let vi = elem.map(|e| value_info(&name, e, &Shape::known(dims)));
+            b.add_node(at, node, vi);
+            name
+        })
+    }
+
+    /// `Tile(value, repeats)`, of shape `out`.
+    pub fn tile(&mut self, at: &At<'_>, value: &str, repeats: &[i64], elem: Option<i32>, out: &[u64]) -> String {
+        self.memo(at, Made::Tile(value.to_string(), repeats.to_vec()), |b| {
+            let label: Vec<String> = repeats.iter().map(i64::to_string).collect();
+            let repeats_name = b.names.fresh(&format!("bcast_repeats_{}", label.join("x")));
+            b.constant(at, int64_tensor(&repeats_name, repeats));
+            let name = b.names.fresh(&format!("{}_tiled", sanitize(value)));
+            let node = b.new_node("Tile", vec![value.to_string(), repeats_name], &name, Vec::new());
+            let vi = elem.map(|e| value_info(&name, e, &Shape::known(out)));
+            b.add_node(at, node, vi);
+            name
+        })
+    }
+
+    /// The constant `value` written out at the output shape `out` (after viewing it with `mapped` dims), if it is
+    /// a small enough constant held in the file.
+    pub fn materialize(&mut self, at: &At<'_>, value: &str, mapped: Option<&[u64]>, out: &[u64]) -> Option<String> {
+        let source = self.constant_tensor(at, value)?;
+        let made = Made::Materialized(value.to_string(), mapped.map(as_i64).unwrap_or_default(), as_i64(out));
+        self.try_memo(at, made, |b| {
+            let name = b.names.fresh(&format!("{}_expanded", sanitize(value)));
+            let tensor = crate::rewrite::materialize::broadcast_tensor(source, mapped, out, b.max_materialize_bytes)?;
+            b.constant(at, TensorProto { name: Some(name.clone()), ..tensor });
+            b.counts.materialized += 1;
+            Some(name)
+        })
+    }
+
+    /// The tensor behind `name` when it is an initializer of the main graph or a `Constant` node's `value` in
+    /// the graph being edited.
+    fn constant_tensor(&self, at: &At<'_>, name: &str) -> Option<&'m TensorProto> {
+        let graph = self.model.graph.as_ref()?;
+        if at.in_main_graph() {
+            if graph.input.iter().any(|i| i.name() == name) {
+                return None; // an input with a default value can be overridden at run time
+            }
+            if let Some(t) = graph.initializer.iter().find(|t| t.name() == name) {
+                return Some(t);
+            }
+        }
+        // A Constant node of the same graph body, before the consumer.
+        self.nodes_at(at.graph)[..at.before]
+            .iter()
+            .find(|n| n.op_type() == "Constant" && is_default(n) && n.output.first().is_some_and(|o| o == name))
+            .and_then(|n| crate::onnx::attr::Attrs::new(n, None).tensor("value"))
+            .filter(|t| t.data_location != Some(DataLocation::External as i32))
+    }
+}
+
+/// Whether a node is of the default domain.
+pub(super) fn is_default(n: &NodeProto) -> bool {
+    crate::rules::ops::is_default_domain(n.domain())
+}
+
+fn as_i64(dims: &[u64]) -> Vec<i64> {
+    dims.iter().map(|&d| d as i64).collect()
+}
+
+/// A name fragment made of characters every tool accepts in names, at most [`MAX_FRAGMENT`] of them: new names are
+/// made from the names they derive from, and a fold over many inputs would otherwise grow them step by step.
+fn sanitize(name: &str) -> String {
+    let s: String =
+        name.chars().take(MAX_FRAGMENT).map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    s.trim_matches('_').to_string()
+}
+
+const MAX_FRAGMENT: usize = 80;
+
+fn int_attr(name: &str, value: i64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(value),
+        ..Default::default()
+    }
+}
+
+fn int64_tensor(name: &str, values: &[i64]) -> TensorProto {
+    TensorProto {
+        dims: vec![values.len() as i64],
+        data_type: Some(INT64),
+        name: Some(name.to_string()),
+        raw_data: Some(values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>().into()),
+        ..Default::default()
+    }
+}
+
+/// A value_info declaring `elem` and `shape` (unknown dims are left unset, an unknown rank leaves out the shape).
+pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
+    use tensor_shape_proto::{dimension::Value, Dimension};
+    let shape = shape.dims().map(|dims| TensorShapeProto {
+        dim: dims
+            .iter()
+            .map(|d| Dimension {
+                value: match d {
+                    Dim::Known(n) => Some(Value::DimValue(*n as i64)),
+                    Dim::Sym(s) if !d.is_fresh() => Some(Value::DimParam(s.to_string())),
+                    _ => None,
+                },
+                denotation: None,
+            })
+            .collect(),
+    });
+    ValueInfoProto {
+        name: Some(name.to_string()),
+        r#type: Some(TypeProto {
+            tensor_type: Some(type_proto::Tensor { elem_type: Some(elem), shape }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,233 @@
+//! `expand`: plans the rewrite of every implicit broadcast into explicit ops, as an edit applied in one step.
+//!
+//! Planning only reads the model and its analysis. Each site whose inputs are not proven to have the output's
+//! shape gets, for each such input, an explicit broadcast placed right before the node: `Expand` to a constant
+//! shape when the output shape is static, `Expand` to a shape computed in the graph by `Shape` ops when it is
+//! symbolic, `Reshape` + `Tile` below opset 8 (where `Expand` does not exist), or, on request, the constant input
+//! itself written out expanded. Sites that break their rule, or that no op of the model's opset can make explicit
+//! faithfully, are left as they are and reported.
+
+//!
+//! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
+//! constructor), `external` moves external data as the options ask, and [`write_expanded`] writes the result
+//! through [`crate::onnx::save`].
+
+mod builder;
+mod external;
+mod ranged;
+mod strategy;
+
+use std::collections::BTreeMap;
+
+use crate::analysis::{NodeLoc, Site};
+use crate::onnx::model::Model;
+use crate::onnx::wire::{self, ModelEdit, Pieces};
+
+pub use builder::value_info;
+
+#[derive(Clone, Debug)]
+pub struct ExpandOptions {
+    /// Write constant inputs out expanded instead of inserting an `Expand` for them.
+    pub materialize_constants: bool,
+    /// The largest expanded constant, in bytes, that `materialize_constants` writes.
+    pub max_materialize_bytes: u64,
+    /// Main-graph initializers whose external data is at most this many bytes are written into the model file.
+    pub inline_external_below: Option<u64>,
+    /// All other external data of main-graph initializers is gathered into this one new file beside the output
+    /// (a plain file name).
+    pub gather_external: Option<String>,
+}
+
+impl Default for ExpandOptions {
+    fn default() -> Self {
+        ExpandOptions {
+            materialize_constants: false,
+            max_materialize_bytes: 16 << 20,
+            inline_external_below: None,
+            gather_external: None,
+        }
+    }
+}
+
+pub use crate::onnx::external::{ExternalMoves, SourceRange};
+
+/// A site left implicit, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeftSite {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    pub kind: LeftKind,
+    /// The reason in words.
+    pub reason: String,
+}
+
+/// Why a site is left as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftKind {
+    /// It breaks its broadcasting rule (or its inputs' element types differ): the model needs fixing first.
+    BreaksRule,
+    /// Its shapes are not known well enough to decide whether it broadcasts: a rewrite would turn one undecided
+    /// site into several, so it stays as it is (`check --strict` reports it as `undecided-broadcast`).
+    Undecided,
+    /// It broadcasts, and no op of the model's opset makes that explicit faithfully (or a function's calls need
+    /// different rewrites of its one body).
+    NoFaithfulRewrite,
+}
+
+impl LeftKind {
+    /// The kind's name, for JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeftKind::BreaksRule => "breaks-rule",
+            LeftKind::Undecided => "undecided",
+            LeftKind::NoFaithfulRewrite => "no-faithful-rewrite",
+        }
+    }
+
+    /// Whether a site left for this reason is a finding, as `check` judges at its default level: an undecided
+    /// site is one only under `--strict`, so `expand` leaving one still did its job.
+    pub fn is_finding(self) -> bool {
+        !matches!(self, LeftKind::Undecided)
+    }
+}
+
+/// What one site became.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    /// One line per input made explicit, e.g. `B [3] -> Expand to [2, 3]`.
+    pub steps: Vec<String>,
+    /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
+    /// explicit, not valid for other sizes.
+    pub conditions: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExpandSummary {
+    /// Broadcasting sites examined (a site in a function body counts once, however often it is called).
+    pub sites: usize,
+    pub made_explicit: usize,
+    pub expands_inserted: usize,
+    /// Inputs that reuse an `Expand` already inserted for the same value and target.
+    pub expands_shared: usize,
+    pub materialized: usize,
+    pub nodes_added: usize,
+    pub actions: Vec<Action>,
+    pub left: Vec<LeftSite>,
+}
+
+pub struct Plan {
+    pub edit: ModelEdit,
+    pub summary: ExpandSummary,
+    pub external: ExternalMoves,
+}
+
+/// Plans the rewrite of `model`: analyses it, refuses a model `check` calls broken, and plans every site. The
+/// plan is made from the model's own analysis, never from another's.
+pub fn plan(model: &Model, options: ExpandOptions) -> Result<Plan, ExpandError> {
+    plan_bound(model, options, &crate::analysis::Bindings::default())
+}
+
+/// [`plan`] with `--bind` sizes given to the inputs' symbols before the analysis the plan is made from.
+pub fn plan_bound(
+    model: &Model,
+    options: ExpandOptions,
+    bindings: &crate::analysis::Bindings,
+) -> Result<Plan, ExpandError> {
+    let request = crate::analysis::Request { bindings: bindings.clone(), ..Default::default() };
+    plan_request(model, options, &request)
+}
+
+/// [`plan`] for an analysis request: `--bind` sizes, and ranges of sizes over which each conditional site is
+/// decided first (one that holds at every size of them is rewritten with no condition left to state; one that
+/// fails somewhere in them is left as it is, named with its failing sizes).
+pub fn plan_request(
+    model: &Model,
+    options: ExpandOptions,
+    request: &crate::analysis::Request,
+) -> Result<Plan, ExpandError> {
+    let (request, ranges) = crate::analysis::prepare(model.proto(), request)?;
+    let analysis =
+        crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
+    let broken = crate::rewrite::refuse::broken(&analysis);
+    if !broken.is_empty() {
+        return Err(ExpandError::Broken(broken));
+    }
+    let mut sites = analysis.sites;
+    let failing = match ranges {
+        Some(ranges) => ranged::decide(&mut sites, &ranges.ranges),
+        None => Vec::new(),
+    };
+    let mut groups: BTreeMap<&NodeLoc, Vec<&Site>> = BTreeMap::new();
+    for site in sites.iter().filter(|s| !failing.iter().any(|(loc, _)| *loc == s.loc)) {
+        groups.entry(&site.loc).or_default().push(site);
+    }
+    let max = options.max_materialize_bytes;
+    let mut planner = strategy::Planner::new(builder::Builder::new(model.proto(), max), options);
+    planner.summary.sites = groups.len() + failing.len();
+    for (loc, sites) in groups {
+        planner.site(loc, &sites);
+    }
+    planner.summary.left.extend(failing.into_iter().map(|(_, left)| left));
+    Ok(planner.finish())
+}
+
+/// [`expand_model_bound`] for an analysis request (`--bind` sizes and ranges: see [`plan_request`]); a range of one
+/// size is a binding, and the inputs are rewritten with it.
+pub fn expand_model_request(
+    model: &Model,
+    options: ExpandOptions,
+    request: &crate::analysis::Request,
+) -> Result<(Plan, Pieces), ExpandError> {
+    let mut plan = plan_request(model, options.clone(), request)?;
+    let (prepared, _) = crate::analysis::prepare(model.proto(), request)?;
+    plan.external = external::move_external(model, &options, &mut plan.edit)?;
+    crate::rewrite::annotate::bind_inputs(model.proto(), &prepared.bindings, &mut plan.edit);
+    let pieces = wire::apply(model.source(), &plan.edit)?;
+    Ok((plan, pieces))
+}
+
+/// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
+pub fn expand_model(model: &Model, options: ExpandOptions) -> Result<(Plan, Pieces), ExpandError> {
+    expand_model_bound(model, options, &crate::analysis::Bindings::default())
+}
+
+/// [`expand_model`] with `--bind` sizes: the plan holds only at those sizes, so the inputs are rewritten to say so.
+pub fn expand_model_bound(
+    model: &Model,
+    options: ExpandOptions,
+    bindings: &crate::analysis::Bindings,
+) -> Result<(Plan, Pieces), ExpandError> {
+    let request = crate::analysis::Request { bindings: bindings.clone(), ..Default::default() };
+    expand_model_request(model, options, &request)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    #[error(transparent)]
+    Wire(#[from] wire::WireError),
+    #[error(transparent)]
+    External(#[from] crate::onnx::external::ExternalError),
+    #[error(transparent)]
+    Bind(#[from] crate::analysis::BindError),
+    #[error("--gather-external-data takes a plain file name, not '{0}'")]
+    GatherName(String),
+    /// The model is broken in a way `check` reports as an error (a cycle, an undefined value, unusable external
+    /// data, ...): nothing is rewritten, and the findings say why.
+    #[error("{}", crate::rewrite::refuse::summary(.0))]
+    Broken(Vec<crate::analysis::Note>),
+}
+
+/// Writes a rewritten model to `output`, with its external data where the plan put it; see
+/// [`crate::onnx::save::write_model`] for what may be written where. Returns the data files written beside `output`.
+pub fn write_expanded(
+    model: &Model,
+    plan: &Plan,
+    pieces: &Pieces,
+    output: &std::path::Path,
+) -> Result<Vec<String>, crate::onnx::save::SaveError> {
+    crate::onnx::save::write_model(model, &plan.external, pieces, output)
+}

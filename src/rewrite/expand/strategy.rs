@@ -1,0 +1,474 @@
+//! The strategy of a rewrite: for each broadcasting node, which inputs to make explicit and how (`Expand` to a
+//! constant or computed shape, `Reshape` + `Tile` below opset 8, a materialized constant), or why it is left as
+//! it is. The nodes themselves come from the [`Builder`].
+
+use crate::sys::escape::name as shown;
+use std::collections::{BTreeMap, HashMap};
+
+use super::builder::{is_default, At, Builder};
+use super::{Action, ExpandOptions, ExpandSummary, LeftKind, LeftSite};
+use crate::analysis::{GraphStep, NodeLoc, Site};
+use crate::onnx::pb::NodeProto;
+use crate::onnx::wire::NodeEdit;
+use crate::rules::ops::SiteKind;
+use crate::rules::{Alignment, RewriteOperand, Rule, Verdict};
+use crate::sizes::shape::{Dim, Shape};
+
+pub(super) struct Planner<'m> {
+    pub b: Builder<'m>,
+    pub options: ExpandOptions,
+    pub summary: ExpandSummary,
+    producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
+}
+
+/// One input to make explicit.
+struct Operand {
+    position: usize,
+    name: String,
+    shape: Shape,
+    elem: Option<i32>,
+    alignment: Alignment,
+}
+
+/// What one broadcasting node becomes.
+enum SitePlan {
+    /// Nothing to do: no input is broadcast, or the broadcast is already explicit.
+    Nothing,
+    /// Left implicit, and why.
+    Left(LeftSite),
+    /// Made explicit: the node's new inputs (and dropped legacy attributes), and what was done.
+    Explicit(NodeEdit, Action),
+}
+
+/// The inputs of one node made explicit: the new value for each input position, and a line per input.
+#[derive(Default)]
+struct Rewritten {
+    replaced: BTreeMap<usize, String>,
+    steps: Vec<String>,
+}
+
+impl Rewritten {
+    fn add(&mut self, position: usize, name: String, step: String) {
+        self.replaced.insert(position, name);
+        self.steps.push(step);
+    }
+}
+
+/// What an input made explicit at a shape computed in the graph became, in words (the name marked).
+fn computed_step(name: &str, shape: &crate::sizes::shape::Shape, site: &Site) -> String {
+    format!("{} {shape} -> Expand to {} (computed in the graph)", shown(name), site.output_shape)
+}
+
+fn left(site: &Site, kind: LeftKind, reason: String) -> SitePlan {
+    let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+    SitePlan::Left(LeftSite { graph, node, op, kind, reason })
+}
+
+impl<'m> Planner<'m> {
+    pub fn new(b: Builder<'m>, options: ExpandOptions) -> Self {
+        Planner { b, options, summary: ExpandSummary::default(), producers: HashMap::new() }
+    }
+
+    /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
+    pub fn site(&mut self, loc: &NodeLoc, sites: &[&Site]) {
+        match self.plan_site(loc, sites) {
+            SitePlan::Nothing => {}
+            SitePlan::Left(site) => self.summary.left.push(site),
+            SitePlan::Explicit(edit, action) => {
+                self.b.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, edit);
+                self.summary.made_explicit += 1;
+                self.summary.actions.push(action);
+            }
+        }
+    }
+
+    /// The plan: the edit, and the summary with what the builder added.
+    pub fn finish(self) -> super::Plan {
+        let counts = self.b.counts;
+        let summary = ExpandSummary {
+            expands_inserted: counts.expands_inserted,
+            expands_shared: counts.expands_shared,
+            materialized: counts.materialized,
+            nodes_added: counts.nodes_added,
+            ..self.summary
+        };
+        super::Plan { edit: self.b.edit, summary, external: Default::default() }
+    }
+
+    fn plan_site(&mut self, loc: &NodeLoc, sites: &[&Site]) -> SitePlan {
+        let first = sites[0];
+        if let Some(plan) = self.not_rewritten(loc, sites) {
+            return plan;
+        }
+        // A function body is shared by its calls: a constant target is only right if every call agrees on it.
+        let agreed = sites.iter().all(|s| s.output_shape == first.output_shape && same_inputs(s, first));
+        let node = self.node_proto(loc);
+        let operands = self.operands(first);
+        if operands.is_empty() {
+            return SitePlan::Nothing;
+        }
+        let at = At { graph: &loc.graph, before: loc.node };
+        let result = match first.output_shape.known_dims().filter(|_| agreed) {
+            Some(out) => self.make_static(&at, &operands, &out, first.opset),
+            None => self.make_dynamic(&at, first, &operands, node, first.opset),
+        };
+        let done = match result {
+            Ok(done) => done,
+            Err(reason) => return left(first, LeftKind::NoFaithfulRewrite, reason),
+        };
+        let mut inputs = node.input.clone();
+        for (position, name) in &done.replaced {
+            inputs[*position] = name.clone();
+        }
+        let mut drop_attributes = Vec::new();
+        if first.rule == Rule::LegacyAxis || first.kind == (SiteKind::Gemm { legacy: true }) {
+            drop_attributes = ["broadcast", "axis"].iter().map(|s| s.to_string()).collect();
+        }
+        let mut conditions: Vec<String> = Vec::new();
+        for s in sites {
+            if let Verdict::Conditional(conds) = &s.verdict {
+                for c in conds.iter().map(ToString::to_string) {
+                    if !conditions.contains(&c) {
+                        conditions.push(c);
+                    }
+                }
+            }
+        }
+        let action = Action {
+            graph: first.graph.clone(),
+            node: first.node.clone(),
+            op: first.op.clone(),
+            steps: done.steps,
+            conditions,
+        };
+        SitePlan::Explicit(NodeEdit { inputs: Some(inputs), drop_attributes }, action)
+    }
+
+    /// Why a node is not rewritten, if it is not: it breaks its rule, needs nothing, is already explicit, or no
+    /// rewrite fits it.
+    fn not_rewritten(&mut self, loc: &NodeLoc, sites: &[&Site]) -> Option<SitePlan> {
+        let first = sites[0];
+        if let Some(bad) =
+            sites.iter().find(|s| matches!(s.verdict, Verdict::Violation(_)) || s.type_mismatch.is_some())
+        {
+            let reason = "the site breaks its broadcasting rule; fix the model first (see `onnx-bcast check`)";
+            return Some(left(bad, LeftKind::BreaksRule, reason.into()));
+        }
+        if !matches!(first.rule, Rule::Multidirectional | Rule::Unidirectional | Rule::LegacyAxis) {
+            return Some(SitePlan::Nothing);
+        }
+        if sites.iter().all(|s| matches!(s.verdict, Verdict::Same)) {
+            return Some(SitePlan::Nothing);
+        }
+        if first.kind == SiteKind::BiasAdd {
+            let reason = "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/\
+                          ContribOperators.md, \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a \
+                          bias made explicit would be refused by its kernel";
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason.into()));
+        }
+        if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
+            return Some(SitePlan::Nothing);
+        }
+        // An undecided site stays as it is: rewritten, it would become several undecided sites (the Expands and
+        // the node), and `expand` never gives `check` more to report than the model had.
+        if let Some(undecided) = sites.iter().find(|s| matches!(s.verdict, Verdict::Unknown)) {
+            let reason = format!(
+                "undecided ({} unknown): left as it is, since a rewrite would add undecided sites",
+                undecided.unknown_parts()
+            );
+            return Some(left(undecided, LeftKind::Undecided, reason));
+        }
+        if !loc.graph.is_empty() && first.opset < 9 {
+            let reason = format!(
+                "no faithful rewrite inside a subgraph or function at opset {}: Constant holds int64 shapes only from opset 9",
+                first.opset
+            );
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
+        }
+        // A function body is shared by its calls: one rewrite fits them all only if they agree on the attributes
+        // it reads.
+        if let Some(other) = sites.iter().find(|s| s.attrs != first.attrs) {
+            let reason = format!(
+                "the calls at {} and {} give the function's node different transA/transB/axis: no one rewrite of the shared body fits both",
+                shown(&first.node),
+                shown(&other.node)
+            );
+            return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
+        }
+        None
+    }
+
+    fn node_proto(&self, loc: &NodeLoc) -> &'m NodeProto {
+        &self.b.nodes_at(&loc.graph)[loc.node]
+    }
+
+    /// The node producing each value of the graph at `graph`, by position.
+    fn producers(&mut self, graph: &[GraphStep]) -> &HashMap<&'m str, usize> {
+        let nodes = self.b.nodes_at(graph);
+        self.producers.entry(graph.to_vec()).or_insert_with(|| {
+            nodes.iter().enumerate().flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i))).collect()
+        })
+    }
+
+    /// Whether a site whose shapes are undecided already has the form `expand` gives it: an anchor input and
+    /// every other input `Expand(_, Shape(anchor))` (numpy rules), or its broadcast input an `Expand` to a shape
+    /// computed from the other inputs (one-way rules). Without this, a second `expand` would wrap the explicit
+    /// broadcasts of the first again.
+    fn already_explicit(&mut self, loc: &NodeLoc, site: &Site) -> bool {
+        let nodes = self.b.nodes_at(&loc.graph);
+        let producers = self.producers(&loc.graph).clone();
+        let made_by = |value: &str, op: &str| -> Option<&'m NodeProto> {
+            producers.get(value).map(|&i| &nodes[i]).filter(|n| n.op_type() == op && is_default(n))
+        };
+        let names: Vec<&str> = site.rule_inputs.iter().flatten().map(|&i| site.inputs[i].name.as_str()).collect();
+        match site.rule {
+            Rule::Multidirectional => names.iter().any(|anchor| {
+                names.iter().filter(|v| *v != anchor).all(|v| {
+                    made_by(v, "Expand").and_then(|e| e.input.get(1)).and_then(|t| made_by(t, "Shape")).is_some_and(
+                        |s| s.input.first().map(String::as_str) == Some(anchor) && !crate::onnx::attr::has_any(s),
+                    )
+                })
+            }),
+            Rule::Unidirectional => site.rule_inputs.get(1).copied().flatten().is_some_and(|b| {
+                made_by(&site.inputs[b].name, "Expand")
+                    .and_then(|e| e.input.get(1))
+                    .is_some_and(|t| made_by(t, "Shape").is_some() || made_by(t, "Concat").is_some())
+            }),
+            _ => false,
+        }
+    }
+
+    /// The inputs of a site that do not already have the shape they are broadcast to.
+    /// The inputs to make explicit, as the site's rule says, with their positions in the node.
+    fn operands(&self, site: &Site) -> Vec<Operand> {
+        // Site inputs are the node's present inputs in order; recover their positions in the node.
+        let node = self.node_proto(&site.loc);
+        let node_positions: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+        let operand = |RewriteOperand { input, alignment }| {
+            let site_input = &site.inputs[input];
+            Operand {
+                position: node_positions[input],
+                name: site_input.name.clone(),
+                shape: site_input.shape.clone(),
+                elem: site_input.elem,
+                alignment,
+            }
+        };
+        site.rule.rewrite_operands(site).into_iter().map(operand).collect()
+    }
+
+    fn make_static(&mut self, at: &At<'_>, operands: &[Operand], out: &[u64], opset: i64) -> Result<Rewritten, String> {
+        let out_shape = Shape::known(out);
+        let mut done = Rewritten::default();
+        for op in operands {
+            let mapped = match &op.alignment {
+                Alignment::Mapped(m) => Some(m.clone()),
+                Alignment::Numpy => None,
+            };
+            if self.options.materialize_constants {
+                if let Some(name) = self.b.materialize(at, &op.name, mapped.as_deref(), out) {
+                    done.add(
+                        op.position,
+                        name,
+                        format!("{} {} -> constant of shape {}", shown(&op.name), op.shape, out_shape),
+                    );
+                    continue;
+                }
+            }
+            if opset >= 8 && mapped.is_none() {
+                let target = self.b.shape_constant(at, out);
+                let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
+                done.add(op.position, name, format!("{} {} -> Expand to {}", shown(&op.name), op.shape, out_shape));
+                continue;
+            }
+            // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
+            if opset < 6 {
+                return Err(format!(
+                    "no faithful rewrite at opset {opset}: Reshape and Tile take their shapes as inputs only from opset 6"
+                ));
+            }
+            let Some(input_dims) = op.shape.known_dims() else {
+                return Err(format!(
+                    "input {} has no static shape, which Reshape and Tile need below opset 8",
+                    shown(&op.name)
+                ));
+            };
+            let aligned = mapped.unwrap_or_else(|| {
+                let mut d = vec![1u64; out.len() - input_dims.len().min(out.len())];
+                d.extend(&input_dims);
+                d
+            });
+            let mut current = op.name.clone();
+            if aligned != input_dims {
+                current = self.b.reshape(at, &current, &aligned, op.elem);
+            }
+            let repeats: Vec<i64> = aligned.iter().zip(out).map(|(&a, &o)| if a == o { 1 } else { o as i64 }).collect();
+            if repeats.iter().any(|&r| r != 1) {
+                current = self.b.tile(at, &current, &repeats, op.elem, out);
+            }
+            done.add(
+                op.position,
+                current,
+                format!("{} {} -> Reshape/Tile to {}", shown(&op.name), op.shape, out_shape),
+            );
+        }
+        Ok(done)
+    }
+
+    fn make_dynamic(
+        &mut self,
+        at: &At<'_>,
+        site: &Site,
+        operands: &[Operand],
+        node: &NodeProto,
+        opset: i64,
+    ) -> Result<Rewritten, String> {
+        let mut done = Rewritten::default();
+        if opset < 8 {
+            return Err(format!(
+                "no faithful rewrite at opset {opset}: the output shape {} is not static and Expand needs opset 8",
+                site.output_shape
+            ));
+        }
+        if operands.iter().any(|o| matches!(o.alignment, Alignment::Mapped(_))) {
+            return Err("the legacy axis form needs static shapes to be made explicit".into());
+        }
+        let out_shape = self.declared_output(site);
+        let target = match site.rule {
+            Rule::Unidirectional => self.one_way_target(at, site, node)?,
+            _ => {
+                let (target, anchor) = self.numpy_target(at, site, node, &out_shape, &mut done);
+                if let Some(position) = anchor {
+                    // The anchor has the output shape already: it stays as it is.
+                    done.replaced.insert(position, node.input[position].clone());
+                }
+                target
+            }
+        };
+        let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.replaced.contains_key(&o.position)).collect();
+        for op in remaining {
+            let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
+            done.add(op.position, name, computed_step(&op.name, &op.shape, site));
+        }
+        done.replaced.retain(|&position, name| *name != node.input[position]);
+        Ok(done)
+    }
+
+    /// The target shape of a numpy-rule site whose output shape is not static, and the position of the input that
+    /// gives it when one has the output shape already (the anchor, never expanded to its own shape). Without an
+    /// anchor, Expand is folded over the inputs so that the running value takes every input's shape in turn; it
+    /// stands for the first input (recorded in `done`).
+    fn numpy_target(
+        &mut self,
+        at: &At<'_>,
+        site: &Site,
+        node: &NodeProto,
+        out_shape: &Shape,
+        done: &mut Rewritten,
+    ) -> (String, Option<usize>) {
+        let present: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+        let rule_inputs: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
+        let names: Vec<&crate::analysis::SiteInput> = rule_inputs.iter().map(|&i| &site.inputs[i]).collect();
+        // Provably the output's shape, symbols and expressions included (an unknown dim is not: its size may be
+        // another input's). Such an input is never expanded to its own shape (tests/expand_analysable.rs).
+        if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
+            return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
+        }
+        let mut acc = names[0].name.clone();
+        let mut folded: Vec<&Shape> = vec![&names[0].shape];
+        for (k, next) in names[1..].iter().enumerate() {
+            let s = self.b.shape_of(at, &next.name, &next.shape);
+            folded.push(&next.shape);
+            // Each step is declared with the broadcast of the inputs folded so far, which is the output's shape only
+            // at the last step.
+            let step_shape = if k + 2 == names.len() {
+                out_shape.clone()
+            } else {
+                self.declarable(&crate::rules::multidirectional(&folded).output)
+            };
+            acc = self.b.expand(at, &acc, &s, names[0].elem, &step_shape);
+        }
+        // The folded value has the output shape: it stands for the first input, always, so that every input reads
+        // as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
+        done.add(present[rule_inputs[0]], acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
+        (self.b.shape_of(at, &acc, &site.output_shape), None)
+    }
+
+    /// The shape a one-way input is broadcast to, as a value of the graph: Gemm's and QGemm's (M, N) gathered from
+    /// A and B, an attention bias's scores (B, N, S, T), or PRelu's X.
+    fn one_way_target(&mut self, at: &At<'_>, site: &Site, node: &NodeProto) -> Result<String, String> {
+        Ok(match site.kind {
+            SiteKind::Gemm { .. } | SiteKind::QGemm => {
+                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
+                // B is its input 3.
+                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
+                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
+                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
+                self.b.concat(at, vec![m, n])
+            }
+            SiteKind::AttentionBias(attn) => match self.scores_shape(at, site, node, attn) {
+                Some(target) => target,
+                None => {
+                    return Err(format!(
+                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
+                         the op works out inside itself from a past or a packed input: no value of the graph holds \
+                         it to Expand to",
+                        site.output_shape
+                    ))
+                }
+            },
+            _ => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
+        })
+    }
+
+    /// The scores' shape (B, N, S, T) as a value of the graph: B and S from the query's shape, N from `num_heads`,
+    /// T from the key's length (or the query's, for `Attention`); `None` when T depends on a past or a packed
+    /// layout (the op adds them up inside itself).
+    fn scores_shape(
+        &mut self,
+        at: &At<'_>,
+        site: &Site,
+        node: &NodeProto,
+        attn: crate::rules::ops::Attn,
+    ) -> Option<String> {
+        use crate::rules::ops::Attn;
+        let heads = u64::try_from(crate::onnx::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
+        let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
+        let rank =
+            |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
+        let total = match attn {
+            Attn::Attention if !present(4) => (0, 1),
+            Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),
+            _ => return None,
+        };
+        let b = self.b.gathered_dim(at, &node.input[0], 0);
+        let n = self.b.shape_constant(at, &[heads]);
+        let s = self.b.gathered_dim(at, &node.input[0], 1);
+        let t = self.b.gathered_dim(at, &node.input[total.0], total.1);
+        Some(self.b.concat(at, vec![b, n, s, t]))
+    }
+
+    /// The output shape as a declaration can state it: sizes and the model's own symbols. Expressions, symbolic
+    /// broadcasts and symbols inference made up are left unset rather than named anew: a new name would be a fact
+    /// the next analysis cannot relate to anything else.
+    fn declared_output(&self, site: &Site) -> Shape {
+        self.declarable(&site.output_shape)
+    }
+
+    fn declarable(&self, shape: &Shape) -> Shape {
+        let Some(dims) = shape.dims() else { return Shape::unranked() };
+        Shape::ranked(
+            dims.iter()
+                .map(|d| match d {
+                    Dim::Known(_) => d.clone(),
+                    Dim::Sym(_) if !d.is_fresh() => d.clone(),
+                    _ => Dim::Unknown,
+                })
+                .collect(),
+        )
+    }
+}
+
+fn same_inputs(a: &Site, b: &Site) -> bool {
+    a.inputs.len() == b.inputs.len() && a.inputs.iter().zip(&b.inputs).all(|(x, y)| x.shape == y.shape)
+}

@@ -1,0 +1,238 @@
+//! Dimensions and shapes as the analysis sees them: known sizes, symbols, or unknown.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::sizes::sym::Poly;
+
+/// Ranks above this are treated as unknown rather than materialized.
+pub const MAX_RANK: u64 = 1024;
+
+/// One dimension of a tensor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dim {
+    /// A size known when the model is checked (0 included).
+    Known(u64),
+    /// A named size (`dim_param`, or a fresh symbol for a size nothing names), the same in every place it appears
+    /// within one model.
+    Sym(Arc<str>),
+    /// Any other symbolic size, as a polynomial in normal form (`3*N`, `L + 1`, `floor((H) / 2) + 1`).
+    Expr(Arc<Poly>),
+    /// The broadcast of two or more distinct symbols: equal to each of them that is not 1. Kept as its own value
+    /// because two different symbols are never equal without proof. The names are sorted and distinct.
+    Broadcast(Arc<[Arc<str>]>),
+    /// Nothing is known about this size.
+    Unknown,
+}
+
+impl Dim {
+    pub fn sym(name: &str) -> Dim {
+        Dim::Sym(Arc::from(name))
+    }
+
+    /// A declared `dim_param`: an expression over symbols where the text is one (PyTorch writes
+    /// `floor(height/2 - 1/2) + 1` or `2*s0` for derived sizes), else a name standing for itself.
+    pub fn from_dim_param(text: &str) -> Dim {
+        if crate::sizes::sym::display::is_plain_name(text) {
+            return Dim::sym(text);
+        }
+        match crate::sizes::sym::parse(text) {
+            Ok(p) if p.as_constant().is_none() => Dim::from_poly(p),
+            _ => Dim::sym(text),
+        }
+    }
+
+    pub fn known(&self) -> Option<u64> {
+        match self {
+            Dim::Known(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn is_one(&self) -> bool {
+        matches!(self, Dim::Known(1))
+    }
+
+    /// The names this dim contributes to a symbolic broadcast: its symbol, its expression's text, or the names of
+    /// the broadcast it already is.
+    pub fn broadcast_names(&self) -> Vec<Arc<str>> {
+        match self {
+            Dim::Sym(s) => vec![s.clone()],
+            Dim::Expr(p) => vec![Arc::from(p.to_string())],
+            Dim::Broadcast(names) => names.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A symbol made by inference for a size nothing names (`?1`, `?2`, ...).
+    pub fn is_fresh(&self) -> bool {
+        matches!(self, Dim::Sym(s) if s.starts_with('?'))
+    }
+
+    /// Unknown, or built from a symbol inference made up (`?3`, `2*?3`): a size the next analysis of the model may
+    /// name differently.
+    pub fn mentions_fresh(&self) -> bool {
+        match self {
+            Dim::Known(_) => false,
+            Dim::Unknown => true,
+            Dim::Sym(s) => s.starts_with('?'),
+            Dim::Broadcast(names) => names.iter().any(|n| n.contains('?')),
+            Dim::Expr(p) => p.symbols().iter().any(|s| s.starts_with('?')),
+        }
+    }
+
+    /// Symbolic: a symbol, an expression or a symbolic broadcast.
+    pub fn is_symbolic(&self) -> bool {
+        matches!(self, Dim::Sym(_) | Dim::Expr(_) | Dim::Broadcast(_))
+    }
+
+    /// The dim in normal form: a known size, a lone symbol, or an expression. A negative constant is no size.
+    pub fn from_poly(p: Poly) -> Dim {
+        if let Some(c) = p.as_constant() {
+            return u64::try_from(c).map_or(Dim::Unknown, Dim::Known);
+        }
+        if let Some(a) = p.as_symbol() {
+            return Dim::Sym(a.clone());
+        }
+        if let Some(names) = p.as_broadcast() {
+            return Dim::Broadcast(names.clone());
+        }
+        Dim::Expr(Arc::new(p))
+    }
+
+    /// The dim as a polynomial, for arithmetic (a symbolic broadcast as one atom); `None` for unknown dims.
+    pub fn to_poly(&self) -> Option<Poly> {
+        match self {
+            Dim::Known(n) => i64::try_from(*n).ok().map(Poly::constant),
+            Dim::Sym(s) => Some(Poly::symbol(s.clone())),
+            Dim::Expr(p) => Some((**p).clone()),
+            Dim::Broadcast(names) => Some(Poly::broadcast(names.clone())),
+            Dim::Unknown => None,
+        }
+    }
+
+    /// Two dims are provably equal: the same known size, or the same symbolic expression.
+    pub fn provably_eq(&self, other: &Dim) -> bool {
+        !matches!(self, Dim::Unknown) && self == other
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Known(n) => write!(f, "{n}"),
+            Dim::Sym(s) => f.write_str(s),
+            Dim::Expr(p) => write!(f, "{p}"),
+            Dim::Broadcast(names) => write!(f, "broadcast({})", names.join(", ")),
+            Dim::Unknown => f.write_str("?"),
+        }
+    }
+}
+
+/// The shape of a tensor: `None` when even the rank is unknown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Shape(pub Option<Vec<Dim>>);
+
+impl Shape {
+    pub fn unranked() -> Shape {
+        Shape(None)
+    }
+
+    pub fn ranked(dims: Vec<Dim>) -> Shape {
+        Shape(Some(dims))
+    }
+
+    pub fn scalar() -> Shape {
+        Shape(Some(Vec::new()))
+    }
+
+    pub fn known(dims: &[u64]) -> Shape {
+        Shape(Some(dims.iter().map(|&d| Dim::Known(d)).collect()))
+    }
+
+    pub fn dims(&self) -> Option<&[Dim]> {
+        self.0.as_deref()
+    }
+
+    pub fn rank(&self) -> Option<usize> {
+        self.0.as_ref().map(Vec::len)
+    }
+
+    /// Every dim is known: the shape is static.
+    /// Every size, when the rank and every dim are known.
+    pub fn known_dims(&self) -> Option<Vec<u64>> {
+        self.dims()?.iter().map(Dim::known).collect()
+    }
+
+    pub fn is_static(&self) -> bool {
+        self.dims().is_some_and(|d| d.iter().all(|d| d.known().is_some()))
+    }
+
+    /// The rank and every dim are known or symbolic (no unknown dim).
+    pub fn is_resolved(&self) -> bool {
+        self.dims().is_some_and(|d| d.iter().all(|d| !matches!(d, Dim::Unknown)))
+    }
+
+    /// Provably the same shape: same rank, every dim provably equal.
+    pub fn provably_eq(&self, other: &Shape) -> bool {
+        match (self.dims(), other.dims()) {
+            (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.provably_eq(y)),
+            _ => false,
+        }
+    }
+
+    /// Number of elements when the shape is static.
+    pub fn element_count(&self) -> Option<u64> {
+        self.dims()?.iter().try_fold(1u64, |acc, d| acc.checked_mul(d.known()?))
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.dims() {
+            None => f.write_str("[unknown rank]"),
+            Some(dims) => {
+                f.write_str("[")?;
+                for (i, d) in dims.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+impl From<Vec<Dim>> for Shape {
+    fn from(dims: Vec<Dim>) -> Shape {
+        Shape(Some(dims))
+    }
+}
+
+/// Builds a shape from a compact text form used in tests and docs: `"2,3,N,?"`, `""` for a scalar, `"*"` for an
+/// unknown rank.
+pub fn parse_shape(text: &str) -> Shape {
+    let text = text.trim();
+    if text == "*" {
+        return Shape::unranked();
+    }
+    if text.is_empty() {
+        return Shape::scalar();
+    }
+    Shape::ranked(
+        text.split(',')
+            .map(|t| {
+                let t = t.trim();
+                if t == "?" {
+                    Dim::Unknown
+                } else if let Ok(n) = t.parse() {
+                    Dim::Known(n)
+                } else {
+                    Dim::sym(t)
+                }
+            })
+            .collect(),
+    )
+}

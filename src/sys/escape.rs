@@ -1,0 +1,412 @@
+//! Model-controlled text in human-readable output: the one place that decides how a name, a path or a message is
+//! shown, which every renderer calls (text, GitHub, SARIF message text, the lines of `expand`, `fold`, `infer` and
+//! `shapes`, `dot` labels, errors on stderr).
+//!
+//! Every name in a model is untrusted: it may hold ESC sequences that repaint a terminal, BEL, NUL, a CR or a line
+//! separator that starts a line of its own (a GitHub Actions workflow command such as `::error::…`, which the
+//! runner executes), bidirectional overrides that show text in another order than it is, or a megabyte of text.
+//! So in human-readable output:
+//!
+//! - every character Rust's `escape_debug` escapes (controls, format characters such as the bidirectional
+//!   overrides and isolates and the zero-width ones, line and paragraph separators, unassigned and private-use
+//!   code points, noncharacters) is written as its escape (`\u{1b}`, `\n`, `\u{202e}`), and `\` as `\\`, so the
+//!   escaping is one-to-one: two names that differ are shown differently. A name or path whose first non-blank
+//!   character is `:` shows it as `\u{3a}`, so that no line can start a workflow command (`::`), not even a name
+//!   `:` followed by the `: ` a line puts after it;
+//! - a name longer than [`NAME_CHARS`] characters (as escaped) is shortened in one-line formats to its beginning,
+//!   `…` and a 64-bit hash of the whole name (`#` and 16 hex digits), so that two long names that share their
+//!   beginning still differ ([`short`]);
+//! - JSON and SARIF's structured fields keep every name whole, JSON-escaped ([`plain`]).
+//!
+//! Messages are built with the names they mention marked ([`name`]): the marks (Unicode noncharacters, which
+//! Unicode reserves for a program's internal use, with any such character of the name itself quoted) let a
+//! renderer show each name as above and everything around it escaped, and let the shortener of long shapes
+//! (`crate::render::brief`) touch only the text between names. [`Message`] holds such a text.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+
+/// The longest name shown whole in one-line formats, in characters (as escaped).
+pub const NAME_CHARS: usize = 80;
+/// What a shortened name keeps of its beginning: with `…`, `#` and 16 hex digits it stays within [`NAME_CHARS`].
+const KEPT_CHARS: usize = NAME_CHARS - 18;
+
+const OPEN: char = '\u{FDD0}';
+const CLOSE: char = '\u{FDD1}';
+const QUOTE: char = '\u{FDD2}';
+
+/// A model-controlled name inside a message: `format!("value '{}' …", name(v))`.
+pub fn name(text: &str) -> Name<'_> {
+    Name(text)
+}
+
+/// See [`name`].
+#[derive(Clone, Copy, Debug)]
+pub struct Name<'a>(&'a str);
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char(OPEN)?;
+        for c in self.0.chars() {
+            if matches!(c, OPEN | CLOSE | QUOTE) {
+                f.write_char(QUOTE)?;
+            }
+            f.write_char(c)?;
+        }
+        f.write_char(CLOSE)
+    }
+}
+
+/// A human-readable text whose model-controlled names are marked ([`name`]). Compose it into other messages with
+/// `Display` (which writes it marked); show it with [`Message::one_line`] or [`Message::plain`]. Compared with a
+/// `&str`, it is its plain text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Message(String);
+
+impl Message {
+    /// The text as written, names marked.
+    pub fn marked(&self) -> &str {
+        &self.0
+    }
+
+    /// The text with every name whole and unescaped: for JSON, SARIF's structured fields and the Python API.
+    pub fn plain(&self) -> Cow<'_, str> {
+        plain(&self.0)
+    }
+
+    /// The text as one-line formats show it: escaped, long names shortened.
+    pub fn one_line(&self) -> String {
+        one_line(&self.0)
+    }
+}
+
+impl From<String> for Message {
+    fn from(marked: String) -> Message {
+        Message(marked)
+    }
+}
+
+impl From<&str> for Message {
+    fn from(marked: &str) -> Message {
+        Message(marked.to_string())
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for Message {
+    fn eq(&self, other: &str) -> bool {
+        self.plain() == other
+    }
+}
+
+impl PartialEq<&str> for Message {
+    fn eq(&self, other: &&str) -> bool {
+        self.plain() == *other
+    }
+}
+
+/// A part of a marked text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment<'a> {
+    /// Text between names (the tool's words, shapes, sizes).
+    Text(&'a str),
+    /// A name, unquoted: as the model spells it.
+    Name(Cow<'a, str>),
+}
+
+/// The parts of a marked text, in order. A mark left open runs to the end.
+pub fn segments(marked: &str) -> Vec<Segment<'_>> {
+    let mut out = Vec::new();
+    let mut rest = marked;
+    while let Some(open) = rest.find(OPEN) {
+        if open > 0 {
+            out.push(Segment::Text(&rest[..open]));
+        }
+        let body = &rest[open + OPEN.len_utf8()..];
+        let (name, after) = read_name(body);
+        out.push(Segment::Name(name));
+        rest = after;
+    }
+    if !rest.is_empty() {
+        out.push(Segment::Text(rest));
+    }
+    out
+}
+
+/// A name after its opening mark: the name unquoted and what follows its closing mark.
+fn read_name(body: &str) -> (Cow<'_, str>, &str) {
+    let mut chars = body.char_indices();
+    let mut quoted: Option<String> = None;
+    while let Some((i, c)) = chars.next() {
+        match c {
+            CLOSE => {
+                let name = quoted.map_or(Cow::Borrowed(&body[..i]), Cow::Owned);
+                return (name, &body[i + CLOSE.len_utf8()..]);
+            }
+            QUOTE => {
+                let q = quoted.get_or_insert_with(|| body[..i].to_string());
+                if let Some((_, next)) = chars.next() {
+                    q.push(next);
+                }
+            }
+            _ => {
+                if let Some(q) = &mut quoted {
+                    q.push(c);
+                }
+            }
+        }
+    }
+    (quoted.map_or(Cow::Borrowed(body), Cow::Owned), "")
+}
+
+/// The text with its names whole and unescaped, marks gone.
+pub fn plain(marked: &str) -> Cow<'_, str> {
+    if !marked.contains([OPEN, CLOSE, QUOTE]) {
+        return Cow::Borrowed(marked);
+    }
+    let mut out = String::with_capacity(marked.len());
+    for s in segments(marked) {
+        match s {
+            Segment::Text(t) => out.push_str(t),
+            Segment::Name(n) => out.push_str(&n),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A marked text as one-line formats show it: the text between names escaped ([`text`]), each name shortened
+/// ([`short`]). So is any word of the text between names longer than [`LONG_WORD`] (a megabyte-long `dim_param`
+/// in a shape or a condition): words are what lies between spaces and the punctuation of shapes and lists.
+pub fn one_line(marked: &str) -> String {
+    let mut out = String::with_capacity(marked.len().min(4096));
+    for s in segments(marked) {
+        match s {
+            Segment::Text(t) => push_words(&mut out, t),
+            Segment::Name(n) => out.push_str(&short(&n)),
+        }
+    }
+    out
+}
+
+/// The longest word shown whole between names, in bytes: longer than any path Linux accepts (4,096 bytes), so that
+/// the paths in a message are never shortened, only what no path can be.
+pub const LONG_WORD: usize = 4096;
+
+/// `raw` escaped, its words past [`LONG_WORD`] shortened as names are.
+fn push_words(out: &mut String, raw: &str) {
+    if raw.len() <= LONG_WORD {
+        out.push_str(&text(raw));
+        return;
+    }
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let end = rest.find([' ', ',', '[', ']', '{', '}', '(', ')']).unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        match word.len() > LONG_WORD {
+            true => out.push_str(&short(word)),
+            false => out.push_str(&text(word)),
+        }
+        let mut delimiter = after.chars();
+        if let Some(c) = delimiter.next() {
+            out.push(c);
+        }
+        rest = delimiter.as_str();
+    }
+}
+
+/// A marked text escaped with every name whole: for messages that carry all they say (an exception's), where
+/// one-line formats would shorten.
+pub fn escaped(marked: &str) -> String {
+    let mut out = String::with_capacity(marked.len());
+    for s in segments(marked) {
+        match s {
+            Segment::Text(t) => out.push_str(&text(t)),
+            Segment::Name(n) => out.push_str(&text(&n)),
+        }
+    }
+    out
+}
+
+/// Any text from outside the tool (a path, a name, a `dim_param`) escaped for a terminal or a log, whole.
+pub fn text(raw: &str) -> Cow<'_, str> {
+    // A leading `:` could make `::` with what follows the name on its line (`  NAME: float [2]` in `shapes`).
+    let command_like = raw.trim_start_matches(' ').starts_with(':');
+    if !command_like && raw.chars().all(shown_as_is) {
+        return Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(raw.len() + 8);
+    let mut first_colon = command_like;
+    for c in raw.chars() {
+        if c == ':' && first_colon {
+            out.push_str("\\u{3a}");
+            first_colon = false;
+        } else {
+            push_escaped(&mut out, c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A name as one-line formats show it: escaped, and past [`NAME_CHARS`] characters its beginning, `…` and the hash
+/// of the whole name, so that it stays unique. Only the beginning of a long name is looked at, besides the hash.
+pub fn short(raw: &str) -> Cow<'_, str> {
+    let head: String = raw.chars().take(NAME_CHARS + 1).collect();
+    if head.len() == raw.len() {
+        let shown = text(raw);
+        if shown.chars().count() <= NAME_CHARS {
+            return shown;
+        }
+    }
+    // The beginning, escaped, whole escapes only.
+    let shown_head = text(&head);
+    let mut kept = String::new();
+    let mut chars = 0;
+    let mut rest = shown_head.as_ref();
+    while let Some(c) = rest.chars().next() {
+        let piece = escape_at(rest);
+        let width = piece.chars().count();
+        if chars + width > KEPT_CHARS {
+            break;
+        }
+        kept.push_str(piece);
+        chars += width;
+        rest = &rest[piece.len().max(c.len_utf8())..];
+    }
+    Cow::Owned(format!("{kept}…#{:016x}", fnv1a(raw.as_bytes())))
+}
+
+/// The first shown character of escaped text with its escape: `\u{202e}`, `\n`, `\\` or one character.
+fn escape_at(shown: &str) -> &str {
+    let mut chars = shown.char_indices();
+    match (chars.next(), chars.next()) {
+        (Some((_, '\\')), Some((_, 'u'))) => shown.find('}').map_or(shown, |end| &shown[..=end]),
+        (Some((_, '\\')), Some((i, c))) => &shown[..i + c.len_utf8()],
+        (Some((_, c)), _) => &shown[..c.len_utf8()],
+        (None, _) => shown,
+    }
+}
+
+fn shown_as_is(c: char) -> bool {
+    if c.is_ascii() {
+        return c == ' ' || (c.is_ascii_graphic() && c != '\\');
+    }
+    // What Rust's Debug shows as it is after a plain character (a combining mark after a letter stays).
+    let mut buf = [0u8; 8];
+    buf[0] = b'a';
+    let len = 1 + c.encode_utf8(&mut buf[1..]).len();
+    let probe = std::str::from_utf8(&buf[..len]).unwrap_or("");
+    probe.escape_debug().count() == 2
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    if shown_as_is(c) {
+        out.push(c);
+    } else if c == '\\' {
+        out.push_str("\\\\");
+    } else {
+        out.extend(c.escape_debug());
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash (the same in every build and version) to tell shortened names apart.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// The data of a GitHub Actions workflow command (`::error …::DATA`), on top of the escaping above: `%`, CR and LF
+/// as `%25`, `%0D`, `%0A`, as GitHub's documentation of workflow commands says ("Workflow commands for GitHub
+/// Actions", escaping). After [`one_line`] or [`text`] no CR or LF is left; escaping them still keeps any text on
+/// one line.
+pub fn github_data(shown: &str) -> String {
+    shown.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// A property of a workflow command (`file=`, `title=`): the data's escapes plus `:` and `,` as `%3A` and `%2C`.
+pub fn github_property(shown: &str) -> String {
+    github_data(shown).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_separators_and_bidirectional_overrides_are_escaped() {
+        assert_eq!(text("a\u{1b}[31mred\u{7}\0"), "a\\u{1b}[31mred\\u{7}\\0");
+        assert_eq!(text("one\ntwo\r\u{2028}\u{2029}\u{85}"), "one\\ntwo\\r\\u{2028}\\u{2029}\\u{85}");
+        assert_eq!(text("abc\u{202e}fed\u{2066}\u{200f}"), "abc\\u{202e}fed\\u{2066}\\u{200f}");
+        assert_eq!(text("zero\u{200b}width\u{feff}"), "zero\\u{200b}width\\u{feff}");
+        assert_eq!(text("tab\tdel\u{7f}"), "tab\\tdel\\u{7f}");
+        // Ordinary names, in any script, stay as they are.
+        for name in ["input_ids", "onnx::Add_12", "/model/layers.0/Add", "größe", "入力", "e\u{301}", "x y"] {
+            assert_eq!(text(name), name);
+        }
+    }
+
+    #[test]
+    fn escaping_is_one_to_one() {
+        // A name that spells an escape differs from the name that holds the character.
+        assert_ne!(text("a\u{1b}b"), text("a\\u{1b}b"));
+        assert_eq!(text("a\\u{1b}b"), "a\\\\u{1b}b");
+        assert_ne!(text("\\n"), text("\n"));
+    }
+
+    #[test]
+    fn nothing_shown_starts_a_workflow_command() {
+        assert_eq!(text("::error file=x::pwned"), "\\u{3a}:error file=x::pwned");
+        assert_eq!(text("  ::warning::x"), "  \\u{3a}:warning::x");
+        assert_eq!(text("onnx::Add_12"), "onnx::Add_12");
+        assert_eq!(short("::error::x"), "\\u{3a}:error::x");
+        // A lone colon would make `::` with the `: ` after a name at the start of a line.
+        assert_eq!(text(":"), "\\u{3a}");
+        assert_eq!(text(" :0"), " \\u{3a}0");
+    }
+
+    #[test]
+    fn long_names_are_shortened_and_stay_unique() {
+        let a = format!("{}a", "n".repeat(1 << 20));
+        let b = format!("{}b", "n".repeat(1 << 20));
+        let (sa, sb) = (short(&a), short(&b));
+        assert!(sa.chars().count() <= NAME_CHARS, "{sa}");
+        assert_ne!(sa, sb);
+        assert!(sa.starts_with(&"n".repeat(KEPT_CHARS)) && sa.contains("…#"), "{sa}");
+        let exact = "x".repeat(NAME_CHARS);
+        assert_eq!(short(&exact), exact);
+        // An escape is never cut in half.
+        let escapes = "\u{202e}".repeat(40);
+        let shown = short(&escapes);
+        let kept = shown.split('…').next().unwrap();
+        assert!(kept.ends_with('}'), "{shown}");
+    }
+
+    #[test]
+    fn marked_names_come_back_whole_and_are_shown_escaped_and_short() {
+        let evil = "x\n::error::pwned\u{FDD1}\u{FDD0}";
+        let message = Message::from(format!("value '{}' is {} [2, 3]", name(evil), name("ok")));
+        assert_eq!(message.plain(), format!("value '{evil}' is ok [2, 3]"));
+        assert_eq!(message.one_line(), "value 'x\\n::error::pwned\\u{fdd1}\\u{fdd0}' is ok [2, 3]");
+        assert_eq!(message, format!("value '{evil}' is ok [2, 3]").as_str());
+        let long = "L".repeat(500);
+        let shown = Message::from(format!("input '{}' is not defined", name(&long))).one_line();
+        assert!(shown.chars().count() < 120, "{shown}");
+        // A long word between names (a dim_param in a shape) is shortened too; short words stay.
+        let shape = format!("X [{}, 3] -> Expand to [2, 3]", "N".repeat(100_000));
+        let shown = one_line(&shape);
+        assert!(
+            shown.starts_with("X [NNN") && shown.ends_with(", 3] -> Expand to [2, 3]") && shown.len() < 150,
+            "{shown}"
+        );
+        assert_eq!(segments("no names"), [Segment::Text("no names")]);
+    }
+
+    #[test]
+    fn github_escapes_percent_and_line_breaks_on_top() {
+        assert_eq!(github_data("100% a\nb\r"), "100%25 a%0Ab%0D");
+        assert_eq!(github_property("a:b,c%"), "a%3Ab%2Cc%25");
+    }
+}
