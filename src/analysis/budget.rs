@@ -6,7 +6,7 @@
 //! otherwise. The first such node of each body is noted once (`expression-too-large`).
 
 use super::scope::Env;
-use super::walk::fresh_symbol;
+use super::walker::fresh_symbol;
 use super::*;
 
 impl<'m> Walker<'m, '_> {

@@ -1,8 +1,9 @@
 //! Calls of model-local functions: the body walked at each call site, memoised by signature and bounded.
 
 use super::scope::{Body, CallContext, Env};
-use super::walk::{node_label, Walker};
+use super::walker::Walker;
 use super::*;
+use crate::onnx::location::node_label;
 use crate::sys::escape::name as shown;
 
 /// `domain.name` of a function, as messages name it.

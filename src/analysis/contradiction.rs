@@ -4,7 +4,7 @@
 
 use super::scope::Env;
 use super::site::reported_at;
-use super::walk::Walker;
+use super::walker::Walker;
 use super::*;
 use crate::infer::{Contradiction, Operand};
 
@@ -54,7 +54,7 @@ impl<'m> Walker<'m, '_> {
         subgraphs: &[(&'m str, Vec<ValueFacts>)],
         rule: impl FnOnce(&mut infer::Ctx<'_, '_>) -> Option<Vec<ValueFacts>>,
     ) -> (Option<Vec<ValueFacts>>, Vec<Contradiction>) {
-        let mut fresh = || super::walk::fresh_symbol(&mut self.fresh);
+        let mut fresh = || super::walker::fresh_symbol(&mut self.fresh);
         let mut ctx = infer::Ctx {
             op: node.op_type(),
             opset: env.opset,

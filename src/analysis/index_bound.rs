@@ -10,7 +10,7 @@
 
 use super::scope::{Env, Scope};
 use super::site::reported_at;
-use super::walk::Walker;
+use super::walker::Walker;
 use super::*;
 use crate::infer::value_range::{self, End, Fills, Operands, ValueRange};
 use crate::infer::Operand;
@@ -71,7 +71,7 @@ enum Need {
 }
 
 fn need(x: &Poly, size: &Poly, axis: usize) -> Option<Need> {
-    Some(match x.le(size) {
+    Some(match x.at_most_for_all(size) {
         Some(true) => Need::Holds,
         Some(false) => Need::Never,
         None => Need::Condition(at_most(x, size, axis)?),

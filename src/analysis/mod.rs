@@ -209,9 +209,10 @@ mod scope;
 mod site;
 mod training;
 mod walk;
+mod walker;
 
 use scope::{Body, Env};
-use walk::Walker;
+use walker::Walker;
 
 pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};
 pub use contradiction::ShapeFinding;

@@ -1,8 +1,9 @@
 //! One broadcasting node evaluated: bound to its rule, judged, and recorded as a [`Site`].
 
 use super::scope::Env;
-use super::walk::{fresh_symbol, node_label, Walker};
+use super::walker::{fresh_symbol, Walker};
 use super::*;
+use crate::onnx::location::node_label;
 
 impl<'m> Walker<'m, '_> {
     /// Evaluates one broadcasting node and returns the facts of its outputs.

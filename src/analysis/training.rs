@@ -7,7 +7,7 @@
 //! rewrites (`expand`, `fold`, `infer`) leave these graphs as they are.
 
 use super::scope::{Body, Env, Scope};
-use super::walk::Walker;
+use super::walker::Walker;
 use super::*;
 
 impl<'m> Walker<'m, '_> {

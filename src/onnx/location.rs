@@ -42,6 +42,16 @@ pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
     }
 }
 
+/// A node's label inside its body: its name, or `#INDEX (OP)` for a node without one, so that two unnamed nodes
+/// are told apart.
+pub fn node_label(node: &crate::onnx::pb::NodeProto, index: usize) -> String {
+    if node.name().is_empty() {
+        format!("#{index} ({})", node.op_type())
+    } else {
+        node.name().to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! proved to broadcast its source anyway; a removal can free another candidate (a `Shape` of it that fed only a
 //! removed `Expand` dies with that `Expand`), so the candidates are tried again until nothing changes.
 
+use crate::onnx::location::node_label;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::body::Body;
@@ -157,7 +158,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         for n in consumers {
             let Some(sites) = self.sites.get(&n) else {
                 let node = &self.body.nodes[n];
-                return Err(KeptReason::OtherConsumer { node: label(node, n), op: node.op_type().to_string() });
+                return Err(KeptReason::OtherConsumer { node: node_label(node, n), op: node.op_type().to_string() });
             };
             proof::judge_consumer_under(sites, &|name, key| self.replaced(name, key, c.node), conditions)?;
         }
@@ -345,7 +346,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
         for (&i, c) in self.candidates.iter().filter(|(i, _)| removed.contains(i) && !self.folded.contains(i)) {
             let node = &self.body.nodes[i];
             let readers = self.body.readers.get(node.output[0].as_str()).map(Vec::as_slice).unwrap_or(&[]);
-            let mut with: Vec<String> = readers.iter().map(|&(r, _)| label(&self.body.nodes[r], r)).collect();
+            let mut with: Vec<String> = readers.iter().map(|&(r, _)| node_label(&self.body.nodes[r], r)).collect();
             with.dedup();
             let (graph, node, op) = (c.graph.clone(), c.label.clone(), node.op_type().to_string());
             summary.removed_with.push(RemovedWith { graph, node, op, form: c.form, with });
@@ -371,14 +372,6 @@ impl<'a, 'm> BodyFold<'a, 'm> {
 
     /// The labels of the live nodes that read what `value` was, once folded.
     fn consumers_after(&self, value: &str) -> Vec<String> {
-        self.consumers(value).into_iter().map(|n| label(&self.body.nodes[n], n)).collect()
-    }
-}
-
-fn label(node: &crate::onnx::pb::NodeProto, index: usize) -> String {
-    if node.name().is_empty() {
-        format!("#{index} ({})", node.op_type())
-    } else {
-        node.name().to_string()
+        self.consumers(value).into_iter().map(|n| node_label(&self.body.nodes[n], n)).collect()
     }
 }

@@ -204,7 +204,7 @@ mod tests {
             assert_eq!(n_plus_1.bounds(), super::super::Interval { lo: Ext::NegInf, hi: Ext::PosInf });
             assert_eq!(n_plus_1.add(&Poly::constant(1)), None);
             // A comparison that bounds would decide (N + 1 > 0) stays undecided.
-            assert_eq!(n_plus_1.le(&Poly::constant(0)), None);
+            assert_eq!(n_plus_1.at_most_for_all(&Poly::constant(0)), None);
         }
         assert!(take_refusals() >= 2);
         // The next operation starts with its own work.

@@ -432,8 +432,9 @@ impl Poly {
         }
     }
 
-    /// `self ≤ other` for every value of the symbols (`Some(true)`), for none (`Some(false)`), or open.
-    pub fn le(&self, other: &Poly) -> Option<bool> {
+    /// `self ≤ other` numerically, for every value of the symbols (`Some(true)`), for none (`Some(false)`), or open.
+    /// Not `<=`: the derived `Ord` is a structural order for sorting, which says nothing about values.
+    pub fn at_most_for_all(&self, other: &Poly) -> Option<bool> {
         if self == other {
             return Some(true);
         }
@@ -473,8 +474,8 @@ fn extremum(given: Vec<Poly>, keep: Ordering) -> Poly {
     args.dedup();
     // An argument that another one provably beats or ties says nothing more (of ties, the first stays).
     let beats = |j: usize, i: usize| match keep {
-        Ordering::Less => args[j].le(&args[i]) == Some(true),
-        _ => args[i].le(&args[j]) == Some(true),
+        Ordering::Less => args[j].at_most_for_all(&args[i]) == Some(true),
+        _ => args[i].at_most_for_all(&args[j]) == Some(true),
     };
     let beaten: Vec<bool> =
         (0..args.len()).map(|i| (0..args.len()).any(|j| j != i && beats(j, i) && (j < i || !beats(i, j)))).collect();
@@ -502,6 +503,39 @@ fn remove_factors(m: &Monomial, divisor: &Monomial) -> Option<Monomial> {
         rest.remove(i);
     }
     Some(rest)
+}
+
+/// The broadcast of sizes: 1s drop out, one known size other than 1 is the result, sizes left are a broadcast
+/// (one alone is itself); known sizes that do not broadcast stay a broadcast of those sizes (`broadcast(2, 5)`),
+/// for the site that makes it to report.
+pub(crate) fn broadcast_of_sizes(sizes: impl Iterator<Item = Poly>) -> Poly {
+    let mut known: Vec<i64> = Vec::new();
+    let mut left: Vec<Poly> = Vec::new();
+    for p in sizes {
+        match p.as_constant() {
+            Some(1) => {}
+            Some(v) => known.push(v),
+            None => left.push(p),
+        }
+    }
+    known.sort_unstable();
+    known.dedup();
+    left.sort();
+    left.dedup();
+    let texts = |known: &[i64], left: &[Poly]| -> Poly {
+        let mut texts: Vec<Arc<str>> = known.iter().map(|v| Arc::from(v.to_string())).collect();
+        texts.extend(left.iter().map(|p| Arc::from(p.to_string())));
+        texts.sort();
+        texts.dedup();
+        Poly::broadcast(texts.into())
+    };
+    match (known.as_slice(), left.len()) {
+        ([], 0) => Poly::constant(1),
+        ([], 1) => left.pop().expect("one size"),
+        ([], _) => texts(&[], &left),
+        ([v], _) => Poly::constant(*v),
+        _ => texts(&known, &left),
+    }
 }
 
 #[cfg(test)]

@@ -286,7 +286,7 @@ impl Parser {
             ("Mod" | "mod", [a, d]) => whole(a)?.modulo(&whole(d)?).ok_or(ParseError("bad modulus"))?,
             // What `Display` prints for a symbolic broadcast (and `infer` writes as a dim_param).
             ("broadcast", [_, _, ..]) => {
-                super::subst::broadcast_of_sizes(args.iter().map(whole).collect::<Result<Vec<_>, _>>()?.into_iter())
+                super::broadcast_of_sizes(args.iter().map(whole).collect::<Result<Vec<_>, _>>()?.into_iter())
             }
             _ => return Err(ParseError("unknown function")),
         };

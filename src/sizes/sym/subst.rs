@@ -56,46 +56,13 @@ fn name_value(name: &Arc<str>, value: &dyn Fn(&str) -> Option<Poly>) -> Option<P
 }
 
 /// A symbolic broadcast with some of its sizes known. By ONNX `docs/Broadcasting.md` a valid broadcast's size is
-/// the one size that is not 1 (or 1): see [`broadcast_of_sizes`].
+/// the one size that is not 1 (or 1): see [`super::broadcast_of_sizes`].
 fn broadcast_of(names: &Arc<[Arc<str>]>, value: &dyn Fn(&str) -> Option<Poly>) -> Poly {
     let sizes = names.iter().map(|name| match name_value(name, value) {
         Some(p) => p,
         None => super::parse::parse_size_text(name).unwrap_or_else(|| Poly::symbol(name.clone())),
     });
-    broadcast_of_sizes(sizes)
-}
-
-/// The broadcast of sizes: 1s drop out, one known size other than 1 is the result, sizes left are a broadcast
-/// (one alone is itself); known sizes that do not broadcast stay a broadcast of those sizes (`broadcast(2, 5)`),
-/// for the site that makes it to report.
-pub(super) fn broadcast_of_sizes(sizes: impl Iterator<Item = Poly>) -> Poly {
-    let mut known: Vec<i64> = Vec::new();
-    let mut left: Vec<Poly> = Vec::new();
-    for p in sizes {
-        match p.as_constant() {
-            Some(1) => {}
-            Some(v) => known.push(v),
-            None => left.push(p),
-        }
-    }
-    known.sort_unstable();
-    known.dedup();
-    left.sort();
-    left.dedup();
-    let texts = |known: &[i64], left: &[Poly]| -> Poly {
-        let mut texts: Vec<Arc<str>> = known.iter().map(|v| Arc::from(v.to_string())).collect();
-        texts.extend(left.iter().map(|p| Arc::from(p.to_string())));
-        texts.sort();
-        texts.dedup();
-        Poly::broadcast(texts.into())
-    };
-    match (known.as_slice(), left.len()) {
-        ([], 0) => Poly::constant(1),
-        ([], 1) => left.pop().expect("one size"),
-        ([], _) => texts(&[], &left),
-        ([v], _) => Poly::constant(*v),
-        _ => texts(&known, &left),
-    }
+    super::broadcast_of_sizes(sizes)
 }
 
 #[cfg(test)]

@@ -1,0 +1,42 @@
+//! The walker's state: what one walk over a model carries from node to node. Its methods live beside the part
+//! of the walk they serve (`walk`, `call`, `site`, `contradiction`, `index_bound`); this file imports none of them.
+
+use super::*;
+
+pub(super) struct Walker<'m, 's> {
+    pub(super) options: Options,
+    /// `--bind` sizes: graph inputs' declared symbols take them before inference.
+    pub(super) bindings: Bindings,
+    /// Record function bodies' facts too (`infer` writes them).
+    pub(super) function_facts: bool,
+    /// Where sites go when they are not kept in the analysis.
+    pub(super) each_site: Option<&'s mut dyn FnMut(Site)>,
+    pub(super) functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
+    pub(super) active: Vec<(&'m str, &'m str)>,
+    pub(super) out: Analysis,
+    /// The model imports no default-domain opset and no default-domain node has been met yet.
+    pub(super) opset_missing: bool,
+    /// Fresh symbols made so far.
+    pub(super) fresh: usize,
+    /// Contents of small integer tensors whose data lives outside the model file, by tensor name.
+    pub(super) external: HashMap<String, Vec<i64>>,
+    /// Below IR 4 every initializer must also be listed as a graph input; runtimes then hold it constant (as
+    /// onnxruntime does), so its contents count. From IR 4 on, listing it as an input makes it a default that the
+    /// caller may override.
+    pub(super) constant_initializers: bool,
+    /// Function calls already walked, and what walking them may still cost.
+    pub(super) calls: crate::analysis::calls::Calls,
+    /// The ops the config file declares (`[ops]`), which no built-in rule knows.
+    pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
+    /// The body being walked has had its note about the expression budget (see `budget`).
+    pub(super) budget_noted: bool,
+    /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
+    pub(super) input_values: Vec<(std::sync::Arc<str>, crate::rules::ranges::SizeRange)>,
+}
+
+/// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number
+/// keeps every one distinct, so no two are ever taken to be equal.
+pub(super) fn fresh_symbol(counter: &mut usize) -> Dim {
+    *counter += 1;
+    Dim::sym(&format!("?{counter}"))
+}
