@@ -21,7 +21,8 @@ use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
 use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
-use onnx_bcast::rewrite::expand::{expand_model_request, ExpandError, ExpandOptions};
+use onnx_bcast::rewrite::driver;
+use onnx_bcast::rewrite::expand::{Expand, ExpandError, ExpandOptions};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -68,6 +69,14 @@ impl Input {
         match self {
             Input::Path(path) => path.display().to_string(),
             Input::Bytes(_, name, _) => name.clone(),
+        }
+    }
+
+    /// The file the model comes from, if it comes from one.
+    fn path(&self) -> Option<PathBuf> {
+        match self {
+            Input::Path(path) => Some(path.clone()),
+            _ => None,
         }
     }
 
@@ -397,30 +406,18 @@ fn expand(
         gather_external: options.gather_external_data,
     };
     let shown = input.shown();
-    let same_file = match (&input, &out) {
-        (Input::Path(a), Some(b)) => onnx_bcast::cli::same_file(a, b),
-        _ => false,
-    };
+    let path = input.path();
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
         if let Some(out) = &out {
             onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
-        onnx_bcast::sys::panics::test_point("expand");
-        let (plan, pieces) = expand_model_request(&model, options, &request).map_err(|e| refused(&shown, e))?;
+        let command = Expand { options, request: &request };
+        let (plan, pieces) = driver::rewrite(&command, &model).map_err(|e| refused(&shown, e))?;
         // A plan made from an analysis that was stopped is incomplete: never written.
         interrupted()?;
         let written = out.as_ref().map(|p| p.display().to_string());
-        let bytes = match &out {
-            // An unchanged model written over itself needs no write at all.
-            Some(_) if plan.edit.is_empty() && same_file => None,
-            Some(out) => {
-                onnx_bcast::rewrite::expand::write_expanded(&model, &plan, &pieces, out)
-                    .map_err(|e| Failure::Other(e.to_string()))?;
-                None
-            }
-            None => Some(pieces.to_vec(model.bytes()).map_err(|e| Failure::Other(format!("{shown}: {e}")))?),
-        };
+        let bytes = write_or_lay_out::<Expand>(&model, &plan, &pieces, path.as_deref(), out.as_deref(), &shown)?;
         let summary = onnx_bcast::render::expand::expand_json(&shown, written.as_deref(), &plan.summary);
         Ok((bytes, summary.to_string()))
     })?;
@@ -452,20 +449,22 @@ fn broken(shown: &str, notes: &[onnx_bcast::analysis::Note], verb: &str) -> Fail
 /// What `infer` and `fold` hand back: the rewritten bytes (unless written to `out`) and the summary JSON.
 type Rewritten = (Option<Py<PyBytes>>, String);
 
-/// Writes `pieces` to `out` (atomically, with external data, as the command line does) or lays them out in memory.
-fn write_or_lay_out(
+/// Writes `pieces` to `out` (atomically, with external data, as the command line does) or lays them out in memory:
+/// the library's one write entry, [`driver::write`].
+fn write_or_lay_out<R: driver::Rewrite>(
     model: &Model,
+    plan: &R::Plan,
     pieces: &onnx_bcast::onnx::wire::Pieces,
-    out: Option<&PathBuf>,
-    unchanged_in_place: bool,
+    input: Option<&std::path::Path>,
+    out: Option<&std::path::Path>,
     shown: &str,
 ) -> Result<Option<Vec<u8>>, Failure> {
-    match out {
-        Some(_) if unchanged_in_place => Ok(None),
-        Some(out) => onnx_bcast::onnx::save::write_model(model, &Default::default(), pieces, out)
-            .map(|_| None)
-            .map_err(|e| Failure::Other(e.to_string())),
-        None => pieces.to_vec(model.bytes()).map(Some).map_err(|e| Failure::Other(format!("{shown}: {e}"))),
+    let target = out.map_or(driver::Target::Memory, driver::Target::File);
+    match driver::write::<R>(model, plan, pieces, input, target) {
+        Ok(driver::Written::Bytes(bytes)) => Ok(Some(bytes)),
+        Ok(_) => Ok(None),
+        Err(driver::WriteError::Layout(e)) => Err(Failure::Other(format!("{shown}: {e}"))),
+        Err(e) => Err(Failure::Other(e.to_string())),
     }
 }
 
@@ -487,18 +486,26 @@ fn infer(
         ranges: Default::default(),
     };
     let shown = input.shown();
-    let same_file = same_path(&input, out.as_ref());
+    let path = input.path();
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
         if let Some(out) = &out {
             onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
-        let (plan, pieces) = onnx_bcast::rewrite::annotate::infer_model(&model, &options).map_err(|e| match e {
+        let command = onnx_bcast::rewrite::annotate::Annotate(&options);
+        let (plan, pieces) = driver::rewrite(&command, &model).map_err(|e| match e {
             onnx_bcast::rewrite::annotate::InferError::Broken(notes) => broken(&shown, &notes, "annotated"),
             onnx_bcast::rewrite::annotate::InferError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
             other => Failure::Other(format!("{shown}: {other}")),
         })?;
-        let bytes = write_or_lay_out(&model, &pieces, out.as_ref(), plan.edit.is_empty() && same_file, &shown)?;
+        let bytes = write_or_lay_out::<onnx_bcast::rewrite::annotate::Annotate>(
+            &model,
+            &plan,
+            &pieces,
+            path.as_deref(),
+            out.as_deref(),
+            &shown,
+        )?;
         let written = out.as_ref().map(|p| p.display().to_string());
         Ok((bytes, onnx_bcast::render::infer::infer_json(&shown, written.as_deref(), &plan.summary).to_string()))
     })?;
@@ -518,29 +525,29 @@ fn fold(
     let input = Input::from_py(model, name, Vec::new())?;
     let options = onnx_bcast::rewrite::fold::FoldOptions { materialized };
     let shown = input.shown();
-    let same_file = same_path(&input, out.as_ref());
+    let path = input.path();
     let (bytes, summary) = without_gil(py, &shown.clone(), move || {
         let model = input.open()?;
         if let Some(out) = &out {
             onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
         }
-        let (plan, pieces) = onnx_bcast::rewrite::fold::fold_model(&model, options).map_err(|e| match e {
+        let command = onnx_bcast::rewrite::fold::Fold(options);
+        let (plan, pieces) = driver::rewrite(&command, &model).map_err(|e| match e {
             onnx_bcast::rewrite::fold::FoldError::Broken(notes) => broken(&shown, &notes, "rewritten"),
             other => Failure::Other(format!("{shown}: {other}")),
         })?;
-        let bytes = write_or_lay_out(&model, &pieces, out.as_ref(), plan.edit.is_empty() && same_file, &shown)?;
+        let bytes = write_or_lay_out::<onnx_bcast::rewrite::fold::Fold>(
+            &model,
+            &plan,
+            &pieces,
+            path.as_deref(),
+            out.as_deref(),
+            &shown,
+        )?;
         let written = out.as_ref().map(|p| p.display().to_string());
         Ok((bytes, onnx_bcast::render::fold::fold_json(&shown, written.as_deref(), &plan.summary).to_string()))
     })?;
     Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
-}
-
-/// Whether the input is a file that `out` names too.
-fn same_path(input: &Input, out: Option<&PathBuf>) -> bool {
-    match (input, out) {
-        (Input::Path(a), Some(b)) => onnx_bcast::cli::same_file(a, b),
-        _ => false,
-    }
 }
 
 /// The text of `onnx-bcast explain CODE`, or of the list of codes without one; `None` for a name that is no code.

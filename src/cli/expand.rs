@@ -4,9 +4,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_bcast::onnx::model::Model;
 use onnx_bcast::onnx::wire::Pieces;
-use onnx_bcast::rewrite::expand::{expand_model_request, ExpandError, ExpandOptions, ExpandSummary, Plan};
+use onnx_bcast::rewrite::expand::{Expand, ExpandOptions, ExpandSummary};
 
 use super::args::{ExpandArgs, Format};
 use super::Status;
@@ -53,33 +52,14 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
     expand(&args.input, args.output.as_deref(), options, &request)
 }
 
-/// The model at `input`, and its plan; `Err` with the exit status once the reason is printed.
-fn plan(
-    input: &Path,
-    output: Option<&Path>,
-    options: ExpandOptions,
-    request: &Request,
-) -> Result<(Model, Plan, Pieces), Status> {
-    let dry_run = request.dry_run;
-    let shown = input.display().to_string();
-    let model = super::open_for_rewrite(input, output, dry_run)?;
-    let plan = || {
-        onnx_bcast::sys::panics::test_point("expand");
-        expand_model_request(&model, options, &request.analysis)
-    };
-    let (plan, pieces) = super::planned(&shown, "rewritten", plan, |e| match e {
-        ExpandError::Broken(notes) => Some(notes),
-        _ => None,
-    })?;
-    Ok((model, plan, pieces))
-}
-
 fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: &Request) -> io::Result<Status> {
     let shown = input.display().to_string();
-    let (model, plan, pieces) = match plan(input, output, options, request) {
+    let command = Expand { options, request: &request.analysis };
+    let planned = match super::rewrite::plan(&command, input, output, request.dry_run) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
+    let (model, plan, pieces) = (&planned.model, &planned.plan, &planned.pieces);
     // A site left that broadcasts (or breaks its rule) is a finding; an undecided one is only under --strict.
     let findings = plan.summary.left.iter().any(|l| l.kind.is_finding());
     let status = if findings { Status::Findings } else { Status::Clean };
@@ -89,7 +69,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
             let rewrite = Rewrite {
                 shown: &shown,
                 original: model.bytes(),
-                pieces: &pieces,
+                pieces,
                 unchanged: plan.edit.is_empty(),
                 format: request.format,
                 sizes,
@@ -106,19 +86,9 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
         }
         None => None,
     };
-    let written = match output.filter(|_| !request.dry_run) {
-        None => None,
-        Some(output) => {
-            // An unchanged model written over itself needs no write at all.
-            let unchanged_in_place = plan.edit.is_empty() && super::same_file(input, output);
-            if !unchanged_in_place {
-                if let Err(e) = onnx_bcast::rewrite::expand::write_expanded(&model, &plan, &pieces, output) {
-                    say!("onnx-bcast: error: {e}");
-                    return Ok(Status::Failed);
-                }
-            }
-            Some(output.display().to_string())
-        }
+    let written = match super::rewrite::write(&planned, input, output.filter(|_| !request.dry_run)) {
+        Ok(written) => written,
+        Err(status) => return Ok(status),
     };
     write_summary(&shown, written.as_deref(), &plan.summary, request, verified)?;
     Ok(status.max(verified.unwrap_or(Status::Clean)))

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use onnx_bcast::analysis::Bindings;
-use onnx_bcast::rewrite::annotate::{infer_model, InferError, InferOptions, InferSummary};
+use onnx_bcast::rewrite::annotate::{Annotate, InferOptions, InferSummary};
 
 use super::args::{Format, InferArgs};
 use super::Status;
@@ -20,36 +20,15 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared, ranges: args.ranges.request() };
     let shown = args.input.display().to_string();
     let output = args.output.as_deref().filter(|_| !args.dry_run);
-    let model = match super::open_for_rewrite(&args.input, output, args.dry_run) {
-        Ok(model) => model,
-        Err(status) => return Ok(status),
-    };
-    let plan = || {
-        onnx_bcast::sys::panics::test_point("infer");
-        infer_model(&model, &options)
-    };
-    let planned = super::planned(&shown, "annotated", plan, |e| match e {
-        InferError::Broken(notes) => Some(notes),
-        _ => None,
-    });
-    let (plan, pieces) = match planned {
+    let planned = match super::rewrite::plan(&Annotate(&options), &args.input, output, args.dry_run) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };
-    let written = match output {
-        None => None,
-        Some(output) => {
-            // An unchanged model written over itself needs no write at all.
-            let in_place = super::same_file(&args.input, output);
-            if !(plan.edit.is_empty() && in_place) {
-                if let Err(e) = onnx_bcast::rewrite::annotate::write_inferred(&model, &pieces, output) {
-                    say!("onnx-bcast: error: {e}");
-                    return Ok(Status::Failed);
-                }
-            }
-            Some(output.display().to_string())
-        }
+    let written = match super::rewrite::write(&planned, &args.input, output) {
+        Ok(written) => written,
+        Err(status) => return Ok(status),
     };
+    let plan = &planned.plan;
     write_summary(&shown, written.as_deref(), &plan.summary, args.format)?;
     let kept = plan.summary.mismatches.iter().any(|m| !m.replaced);
     Ok(if kept { Status::Findings } else { Status::Clean })

@@ -38,6 +38,7 @@ pub mod explain;
 pub mod fold;
 pub mod infer;
 pub mod progress;
+pub mod rewrite;
 pub mod run;
 pub mod shapes;
 pub mod sink;
@@ -60,27 +61,6 @@ pub enum Status {
     Failed = 2,
 }
 
-/// A rewriting command's input (`expand`, `fold`, `infer`): the model at `input`, with OUT judged before any work
-/// (unless `dry_run`, which needs no OUT), so that a bad OUT costs nothing and is named in the message; `Err` with
-/// the exit status once the reason is printed.
-pub fn open_for_rewrite(
-    input: &std::path::Path,
-    output: Option<&std::path::Path>,
-    dry_run: bool,
-) -> Result<onnx_bcast::onnx::model::Model, Status> {
-    let model = onnx_bcast::onnx::model::Model::open(input).map_err(|e| {
-        say!("onnx-bcast: error: {e}");
-        Status::Failed
-    })?;
-    if let (false, Some(output)) = (dry_run, output) {
-        if let Err(e) = onnx_bcast::onnx::save::destination(output) {
-            say!("onnx-bcast: error: {e}");
-            return Err(Status::Failed);
-        }
-    }
-    Ok(model)
-}
-
 /// Opens the model at `path`, or reads one from standard input for `-` (`check -`, `shapes -`).
 pub fn open_model(
     path: &std::path::Path,
@@ -91,43 +71,6 @@ pub fn open_model(
         Ok(onnx_bcast::onnx::model::Model::from_bytes("-", bytes.into()))
     } else {
         Ok(onnx_bcast::onnx::model::Model::open(path))
-    }
-}
-
-/// Whether two paths name one file: an unchanged model written over itself needs no write at all.
-pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// A rewriting command's plan (`expand`, `fold`, `infer`), run under the panic guard: the plan, or the exit status
-/// once the reason is printed. A model `check` reports as broken gets its findings and exit 1 (`not VERB: ...`);
-/// another error, or a panic, one line and exit 2.
-pub fn planned<T, E: std::fmt::Display>(
-    shown: &str,
-    verb: &str,
-    plan: impl FnOnce() -> Result<T, E>,
-    broken: impl FnOnce(&E) -> Option<&[onnx_bcast::analysis::Note]>,
-) -> Result<T, Status> {
-    match onnx_bcast::sys::panics::guard(plan) {
-        Ok(Ok(planned)) => Ok(planned),
-        Ok(Err(e)) => match broken(&e) {
-            Some(notes) => {
-                print_notes(shown, notes);
-                say!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
-                Err(Status::Findings)
-            }
-            None => {
-                say!("onnx-bcast: error: {shown}: {e}");
-                Err(Status::Failed)
-            }
-        },
-        Err(panic) => {
-            say!("onnx-bcast: internal error: {shown}: {panic}");
-            Err(Status::Failed)
-        }
     }
 }
 

@@ -84,7 +84,7 @@ impl<'m> CallSite<'m> {
 }
 
 /// The graph held by `node`'s attribute at position `attribute`, at position `graph` within it (`g` first, then
-/// each of `graphs`): the numbering of [`crate::onnx::model::GraphStep::Subgraph`].
+/// each of `graphs`): the numbering of a `GraphStep::Subgraph` of the model module.
 pub fn subgraph(node: &NodeProto, attribute: usize, graph: usize) -> Option<&GraphProto> {
     let a = node.attribute.get(attribute)?;
     a.g.iter().chain(&a.graphs).nth(graph)

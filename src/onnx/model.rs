@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use prost::Message;
 
-use crate::onnx::pb::ModelProto;
+use crate::onnx::pb::{FunctionProto, GraphProto, ModelProto, NodeProto};
 use crate::onnx::source::{DecodeFailure, FileSource, Source};
 
 /// One step from a model down to a graph body.
@@ -24,6 +24,42 @@ pub enum GraphStep {
     /// A graph of `ModelProto.training_info[info]`: its `algorithm`, or its `initialization`. Only `check` and
     /// `shapes` walk them; the rewrites leave them as they are.
     Training { info: usize, algorithm: bool },
+}
+
+/// A body of the model that a path of [`GraphStep`]s leads to: a graph, or a model-local function.
+#[derive(Clone, Copy, Debug)]
+pub enum ModelBody<'m> {
+    Graph(&'m GraphProto),
+    Function(&'m FunctionProto),
+}
+
+impl<'m> ModelBody<'m> {
+    pub fn nodes(self) -> &'m [NodeProto] {
+        match self {
+            ModelBody::Graph(g) => &g.node,
+            ModelBody::Function(f) => &f.node,
+        }
+    }
+}
+
+/// The body at `path`, or `None` where the path leads nowhere. A function or a training graph is a body of the
+/// model itself, so only a first step names one; every later step goes into a node's graph attribute. The one
+/// resolver of a path: the walk records paths, and every rewrite finds its bodies again through here.
+pub fn body_at<'m>(model: &'m ModelProto, path: &[GraphStep]) -> Option<ModelBody<'m>> {
+    let (mut body, rest) = match path.split_first() {
+        Some((GraphStep::Function(k), rest)) => (ModelBody::Function(model.functions.get(*k)?), rest),
+        Some((&GraphStep::Training { info, algorithm }, rest)) => {
+            let t = model.training_info.get(info)?;
+            let g = if algorithm { &t.algorithm } else { &t.initialization };
+            (ModelBody::Graph(g.as_ref()?), rest)
+        }
+        _ => (ModelBody::Graph(model.graph.as_ref()?), path),
+    };
+    for step in rest {
+        let GraphStep::Subgraph { node, attribute, graph } = *step else { return None };
+        body = ModelBody::Graph(crate::onnx::attr::subgraph(body.nodes().get(node)?, attribute, graph)?);
+    }
+    Some(body)
 }
 
 /// Where a node sits in the model's structure; an empty path is the main graph.

@@ -178,6 +178,16 @@ fn longest_inner_call(expression: &str) -> Option<String> {
     best.map(str::to_string)
 }
 
+/// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
+pub(crate) fn write_fitted(out: &mut impl std::io::Write, input: &str, lead: &str, text: &str) -> std::io::Result<()> {
+    let (line, legend) = fit(lead, text);
+    writeln!(out, "{input}: {line}")?;
+    for line in legend {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
 /// The text cut to `budget` characters with `…`. A message ends with what matters most (`…: on axis 1, B has 4
 /// where A has 3`), so the part before its last `: ` is cut when that keeps the end whole.
 pub fn cut(text: &str, budget: usize) -> String {

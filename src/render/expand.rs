@@ -6,16 +6,6 @@ use std::io::{self, Write};
 use crate::rewrite::expand::ExpandSummary;
 use crate::sys::escape::{plain, text};
 
-/// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
-pub(crate) fn write_fitted(out: &mut impl Write, input: &str, lead: &str, text: &str) -> io::Result<()> {
-    let (line, legend) = crate::render::brief::fit(lead, text);
-    writeln!(out, "{input}: {line}")?;
-    for line in legend {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}
-
 /// The JSON object of an expand run: names whole.
 pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
     serde_json::json!({
@@ -57,12 +47,17 @@ pub fn write_expand_text(
                 false => format!(" (still holds only if {})", crate::rules::all_of(&a.conditions)),
             };
             let at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
-            write_fitted(out, &input, &format!("{at}: "), &format!("{}{still}", a.steps.join("; ")))?;
+            crate::render::brief::write_fitted(
+                out,
+                &input,
+                &format!("{at}: "),
+                &format!("{}{still}", a.steps.join("; ")),
+            )?;
         }
     }
     for l in &summary.left {
         let at = crate::onnx::location::at(&l.graph, Some(&l.node), Some(&l.op));
-        write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason)?;
+        crate::render::brief::write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason)?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),

@@ -80,18 +80,18 @@ pub fn write_fold_text(
             let at = crate::onnx::location::at(&f.graph, Some(&f.node), Some(&f.op));
             let frames = function_frames(&f.functions);
             let text = format!("{frames}{} read directly{into}", crate::sys::escape::name(&f.source));
-            crate::render::expand::write_fitted(out, &input, &format!("folded {at}: "), &text)?;
+            crate::render::brief::write_fitted(out, &input, &format!("folded {at}: "), &text)?;
         }
     }
     for r in &summary.removed_with {
         let at = crate::onnx::location::at(&r.graph, Some(&r.node), Some(&r.op));
         let text = format!("with {}, which alone read it", r.with.join(", "));
-        crate::render::expand::write_fitted(out, &input, &format!("removed {at} "), &text)?;
+        crate::render::brief::write_fitted(out, &input, &format!("removed {at} "), &text)?;
     }
     for k in &summary.kept {
         let at = crate::onnx::location::at(&k.graph, Some(&k.node), Some(&k.op));
         let reason = format!("{}{}", function_frames(&k.functions), k.reason);
-        crate::render::expand::write_fitted(out, &input, &format!("kept {at}: "), &reason)?;
+        crate::render::brief::write_fitted(out, &input, &format!("kept {at}: "), &reason)?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),

@@ -41,7 +41,7 @@ pub fn write_infer_text(
         let code = Code::DeclaredShapeMismatch.as_str();
         let lead =
             format!("{code} {}: ", crate::onnx::location::at(&m.graph, Some(&format!("value {}", m.value)), None));
-        crate::render::expand::write_fitted(out, &input, &lead, &format!("{} ({fate})", m.why))?;
+        crate::render::brief::write_fitted(out, &input, &lead, &format!("{} ({fate})", m.why))?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),

@@ -8,19 +8,18 @@
 //! Declarations that agree with inference are kept as written (completed where they leave a dim or the element
 //! type empty); one that contradicts it is reported, and replaced only with `--overwrite-declared`.
 
-mod declare;
 mod ranged;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::analysis::{Bindings, GraphStep, Note};
-use crate::onnx::model::Model;
+use crate::onnx::model::{body_at, Model, ModelBody};
 use crate::onnx::pb::field;
-use crate::onnx::pb::{FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto};
+use crate::onnx::pb::ValueInfoProto;
 use crate::onnx::tensor::{self, ValueFacts};
 use crate::onnx::wire::{self, GraphEdit, ModelEdit, Pieces};
 
-pub use declare::{dim_value, new_declaration, MAX_DIM_PARAM};
+pub use crate::rewrite::declare::{dim_value, new_declaration, MAX_DIM_PARAM};
 
 #[derive(Clone, Debug, Default)]
 pub struct InferOptions {
@@ -122,7 +121,7 @@ pub fn plan(model: &Model, options: &InferOptions) -> Result<Plan, InferError> {
         let (_, facts) = bodies.entry(g.loc).or_insert_with(|| (g.path, HashMap::new()));
         for (name, f) in g.values {
             let merged = match facts.get(&name) {
-                Some(earlier) => declare::common(earlier, &f),
+                Some(earlier) => crate::rewrite::declare::common(earlier, &f),
                 None => f,
             };
             facts.insert(name, merged);
@@ -132,85 +131,43 @@ pub fn plan(model: &Model, options: &InferOptions) -> Result<Plan, InferError> {
     let mut plan = Plan { edit: ModelEdit::default(), summary: InferSummary::default() };
     for (loc, (path, facts)) in &bodies {
         let Some(body) = body_at(proto, loc) else { continue };
-        if matches!(body, Body::Function(_)) && proto.ir_version() < FUNCTION_VALUE_INFO_IR {
+        if matches!(body, ModelBody::Function(_)) && proto.ir_version() < FUNCTION_VALUE_INFO_IR {
             plan.summary.functions_skipped += 1;
             continue;
         }
         let mut planner = BodyPlanner { options, main: loc.is_empty(), path, facts, summary: &mut plan.summary };
         planner.plan(body, plan.edit.graph_mut(loc));
     }
-    plan.summary.inputs_bound = bind_inputs(proto, &options.bindings, &mut plan.edit);
+    plan.summary.inputs_bound = crate::rewrite::driver::bind_inputs(proto, &options.bindings, &mut plan.edit);
     Ok(plan)
+}
+
+/// `infer` on the common rewrite path ([`crate::rewrite::driver`]).
+pub struct Annotate<'a>(pub &'a InferOptions);
+
+impl crate::rewrite::driver::Rewrite for Annotate<'_> {
+    type Plan = Plan;
+    type Error = InferError;
+    const COMMAND: &'static str = "infer";
+    const VERB: &'static str = "annotated";
+
+    fn plan(&self, model: &Model) -> Result<Plan, InferError> {
+        plan(model, self.0)
+    }
+    fn edit(plan: &Plan) -> &ModelEdit {
+        &plan.edit
+    }
+    fn broken(error: &InferError) -> Option<&[Note]> {
+        match error {
+            InferError::Broken(notes) => Some(notes),
+            _ => None,
+        }
+    }
 }
 
 /// Plans a loaded model and lays out its output: the input's bytes with the declarations spliced in.
 pub fn infer_model(model: &Model, options: &InferOptions) -> Result<(Plan, Pieces), InferError> {
-    let plan = plan(model, options)?;
-    let pieces = wire::apply(model.source(), &plan.edit)?;
-    Ok((plan, pieces))
-}
-
-/// Writes the annotated model to `output`, carrying its external data references as `expand` does
-/// ([`crate::onnx::save::write_model`]).
-pub fn write_inferred(
-    model: &Model,
-    pieces: &Pieces,
-    output: &std::path::Path,
-) -> Result<Vec<String>, crate::onnx::save::SaveError> {
-    crate::onnx::save::write_model(model, &crate::onnx::external::ExternalMoves::default(), pieces, output)
-}
-
-/// Rewrites the main graph's input declarations whose dims name bound symbols: the size replaces the symbol (the
-/// propagated counterpart of onnxruntime's `make_dynamic_shape_fixed`). Returns how many inputs changed.
-pub fn bind_inputs(model: &ModelProto, bindings: &Bindings, edit: &mut ModelEdit) -> usize {
-    let Some(graph) = &model.graph else { return 0 };
-    if bindings.is_empty() {
-        return 0;
-    }
-    let mut changed = 0;
-    for (i, vi) in graph.input.iter().enumerate() {
-        let unknown = ValueFacts::unknown();
-        match declare::merged(vi, &unknown, bindings, false) {
-            Some(bound) if bound != *vi => {
-                edit.graph_mut(&[]).declaration_edits.insert((field::graph::INPUT, i), bound);
-                changed += 1;
-            }
-            _ => {}
-        }
-    }
-    changed
-}
-
-/// A body the walk recorded: a graph, or a function's.
-#[derive(Clone, Copy)]
-enum Body<'m> {
-    Graph(&'m GraphProto),
-    Function(&'m FunctionProto),
-}
-
-impl<'m> Body<'m> {
-    fn nodes(self) -> &'m [NodeProto] {
-        match self {
-            Body::Graph(g) => &g.node,
-            Body::Function(f) => &f.node,
-        }
-    }
-}
-
-/// The body at `loc` (the numbering of [`GraphStep`]).
-fn body_at<'m>(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
-    let mut body = match loc.first() {
-        Some(GraphStep::Function(i)) => Body::Function(model.functions.get(*i)?),
-        // infer never walks the training graphs (its request leaves them out): nothing is written there.
-        Some(GraphStep::Training { .. }) => return None,
-        _ => Body::Graph(model.graph.as_ref()?),
-    };
-    for step in loc {
-        if let GraphStep::Subgraph { node, attribute, graph } = *step {
-            body = Body::Graph(crate::onnx::attr::subgraph(body.nodes().get(node)?, attribute, graph)?);
-        }
-    }
-    Some(body)
+    crate::rewrite::driver::rewrite(&Annotate(options), model)
 }
 
 /// Ops whose outputs are not tensors (sequences, optionals): never declared as tensors.
@@ -227,7 +184,7 @@ struct BodyPlanner<'a> {
 }
 
 impl BodyPlanner<'_> {
-    fn plan(&mut self, body: Body<'_>, edit: &mut GraphEdit) {
+    fn plan(&mut self, body: ModelBody<'_>, edit: &mut GraphEdit) {
         let mut produced: Vec<&str> = Vec::new();
         let mut skip: HashSet<&str> = HashSet::new();
         for node in body.nodes() {
@@ -239,7 +196,7 @@ impl BodyPlanner<'_> {
             }
         }
         let declarations: Vec<(u32, usize, &ValueInfoProto)> = match body {
-            Body::Graph(g) => {
+            ModelBody::Graph(g) => {
                 let outputs = g.output.iter().enumerate().map(|(i, v)| (field::graph::OUTPUT, i, v));
                 let infos = g.value_info.iter().enumerate().map(|(i, v)| (field::graph::VALUE_INFO, i, v));
                 // A subgraph's inputs (a Loop body's carried values) may name bound symbols too; the main graph's
@@ -248,7 +205,7 @@ impl BodyPlanner<'_> {
                 let inputs = inputs.filter(|_| !self.main && !self.options.bindings.is_empty());
                 outputs.chain(infos).chain(inputs).collect()
             }
-            Body::Function(f) => {
+            ModelBody::Function(f) => {
                 f.value_info.iter().enumerate().map(|(i, v)| (field::function::VALUE_INFO, i, v)).collect()
             }
         };
@@ -301,7 +258,7 @@ impl BodyPlanner<'_> {
             return;
         }
         let facts = facts.filter(|_| replace).cloned().unwrap_or_default();
-        match declare::merged(vi, &facts, bindings, replace) {
+        match crate::rewrite::declare::merged(vi, &facts, bindings, replace) {
             Some(bound) if bound != *vi => {
                 edit.declaration_edits.insert(at, bound);
             }
@@ -319,10 +276,11 @@ impl BodyPlanner<'_> {
             let (graph, value) = (self.path.to_string(), vi.name().to_string());
             self.summary.mismatches.push(Mismatch { graph, value, why, replaced: replace });
             if !replace {
-                return declare::merged(vi, &ValueFacts::unknown(), bindings, false).unwrap_or_else(|| vi.clone());
+                return crate::rewrite::declare::merged(vi, &ValueFacts::unknown(), bindings, false)
+                    .unwrap_or_else(|| vi.clone());
             }
         }
-        declare::merged(vi, facts, bindings, replace).unwrap_or_else(|| vi.clone())
+        crate::rewrite::declare::merged(vi, facts, bindings, replace).unwrap_or_else(|| vi.clone())
     }
 
     fn count(&mut self, vi: &ValueInfoProto) {

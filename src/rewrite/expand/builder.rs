@@ -154,24 +154,9 @@ impl<'m> Builder<'m> {
         self.try_memo(at, made, |b| Some(make(b))).expect("made")
     }
 
-    /// The node list of the graph or function body at `graph`.
+    /// The node list of the graph or function body at `graph`, a path the analysis recorded.
     pub fn nodes_at(&self, graph: &[GraphStep]) -> &'m [NodeProto] {
-        let mut nodes: &'m [NodeProto] = &self.model.graph.as_ref().expect("analysed models have a graph").node;
-        for step in graph {
-            nodes = match *step {
-                GraphStep::Function(k) => &self.model.functions[k].node,
-                GraphStep::Subgraph { node, attribute, graph } => {
-                    &crate::onnx::attr::subgraph(&nodes[node], attribute, graph).expect("analysed subgraph exists").node
-                }
-                // expand's analysis never walks the training graphs: no site of theirs reaches here.
-                GraphStep::Training { info, algorithm } => {
-                    let t = &self.model.training_info[info];
-                    let g = if algorithm { &t.algorithm } else { &t.initialization };
-                    &g.as_ref().expect("analysed training graph exists").node
-                }
-            };
-        }
-        nodes
+        crate::onnx::model::body_at(self.model, graph).expect("an analysed body exists").nodes()
     }
 
     fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {

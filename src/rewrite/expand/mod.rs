@@ -175,19 +175,47 @@ pub fn plan_request(
     Ok(planner.finish())
 }
 
-/// [`expand_model_bound`] for an analysis request (`--bind` sizes and ranges: see [`plan_request`]); a range of one
-/// size is a binding, and the inputs are rewritten with it.
+/// `expand` on the common rewrite path ([`crate::rewrite::driver`]), for an analysis request (`--bind` sizes and
+/// ranges: see [`plan_request`]); a range of one size is a binding, and the inputs are rewritten with it.
+pub struct Expand<'a> {
+    pub options: ExpandOptions,
+    pub request: &'a crate::analysis::Request,
+}
+
+impl crate::rewrite::driver::Rewrite for Expand<'_> {
+    type Plan = Plan;
+    type Error = ExpandError;
+    const COMMAND: &'static str = "expand";
+    const VERB: &'static str = "rewritten";
+
+    fn plan(&self, model: &Model) -> Result<Plan, ExpandError> {
+        let mut plan = plan_request(model, self.options.clone(), self.request)?;
+        let (prepared, _) = crate::analysis::prepare(model.proto(), self.request)?;
+        plan.external = external::move_external(model, &self.options, &mut plan.edit)?;
+        crate::rewrite::driver::bind_inputs(model.proto(), &prepared.bindings, &mut plan.edit);
+        Ok(plan)
+    }
+    fn edit(plan: &Plan) -> &ModelEdit {
+        &plan.edit
+    }
+    fn moves(plan: &Plan) -> Option<&ExternalMoves> {
+        Some(&plan.external)
+    }
+    fn broken(error: &ExpandError) -> Option<&[crate::analysis::Note]> {
+        match error {
+            ExpandError::Broken(notes) => Some(notes),
+            _ => None,
+        }
+    }
+}
+
+/// [`expand_model_bound`] for an analysis request: see [`Expand`].
 pub fn expand_model_request(
     model: &Model,
     options: ExpandOptions,
     request: &crate::analysis::Request,
 ) -> Result<(Plan, Pieces), ExpandError> {
-    let mut plan = plan_request(model, options.clone(), request)?;
-    let (prepared, _) = crate::analysis::prepare(model.proto(), request)?;
-    plan.external = external::move_external(model, &options, &mut plan.edit)?;
-    crate::rewrite::annotate::bind_inputs(model.proto(), &prepared.bindings, &mut plan.edit);
-    let pieces = wire::apply(model.source(), &plan.edit)?;
-    Ok((plan, pieces))
+    crate::rewrite::driver::rewrite(&Expand { options, request }, model)
 }
 
 /// Plans the rewrite of a loaded model and lays out its output: the input's bytes with the edit spliced in.
@@ -228,6 +256,10 @@ pub fn write_expanded(
     plan: &Plan,
     pieces: &Pieces,
     output: &std::path::Path,
-) -> Result<Vec<String>, crate::onnx::save::SaveError> {
-    crate::onnx::save::write_model(model, &plan.external, pieces, output)
+) -> Result<Vec<String>, crate::rewrite::driver::WriteError> {
+    use crate::rewrite::driver::{write, Target, Written};
+    Ok(match write::<Expand>(model, plan, pieces, None, Target::File(output))? {
+        Written::File(files) => files,
+        Written::UnchangedInPlace | Written::Bytes(_) => Vec::new(),
+    })
 }

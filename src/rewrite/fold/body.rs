@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::onnx::model::GraphStep;
+use crate::onnx::model::{GraphStep, ModelBody};
 use crate::onnx::pb::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
 
 /// The parts of a body `fold` reads.
@@ -32,40 +32,16 @@ pub(super) struct Body<'m> {
 impl<'m> Body<'m> {
     /// The body at `loc`, or `None` if the path leads nowhere.
     pub fn at(model: &'m ModelProto, loc: &[GraphStep]) -> Option<Body<'m>> {
-        let constant_inputs = model.ir_version() < 4;
-        let mut graph: Option<&'m GraphProto> = model.graph.as_ref();
-        let mut body = None;
-        for (i, step) in loc.iter().enumerate() {
-            match *step {
-                GraphStep::Function(k) if i == 0 => {
-                    let f = model.functions.get(k)?;
-                    body = Some(Body::new(&f.node, (&[], false), &[], &f.value_info, f.output.iter()));
-                    graph = None;
-                }
-                GraphStep::Function(_) | GraphStep::Training { .. } => return None,
-                GraphStep::Subgraph { node, attribute, graph: g } => {
-                    let nodes = match (&body, graph) {
-                        (Some(b), _) => b.nodes,
-                        (None, Some(parent)) => &parent.node,
-                        (None, None) => return None,
-                    };
-                    let sub = crate::onnx::attr::subgraph(nodes.get(node)?, attribute, g)?;
-                    graph = Some(sub);
-                    body = None;
-                }
-            }
-        }
-        if body.is_some() {
-            return body;
-        }
-        let g = graph?;
-        Some(Body::new(
-            &g.node,
-            (&g.initializer, constant_inputs),
-            &g.input,
-            &g.value_info,
-            g.output.iter().map(|o| o.name.as_ref().unwrap_or(&EMPTY)),
-        ))
+        Some(match crate::onnx::model::body_at(model, loc)? {
+            ModelBody::Function(f) => Body::new(&f.node, (&[], false), &[], &f.value_info, f.output.iter()),
+            ModelBody::Graph(g) => Body::new(
+                &g.node,
+                (&g.initializer, model.ir_version() < 4),
+                &g.input,
+                &g.value_info,
+                g.output.iter().map(|o| o.name.as_ref().unwrap_or(&EMPTY)),
+            ),
+        })
     }
 
     fn new<'o>(

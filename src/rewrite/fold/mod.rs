@@ -249,21 +249,32 @@ pub fn plan(model: &Model, options: FoldOptions) -> Result<FoldPlan, FoldError> 
     Ok(plan::plan(model.proto(), &analysis, options))
 }
 
-/// Plans the fold of a loaded model and lays out its output: the input's bytes with the edit spliced in.
-pub fn fold_model(model: &Model, options: FoldOptions) -> Result<(FoldPlan, Pieces), FoldError> {
-    let plan = plan(model, options)?;
-    let pieces = wire::apply(model.source(), &plan.edit)?;
-    Ok((plan, pieces))
+/// `fold` on the common rewrite path ([`crate::rewrite::driver`]).
+pub struct Fold(pub FoldOptions);
+
+impl crate::rewrite::driver::Rewrite for Fold {
+    type Plan = FoldPlan;
+    type Error = FoldError;
+    const COMMAND: &'static str = "fold";
+    const VERB: &'static str = "rewritten";
+
+    fn plan(&self, model: &Model) -> Result<FoldPlan, FoldError> {
+        plan(model, self.0)
+    }
+    fn edit(plan: &FoldPlan) -> &ModelEdit {
+        &plan.edit
+    }
+    fn broken(error: &FoldError) -> Option<&[crate::analysis::Note]> {
+        match error {
+            FoldError::Broken(notes) => Some(notes),
+            _ => None,
+        }
+    }
 }
 
-/// Writes a folded model to `output` atomically, external data references kept valid as `expand` keeps them
-/// ([`crate::onnx::save::write_model`]). Returns the data files written beside `output`.
-pub fn write_folded(
-    model: &Model,
-    pieces: &Pieces,
-    output: &std::path::Path,
-) -> Result<Vec<String>, crate::onnx::save::SaveError> {
-    crate::onnx::save::write_model(model, &Default::default(), pieces, output)
+/// Plans the fold of a loaded model and lays out its output: the input's bytes with the edit spliced in.
+pub fn fold_model(model: &Model, options: FoldOptions) -> Result<(FoldPlan, Pieces), FoldError> {
+    crate::rewrite::driver::rewrite(&Fold(options), model)
 }
 
 /// The node a site is, by its label inside its own body (inside a function: the node of the body, not the call).

@@ -1,0 +1,85 @@
+//! What `expand`, `fold` and `infer` share on the command line: the model opened with OUT judged before any work,
+//! the plan made under the panic guard, and the result written through the library's one write entry
+//! ([`onnx_bcast::rewrite::driver::write`]).
+
+use std::path::Path;
+
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::wire::Pieces;
+use onnx_bcast::rewrite::driver::{self, Rewrite, Target};
+
+use super::Status;
+
+/// A model and its rewrite, planned and laid out.
+pub struct Planned<R: Rewrite> {
+    pub model: Model,
+    pub plan: R::Plan,
+    pub pieces: Pieces,
+}
+
+/// The model at `input` and its plan by `command`; `Err` with the exit status once the reason is printed. OUT is
+/// judged before the plan unless `dry_run` (which needs none).
+pub fn plan<R: Rewrite>(command: &R, input: &Path, output: Option<&Path>, dry_run: bool) -> Result<Planned<R>, Status> {
+    let shown = input.display().to_string();
+    let model = open(input, output, dry_run)?;
+    let (plan, pieces) = planned(&shown, R::VERB, || driver::rewrite(command, &model), R::broken)?;
+    Ok(Planned { model, plan, pieces })
+}
+
+/// Writes the rewrite to `output` (`None`: a dry run, nothing written): the path as shown, or the exit status
+/// once the reason is printed.
+pub fn write<R: Rewrite>(planned: &Planned<R>, input: &Path, output: Option<&Path>) -> Result<Option<String>, Status> {
+    let Some(output) = output else { return Ok(None) };
+    let Planned { model, plan, pieces } = planned;
+    if let Err(e) = driver::write::<R>(model, plan, pieces, Some(input), Target::File(output)) {
+        say!("onnx-bcast: error: {e}");
+        return Err(Status::Failed);
+    }
+    Ok(Some(output.display().to_string()))
+}
+
+/// A rewriting command's input (`expand`, `fold`, `infer`): the model at `input`, with OUT judged before any work
+/// (unless `dry_run`, which needs no OUT), so that a bad OUT costs nothing and is named in the message; `Err` with
+/// the exit status once the reason is printed.
+fn open(input: &Path, output: Option<&Path>, dry_run: bool) -> Result<Model, Status> {
+    let model = Model::open(input).map_err(|e| {
+        say!("onnx-bcast: error: {e}");
+        Status::Failed
+    })?;
+    if let (false, Some(output)) = (dry_run, output) {
+        if let Err(e) = onnx_bcast::onnx::save::destination(output) {
+            say!("onnx-bcast: error: {e}");
+            return Err(Status::Failed);
+        }
+    }
+    Ok(model)
+}
+
+/// A rewriting command's plan (`expand`, `fold`, `infer`), run under the panic guard: the plan, or the exit status
+/// once the reason is printed. A model `check` reports as broken gets its findings and exit 1 (`not VERB: ...`);
+/// another error, or a panic, one line and exit 2.
+fn planned<T, E: std::fmt::Display>(
+    shown: &str,
+    verb: &str,
+    plan: impl FnOnce() -> Result<T, E>,
+    broken: impl FnOnce(&E) -> Option<&[onnx_bcast::analysis::Note]>,
+) -> Result<T, Status> {
+    match onnx_bcast::sys::panics::guard(plan) {
+        Ok(Ok(planned)) => Ok(planned),
+        Ok(Err(e)) => match broken(&e) {
+            Some(notes) => {
+                super::print_notes(shown, notes);
+                say!("onnx-bcast: {shown}: not {verb}: `check` reports the model as broken; nothing was written");
+                Err(Status::Findings)
+            }
+            None => {
+                say!("onnx-bcast: error: {shown}: {e}");
+                Err(Status::Failed)
+            }
+        },
+        Err(panic) => {
+            say!("onnx-bcast: internal error: {shown}: {panic}");
+            Err(Status::Failed)
+        }
+    }
+}
