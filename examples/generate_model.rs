@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::Parser;
 
 #[allow(dead_code)] // the generator also serves the tests, which use more of it
-#[path = "../tests/common/gen.rs"]
+#[path = "../tests/it/common/gen.rs"]
 mod gen;
 
 use gen::{write_synthetic, SyntheticSpec};

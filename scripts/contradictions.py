@@ -8,7 +8,7 @@ Run with the project venv (scripts/testdata.sh: pinned onnx, onnxruntime, numpy)
 (a few hundred models of a few hundred bytes; nothing is committed). For each: `BIN check --format json` (flagged:
 exit 1, with its error codes) and onnxruntime (refused: the session cannot be made, or a run on seeded random
 inputs fails). Writes OUT_JSON: {"models": [{"name", "kind": "bad"|"good", "flagged", "codes", "messages",
-"refused", "ort_error"}], "totals": {...}}. The caller (tests/contradictions.rs) judges: every model flagged is
+"refused", "ort_error"}], "totals": {...}}. The caller (tests/it/contradictions.rs) judges: every model flagged is
 refused and every model not flagged runs.
 """
 

@@ -218,7 +218,7 @@ def figures(records, t, manifest, crashed, seconds):
     lines = [
         "# Deployment corpus: figures",
         "",
-        "Written by `scripts/deploy_models.py` (run by `tests/deploy_models.rs`); the corpus is described in",
+        "Written by `scripts/deploy_models.py` (run by `tests/it/deploy_models.rs`); the corpus is described in",
         "`corpus/README.md` (\"Deployment corpus\"). Do not edit by hand.",
         "",
         f"Made with {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}; {t['models']} models "

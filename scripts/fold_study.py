@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`onnx-bcast fold` over a set of models: what it removes, that it never changes what a model computes, and that
-it undoes `expand`. tests/fold_corpus.rs runs it over the ONNX backend data, the real-model corpus, the PyTorch
+it undoes `expand`. tests/it/fold_corpus.rs runs it over the ONNX backend data, the real-model corpus, the PyTorch
 export corpus and fixtures/fold/, and judges the JSON report.
 
     python scripts/fold_study.py BIN KIND DIR OUT_JSON [--workdir W]

@@ -27,7 +27,7 @@ function bodies), run in onnxruntime at exactly those sizes with the original's 
 the original must give the same verdicts, site by site, as `BIN check` on the static model.
 
 Writes OUT_JSON ({"sets": {...}, "models": [...]}) and the figures as Markdown (stdout, and FILE with --figures).
-Exits 0 whenever it could do that (findings included: judging is tests/infer_corpus.rs's job), 2 on a usage error.
+Exits 0 whenever it could do that (findings included: judging is tests/it/infer_corpus.rs's job), 2 on a usage error.
 """
 
 import argparse
@@ -381,7 +381,7 @@ def totals(records):
 
 def figures(sets):
     lines = ["# `infer` and `--bind` over the corpora", "",
-             "Written by scripts/infer_study.py (tests/infer_corpus.rs). A value is a node output of any graph; "
+             "Written by scripts/infer_study.py (tests/it/infer_corpus.rs). A value is a node output of any graph; "
              "*resolved*: declared with a rank and every dim a dim_value or dim_param.", "",
              "| set | models | written | checker ok | checker fails the original too | ran in ORT | outputs equal | "
              "excluded | shape claims | mismatches | declared-shape-mismatch reported | values | resolved before | "

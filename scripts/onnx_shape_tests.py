@@ -1,4 +1,4 @@
-"""ONNX's own shape-inference unit tests as conformance tests for `onnx-bcast shapes` (tests/onnx_shape_tests.rs).
+"""ONNX's own shape-inference unit tests as conformance tests for `onnx-bcast shapes` (tests/it/onnx_shape_tests.rs).
 
     onnx_shape_tests.py BIN TESTS_DIR OUT_JSON --workdir DIR [--figures FILE]
 

@@ -8,7 +8,7 @@
 #
 # with $dir = $root/onnx-tests-<hash of the pins>, $root = ${ONNX_BCAST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnx-bcast}.
 # scripts/onnx_shape_tests.py runs the tests in that venv and compares onnx-bcast with what they expect
-# (tests/onnx_shape_tests.rs).
+# (tests/it/onnx_shape_tests.rs).
 #
 #   ONNX_BCAST_PYTHON  python interpreter used to create the venv (default: python3)
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's test: builds the wheel with maturin (from PyPI, pinned), installs it into a fresh venv with
 # the pinned test requirements (binary wheels only: installing needs no compiler), and runs the pytest suite
-# (python/tests) against the installed package. tests/python_package.rs runs this from `cargo test`.
+# (python/tests) against the installed package. tests/it/python_package.rs runs this from `cargo test`.
 #
 #   ONNX_BCAST_CACHE   cache directory (default: <repo>/.cache): the maturin venv (the fresh test venv is in
 #                      <repo>/target, one per clone)

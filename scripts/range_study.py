@@ -26,7 +26,7 @@ YOLOv8 (nudenet) and PP-OCR detectors, `--safe-ranges` within 320..640 per side,
 `320..640/32` proven.
 
 Writes OUT_JSON and the figures as Markdown (--figures). Exits 0 whenever it could do all that; judging is the
-caller's (tests/ranges_corpus.rs).
+caller's (tests/it/ranges_corpus.rs).
 """
 
 import argparse

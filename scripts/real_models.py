@@ -20,7 +20,7 @@ MODELS_DIR (sorted by relative path):
     be a number.
 
 Writes OUT_JSON ({"models": [...], "totals": {...}}) and the figures as Markdown (default corpus/FIGURES.md).
-Exits 0 whenever it could do all that; judging the results is the caller's job (tests/real_models.rs).
+Exits 0 whenever it could do all that; judging the results is the caller's job (tests/it/real_models.rs).
 """
 
 import argparse
@@ -520,7 +520,7 @@ def figures(records, totals):
     lines = [
         "# Real-model corpus: figures",
         "",
-        "Written by `scripts/real_models.py` (run by `tests/real_models.rs`); the corpus is described in",
+        "Written by `scripts/real_models.py` (run by `tests/it/real_models.rs`); the corpus is described in",
         "`corpus/README.md`. Do not edit by hand.",
         "",
         "## onnx-bcast on each model",

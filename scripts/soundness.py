@@ -26,7 +26,7 @@ not checked. A value whose first claim is an expression of a symbol not yet boun
 exactly one solution; otherwise the claim is counted as unchecked.
 
 Writes OUT_JSON ({"sets": {...}, "totals": {...}, "mismatches": [...], ...}) and prints a summary. Exits 0 when it
-could do all that (mismatches included: judging is tests/soundness.rs's job), 2 on a usage or setup error.
+could do all that (mismatches included: judging is tests/it/soundness.rs's job), 2 on a usage or setup error.
 """
 
 import argparse

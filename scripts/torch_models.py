@@ -18,7 +18,7 @@ MODELS_DIR holds the exports and the manifest.json of corpus/export_torch.py. Fo
     (byte-identical?), `Shape` nodes (all graphs) before and after, Expand nodes inserted.
 
 Writes OUT_JSON ({"models": [...], "totals": {...}, "export": {...}}) and the figures as Markdown. Exits 0 whenever
-it could do that (findings included: judging is tests/torch_models.rs's job), 2 on a usage or setup error.
+it could do that (findings included: judging is tests/it/torch_models.rs's job), 2 on a usage or setup error.
 """
 
 import argparse
@@ -333,7 +333,7 @@ def figures(records, t, manifest, crashed, seconds):
     lines = [
         "# PyTorch export corpus: figures",
         "",
-        "Written by `scripts/torch_models.py` (run by `tests/torch_models.rs`); the corpus is described in",
+        "Written by `scripts/torch_models.py` (run by `tests/it/torch_models.rs`); the corpus is described in",
         "`corpus/README.md` (\"PyTorch export corpus\"). Do not edit by hand.",
         "",
         f"Exported with {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}; "

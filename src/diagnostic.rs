@@ -4,10 +4,10 @@
 //! table of docs/codes.md are all generated from it (by the `explain` module).
 //!
 //! Each code's example is a real run: `check` on a committed fixture, whose output is the insta snapshot
-//! `tests/snapshots/codes__CODE.snap` (made by `tests/codes.rs`) and is compiled in from there, so the
+//! `tests/it/snapshots/it__codes__CODE.snap` (made by `tests/it/codes.rs`) and is compiled in from there, so the
 //! documentation cannot drift from what `check` prints. To add a code: add its row below, create an empty
-//! `tests/snapshots/codes__CODE.snap`, run `cargo insta test --test codes --accept`, and regenerate the table of
-//! docs/codes.md (`ONNX_BCAST_BLESS=1 cargo test --test codes`).
+//! `tests/it/snapshots/it__codes__CODE.snap`, run `cargo insta test --test it --accept -- codes::`, and regenerate the table of
+//! docs/codes.md (`ONNX_BCAST_BLESS=1 cargo test --test it -- codes::`).
 
 use serde::Serialize;
 
@@ -172,7 +172,7 @@ macro_rules! codes {
                             fixture: $fixture,
                             strict: $strict,
                             args: concat!("" $(, $args)?),
-                            snapshot: include_str!(concat!("../tests/snapshots/codes__", $name, ".snap")),
+                            snapshot: include_str!(concat!("../tests/it/snapshots/it__codes__", $name, ".snap")),
                         },
                         help: $help,
                     }),*

@@ -1,7 +1,7 @@
 //! onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
 //!
 //! This is the library behind the `onnx-bcast` command line. Its modules form layers; each uses only its own layer
-//! and the ones below it (`tests/layers.rs` keeps it so, and ARCHITECTURE.md draws the map):
+//! and the ones below it (`tests/it/layers.rs` keeps it so, and ARCHITECTURE.md draws the map):
 //!
 //! 1. **Schema and system calls**: [`pb`] (the generated ONNX messages, field numbers, element types), [`atomic`]
 //!    and [`copy`] (writing files), [`panics`]; [`escape`], how model-controlled text is shown; [`interrupt`], a stop request.

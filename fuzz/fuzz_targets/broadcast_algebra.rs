@@ -1,13 +1,13 @@
 //! The broadcast rules on arbitrary small shapes: known sizes (small, and now and then huge), symbols, symbolic
 //! expressions, symbolic broadcasts and unknown dims, ranked or not. What must hold is
-//! `oracle::rules::broadcast_algebra` (shared with tests/broadcast_props.rs and the replay of the regressions in
-//! tests/fuzz_regressions.rs); this file only says how the fuzzer's bytes become shapes.
+//! `oracle::rules::broadcast_algebra` (shared with tests/it/broadcast_props.rs and the replay of the regressions in
+//! tests/it/fuzz_regressions.rs); this file only says how the fuzzer's bytes become shapes.
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/oracle/mod.rs"]
+#[path = "../../tests/it/oracle/mod.rs"]
 mod oracle;
 
 use oracle::rules::{Input, D};

@@ -7,7 +7,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/oracle/mod.rs"]
+#[path = "../../tests/it/oracle/mod.rs"]
 mod oracle;
 
 use oracle::sym::{Case, E};

@@ -2,14 +2,14 @@
 //! `Model::from_bytes` (the bytes in memory): both must accept or both refuse, and decode to the same model. When
 //! they decode, the expansion read through the file (header walk through the window, tensor data written from map
 //! windows) must give the same bytes as the one read from memory. The body is `oracle::models::file_source`,
-//! which tests/fuzz_regressions.rs replays.
+//! which tests/it/fuzz_regressions.rs replays.
 #![no_main]
 
 use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/oracle/mod.rs"]
+#[path = "../../tests/it/oracle/mod.rs"]
 mod oracle;
 
 /// One file per fuzzing process, rewritten for every input; on tmpfs when there is one.

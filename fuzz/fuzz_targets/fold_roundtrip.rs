@@ -1,10 +1,10 @@
 //! Arbitrary bytes read as a model by `fold`: what must hold is `oracle::rewrites::fold_roundtrip` (shared with the
-//! replay of the regressions in tests/fuzz_regressions.rs); this file only hands the fuzzer's bytes over.
+//! replay of the regressions in tests/it/fuzz_regressions.rs); this file only hands the fuzzer's bytes over.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/oracle/mod.rs"]
+#[path = "../../tests/it/oracle/mod.rs"]
 mod oracle;
 
 fuzz_target!(|data: &[u8]| oracle::rewrites::fold_roundtrip(data));

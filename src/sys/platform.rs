@@ -1,5 +1,5 @@
 //! The one place for what differs between operating systems: every other module calls these functions, so that the
-//! crate builds wherever Rust's standard library does (`tests/layers.rs` fails on a `libc::` or `std::os::` path
+//! crate builds wherever Rust's standard library does (`tests/it/layers.rs` fails on a `libc::` or `std::os::` path
 //! anywhere else).
 //!
 //! - Linux: an output is written into an unnamed `O_TMPFILE` and linked into place (`linkat`), so that a killed run

@@ -370,7 +370,7 @@ impl<'m> Planner<'m> {
         let rule_inputs: Vec<usize> = site.rule_inputs.iter().flatten().copied().collect();
         let names: Vec<&crate::analysis::SiteInput> = rule_inputs.iter().map(|&i| &site.inputs[i]).collect();
         // Provably the output's shape, symbols and expressions included (an unknown dim is not: its size may be
-        // another input's). Such an input is never expanded to its own shape (tests/expand_analysable.rs).
+        // another input's). Such an input is never expanded to its own shape (tests/it/expand_analysable.rs).
         if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
             return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
         }
