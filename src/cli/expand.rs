@@ -61,7 +61,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
     };
     let (model, plan, pieces) = (&planned.model, &planned.plan, &planned.pieces);
     // A site left that broadcasts (or breaks its rule) is a finding; an undecided one is only under --strict.
-    let findings = plan.summary.left.iter().any(|l| l.kind.is_finding());
+    let findings = plan.summary.left.iter().any(|l| l.kind().is_finding());
     let status = if findings { Status::Findings } else { Status::Clean };
     // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
     let verified = match &request.verify {

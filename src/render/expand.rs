@@ -24,7 +24,7 @@ pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -
             "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind.as_str(), "reason": plain(&l.reason),
+            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind().as_str(), "reason": plain(&l.reason.to_string()),
         })).collect::<Vec<_>>(),
     })
 }
@@ -57,7 +57,7 @@ pub fn write_expand_text(
     }
     for l in &summary.left {
         let at = crate::onnx::location::at(&l.graph, Some(&l.node), Some(&l.op));
-        crate::render::brief::write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason)?;
+        crate::render::brief::write_fitted(out, &input, &format!("left implicit {at}: "), &l.reason.to_string())?;
     }
     let target = match output {
         Some(o) => format!("wrote {}", text(o)),

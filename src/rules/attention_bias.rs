@@ -67,3 +67,24 @@ pub fn bind(node: &NodeView, attn: Attn) -> Binding {
     };
     Binding { rule: Rule::Unidirectional, outcome, rule_inputs: vec![None, node.site_pos(bias)], target: Some(target) }
 }
+/// Where the scores' shape (B, N, S, T) is read in the graph: B and S are axes 0 and 1 of the query (node input
+/// 0), N is `heads`, T is axis `total.1` of node input `total.0` (the key's length, or the query's for
+/// `Attention`). `None` when T depends on a past or a packed layout, which the op adds up inside itself: no value
+/// of the graph holds it.
+pub struct ScoresDims {
+    pub heads: u64,
+    pub total: (usize, i64),
+}
+
+/// The [`ScoresDims`] of an attention node whose bias is `site`'s one-way input.
+pub fn scores_dims(site: &super::Site, node: &crate::onnx::pb::NodeProto, attn: Attn) -> Option<ScoresDims> {
+    let heads = u64::try_from(crate::onnx::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
+    let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
+    let rank = |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
+    let total = match attn {
+        Attn::Attention if !present(4) => (0, 1),
+        Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),
+        _ => return None,
+    };
+    Some(ScoresDims { heads, total })
+}

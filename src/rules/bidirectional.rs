@@ -49,3 +49,10 @@ fn expand_target(shape_input: Option<&ValueFacts>) -> Shape {
         _ => Shape::unranked(),
     }
 }
+/// Expand's data input is what it broadcasts.
+pub fn broadcasting_inputs(site: &Site) -> Vec<usize> {
+    match site.kind {
+        crate::rules::ops::SiteKind::Expand => site.rule_inputs.first().copied().flatten().into_iter().collect(),
+        _ => Vec::new(),
+    }
+}

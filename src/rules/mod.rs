@@ -398,6 +398,62 @@ pub struct RewriteOperand {
     pub alignment: Alignment,
 }
 
+/// A broadcast a rule could make explicit but whose op would then refuse its inputs: the rewrite is left undone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RewriteRefusal {
+    /// onnxruntime's BiasAdd kernel takes its bias only as (C) and its skip as (N, S, C).
+    BiasAddKernel,
+}
+
+impl fmt::Display for RewriteRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RewriteRefusal::BiasAddKernel => f.write_str(
+                "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/ContribOperators.md, \
+                 \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a bias made explicit would be \
+                 refused by its kernel",
+            ),
+        }
+    }
+}
+
+/// The node that makes a value, when it is a default-domain node of this op (`made_by(value, "Expand")`).
+pub type MadeBy<'a, 'm> = &'a dyn Fn(&str, &str) -> Option<&'m crate::onnx::pb::NodeProto>;
+
+impl Rule {
+    /// Whether a rewrite can make this rule's broadcast explicit: not Expand's (explicit already) nor that of the
+    /// equal-shapes rule (which allows none).
+    pub fn rewritable(self) -> bool {
+        matches!(self, Rule::Multidirectional | Rule::Unidirectional | Rule::LegacyAxis)
+    }
+
+    /// Why a rewrite of `site` is refused though its rule is rewritable, if it is.
+    pub fn rewrite_refusal(self, site: &Site) -> Option<RewriteRefusal> {
+        (site.kind == SiteKind::BiasAdd).then_some(RewriteRefusal::BiasAddKernel)
+    }
+
+    /// Whether `site`, its shapes undecided, already has the form a rewrite gives it, so that a second `expand`
+    /// does not wrap the explicit broadcasts of the first again.
+    pub fn already_explicit(self, site: &Site, made_by: MadeBy<'_, '_>) -> bool {
+        match self {
+            Rule::Multidirectional => multidirectional::already_explicit(site, made_by),
+            Rule::Unidirectional => unidirectional::already_explicit(site, made_by),
+            _ => false,
+        }
+    }
+
+    /// The positions among `site`'s inputs that its rule broadcasts by itself: the inverse of
+    /// [`Rule::rewrite_operands`], which `fold` uses (an explicit broadcast removed may feed only these).
+    pub fn broadcasting_inputs(self, site: &Site) -> Vec<usize> {
+        match self {
+            Rule::Multidirectional => multidirectional::broadcasting_inputs(site),
+            Rule::Unidirectional => unidirectional::broadcasting_inputs(site),
+            Rule::Bidirectional => bidirectional::broadcasting_inputs(site),
+            Rule::LegacyAxis | Rule::None => Vec::new(),
+        }
+    }
+}
+
 impl Rule {
     /// The inputs a rewrite of `site` broadcasts explicitly (those not provably of the output's shape already);
     /// none for the rules whose broadcast is explicit (Expand) or not allowed (equal shapes).

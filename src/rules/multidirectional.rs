@@ -11,6 +11,7 @@
 use super::Site;
 use super::{Alignment, RewriteOperand};
 use super::{Binding, NodeView, Rule};
+use crate::rules::ops::SiteKind;
 use std::sync::Arc;
 
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
@@ -283,4 +284,26 @@ pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
         .filter(|&&i| !site.inputs[i].shape.provably_eq(&site.output_shape))
         .map(|&i| RewriteOperand { input: i, alignment: Alignment::Numpy })
         .collect()
+}
+/// The form `expand` gives a numpy site whose shapes are undecided: an anchor input, and every other input
+/// `Expand(_, Shape(anchor))`.
+pub fn already_explicit(site: &Site, made_by: super::MadeBy<'_, '_>) -> bool {
+    let names: Vec<&str> = site.rule_inputs.iter().flatten().map(|&i| site.inputs[i].name.as_str()).collect();
+    names.iter().any(|anchor| {
+        names.iter().filter(|v| *v != anchor).all(|v| {
+            made_by(v, "Expand")
+                .and_then(|e| e.input.get(1))
+                .and_then(|t| made_by(t, "Shape"))
+                .is_some_and(|s| s.input.first().map(String::as_str) == Some(anchor) && !crate::onnx::attr::has_any(s))
+        })
+    })
+}
+
+/// Every input the rule reads broadcasts by itself (the numpy rule of the standard ops and of the contrib ops that
+/// follow it).
+pub fn broadcasting_inputs(site: &Site) -> Vec<usize> {
+    match site.kind {
+        SiteKind::Multi | SiteKind::NumpyOf(_) => site.rule_inputs.iter().flatten().copied().collect(),
+        _ => Vec::new(),
+    }
 }

@@ -174,6 +174,39 @@ fn legacy_prelu_alignment(slope: &Shape, x: &Shape) -> Alignment {
     }
 }
 
+/// The form `expand` gives a one-way site whose shapes are undecided: its broadcast input an `Expand` to a shape
+/// computed in the graph (a `Shape`, or a `Concat` of gathered dims).
+pub fn already_explicit(site: &Site, made_by: super::MadeBy<'_, '_>) -> bool {
+    site.rule_inputs.get(1).copied().flatten().is_some_and(|b| {
+        made_by(&site.inputs[b].name, "Expand")
+            .and_then(|e| e.input.get(1))
+            .is_some_and(|t| made_by(t, "Shape").is_some() || made_by(t, "Concat").is_some())
+    })
+}
+
+/// The one-way input alone broadcasts (Gemm's and QGemm's C, an attention bias, PRelu's slope from opset 7).
+pub fn broadcasting_inputs(site: &Site) -> Vec<usize> {
+    match site.kind {
+        SiteKind::Gemm { legacy: false }
+        | SiteKind::QGemm
+        | SiteKind::AttentionBias(_)
+        | SiteKind::PRelu { legacy: false } => site.rule_inputs.get(1).copied().flatten().into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Where Gemm's and QGemm's target (M, N) is read in the graph, as evaluated (transA/transB of the call inside a
+/// function): M is axis `transA` of A (node input 0), N axis `1 - transB` of B (node input 1; QGemm's B is input 3).
+/// `None` for the other one-way sites.
+pub fn gemm_target_dims(site: &Site) -> Option<[(usize, i64); 2]> {
+    let b = match site.kind {
+        SiteKind::Gemm { .. } => 1,
+        SiteKind::QGemm => 3,
+        _ => return None,
+    };
+    Some([(0, i64::from(site.attrs.trans_a)), (b, i64::from(!site.attrs.trans_b))])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

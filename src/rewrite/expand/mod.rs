@@ -15,6 +15,7 @@
 mod builder;
 mod external;
 mod ranged;
+mod reason;
 mod strategy;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
 
 pub use builder::value_info;
+pub use reason::{LeftKind, LeftReason};
 
 #[derive(Clone, Debug)]
 pub struct ExpandOptions {
@@ -57,38 +59,12 @@ pub struct LeftSite {
     pub graph: String,
     pub node: String,
     pub op: String,
-    pub kind: LeftKind,
-    /// The reason in words.
-    pub reason: String,
+    pub reason: LeftReason,
 }
 
-/// Why a site is left as it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeftKind {
-    /// It breaks its broadcasting rule (or its inputs' element types differ): the model needs fixing first.
-    BreaksRule,
-    /// Its shapes are not known well enough to decide whether it broadcasts: a rewrite would turn one undecided
-    /// site into several, so it stays as it is (`check --strict` reports it as `undecided-broadcast`).
-    Undecided,
-    /// It broadcasts, and no op of the model's opset makes that explicit faithfully (or a function's calls need
-    /// different rewrites of its one body).
-    NoFaithfulRewrite,
-}
-
-impl LeftKind {
-    /// The kind's name, for JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LeftKind::BreaksRule => "breaks-rule",
-            LeftKind::Undecided => "undecided",
-            LeftKind::NoFaithfulRewrite => "no-faithful-rewrite",
-        }
-    }
-
-    /// Whether a site left for this reason is a finding, as `check` judges at its default level: an undecided
-    /// site is one only under `--strict`, so `expand` leaving one still did its job.
-    pub fn is_finding(self) -> bool {
-        !matches!(self, LeftKind::Undecided)
+impl LeftSite {
+    pub fn kind(&self) -> LeftKind {
+        self.reason.kind()
     }
 }
 

@@ -7,7 +7,7 @@ use crate::analysis::{NodeLoc, Site};
 use crate::rules::ranges::{Decider, Decision, Ranges};
 use crate::rules::Verdict;
 
-use super::LeftSite;
+use super::{LeftReason, LeftSite};
 
 /// Decides the conditional sites over the ranges: those that hold become broadcasts; returns the nodes with an
 /// evaluation that fails, each once, with why it is left.
@@ -20,13 +20,9 @@ pub(super) fn decide(sites: &mut [Site], ranges: &Ranges) -> Vec<(NodeLoc, LeftS
             Decision::Holds(_) => site.verdict = Verdict::Broadcast,
             d @ Decision::Fails { .. } if !failing.iter().any(|(loc, _)| *loc == site.loc) => {
                 let needs: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                let reason = format!(
-                    "{} within the ranges (it needs {}); fix the model or narrow the ranges",
-                    d.text(),
-                    needs.join(" and ")
-                );
+                let reason = LeftReason::FailsWithinRanges { failing: d.text(), needs };
                 let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
-                let left = LeftSite { graph, node, op, kind: crate::rewrite::expand::LeftKind::BreaksRule, reason };
+                let left = LeftSite { graph, node, op, reason };
                 failing.push((site.loc.clone(), left));
             }
             _ => {}

@@ -6,7 +6,7 @@ use crate::sys::escape::name as shown;
 use std::collections::{BTreeMap, HashMap};
 
 use super::builder::{is_default, At, Builder};
-use super::{Action, ExpandOptions, ExpandSummary, LeftKind, LeftSite};
+use super::{Action, ExpandOptions, ExpandSummary, LeftReason, LeftSite};
 use crate::analysis::{GraphStep, NodeLoc, Site};
 use crate::onnx::pb::NodeProto;
 use crate::onnx::wire::NodeEdit;
@@ -59,9 +59,9 @@ fn computed_step(name: &str, shape: &crate::sizes::shape::Shape, site: &Site) ->
     format!("{} {shape} -> Expand to {} (computed in the graph)", shown(name), site.output_shape)
 }
 
-fn left(site: &Site, kind: LeftKind, reason: String) -> SitePlan {
+fn left(site: &Site, reason: LeftReason) -> SitePlan {
     let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
-    SitePlan::Left(LeftSite { graph, node, op, kind, reason })
+    SitePlan::Left(LeftSite { graph, node, op, reason })
 }
 
 impl<'m> Planner<'m> {
@@ -114,7 +114,7 @@ impl<'m> Planner<'m> {
         };
         let done = match result {
             Ok(done) => done,
-            Err(reason) => return left(first, LeftKind::NoFaithfulRewrite, reason),
+            Err(reason) => return left(first, reason),
         };
         let mut inputs = node.input.clone();
         for (position, name) in &done.replaced {
@@ -151,20 +151,16 @@ impl<'m> Planner<'m> {
         if let Some(bad) =
             sites.iter().find(|s| matches!(s.verdict, Verdict::Violation(_)) || s.type_mismatch.is_some())
         {
-            let reason = "the site breaks its broadcasting rule; fix the model first (see `onnx-bcast check`)";
-            return Some(left(bad, LeftKind::BreaksRule, reason.into()));
+            return Some(left(bad, LeftReason::BreaksRule));
         }
-        if !matches!(first.rule, Rule::Multidirectional | Rule::Unidirectional | Rule::LegacyAxis) {
+        if !first.rule.rewritable() {
             return Some(SitePlan::Nothing);
         }
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Same)) {
             return Some(SitePlan::Nothing);
         }
-        if first.kind == SiteKind::BiasAdd {
-            let reason = "onnxruntime's BiasAdd takes its bias only as (C) and its skip as (N, S, C) (docs/\
-                          ContribOperators.md, \"com.microsoft.BiasAdd\"): the bias's broadcast is the op's own, and a \
-                          bias made explicit would be refused by its kernel";
-            return Some(left(first, LeftKind::NoFaithfulRewrite, reason.into()));
+        if let Some(refusal) = first.rule.rewrite_refusal(first) {
+            return Some(left(first, LeftReason::Refused(refusal)));
         }
         if sites.iter().all(|s| matches!(s.verdict, Verdict::Unknown)) && self.already_explicit(loc, first) {
             return Some(SitePlan::Nothing);
@@ -172,28 +168,16 @@ impl<'m> Planner<'m> {
         // An undecided site stays as it is: rewritten, it would become several undecided sites (the Expands and
         // the node), and `expand` never gives `check` more to report than the model had.
         if let Some(undecided) = sites.iter().find(|s| matches!(s.verdict, Verdict::Unknown)) {
-            let reason = format!(
-                "undecided ({} unknown): left as it is, since a rewrite would add undecided sites",
-                undecided.unknown_parts()
-            );
-            return Some(left(undecided, LeftKind::Undecided, reason));
+            return Some(left(undecided, LeftReason::Undecided { unknown: undecided.unknown_parts() }));
         }
         if !loc.graph.is_empty() && first.opset < 9 {
-            let reason = format!(
-                "no faithful rewrite inside a subgraph or function at opset {}: Constant holds int64 shapes only from opset 9",
-                first.opset
-            );
-            return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
+            return Some(left(first, LeftReason::NoShapeConstantInBody { opset: first.opset }));
         }
         // A function body is shared by its calls: one rewrite fits them all only if they agree on the attributes
         // it reads.
         if let Some(other) = sites.iter().find(|s| s.attrs != first.attrs) {
-            let reason = format!(
-                "the calls at {} and {} give the function's node different transA/transB/axis: no one rewrite of the shared body fits both",
-                shown(&first.node),
-                shown(&other.node)
-            );
-            return Some(left(first, LeftKind::NoFaithfulRewrite, reason));
+            let (first_node, other) = (first.node.clone(), other.node.clone());
+            return Some(left(first, LeftReason::CallsDisagree { first: first_node, other }));
         }
         None
     }
@@ -210,32 +194,14 @@ impl<'m> Planner<'m> {
         })
     }
 
-    /// Whether a site whose shapes are undecided already has the form `expand` gives it: an anchor input and
-    /// every other input `Expand(_, Shape(anchor))` (numpy rules), or its broadcast input an `Expand` to a shape
-    /// computed from the other inputs (one-way rules). Without this, a second `expand` would wrap the explicit
-    /// broadcasts of the first again.
+    /// Whether a site whose shapes are undecided already has the form `expand` gives it (its rule says which).
     fn already_explicit(&mut self, loc: &NodeLoc, site: &Site) -> bool {
         let nodes = self.b.nodes_at(&loc.graph);
         let producers = self.producers(&loc.graph).clone();
         let made_by = |value: &str, op: &str| -> Option<&'m NodeProto> {
             producers.get(value).map(|&i| &nodes[i]).filter(|n| n.op_type() == op && is_default(n))
         };
-        let names: Vec<&str> = site.rule_inputs.iter().flatten().map(|&i| site.inputs[i].name.as_str()).collect();
-        match site.rule {
-            Rule::Multidirectional => names.iter().any(|anchor| {
-                names.iter().filter(|v| *v != anchor).all(|v| {
-                    made_by(v, "Expand").and_then(|e| e.input.get(1)).and_then(|t| made_by(t, "Shape")).is_some_and(
-                        |s| s.input.first().map(String::as_str) == Some(anchor) && !crate::onnx::attr::has_any(s),
-                    )
-                })
-            }),
-            Rule::Unidirectional => site.rule_inputs.get(1).copied().flatten().is_some_and(|b| {
-                made_by(&site.inputs[b].name, "Expand")
-                    .and_then(|e| e.input.get(1))
-                    .is_some_and(|t| made_by(t, "Shape").is_some() || made_by(t, "Concat").is_some())
-            }),
-            _ => false,
-        }
+        site.rule.already_explicit(site, &made_by)
     }
 
     /// The inputs of a site that do not already have the shape they are broadcast to.
@@ -257,7 +223,13 @@ impl<'m> Planner<'m> {
         site.rule.rewrite_operands(site).into_iter().map(operand).collect()
     }
 
-    fn make_static(&mut self, at: &At<'_>, operands: &[Operand], out: &[u64], opset: i64) -> Result<Rewritten, String> {
+    fn make_static(
+        &mut self,
+        at: &At<'_>,
+        operands: &[Operand],
+        out: &[u64],
+        opset: i64,
+    ) -> Result<Rewritten, LeftReason> {
         let out_shape = Shape::known(out);
         let mut done = Rewritten::default();
         for op in operands {
@@ -283,15 +255,10 @@ impl<'m> Planner<'m> {
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
             if opset < 6 {
-                return Err(format!(
-                    "no faithful rewrite at opset {opset}: Reshape and Tile take their shapes as inputs only from opset 6"
-                ));
+                return Err(LeftReason::NoShapeInputs { opset });
             }
             let Some(input_dims) = op.shape.known_dims() else {
-                return Err(format!(
-                    "input {} has no static shape, which Reshape and Tile need below opset 8",
-                    shown(&op.name)
-                ));
+                return Err(LeftReason::NoStaticInputShape { input: op.name.clone() });
             };
             let aligned = mapped.unwrap_or_else(|| {
                 let mut d = vec![1u64; out.len() - input_dims.len().min(out.len())];
@@ -322,16 +289,13 @@ impl<'m> Planner<'m> {
         operands: &[Operand],
         node: &NodeProto,
         opset: i64,
-    ) -> Result<Rewritten, String> {
+    ) -> Result<Rewritten, LeftReason> {
         let mut done = Rewritten::default();
         if opset < 8 {
-            return Err(format!(
-                "no faithful rewrite at opset {opset}: the output shape {} is not static and Expand needs opset 8",
-                site.output_shape
-            ));
+            return Err(LeftReason::NoExpand { opset, output: site.output_shape.clone() });
         }
         if operands.iter().any(|o| matches!(o.alignment, Alignment::Mapped(_))) {
-            return Err("the legacy axis form needs static shapes to be made explicit".into());
+            return Err(LeftReason::LegacyAxisNeedsStaticShapes);
         }
         let out_shape = self.declared_output(site);
         let target = match site.rule {
@@ -396,34 +360,23 @@ impl<'m> Planner<'m> {
 
     /// The shape a one-way input is broadcast to, as a value of the graph: Gemm's and QGemm's (M, N) gathered from
     /// A and B, an attention bias's scores (B, N, S, T), or PRelu's X.
-    fn one_way_target(&mut self, at: &At<'_>, site: &Site, node: &NodeProto) -> Result<String, String> {
+    fn one_way_target(&mut self, at: &At<'_>, site: &Site, node: &NodeProto) -> Result<String, LeftReason> {
         Ok(match site.kind {
             SiteKind::Gemm { .. } | SiteKind::QGemm => {
-                // Read as evaluated: inside a function, transA/transB may refer to the call's attributes. QGemm's
-                // B is its input 3.
-                let b = if site.kind == SiteKind::QGemm { 3 } else { 1 };
-                let m = self.b.gathered_dim(at, &node.input[0], i64::from(site.attrs.trans_a));
-                let n = self.b.gathered_dim(at, &node.input[b], i64::from(!site.attrs.trans_b));
+                let dims = crate::rules::unidirectional::gemm_target_dims(site).expect("a Gemm site");
+                let [m, n] = dims.map(|(input, axis)| self.b.gathered_dim(at, &node.input[input], axis));
                 self.b.concat(at, vec![m, n])
             }
             SiteKind::AttentionBias(attn) => match self.scores_shape(at, site, node, attn) {
                 Some(target) => target,
-                None => {
-                    return Err(format!(
-                        "the attention bias broadcasts towards the scores (B, N, S, T) {}, whose total length T \
-                         the op works out inside itself from a past or a packed input: no value of the graph holds \
-                         it to Expand to",
-                        site.output_shape
-                    ))
-                }
+                None => return Err(LeftReason::ScoresLengthInsideTheOp { scores: site.output_shape.clone() }),
             },
             _ => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
         })
     }
 
-    /// The scores' shape (B, N, S, T) as a value of the graph: B and S from the query's shape, N from `num_heads`,
-    /// T from the key's length (or the query's, for `Attention`); `None` when T depends on a past or a packed
-    /// layout (the op adds them up inside itself).
+    /// The scores' shape (B, N, S, T) as a value of the graph, read where the rule says
+    /// ([`crate::rules::attention_bias::scores_dims`]).
     fn scores_shape(
         &mut self,
         at: &At<'_>,
@@ -431,20 +384,11 @@ impl<'m> Planner<'m> {
         node: &NodeProto,
         attn: crate::rules::ops::Attn,
     ) -> Option<String> {
-        use crate::rules::ops::Attn;
-        let heads = u64::try_from(crate::onnx::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
-        let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
-        let rank =
-            |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
-        let total = match attn {
-            Attn::Attention if !present(4) => (0, 1),
-            Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),
-            _ => return None,
-        };
+        let dims = crate::rules::attention_bias::scores_dims(site, node, attn)?;
         let b = self.b.gathered_dim(at, &node.input[0], 0);
-        let n = self.b.shape_constant(at, &[heads]);
+        let n = self.b.shape_constant(at, &[dims.heads]);
         let s = self.b.gathered_dim(at, &node.input[0], 1);
-        let t = self.b.gathered_dim(at, &node.input[total.0], total.1);
+        let t = self.b.gathered_dim(at, &node.input[dims.total.0], dims.total.1);
         Some(self.b.concat(at, vec![b, n, s, t]))
     }
 

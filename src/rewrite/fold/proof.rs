@@ -38,26 +38,6 @@ pub(super) struct Replaced {
     pub shape: Option<Shape>,
 }
 
-/// The positions among a site's inputs (`Site::inputs`) where its rule broadcasts an input by itself; a removed
-/// broadcast may feed only these.
-fn broadcasting_inputs(site: &Site) -> Vec<usize> {
-    let rule_input = |k: usize| site.rule_inputs.get(k).copied().flatten();
-    match (site.rule, site.kind) {
-        (Rule::Multidirectional, SiteKind::Multi | SiteKind::NumpyOf(_)) => {
-            site.rule_inputs.iter().flatten().copied().collect()
-        }
-        (
-            Rule::Unidirectional,
-            SiteKind::Gemm { legacy: false }
-            | SiteKind::QGemm
-            | SiteKind::AttentionBias(_)
-            | SiteKind::PRelu { legacy: false },
-        ) => rule_input(1).into_iter().collect(),
-        (Rule::Bidirectional, SiteKind::Expand) => rule_input(0).into_iter().collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// Judges one consumer at every evaluation: `replace` says what an input name becomes at an evaluation, `None`
 /// when it stays.
 pub(super) fn judge_consumer(
@@ -89,7 +69,7 @@ fn judge_one(
 ) -> Result<(), KeptReason> {
     let key = call_key(site);
     let consumer = || (super::node_label(site), site.op.clone());
-    let allowed = broadcasting_inputs(site);
+    let allowed = site.rule.broadcasting_inputs(site);
     let mut names = Vec::with_capacity(site.inputs.len());
     let mut shapes = Vec::with_capacity(site.inputs.len());
     for (i, input) in site.inputs.iter().enumerate() {
