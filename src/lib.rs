@@ -1,32 +1,29 @@
 //! onnx-bcast: make broadcasting in ONNX models visible, checked and explicit.
 //!
-//! This is the library behind the `onnx-bcast` command line. Its modules form layers; each uses only its own layer
-//! and the ones below it (`tests/it/layers.rs` keeps it so, and ARCHITECTURE.md draws the map):
+//! This is the library behind the `onnx-bcast` command line. Each folder is a layer; a module uses only its own
+//! layer and the ones below it (`tests/it/layers.rs` keeps it so, and ARCHITECTURE.md draws the map):
 //!
-//! 1. **Schema and system calls**: [`pb`] (the generated ONNX messages, field numbers, element types), [`atomic`]
-//!    and [`copy`] (writing files), [`panics`]; [`escape`], how model-controlled text is shown; [`interrupt`], a stop request.
-//! 2. **Loading**: [`source`] reads a file's field headers without touching tensor data; [`model::Model::open`]
-//!    memory-maps an `.onnx` file and decodes it (tensor data stays in the map); [`gen`] streams synthetic models.
-//! 3. **Values**: [`sym`] (symbolic sizes), [`shape`] (dims and shapes), [`tensor`] (element types and the facts
-//!    tensors give), [`diagnostic`] (the codes every finding carries).
-//! 4. **Attributes, op table, rules**: [`attr`] (the one reader of node attributes), [`ops`] (which op broadcasts
-//!    by which rule at which opset), [`rules`] (one file per broadcast rule: its maths, how a node binds to it, its
-//!    wording and the operands its rewrite needs; also reachable as `broadcast`), [`external`] (external data).
-//! 5. **Inference**: [`infer`], shapes, types and small values of the ops that do not broadcast.
-//! 6. **Analysis**: [`analysis::analyze_model`] walks every graph (main graph, `If`/`Loop`/`Scan` bodies,
-//!    model-local functions at each call site, see [`calls`]) and judges every broadcasting site by its rule at the
-//!    model's opset ([`rules::Rule`], [`rules::Verdict`]). It only reads, and returns side tables.
-//! 7. **Rewriting bytes**: [`wire`] splices an edit into the original bytes ([`wire::Pieces`]); [`save`] writes the
-//!    result and its external data atomically; [`materialize`] writes a constant out at its broadcast shape.
-//! 8. **Check | expand**: [`check::check`] turns an analysis into a [`check::Report`] (one [`check::Finding`] per
-//!    problem, with a [`diagnostic::Code`] and a [`diagnostic::Severity`] changed by a [`check::RuleSelection`]);
-//!    [`refuse`] names what makes a model too broken to rewrite; [`expand::expand_model`] plans the rewrite of every
-//!    implicit broadcast (strategy, builder, external data) and [`expand::write_expanded`] writes it;
-//!    [`annotate::infer_model`] plans `infer`'s declarations of every inferred shape (`--bind` for static ones).
-//!    [`fold::fold_model`] removes explicit broadcasts that each consumer performs anyway (the inverse).
-//! 9. **Rendering**: [`render`] writes a report as text, JSON, SARIF or GitHub workflow commands; [`explain`]
-//!    documents every code; [`config`] finds and reads the command line's config file.
-//! 10. **The command line**: [`cli`], the whole program behind the `onnx-bcast` binary and the Python wheel's command.
+//! 1. [`sys`]: system calls, atomic writes, panics, stop requests, and how model-controlled text is shown.
+//! 2. [`sizes`]: symbolic sizes ([`sizes::sym`]) and dims and shapes ([`sizes::shape`]); [`diagnostic`], the codes
+//!    every finding carries.
+//! 3. [`onnx`]: the model and its bytes: [`onnx::model::Model::open`] memory-maps an `.onnx` file and decodes it
+//!    (tensor data stays in the map); attributes, tensors, external data; [`onnx::wire`] splices an edit into the
+//!    original bytes and [`onnx::save`] writes the result atomically.
+//! 4. [`rules`]: one file per broadcast rule (its maths, how a node binds to it, its wording and what a rewrite
+//!    needs of it), the op table ([`rules::ops`]), and conditions decided over ranges of sizes ([`rules::ranges`]).
+//! 5. [`infer`]: shapes, types and small values of the ops that do not broadcast.
+//! 6. [`analysis`]: [`analysis::analyze_model`] walks every graph (main graph, `If`/`Loop`/`Scan` bodies,
+//!    model-local functions at each call site) and judges every broadcasting site by its rule at the model's opset
+//!    ([`rules::Rule`], [`rules::Verdict`]). It only reads, and returns side tables.
+//! 7. [`check`] and [`rewrite`]: [`check::check`] turns an analysis into a [`check::Report`] (one
+//!    [`check::Finding`] per problem, with a [`diagnostic::Code`] and a [`diagnostic::Severity`] changed by a
+//!    [`check::RuleSelection`]); [`rewrite::expand::expand_model`] plans the rewrite of every implicit broadcast and
+//!    [`rewrite::expand::write_expanded`] writes it; [`rewrite::fold`] removes explicit broadcasts each consumer
+//!    performs anyway; [`rewrite::annotate`] declares every inferred shape (`infer`); all three go from plan to
+//!    bytes through [`rewrite::driver`].
+//! 8. [`render`]: a report as text, JSON, SARIF or GitHub workflow commands; each command's summary; `explain`.
+//! 9. [`cli`]: the whole program behind the `onnx-bcast` binary and the Python wheel's command, with its config
+//!    file.
 //!
 //! # Check a model
 //!

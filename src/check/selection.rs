@@ -3,7 +3,7 @@
 
 use crate::diagnostic::{Code, Severity};
 
-/// How [`check`] judges a model.
+/// How [`check`](crate::check::check) judges a model.
 ///
 /// Build it with struct-update syntax so that new fields keep old code compiling:
 /// `CheckOptions { strict: true, ..Default::default() }`.

@@ -1,6 +1,6 @@
 //! The one way a rewrite goes from a model to written bytes, for `expand`, `fold` and `infer`, and for the
 //! command line and the Python extension alike: a command says what it analyses and how it plans ([`Rewrite`]);
-//! [`rewrite`] plans and splices the edit into the original bytes; [`write`] writes them atomically beside OUT
+//! [`rewrite()`] plans and splices the edit into the original bytes; [`write()`] writes them atomically beside OUT
 //! (or lays them out in memory), and writes nothing for an unchanged model written over itself.
 
 use std::path::Path;
@@ -52,7 +52,7 @@ pub enum Target<'a> {
     Memory,
 }
 
-/// What [`write`] did.
+/// What [`write()`] did.
 pub enum Written {
     /// The file was written; the data files written beside it.
     File(Vec<String>),

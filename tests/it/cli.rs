@@ -5,37 +5,15 @@
 //! JSON snapshot holds the exit code and the parsed stdout objects. To review a change of output:
 //! `INSTA_UPDATE=always cargo test --test it -- cli::` (or `cargo insta review`), then read the diff.
 
+use crate::common::cli::{run, Run};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(root())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    let code = out.status.code().unwrap_or_else(|| panic!("onnx-bcast {args:?} was killed by a signal\n{stderr}"));
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("internal error"),
-        "onnx-bcast {args:?} panicked:\n{stderr}"
-    );
-    Run { code, stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"), stderr }
 }
 
 /// A text run as one snapshot: the command, its exit code, then stdout and stderr.

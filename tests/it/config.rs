@@ -2,39 +2,11 @@
 //! `pyproject.toml`), found from the current folder upwards, through the command line. Each test builds its folders
 //! in a temporary directory and runs the binary inside them.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use crate::common::cli::{run_in, Run};
+use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {}\n--- stdout ---\n{}--- stderr ---\n{}", self.code, self.stdout, self.stderr)
-    }
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(dir)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let r = Run {
-        code: out.status.code().expect("exit code"),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    };
-    assert!(!r.stderr.contains("panicked") && !r.stderr.contains("internal error"), "{args:?}: {r:?}");
-    r
 }
 
 /// A temporary tree: `files` are (relative path, contents); `models` are (relative path, fixture name).

@@ -6,32 +6,14 @@
 //! seconds of onnxruntime, nothing fetched beyond the test venv).
 
 use crate::common;
+use crate::common::cli::run;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{args:?}:\n{stderr}");
-    Run { code: out.status.code().expect("an exit code"), stdout: String::from_utf8(out.stdout).unwrap() }
 }
 
 const MATMUL_CONCAT: &str = "fixtures/contradiction/matmul_concat.onnx";

@@ -6,10 +6,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use onnx_bcast::onnx::pb::{
-    tensor_proto::DataLocation, type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    tensor_proto::DataLocation, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, StringStringEntryProto,
+    TensorProto,
 };
 use prost::Message;
+
+use crate::common::float_input;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_onnx-bcast")
@@ -31,26 +33,6 @@ fn external(name: &str, dims: &[i64], data_type: i32, location: &str, offset: u6
     }
 }
 
-fn input(name: &str, dims: &[i64]) -> ValueInfoProto {
-    use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            tensor_type: Some(type_proto::Tensor {
-                elem_type: Some(1),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension { value: Some(Value::DimValue(d)), denotation: None })
-                        .collect(),
-                }),
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 /// `Y = Expand(X, S) + W`: S (int64 [2] = [4, 3]) and W (float [4, 3]) live in `location`.
 fn model(location: &str) -> Vec<u8> {
     let node = |op: &str, inputs: &[&str], out: &str| NodeProto {
@@ -67,8 +49,8 @@ fn model(location: &str) -> Vec<u8> {
             name: Some("g".into()),
             node: vec![node("Expand", &["X", "S"], "E"), node("Add", &["E", "W"], "Y")],
             initializer: vec![external("S", &[2], 7, location, 0, 16), external("W", &[4, 3], 1, location, 16, 48)],
-            input: vec![input("X", &[1, 3])],
-            output: vec![input("Y", &[4, 3])],
+            input: vec![float_input("X", &[1, 3])],
+            output: vec![float_input("Y", &[4, 3])],
             ..Default::default()
         }),
         ..Default::default()

@@ -8,9 +8,10 @@
 //! same way, see the notes of issue 28).
 
 use crate::common;
+use crate::common::cli::{run_with, Run};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
 use onnx_bcast::onnx::pb::{
@@ -21,37 +22,18 @@ use serde_json::Value as Json;
 
 const BIND_DECLARED: &str = "fixtures/contradiction/bind_declared.onnx";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_onnx-bcast"));
-    command.args(args).current_dir(root()).env("CI", "true").env_remove("ONNX_BCAST_CHARSET");
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    if let Some(bytes) = stdin {
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(bytes).unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{args:?}:\n{stderr}");
-    Run { code: out.status.code().expect("exited"), stdout: String::from_utf8(out.stdout).unwrap(), stderr }
+/// The binary as CI runs it (`CI=true`), with these variables besides.
+fn run_ci(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
+    let env: Vec<(&str, &str)> = [("CI", "true")].into_iter().chain(env.iter().copied()).collect();
+    run_with(&root(), args, &env, stdin)
 }
 
 fn run(args: &[&str]) -> Run {
-    run_with(args, &[], None)
+    run_ci(args, &[], None)
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn vi(name: &str, dims: &[&str]) -> ValueInfoProto {
@@ -185,24 +167,24 @@ fn messages_hold_no_os_error_number() {
 #[test]
 fn a_terminal_that_is_not_utf8_gets_ascii_and_json_stays_utf8() {
     let model = "fixtures/symbolic_batch.onnx";
-    let ascii = run_with(&["check", model], &[("ONNX_BCAST_CHARSET", "ascii")], None);
+    let ascii = run_ci(&["check", model], &[("ONNX_BCAST_CHARSET", "ascii")], None);
     assert!(ascii.stdout.is_ascii(), "{}", ascii.stdout);
     assert!(ascii.stdout.contains("main > add (Add): holds only if N in {1, 2}"), "{}", ascii.stdout);
     let utf8 = run(&["check", model]);
     assert!(utf8.stdout.contains("main › add (Add): holds only if N ∈ {1, 2}"), "{}", utf8.stdout);
-    let json = run_with(&["check", "--format", "json", model], &[("ONNX_BCAST_CHARSET", "ascii")], None);
+    let json = run_ci(&["check", "--format", "json", model], &[("ONNX_BCAST_CHARSET", "ascii")], None);
     assert!(json.stdout.contains("N ∈ {1, 2}"), "JSON is data: {}", json.stdout);
-    let expand = run_with(&["expand", "--dry-run", model], &[("ONNX_BCAST_CHARSET", "ascii")], None);
+    let expand = run_ci(&["expand", "--dry-run", model], &[("ONNX_BCAST_CHARSET", "ascii")], None);
     assert!(expand.stdout.is_ascii() && expand.stdout.contains("N in {1, 2}"), "{}", expand.stdout);
 }
 
 #[test]
 fn check_dash_reads_a_model_from_standard_input() {
     let bytes = std::fs::read(root().join("fixtures/multidirectional_add_bad.onnx")).unwrap();
-    let r = run_with(&["check", "-"], &[], Some(&bytes));
+    let r = run_ci(&["check", "-"], &[], Some(&bytes));
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stdout.starts_with("-: error[broadcast-violation] main › add (Add): "), "{}", r.stdout);
-    let r = run_with(&["check", "-"], &[], Some(b"not a model"));
+    let r = run_ci(&["check", "-"], &[], Some(b"not a model"));
     assert_eq!(r.code, 2);
     assert!(r.stdout.contains("-: error: not a binary ONNX model (looks like text)"), "{}", r.stdout);
 }

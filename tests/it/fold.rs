@@ -6,6 +6,7 @@
 //! Snapshots of the text and JSON output are in tests/it/snapshots/fold__*.snap.
 
 use crate::common;
+use crate::common::cli::run;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,23 +21,6 @@ fn root() -> PathBuf {
 
 fn fixture(name: &str) -> PathBuf {
     root().join("fixtures/fold").join(format!("{name}.pb"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{args:?} panicked:\n{stderr}");
-    Run { code: out.status.code().expect("exited"), stdout: String::from_utf8(out.stdout).expect("UTF-8"), stderr }
 }
 
 /// The op types of the main graph, in order.

@@ -2,8 +2,8 @@
 //! test named after the behaviour it pins. Models are small, built here or taken from `fixtures/`; the corpus-wide
 //! acceptance (checker, onnxruntime) is tests/it/infer_corpus.rs.
 
+use crate::common::cli::{run, Run};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
 use onnx_bcast::onnx::pb::{
@@ -16,33 +16,8 @@ use serde_json::Value as Json;
 const FLOAT: i32 = 1;
 const POSITION_TABLE: &str = "fixtures/inference/slice_buffer_to_sequence.onnx";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("infer-cli").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(root())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{args:?} panicked:\n{stderr}");
-    Run { code: out.status.code().expect("exit code"), stdout: String::from_utf8(out.stdout).unwrap(), stderr }
+    crate::common::cli::scratch("infer-cli", name)
 }
 
 fn json(r: &Run) -> Json {

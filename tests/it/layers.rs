@@ -251,6 +251,198 @@ fn no_import_cycles() {
     }
 }
 
+/// The module path of a file of `src/` (`src/onnx/wire.rs` is `[onnx, wire]`, `src/onnx/mod.rs` is `[onnx]`).
+fn module_path_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).expect("under src/");
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let last = parts.pop().expect("a file name");
+    let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+    if stem != "mod" && stem != "lib" {
+        parts.push(stem);
+    }
+    parts
+}
+
+/// The file that holds module `path`, or the nearest enclosing module's file.
+fn file_of_module(path: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+    for len in (1..=path.len()).rev() {
+        let dir = path[..len].iter().fold(src(), |d, p| d.join(p));
+        for candidate in [dir.with_extension("rs"), dir.join("mod.rs")] {
+            if files.contains(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// The module paths one file's code names: `crate::…`, `super::…` and `self::…` paths, groups expanded.
+fn named_paths(code: &str, here: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < code.len() {
+        let rest = &code[i..];
+        let boundary =
+            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':');
+        let start = ["crate::", "super::", "self::"].iter().find(|p| boundary && rest.starts_with(**p));
+        let Some(start) = start else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        // The module the path starts from: the crate, this module, or a parent per `super`.
+        let mut base: Vec<String> = match *start {
+            "crate::" => Vec::new(),
+            _ => here.to_vec(),
+        };
+        let mut j = i + start.len();
+        if *start == "super::" {
+            base.pop();
+            while code[j..].starts_with("super::") {
+                base.pop();
+                j += "super::".len();
+            }
+        }
+        collect_paths(&code[j..], &base, &mut out);
+        i = j;
+    }
+    out
+}
+
+/// The paths `text` (after a `…::`) names below `base`: one path, or each item of a `{…}` group.
+fn collect_paths(text: &str, base: &[String], out: &mut Vec<Vec<String>>) {
+    if let Some(group) = text.strip_prefix('{') {
+        let end = matching_brace(group);
+        let mut depth = 0;
+        let mut item_start = 0;
+        for (k, c) in group[..end].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    collect_paths(group[item_start..k].trim_start(), base, out);
+                    item_start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        collect_paths(group[item_start..end].trim_start(), base, out);
+        return;
+    }
+    let mut path = base.to_vec();
+    let mut rest = text;
+    loop {
+        let name = ident(rest);
+        if name.is_empty() {
+            break;
+        }
+        rest = &rest[name.len()..];
+        if name != "self" {
+            path.push(name);
+        }
+        match rest.strip_prefix("::") {
+            Some(r) if r.starts_with('{') => return collect_paths(r, &path, out),
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    out.push(path);
+}
+
+/// File → the files its code imports, for every file of `src/` but `lib.rs`. A folder's `mod.rs` handing its own
+/// files' names on (`pub use walk::Walker;`) is its face, not an import, and is left out.
+fn file_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let mut list = Vec::new();
+    rust_files(&src(), &mut list);
+    let files: BTreeSet<PathBuf> = list.iter().filter(|f| !f.ends_with("lib.rs")).cloned().collect();
+    let mut edges = BTreeMap::new();
+    for file in &files {
+        let is_mod = file.ends_with("mod.rs");
+        let here = module_path_of(file);
+        let code = code_only(&std::fs::read_to_string(file).expect("readable"));
+        let mut to = BTreeSet::new();
+        for path in named_paths(&code, &here) {
+            let Some(target) = file_of_module(&path, &files) else { continue };
+            let own_part = is_mod && target.starts_with(file.parent().expect("a folder"));
+            if target != *file && !own_part {
+                to.insert(target);
+            }
+        }
+        edges.insert(file.clone(), to);
+    }
+    edges
+}
+
+#[test]
+fn no_import_cycle_between_files() {
+    let edges = file_graph();
+    let mut state: BTreeMap<&PathBuf, bool> = BTreeMap::new();
+    fn visit<'a>(
+        f: &'a PathBuf,
+        edges: &'a BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        state: &mut BTreeMap<&'a PathBuf, bool>,
+        path: &mut Vec<&'a PathBuf>,
+    ) -> Option<String> {
+        match state.get(f) {
+            Some(true) => return None,
+            Some(false) => {
+                let from = path.iter().position(|p| *p == f).expect("on the path");
+                let names: Vec<String> = path[from..].iter().chain([&f]).map(|p| p.display().to_string()).collect();
+                return Some(names.join(" -> "));
+            }
+            None => {}
+        }
+        state.insert(f, false);
+        path.push(f);
+        for next in edges.get(f).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, state, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        state.insert(f, true);
+        None
+    }
+    for f in edges.keys() {
+        if let Some(cycle) = visit(f, &edges, &mut state, &mut Vec::new()) {
+            panic!("import cycle between files: {cycle}");
+        }
+    }
+}
+
+/// The commands' modules of one layer, each a file or folder of `src/`: none may import another.
+const SIBLING_COMMANDS: &[&[&str]] = &[
+    &["check", "rewrite"],
+    &["rewrite/expand", "rewrite/fold", "rewrite/annotate"],
+    &["render/expand.rs", "render/fold.rs", "render/infer.rs"],
+    &["cli/check.rs", "cli/shapes.rs", "cli/expand.rs", "cli/fold.rs", "cli/infer.rs", "cli/explain.rs"],
+];
+
+#[test]
+fn no_command_imports_a_sibling_command() {
+    let member = |file: &Path, group: &[&str]| group.iter().position(|m| file.starts_with(src().join(m)));
+    let mut found = Vec::new();
+    for (from, tos) in file_graph() {
+        for group in SIBLING_COMMANDS {
+            let Some(a) = member(&from, group) else { continue };
+            for to in &tos {
+                if member(to, group).is_some_and(|b| b != a) {
+                    found.push(format!("{} -> {}", from.display(), to.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a command imports a sibling command:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_file_scanner_resolves_groups_and_relative_paths() {
+    let here = vec!["analysis".to_string(), "walk".to_string()];
+    let paths = named_paths("use super::walker::{fresh_symbol, Walker};\nuse crate::onnx::{model::Model, pb};", &here);
+    let paths: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(paths, ["analysis::walker::fresh_symbol", "analysis::walker::Walker", "onnx::model::Model", "onnx::pb"]);
+}
+
 #[test]
 fn the_scanner_sees_imports_and_skips_comments_and_tests() {
     let code = code_only(

@@ -1,6 +1,7 @@
 //! The integration tests, one binary: each file beside this one is a module named after what it tests
 //! (`cargo test --test it codes::` runs one of them). One binary links the crate and its test dependencies once,
-//! where one binary per file linked them 45 times.
+//! where one binary per file linked them 45 times. `tests/memory.rs` stays apart: it measures a child's peak
+//! memory, which counts its parent's.
 
 mod common;
 mod oracle;
@@ -41,7 +42,6 @@ mod infer_corpus;
 mod inference_patterns;
 mod layers;
 mod malformed;
-mod memory;
 mod onnx_shape_tests;
 mod python_package;
 mod ranges;

@@ -3,8 +3,8 @@
 //! of 64 rows; a feature pyramid that needs multiples of 4; position ids computed and read by a Gather). That the witnesses fail and the safe sizes run in
 //! onnxruntime over the corpora is tests/it/ranges_corpus.rs.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use crate::common::cli::{run, run_in, Run};
+use std::path::PathBuf;
 
 use prost::Message;
 use serde_json::Value as Json;
@@ -15,37 +15,12 @@ const PYRAMID: &str = "fixtures/ranges/feature_pyramid.onnx";
 /// `CumSum(attention_mask) * attention_mask + 1`), read by a Gather from tables of 66 rows.
 const POSITION_IDS: &str = "fixtures/ranges/position_ids.onnx";
 
+fn scratch(name: &str) -> PathBuf {
+    crate::common::cli::scratch("ranges-cli", name)
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ranges-cli").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(dir)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{args:?} panicked:\n{stderr}");
-    Run { code: out.status.code().expect("exit code"), stdout: String::from_utf8(out.stdout).unwrap(), stderr }
-}
-
-fn run(args: &[&str]) -> Run {
-    run_in(&root(), args)
 }
 
 fn json(r: &Run) -> Json {

@@ -6,12 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use onnx_bcast::onnx::pb::{
-    tensor_shape_proto::{dimension::Value, Dimension},
-    type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto,
-    ValueInfoProto,
-};
+use onnx_bcast::onnx::pb::{GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
 use prost::Message;
+
+use crate::common::float_input;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_onnx-bcast")
@@ -41,25 +39,6 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
-fn vi(name: &str, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            tensor_type: Some(type_proto::Tensor {
-                elem_type: Some(1),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension { value: Some(Value::DimValue(d)), denotation: None })
-                        .collect(),
-                }),
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 fn add(a: &str, b: &str, out: &str) -> NodeProto {
     NodeProto {
         op_type: Some("Add".into()),
@@ -79,7 +58,7 @@ fn model_bytes(node: Vec<NodeProto>, initializer: Vec<TensorProto>, input: Vec<V
             node,
             initializer,
             input,
-            output: vec![vi("r0", &[])],
+            output: vec![float_input("r0", &[])],
             ..Default::default()
         }),
         ..Default::default()
@@ -119,7 +98,7 @@ fn expand_refuses_a_200k_ring_like_check() {
     let nodes = (0..n).map(|i| add(&format!("r{}", (i + n - 1) % n), "A", &format!("r{i}"))).collect();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ring.onnx");
-    std::fs::write(&path, model_bytes(nodes, Vec::new(), vec![vi("A", &[2, 3])])).unwrap();
+    std::fs::write(&path, model_bytes(nodes, Vec::new(), vec![float_input("A", &[2, 3])])).unwrap();
     let (code, stdout, _) = run_in(dir.path(), &["check", "ring.onnx"], &[]);
     assert_eq!(code, 1);
     let finding = stdout.lines().find(|l| l.contains("error[graph-cycle]")).expect("check reports the cycle");
@@ -186,7 +165,7 @@ fn a_killed_expand_leaves_nothing_behind() {
         ..Default::default()
     };
     let nodes = vec![add("A", "W", "r0")];
-    std::fs::write(dir.path().join("m.onnx"), model_bytes(nodes, vec![weights], vec![vi("A", &[1])])).unwrap();
+    std::fs::write(dir.path().join("m.onnx"), model_bytes(nodes, vec![weights], vec![float_input("A", &[1])])).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     for (i, delay) in [0u64, 2, 5, 10, 20, 40, 80, 120].into_iter().enumerate() {

@@ -2,31 +2,13 @@
 //! tests/data/, see its README for the source and license), every violation fixture has an error-level result at its
 //! node, and every result's rule is declared by the driver.
 
+use crate::common::cli::{run_in, Run};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(dir)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{args:?}:\n{stderr}");
-    Run { code: out.status.code().expect("exit code"), stdout: String::from_utf8(out.stdout).unwrap(), stderr }
 }
 
 fn validator() -> jsonschema::Validator {

@@ -168,4 +168,18 @@ pub fn run_corpus_script(python: &Path, name: &str, models: &Path, figures: &str
     let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", out_json.display()));
     (report, String::from_utf8_lossy(&out.stdout).into_owned())
 }
+/// A float tensor's declaration (a graph input or output) of these sizes.
+pub fn float_input(name: &str, dims: &[i64]) -> onnx_bcast::onnx::pb::ValueInfoProto {
+    use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
+    use onnx_bcast::onnx::pb::{type_proto, TensorShapeProto, TypeProto, ValueInfoProto};
+    let dim = dims.iter().map(|&d| Dimension { value: Some(Value::DimValue(d)), denotation: None }).collect();
+    let tensor = type_proto::Tensor { elem_type: Some(1), shape: Some(TensorShapeProto { dim }) };
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto { tensor_type: Some(tensor), ..Default::default() }),
+        ..Default::default()
+    }
+}
+
+pub mod cli;
 pub mod gen;

@@ -12,7 +12,11 @@
 
 #![cfg(target_os = "linux")]
 
-use crate::common;
+// A test binary of its own: a child's peak RSS (`ru_maxrss`) counts the memory of the process that spawned it, as
+// Linux keeps the high-water mark across `exec`, so the child is spawned from a small test process, not from the
+// one binary of tests/it/, whose other tests hold models of their own at the same time.
+#[path = "it/common/mod.rs"]
+mod common;
 
 use std::fs::File;
 use std::io::Read;
