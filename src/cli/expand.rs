@@ -103,15 +103,7 @@ fn write_summary(
     request: &Request,
     verified: Option<Status>,
 ) -> io::Result<()> {
-    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
-    let text = request.format == Format::Text;
-    let mut out: Box<dyn Write> = if written == Some("-") {
-        let ascii = text && super::charset::stderr_ascii();
-        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
-    } else {
-        let ascii = text && super::charset::stdout_ascii();
-        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
-    };
+    let mut out = super::rewrite::summary_out(written, request.format);
     match request.format {
         Format::Text => {
             onnx_bcast::render::expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?

@@ -19,15 +19,11 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     };
     let options = InferOptions { bindings, overwrite_declared: args.overwrite_declared, ranges: args.ranges.request() };
     let shown = args.input.display().to_string();
-    let output = args.output.as_deref().filter(|_| !args.dry_run);
-    let planned = match super::rewrite::plan(&Annotate(&options), &args.input, output, args.dry_run) {
-        Ok(planned) => planned,
-        Err(status) => return Ok(status),
-    };
-    let written = match super::rewrite::write(&planned, &args.input, output) {
-        Ok(written) => written,
-        Err(status) => return Ok(status),
-    };
+    let (planned, written) =
+        match super::rewrite::plan_and_write(&Annotate(&options), &args.input, args.output.as_deref(), args.dry_run) {
+            Ok(done) => done,
+            Err(status) => return Ok(status),
+        };
     let plan = &planned.plan;
     write_summary(&shown, written.as_deref(), &plan.summary, args.format)?;
     let kept = plan.summary.mismatches.iter().any(|m| !m.replaced);
@@ -36,15 +32,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
 
 /// The summary, on stdout unless the model itself went there (OUT `-`), and then on stderr.
 fn write_summary(shown: &str, written: Option<&str>, summary: &InferSummary, format: Format) -> io::Result<()> {
-    // Text for people in ASCII where the terminal is not UTF-8; JSON as it is.
-    let text = format == Format::Text;
-    let mut out: Box<dyn Write> = if written == Some("-") {
-        let ascii = text && super::charset::stderr_ascii();
-        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
-    } else {
-        let ascii = text && super::charset::stdout_ascii();
-        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
-    };
+    let mut out = super::rewrite::summary_out(written, format);
     match format {
         Format::Text => onnx_bcast::render::infer::write_infer_text(&mut out, shown, written, summary)?,
         Format::Json => writeln!(out, "{}", onnx_bcast::render::infer::infer_json(shown, written, summary))?,

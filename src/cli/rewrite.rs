@@ -2,12 +2,14 @@
 //! the plan made under the panic guard, and the result written through the library's one write entry
 //! ([`onnx_bcast::rewrite::driver::write`]).
 
+use std::io::{self, Write};
 use std::path::Path;
 
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::onnx::wire::Pieces;
 use onnx_bcast::rewrite::driver::{self, Rewrite, Target};
 
+use super::args::Format;
 use super::Status;
 
 /// A model and its rewrite, planned and laid out.
@@ -36,6 +38,33 @@ pub fn write<R: Rewrite>(planned: &Planned<R>, input: &Path, output: Option<&Pat
         return Err(Status::Failed);
     }
     Ok(Some(output.display().to_string()))
+}
+
+/// [`plan`] then [`write`], for the commands with nothing between them (`fold`, `infer`): the plan and the path
+/// written, as shown.
+pub fn plan_and_write<R: Rewrite>(
+    command: &R,
+    input: &Path,
+    output: Option<&Path>,
+    dry_run: bool,
+) -> Result<(Planned<R>, Option<String>), Status> {
+    let output = output.filter(|_| !dry_run);
+    let planned = plan(command, input, output, dry_run)?;
+    let written = write(&planned, input, output)?;
+    Ok((planned, written))
+}
+
+/// Where a rewriting command's summary goes: stdout, unless the model itself went there (OUT `-`), then stderr;
+/// text for people in ASCII where the terminal is not UTF-8, JSON as it is.
+pub fn summary_out(written: Option<&str>, format: Format) -> Box<dyn Write> {
+    let text = format == Format::Text;
+    if written == Some("-") {
+        let ascii = text && super::charset::stderr_ascii();
+        Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
+    } else {
+        let ascii = text && super::charset::stdout_ascii();
+        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
+    }
 }
 
 /// A rewriting command's input (`expand`, `fold`, `infer`): the model at `input`, with OUT judged before any work

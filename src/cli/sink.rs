@@ -166,14 +166,9 @@ impl Totals {
             n => format!("; {} could not be checked", plural(n, "model")),
         };
         format!(
-            "checked {}, {}: {} same, {} broadcast, {}, {} conditional, {} unknown; {}, {}{failed}{}",
+            "checked {}, {}; {}, {}{failed}{}",
             plural(self.models, "model"),
-            plural(s.sites, "site"),
-            s.same,
-            s.broadcast,
-            plural(s.violations, "violation"),
-            s.conditional,
-            s.unknown,
+            render::counts_text(&s),
             plural(s.errors, "error"),
             plural(s.warnings, "warning"),
             render::opaque_text(&self.opaque),

@@ -176,14 +176,11 @@ fn linear_classifier(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::test_support::tensor as t;
     use crate::infer::test_support::{ints, run_rule};
     use crate::onnx::pb::AttributeProto;
 
     const DOUBLE: i32 = DataType::Double as i32;
-
-    fn t(elem: i32, dims: &[u64]) -> Option<ValueFacts> {
-        Some(ValueFacts::tensor(Some(elem), Shape::known(dims)))
-    }
 
     fn strings(name: &str, v: &[&str]) -> AttributeProto {
         AttributeProto {

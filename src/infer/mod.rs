@@ -248,6 +248,11 @@ pub(crate) mod test_support {
     use crate::onnx::tensor::ValueFacts;
     use crate::sizes::shape::Dim;
 
+    /// A tensor of element type `elem` and these sizes, as an input to a rule.
+    pub fn tensor(elem: i32, dims: &[u64]) -> Option<ValueFacts> {
+        Some(ValueFacts::tensor(Some(elem), crate::sizes::shape::Shape::known(dims)))
+    }
+
     pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
         AttributeProto { name: Some(name.into()), ints: v.to_vec(), r#type: Some(7), ..Default::default() }
     }

@@ -111,15 +111,7 @@ fn layer_norm(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
             broadcastable(ctx, &[1, 2]);
         }
     }
-    let stat_shape = ctx
-        .dims(0)
-        .and_then(|d| {
-            let a = normalize_axis(axis, d.len())?;
-            Some(Shape::ranked(
-                d.iter().enumerate().map(|(i, d)| if i < a { d.clone() } else { Dim::Known(1) }).collect(),
-            ))
-        })
-        .unwrap_or_default();
+    let stat_shape = statistic_shape(ctx, axis);
     let elem = match ctx.attrs.int("stash_type") {
         None => Some(FLOAT),
         Some(_) => super::elem_attr(ctx, "stash_type"),
@@ -150,4 +142,16 @@ fn group_norm(ctx: &mut Ctx<'_, '_>) {
             ctx.require_size(Requirement::ParameterShape, vec![0, i], at, each.clone(), Whence::Required);
         }
     }
+}
+/// A normalization's per-row statistic's shape (mean, inverse standard deviation): X's shape with the axes from
+/// `axis` on reduced to 1.
+pub(crate) fn statistic_shape(ctx: &Ctx<'_, '_>, axis: i64) -> Shape {
+    ctx.dims(0)
+        .and_then(|d| {
+            let a = normalize_axis(axis, d.len())?;
+            Some(Shape::ranked(
+                d.iter().enumerate().map(|(i, d)| if i < a { d.clone() } else { Dim::Known(1) }).collect(),
+            ))
+        })
+        .unwrap_or_default()
 }

@@ -152,11 +152,8 @@ fn optional(ctx: &Ctx<'_, '_>) -> ValueFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::test_support::tensor as t;
     use crate::infer::test_support::{int, run_rule};
-
-    fn t(elem: i32, dims: &[u64]) -> Option<ValueFacts> {
-        Some(ValueFacts::tensor(Some(elem), Shape::known(dims)))
-    }
 
     fn seq(elem: i32, shape: Shape) -> Option<ValueFacts> {
         Some(ValueFacts::of_kind(Kind::Sequence, Some(elem), shape))

@@ -56,11 +56,8 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::test_support::tensor as t;
     use crate::infer::test_support::{ints, run_rule};
-
-    fn t(elem: i32, dims: &[u64]) -> Option<ValueFacts> {
-        Some(ValueFacts::tensor(Some(elem), Shape::known(dims)))
-    }
 
     #[test]
     fn string_concat_broadcasts() {

@@ -276,17 +276,20 @@ pub fn failure_line(path: &str, label: &str, message: &str, palette: Palette) ->
 
 /// The summary line's text after `PATH: `.
 pub fn summary_text(report: &Report) -> String {
-    let s = report.summary;
+    format!("{}{}", counts_text(&report.summary), opaque_text(&report.opaque))
+}
+
+/// The sites and their verdicts, counted: `3 sites: 1 same, 1 broadcast, 1 violation, 0 conditional, 0 unknown`.
+pub fn counts_text(s: &crate::check::Summary) -> String {
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     format!(
-        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown{}",
+        "{}: {} same, {} broadcast, {}, {} conditional, {} unknown",
         plural(s.sites, "site"),
         s.same,
         s.broadcast,
         plural(s.violations, "violation"),
         s.conditional,
         s.unknown,
-        opaque_text(&report.opaque)
     )
 }
 

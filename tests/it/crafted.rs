@@ -17,7 +17,9 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::common::cli::{run_raw, RawRun};
 
 const ADDRESS_SPACE_KIB: u64 = 4 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,32 +28,9 @@ fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/crafted")
 }
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
 /// Runs the binary in `dir` under the address-space limit and the timeout.
-fn run_limited(dir: &Path, args: &[&str]) -> Run {
-    let script = format!("ulimit -v {ADDRESS_SPACE_KIB} || exit 125; exec \"$0\" \"$@\"");
-    let start = Instant::now();
-    let out = assert_cmd::Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(dir)
-        .timeout(TIMEOUT)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        took: start.elapsed(),
-    }
+fn run_limited(dir: &Path, args: &[&str]) -> RawRun {
+    run_raw(dir, args, Some(ADDRESS_SPACE_KIB), TIMEOUT)
 }
 
 fn mkfifo(path: &Path) {

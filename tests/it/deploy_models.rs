@@ -16,8 +16,6 @@
 
 use crate::common;
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 const MIN_MODELS: usize = 60;
@@ -29,15 +27,6 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
 
 fn n(v: &Value, key: &str) -> i64 {
     v.get(key).and_then(Value::as_i64).unwrap_or(-1)
-}
-
-fn corpus_python(models: &std::path::Path) -> PathBuf {
-    let path = models.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
-    let python = PathBuf::from(s(&manifest, "python"));
-    assert!(python.is_file(), "{} names python {}, which does not exist", path.display(), python.display());
-    python
 }
 
 /// Whether onnxruntime refused to load the original model at every size (a tool wrote it broken).
@@ -123,7 +112,7 @@ fn problems_of(r: &Value, problems: &mut Vec<String>) {
 #[test]
 fn deployed_models_are_seen_into_judged_soundly_and_rewritten_faithfully() {
     let models = common::fetched_dir("corpus/deploy_fetch.sh", "the deployment corpus");
-    let python = corpus_python(&models);
+    let python = crate::common::corpus_python(&models);
     let (report, _) = common::run_corpus_script(&python, "deploy_models", &models, "DEPLOY_FIGURES.md");
     let records = report["models"].as_array().expect("deploy-models.json has no models list");
     let mut problems: Vec<String> = Vec::new();

@@ -10,7 +10,9 @@
 //! tests/it/malformed.rs says what each corpus file must give; this test only says that nothing brings the tool down.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::common::cli::{run_raw, RawRun};
 
 /// 4 GiB, in the KiB that `ulimit -v` counts.
 const ADDRESS_SPACE_KIB: u64 = 4 * 1024 * 1024;
@@ -32,33 +34,14 @@ fn files_in(dir: &str) -> Vec<String> {
     out
 }
 
-struct Run {
-    status: std::process::ExitStatus,
-    stderr: String,
-    took: Duration,
-}
-
-/// Runs the binary from the crate root under the address-space limit, through `sh -c 'ulimit -v ...; exec ...'`
-/// (the shell replaces itself with the binary, so the limit, the timeout's kill and the exit status are the
-/// binary's own).
-fn run_limited(args: &[&str]) -> Run {
-    let script = format!("ulimit -v {ADDRESS_SPACE_KIB} || exit 125; exec \"$0\" \"$@\"");
-    let start = Instant::now();
-    let out = assert_cmd::Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(root())
-        .timeout(TIMEOUT)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    Run { status: out.status, stderr: String::from_utf8_lossy(&out.stderr).into_owned(), took: start.elapsed() }
+/// Runs the binary from the crate root under the address-space limit and the timeout.
+fn run_limited(args: &[&str]) -> RawRun {
+    run_raw(&root(), args, Some(ADDRESS_SPACE_KIB), TIMEOUT)
 }
 
 /// The rules every run must keep; `Err` says which one it broke.
 /// `paths`: the files the run is about; an exit-2 error line must name one of them.
-fn judge(args: &[&str], paths: &[&str], r: &Run) -> Result<i32, String> {
+fn judge(args: &[&str], paths: &[&str], r: &RawRun) -> Result<i32, String> {
     let what = format!("onnx-bcast {}", args.join(" "));
     use std::os::unix::process::ExitStatusExt;
     let Some(code) = r.status.code() else {

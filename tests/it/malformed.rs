@@ -15,6 +15,7 @@
 //! Every test runs the binary from the crate root with relative paths, as a user would.
 
 use crate::common;
+use crate::common::cli::{run_raw, RawRun};
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -381,29 +382,13 @@ fn corpus_path(file: &str) -> String {
     format!("fixtures/malformed/{file}")
 }
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 /// Runs the binary from the crate root. A hang is a failure, not a stuck test run.
-fn run(args: &[&str]) -> Run {
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast"))
-        .args(args)
-        .current_dir(root())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn run(args: &[&str]) -> RawRun {
+    run_raw(&root(), args, None, Duration::from_secs(60))
 }
 
 /// The checks every input gets: a normal exit with a documented code and no sign of a panic. Returns the code.
-fn no_crash(what: &str, args: &[&str], r: &Run) -> Result<i32, String> {
+fn no_crash(what: &str, args: &[&str], r: &RawRun) -> Result<i32, String> {
     let Some(code) = r.code else {
         return Err(format!("{what}: onnx-bcast {args:?} was killed by a signal or timed out\nstderr: {}", r.stderr));
     };

@@ -43,16 +43,6 @@ fn torch_corpus_dir() -> PathBuf {
     dir
 }
 
-/// The python of the torch venv, as the export recorded it in the manifest.
-fn corpus_python(models: &std::path::Path) -> PathBuf {
-    let path = models.join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
-    let python = PathBuf::from(s(&manifest, "python"));
-    assert!(python.is_file(), "{} names python {}, which does not exist", path.display(), python.display());
-    python
-}
-
 fn pct(part: i64, whole: i64) -> f64 {
     if whole > 0 {
         100.0 * part as f64 / whole as f64
@@ -64,7 +54,7 @@ fn pct(part: i64, whole: i64) -> f64 {
 #[test]
 fn torch_exports_are_judged_soundly_and_expanded_faithfully() {
     let models = torch_corpus_dir();
-    let python = corpus_python(&models);
+    let python = crate::common::corpus_python(&models);
     let (report, _) = common::run_corpus_script(&python, "torch_models", &models, "TORCH_FIGURES.md");
     let records = report["models"].as_array().expect("torch-models.json has no models list");
 

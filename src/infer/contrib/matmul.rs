@@ -21,27 +21,13 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             vec![ValueFacts::tensor(ctx.elem(0), matmul_shape(a.as_deref(), b.as_deref()))]
         }
         // "com.microsoft.MatMulNBits": A (…, K) times the quantized B (N, K) held in blocks: (…, N), A's type.
-        "MatMulNBits" => {
-            let n = ctx.attrs.int("N").and_then(|n| u64::try_from(n).ok()).map_or(Dim::Unknown, Dim::Known);
-            let shape = ctx
-                .dims(0)
-                .filter(|d| !d.is_empty())
-                .map_or_else(Shape::unranked, |d| Shape::ranked(d[..d.len() - 1].iter().cloned().chain([n]).collect()));
-            vec![ValueFacts::tensor(ctx.elem(0), shape)]
-        }
+        "MatMulNBits" => vec![quantized_b_matmul(ctx)],
         // "com.microsoft.MatMulIntegerToFloat": MatMul of A and B, of a_scale's float type.
         "MatMulIntegerToFloat" => vec![ValueFacts::tensor(ctx.elem(2), matmul_shape(ctx.dims(0), ctx.dims(1)))],
         // "com.microsoft.DynamicQuantizeMatMul": float A times int8 B: MatMul's shape, float.
         "DynamicQuantizeMatMul" => vec![ValueFacts::tensor(ctx.elem(0), matmul_shape(ctx.dims(0), ctx.dims(1)))],
         // "com.microsoft.MatMulFpQ4", "com.microsoft.MatMulBnb4": like MatMulNBits, N and K as attributes.
-        "MatMulBnb4" | "MatMulFpQ4" => {
-            let n = ctx.attrs.int("N").and_then(|n| u64::try_from(n).ok()).map_or(Dim::Unknown, Dim::Known);
-            let shape = ctx
-                .dims(0)
-                .filter(|d| !d.is_empty())
-                .map_or_else(Shape::unranked, |d| Shape::ranked(d[..d.len() - 1].iter().cloned().chain([n]).collect()));
-            vec![ValueFacts::tensor(ctx.elem(0), shape)]
-        }
+        "MatMulBnb4" | "MatMulFpQ4" => vec![quantized_b_matmul(ctx)],
         "GatherBlockQuantized" => vec![gather_block_quantized(ctx)],
         _ => return None,
     })
@@ -81,4 +67,13 @@ fn gather_block_quantized(ctx: &Ctx<'_, '_>) -> ValueFacts {
     };
     let dims = data[..axis].iter().chain(indices).chain(&data[axis + 1..]).cloned().collect();
     ValueFacts::tensor(elem, Shape::ranked(dims))
+}
+/// A (…, K) times a quantized B of N rows given by the `N` attribute: (…, N), of A's type.
+fn quantized_b_matmul(ctx: &Ctx<'_, '_>) -> ValueFacts {
+    let n = ctx.attrs.int("N").and_then(|n| u64::try_from(n).ok()).map_or(Dim::Unknown, Dim::Known);
+    let shape = ctx
+        .dims(0)
+        .filter(|d| !d.is_empty())
+        .map_or_else(Shape::unranked, |d| Shape::ranked(d[..d.len() - 1].iter().cloned().chain([n]).collect()));
+    ValueFacts::tensor(ctx.elem(0), shape)
 }

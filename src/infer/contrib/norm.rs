@@ -3,7 +3,7 @@
 //! into. Each follows its section of onnxruntime's `docs/ContribOperators.md`.
 
 use super::{same, Ctx};
-use crate::infer::{dim_at, normalize_axis};
+use crate::infer::dim_at;
 use crate::onnx::tensor::{ValueFacts, INT32};
 use crate::sizes::shape::{Dim, Shape};
 
@@ -93,14 +93,5 @@ pub(super) fn reborrow<'c, 'a, 'm>(ctx: &'c mut Ctx<'a, 'm>) -> Ctx<'c, 'm> {
 
 /// A normalization's per-row statistic: X's shape with the axes from `axis` on reduced to 1, float.
 fn statistic(ctx: &Ctx<'_, '_>, axis: i64) -> ValueFacts {
-    let shape = ctx
-        .dims(0)
-        .and_then(|d| {
-            let a = normalize_axis(axis, d.len())?;
-            Some(Shape::ranked(
-                d.iter().enumerate().map(|(i, d)| if i < a { d.clone() } else { Dim::Known(1) }).collect(),
-            ))
-        })
-        .unwrap_or_default();
-    ValueFacts::tensor(Some(FLOAT), shape)
+    ValueFacts::tensor(Some(FLOAT), crate::infer::norm::statistic_shape(ctx, axis))
 }

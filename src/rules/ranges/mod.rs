@@ -306,6 +306,18 @@ pub(crate) fn decide_whole(pred: &Predicate, ranges: &Ranges) -> Decision {
 }
 
 #[cfg(test)]
+impl Ranges {
+    /// Ranges from `(name, text)` pairs in `--range` spelling, for tests.
+    pub(crate) fn parsed(list: &[(&str, &str)]) -> Ranges {
+        let mut r = Ranges::default();
+        for (name, text) in list {
+            r.insert(name, SizeRange::parse(text).unwrap());
+        }
+        r
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

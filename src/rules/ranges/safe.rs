@@ -108,11 +108,7 @@ mod tests {
     use crate::sizes::sym::{parse, Poly};
 
     fn ranges(list: &[(&str, &str)]) -> Ranges {
-        let mut r = Ranges::default();
-        for (name, text) in list {
-            r.insert(name, SizeRange::parse(text).unwrap());
-        }
-        r
+        Ranges::parsed(list)
     }
 
     fn shown(b: &SafeBox) -> String {

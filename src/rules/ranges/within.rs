@@ -58,14 +58,9 @@ pub fn facts_within(f: &ValueFacts, ranges: &Ranges) -> ValueFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::ranges::SizeRange;
 
     fn ranges(list: &[(&str, &str)]) -> Ranges {
-        let mut r = Ranges::default();
-        for (name, text) in list {
-            r.insert(name, SizeRange::parse(text).unwrap());
-        }
-        r
+        Ranges::parsed(list)
     }
 
     #[test]

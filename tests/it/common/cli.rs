@@ -57,3 +57,42 @@ pub fn scratch(group: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A run judged by the test itself: the exit status may be a signal's (a timeout kills), the output need not be
+/// UTF-8 (shown lossily).
+pub struct RawRun {
+    pub status: std::process::ExitStatus,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+/// Runs the binary in `dir`, killed after `timeout`; with `address_space_kib`, under that `ulimit -v`, through
+/// `sh -c 'ulimit -v ...; exec ...'` (the shell replaces itself with the binary, so the limit, the timeout's kill and
+/// the exit status are the binary's own; 125 if the shell could not set the limit).
+pub fn run_raw(dir: &Path, args: &[&str], address_space_kib: Option<u64>, timeout: Duration) -> RawRun {
+    let start = std::time::Instant::now();
+    let mut command = match address_space_kib {
+        Some(kib) => {
+            let mut sh = assert_cmd::Command::new("sh");
+            sh.arg("-c").arg(format!("ulimit -v {kib} || exit 125; exec \"$0\" \"$@\""));
+            sh.arg(env!("CARGO_BIN_EXE_onnx-bcast"));
+            sh
+        }
+        None => assert_cmd::Command::new(env!("CARGO_BIN_EXE_onnx-bcast")),
+    };
+    let out = command
+        .args(args)
+        .current_dir(dir)
+        .timeout(timeout)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run onnx-bcast {args:?}: {e}"));
+    RawRun {
+        status: out.status,
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took: start.elapsed(),
+    }
+}

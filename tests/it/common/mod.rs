@@ -181,5 +181,16 @@ pub fn float_input(name: &str, dims: &[i64]) -> onnx_bcast::onnx::pb::ValueInfoP
     }
 }
 
+/// The python a corpus's export used, as its `manifest.json` records it (the PyTorch and deployment corpora).
+pub fn corpus_python(models: &Path) -> PathBuf {
+    let path = models.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let python = PathBuf::from(manifest["python"].as_str().unwrap_or(""));
+    assert!(python.is_file(), "{} names python {}, which does not exist", path.display(), python.display());
+    python
+}
+
 pub mod cli;
 pub mod gen;
