@@ -123,9 +123,9 @@ pub fn write_model(
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    let carried = if same_folder { Vec::new() } else { carried_locations(model, moves, &out)? };
+    let carried = if same_folder { Vec::new() } else { carried_locations(model, &from, moves, &out)? };
     if let Some((file, _)) = &moves.gathered {
-        gather_allowed(model, &path, file, &carried, &out)?;
+        gather_allowed(model, (&from, &to), &path, file, &carried, &out)?;
     }
     let mut written: Vec<PathBuf> = Vec::new();
     let mut names = Vec::new();
@@ -183,10 +183,10 @@ fn write_stream(
 /// Each distinct external data location the rewritten model still references, with the file it resolves to.
 fn carried_locations(
     model: &crate::onnx::model::Model,
+    from: &Path,
     moves: &ExternalMoves,
     out: &str,
 ) -> Result<Vec<(String, PathBuf)>, SaveError> {
-    let from = folder_of(model.path());
     let mut seen = HashSet::new();
     let mut carried = Vec::new();
     for t in external::all_tensors(model.proto()) {
@@ -205,14 +205,16 @@ fn carried_locations(
 }
 
 /// Whether `--gather-external-data FILE` may write FILE beside `path` (OUT): see the module documentation.
+/// `folders`: the input's folder and OUT's.
 fn gather_allowed(
     model: &crate::onnx::model::Model,
+    (from, to): (&Path, &Path),
     path: &Path,
     file: &str,
     carried: &[(String, PathBuf)],
     out: &str,
 ) -> Result<(), SaveError> {
-    let target = folder_of(path).join(file);
+    let target = to.join(file);
     let refuse = |why: &str| Err(SaveError::Gather { out: out.to_string(), file: file.to_string(), why: why.into() });
     if path.file_name() == Some(std::ffi::OsStr::new(file)) || crate::sys::platform::same_file(&target, path) {
         return refuse("names OUT itself");
@@ -228,7 +230,6 @@ fn gather_allowed(
         return refuse("exists and is not a regular file");
     }
     // An existing file may only be one the input model references beside OUT: the rewrite replaces it.
-    let from = folder_of(model.path());
     let owned = external::all_tensors(model.proto()).into_iter().any(|t| {
         external::reference(t)
             .and_then(Result::ok)
