@@ -153,6 +153,7 @@ pub mod render_infer;
 pub mod save;
 pub mod selection;
 pub mod shape;
+pub mod shape_report;
 pub mod source;
 pub mod sym;
 pub mod tensor;

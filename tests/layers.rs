@@ -34,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "verify",
             "range_report",
             "index_report",
+            "shape_report",
             "witness",
         ],
     ),

@@ -51,6 +51,7 @@ impl Predicate {
                 (Some(k), Some(d)) => Predicate::Divides(k, d),
                 _ => Predicate::Unknowable,
             },
+            ConditionKind::AnyOf(parts) => Predicate::Any(parts.iter().map(Predicate::of_condition).collect()),
         }
     }
 
