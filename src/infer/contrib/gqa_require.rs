@@ -120,8 +120,7 @@ fn lengths(ctx: &Ctx<'_, '_>, q: &[Dim], past: Option<&Dim>, total: &Dim) {
 /// cos_cache and sin_cache (max length, rotary half-width): rows for the total length, one width, a multiple of 8
 /// and at most half the head size rounded down to a multiple of 8.
 fn rotary_cache(ctx: &Ctx<'_, '_>, head: &Dim, total: &Dim) {
-    let (Some(&[ref cos_rows, ref cos_width]), Some(&[ref sin_rows, ref sin_width])) = (ctx.dims(COS), ctx.dims(SIN))
-    else {
+    let (Some([cos_rows, cos_width]), Some([sin_rows, sin_width])) = (ctx.dims(COS), ctx.dims(SIN)) else {
         return;
     };
     for (input, rows) in [(COS, cos_rows), (SIN, sin_rows)] {
