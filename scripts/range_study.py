@@ -13,9 +13,11 @@ is: a sequence, a batch, an image side, audio samples, anything else):
     witnesses; `check --range` timed against `check` (the least wall time of each over eleven paired rounds; a
     release binary makes these figures, the test's debug one does not);
   * where every site holds over the ranges (and no `index-bound` finding is left: a Gather's computed indices within
-    their table): five sizes drawn inside them (seeded), the model run in onnxruntime on seeded inputs of those
+    their table; nor a `conditional-shape`, `shape-contradiction` or `inexact-division` one: what an op requires of
+    its sizes, GroupQueryAttention's cache head size): five sizes drawn inside them (seeded), the model run in onnxruntime on seeded inputs of those
     sizes; an error at a judged node (a broadcasting site, or a Gather with an index bound) is unsound, any other
-    error (a convolution larger than its input) is reported as it is. An integer input the manifest fills with ones
+    error (a convolution larger than its input) is reported as it is; a node with an op requirement's finding counts as
+    judged. An integer input the manifest fills with ones
     (an attention mask) is given `--range NAME=0..1`, the values it holds;
   * every witness written: the model run on its tensors; it must fail (where it runs, the witness is unsound).
 
@@ -191,6 +193,20 @@ def index_bounds(report):
     return out
 
 
+SHAPE_CODES = ("conditional-shape", "shape-contradiction", "inexact-division")
+
+
+def shape_findings(report):
+    """The findings of an op's requirements on sizes (GroupQueryAttention's `kv_cache_dim = 16`, a Reshape's
+    `4 divides 6*N`), by severity: over ranges, a condition proven is no finding, one failing an error, one unproven
+    a warning; any of them means the tool does not claim the model runs at every size of the ranges."""
+    out = {"error": 0, "warning": 0}
+    for f in report.get("findings", []):
+        if f.get("code") in SHAPE_CODES:
+            out[f["severity"]] = out.get(f["severity"], 0) + 1
+    return out
+
+
 def lattice(text):
     span, _, step = text.partition("/")
     lo, hi = (int(x) for x in span.split(".."))
@@ -220,10 +236,12 @@ def study_ranges(binary, path, model, ranges, fills, work, sites):
     rec["decisions"] = decisions(report)
     rec["violations"] = report["summary"]["violations"]
     rec["index_bounds"] = index_bounds(report)
+    rec["shape_findings"] = shape_findings(report)
     plain = [binary, "check", "--format", "json", path]
     rec["seconds_check"], rec["seconds_ranged"] = paired_times(plain, plain + args)
     every_site_holds = (rec["violations"] == 0 and rec["decisions"]["unproven"] == 0
-                        and report["summary"]["conditional"] == 0 and sum(rec["index_bounds"].values()) == 0)
+                        and report["summary"]["conditional"] == 0 and sum(rec["index_bounds"].values()) == 0
+                        and sum(rec["shape_findings"].values()) == 0)
     rec["every_site_holds"] = every_site_holds
     rng = np.random.default_rng(SEED)
     pick = random.Random(SEED)
@@ -266,6 +284,7 @@ def study(binary, path, model_set, entry, work):
     # The nodes judged: broadcasting sites, and Gathers whose computed indices are bounded (index-bound).
     sites = {s["node"] for s in report["sites"]}
     sites |= {f["node"] for f in report.get("findings", []) if f.get("code") == "index-bound"}
+    sites |= {f["node"] for f in report.get("findings", []) if f.get("code") in SHAPE_CODES}
     for k in range(3):
         ranges = {s: RANGES[kind_of(s, model_set)][k] for s in symbols}
         rec["runs"].append(study_ranges(binary, path, model, ranges, fills, work["dir"], sites))
@@ -300,7 +319,7 @@ def run_witnesses(path, report):
 def all_hold(report):
     d = decisions(report)
     return ("error" not in report and d["fails"] == 0 and d["unproven"] == 0 and report["summary"]["violations"] == 0
-            and sum(index_bounds(report).values()) == 0)
+            and sum(index_bounds(report).values()) == 0 and sum(shape_findings(report).values()) == 0)
 
 
 def position_table(binary, path, entry, work):
@@ -349,6 +368,7 @@ def totals(records):
     t = {"models": 0, "runs": 0, "runs_all_hold": 0, "draws": 0, "draws_ok": 0, "draws_broadcast_error": 0,
          "draws_other_error": 0, "witnesses": 0, "witnesses_failing": 0, "witnesses_running": 0,
          "decisions": {"holds": 0, "fails": 0, "unproven": 0}, "index_bound_errors": 0, "index_bound_warnings": 0,
+         "shape_errors": 0, "shape_warnings": 0, "draws_error_nodes": {},
          "worst_ratio": 0.0, "worst_ratio_model": None}
     for rec in records:
         t["models"] += 1
@@ -359,10 +379,15 @@ def totals(records):
                 t["decisions"][k] += v
             t["index_bound_errors"] += r.get("index_bounds", {}).get("error", 0)
             t["index_bound_warnings"] += r.get("index_bounds", {}).get("warning", 0)
+            t["shape_errors"] += r.get("shape_findings", {}).get("error", 0)
+            t["shape_warnings"] += r.get("shape_findings", {}).get("warning", 0)
             for d in r.get("draws", []):
                 t["draws"] += 1
                 key = "draws_ok" if d["error"] is None else "draws_broadcast_error" if d["at_site"] else "draws_other_error"
                 t[key] += 1
+                if d["error"] is not None:
+                    where = f"{d['op']} {rec['model']}"
+                    t["draws_error_nodes"][where] = t["draws_error_nodes"].get(where, 0) + 1
             for w in r.get("witnesses", []):
                 t["witnesses"] += 1
                 t["witnesses_failing" if w["fails"] else "witnesses_running"] += 1
@@ -403,14 +428,15 @@ def figures(out, sets, acceptance, seconds):
     lines += ["", "## Soundness, three ranges per model with symbolic inputs", "",
               "| set | models | runs | every site holds | sizes drawn | ran | errors at a judged node | other errors | "
               "witnesses | failing | running | sites holds/fails/unproven | index-bound errors/warnings | "
-              "worst check --range / check |",
-              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|"]
+              "op requirements errors/warnings | worst check --range / check |",
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|"]
     for name, t in sets.items():
         d = t["decisions"]
         lines.append(f"| {name} | {t['models']} | {t['runs']} | {t['runs_all_hold']} | {t['draws']} | {t['draws_ok']} | "
                      f"{t['draws_broadcast_error']} | {t['draws_other_error']} | {t['witnesses']} | "
                      f"{t['witnesses_failing']} | {t['witnesses_running']} | {d['holds']}/{d['fails']}/{d['unproven']} | "
                      f"{t['index_bound_errors']}/{t['index_bound_warnings']} | "
+                     f"{t['shape_errors']}/{t['shape_warnings']} | "
                      f"{t['worst_ratio']}x ({t['worst_ratio_model']}) |")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -347,7 +347,8 @@ codes! {
                       Gemm's inner sizes, Concat's other axes, Reshape's element count, Conv's channels and kernel, \
                       Split's sizes, axes and constant indices in range, normalization parameters, Einsum labels, \
                       …): no run of the model gets past the op. What follows from it is left unknown, in `shapes` \
-                      and `infer` too.",
+                      and `infer` too. Over `--range`, a conditional-shape condition that fails somewhere in the \
+                      ranges is this error at its smallest failing sizes.",
         origin: Origin::Other(
             "the ONNX operator specifications (docs/Operators.md): what each op requires of its inputs' shapes"
         ),
@@ -360,9 +361,13 @@ codes! {
         Warning, Always,
         summary: "an op's shape requirement holds only for some values of symbolic dims",
         description: "What an op's specification requires of its inputs' shapes holds only if symbolic dims take \
-                      certain sizes (`K = 768`, `4 divides 6·N`); other sizes make the op fail at run time.",
+                      certain sizes (`K = 768`, `4 divides 6·N`; onnxruntime's GroupQueryAttention: \
+                      `kv_cache_dim = 16`); other sizes make the op fail at run time. Over `--range` the conditions \
+                      are decided like a broadcast's: proven, no finding; failing, an error at the smallest failing \
+                      sizes; unproven, this warning naming the part left.",
         origin: Origin::Other(
-            "the ONNX operator specifications (docs/Operators.md): what each op requires of its inputs' shapes"
+            "the ONNX operator specifications (docs/Operators.md) and onnxruntime's docs/ContribOperators.md: \
+             what each op requires of its inputs' shapes"
         ),
         example: "MatMul(A: [N, K], B: [768, 64])", "fixtures/contradiction/matmul_symbolic.onnx", strict: false,
         help: "Give the symbolic dim its fixed size (dim_value) when it has one, or name sizes that are one size \
@@ -390,7 +395,8 @@ codes! {
         summary: "a size the op must divide exactly does not divide",
         description: "A size the op divides, and whose division its specification requires to be exact (Reshape's \
                       -1, Split into equal parts, DepthToSpace's and SpaceToDepth's blocks, attention heads), does \
-                      not divide: with the sizes the model fixes, or those `--bind` gives.",
+                      not divide: with the sizes the model fixes, or those `--bind` gives, or at the smallest sizes \
+                      of the `--range` ranges where a conditional-shape division fails.",
         origin: Origin::Other(
             "the ONNX operator specifications (docs/Operators.md): Reshape, Split, DepthToSpace, SpaceToDepth, \
              Attention"

@@ -188,7 +188,8 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// The outputs of a broadcasting node outside the ONNX domain besides the broadcast itself (a skip
-    /// normalization's statistics) and its output's type, from the op's inference rule or its declaration.
+    /// normalization's statistics) and its output's type, from the op's inference rule or its declaration; what
+    /// the rule found the inputs break or meet only under conditions (GroupQueryAttention's cache sizes).
     fn site_outputs(
         &mut self,
         env: &Env<'m, '_>,
@@ -197,15 +198,15 @@ impl<'m> Walker<'m, '_> {
         (refs, subgraphs): (&[Option<&ValueFacts>], &Subgraphs<'m>),
         declared: Option<infer::custom::OpDecl>,
         outputs: &mut [ValueFacts],
-    ) {
+    ) -> Vec<infer::Contradiction> {
         if let Some(decl) = declared {
             let elem = decl.elem(refs);
             outputs.iter_mut().for_each(|o| o.elem = elem);
-            return;
+            return Vec::new();
         }
         let domain = node.domain();
-        let (inferred, _) = self.run_rule(env, (node, attrs), refs, subgraphs, |ctx| infer::infer_in(domain, ctx));
-        let Some(inferred) = inferred else { return };
+        let (inferred, found) = self.run_rule(env, (node, attrs), refs, subgraphs, |ctx| infer::infer_in(domain, ctx));
+        let Some(inferred) = inferred else { return found };
         // An attention op's site is its bias against the scores (B, N, S, T), which are no output of the op.
         let scores = matches!(ops::contrib_broadcast_op(node.domain(), node.op_type()), Some(o) if matches!(o.kind, ops::SiteKind::AttentionBias(_)));
         for (i, (out, inf)) in outputs.iter_mut().zip(inferred).enumerate() {
@@ -215,6 +216,7 @@ impl<'m> Walker<'m, '_> {
                 *out = inf;
             }
         }
+        found
     }
 
     /// A node no rule knows: counted by op, noted (reported under `--strict`), its outputs unknown.
@@ -366,8 +368,8 @@ impl<'m> Walker<'m, '_> {
                 self.checked(env, index, node, &refs, found, outputs)
             } else {
                 // A contrib or declared site: its other outputs come from the op's own rule.
-                self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
-                outputs
+                let found = self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
+                self.checked(env, index, node, &refs, found, outputs)
             }
         } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())

@@ -3,6 +3,7 @@
 pub mod index_report;
 pub mod range_report;
 pub mod selection;
+pub mod shape_report;
 #[cfg(feature = "verify")]
 pub mod verify;
 pub mod witness;
@@ -228,17 +229,17 @@ impl Judge {
             });
         }
         // --strict is about broadcasts: a condition on an op's shapes stays a warning unless denied.
-        for c in &analysis.contradictions {
-            let code = c.code();
-            let Some(severity) = self.options.rules.severity(code, code.default_severity()) else { continue };
+        for r in crate::check::shape_report::findings(analysis, self.ranges.as_mut()) {
+            let Some(severity) = self.options.rules.severity(r.code, r.code.default_severity()) else { continue };
+            let c = r.finding;
             findings.push(Finding {
-                code,
+                code: r.code,
                 severity,
                 graph: c.graph.clone(),
                 node: Some(c.node.clone()),
                 op: Some(c.op.clone()),
-                message: c.message(),
-                conditions: c.contradiction.conditions().to_vec(),
+                message: r.message,
+                conditions: r.conditions,
                 site: None,
             });
         }

@@ -20,6 +20,7 @@ pub mod nn;
 pub mod norm;
 pub mod reduce;
 pub mod require;
+mod require_condition;
 mod require_text;
 pub mod reshape;
 pub mod resize;

@@ -261,6 +261,8 @@ pub enum Detail {
         expected: i32,
     },
     Malformed(Malformed),
+    /// A condition on sizes the op requires ([`Ctx::require_condition`]), false at the sizes the inputs have.
+    Unmet(Condition),
 }
 
 /// Broken for every size, or only unless conditions hold.

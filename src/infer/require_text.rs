@@ -28,6 +28,28 @@ impl Contradiction {
     }
 }
 
+impl Contradiction {
+    /// A conditional contradiction's message once its conditions are decided over ranges of sizes: `fails at
+    /// kv_cache_dim = 1 (it needs kv_cache_dim = 16): ...`, or `holds only if ...; over the ranges, unproven for
+    /// ...: ...`.
+    pub fn message_over_ranges(&self, inputs: &[Operand], decision: &crate::rules::ranges::Decision) -> String {
+        let listed = list_inputs(&self.inputs, inputs);
+        let mut texts: Vec<String> = Vec::new();
+        for text in self.conditions().iter().map(Condition::to_string) {
+            if !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+        let (conditions, what) = (crate::rules::all_of(&texts), self.requirement.what());
+        match decision {
+            crate::rules::ranges::Decision::Unproven(_) => {
+                format!("holds only if {conditions}; over the ranges, {}: {listed} ({what})", decision.text())
+            }
+            _ => format!("{} (it needs {conditions}): {listed} ({what})", decision.text()),
+        }
+    }
+}
+
 /// Input `i`'s name, marked as a model-controlled name ([`crate::sys::escape::name`]).
 fn name(inputs: &[Operand], i: usize) -> String {
     inputs.get(i).map_or("?".into(), |s| crate::sys::escape::name(&s.name).to_string())
@@ -105,6 +127,7 @@ fn detail_text(detail: &Detail, inputs: &[Operand]) -> String {
             elem_type_name(*expected)
         ),
         Detail::Malformed(m) => malformed_text(m, inputs),
+        Detail::Unmet(condition) => format!("it requires {condition}, which these sizes make false"),
     }
 }
 

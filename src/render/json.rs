@@ -159,6 +159,10 @@ fn constraint_json(site: &crate::analysis::Site, condition: &crate::rules::Condi
         ConditionKind::Divides { divisor, dim } => {
             serde_json::json!({ "axis": condition.axis, "divisor": dim_json(divisor), "divides": dim_json(dim) })
         }
+        ConditionKind::AnyOf(parts) => {
+            let parts = parts.iter().map(|kind| crate::rules::Condition { axis: condition.axis, kind: kind.clone() });
+            serde_json::json!({ "axis": condition.axis, "any_of": parts.map(|c| constraint_json(site, &c)).collect::<Vec<_>>() })
+        }
     }
 }
 
@@ -166,7 +170,7 @@ fn constraint_json(site: &crate::analysis::Site, condition: &crate::rules::Condi
 /// of [`constraint_json`]: `{"kind": "one_of", "axis", "symbol" or "expression", "values"}`, `{"kind": "at_most",
 /// "axis", "symbol" or "expression", "at_most"}`, `{"kind": "divides", "axis", "divisor", "divides"}`,
 /// `{"kind": "equal_or_one", "axis", "equal_or_one"}`, `{"kind": "unknown_one_of", "axis", "input",
-/// "unknown_dim_values"}`. `axis` is the axis of the input the condition is on.
+/// "unknown_dim_values"}`, `{"kind": "any_of", "axis", "any_of": [conditions, at least one of which holds]}`. `axis` is the axis of the input the condition is on.
 pub fn condition_json(condition: &crate::rules::Condition) -> Value {
     use crate::rules::ConditionKind;
     let named = |dim: &Dim| if matches!(dim, Dim::Sym(_)) { "symbol" } else { "expression" };
@@ -189,6 +193,10 @@ pub fn condition_json(condition: &crate::rules::Condition) -> Value {
         ConditionKind::Divides { divisor, dim } => serde_json::json!({
             "kind": "divides", "axis": axis, "divisor": dim_json(divisor), "divides": dim_json(dim),
         }),
+        ConditionKind::AnyOf(parts) => {
+            let parts = parts.iter().map(|kind| crate::rules::Condition { axis, kind: kind.clone() });
+            serde_json::json!({ "kind": "any_of", "axis": axis, "any_of": parts.map(|c| condition_json(&c)).collect::<Vec<_>>() })
+        }
     }
 }
 

@@ -184,6 +184,9 @@ pub enum ConditionKind {
     /// `divisor` must divide `dim`: a size divided where the division must be exact (Reshape's -1 over `6*N`
     /// elements in rows of 4 needs "4 divides 6·N").
     Divides { divisor: Dim, dim: Dim },
+    /// At least one of these holds: what an op's specification allows in several ways (onnxruntime's
+    /// GroupQueryAttention: "total = past + S or total ≤ past", a dynamic or a static cache).
+    AnyOf(Vec<ConditionKind>),
 }
 
 /// Conditions that must all hold, in words, grouped where a reader could group them two ways: `(h₁ = h₂ or one of
@@ -223,6 +226,11 @@ impl fmt::Display for Condition {
                     [a, b] => write!(f, "{a} = {b} or one of them is 1"),
                     _ => write!(f, "{} are equal wherever they are not 1", names.join(", ")),
                 }
+            }
+            ConditionKind::AnyOf(parts) => {
+                let parts: Vec<String> =
+                    parts.iter().map(|kind| Condition { axis: self.axis, kind: kind.clone() }.to_string()).collect();
+                f.write_str(&parts.join(" or "))
             }
         }
     }

@@ -20,6 +20,7 @@ mod completions;
 mod config;
 mod contradictions;
 mod contrib;
+mod contrib_requirements;
 mod crafted;
 mod deploy_models;
 mod docs;

@@ -348,3 +348,48 @@ fn a_range_of_an_integer_inputs_values_bounds_the_indices_computed_from_it() {
     let r = run(&["check", "--no-config", POSITION_IDS, "--range", "embeddings=0..1"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+#[test]
+fn an_ops_conditions_on_sizes_are_decided_over_ranges_like_a_broadcasts() {
+    // MatMul [.., K] x [768, ..]: K = 768; Reshape of 6*N elements into rows of 4: 4 divides 6*N.
+    let matmul = "fixtures/contradiction/matmul_symbolic.onnx";
+    let r = run(&["check", "--no-config", matmul, "--range", "K=768"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(!r.stdout.contains("conditional-shape"), "proven at the one size: {}", r.stdout);
+    let r = run(&["check", "--no-config", matmul, "--range", "K=700..800"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("error[shape-contradiction] main › mm (MatMul): fails at K = 700 (it needs K = 768)"),
+        "{}",
+        r.stdout
+    );
+    let reshape = "fixtures/contradiction/reshape_symbolic.onnx";
+    let r = run(&["check", "--no-config", reshape, "--range", "N=2..64/2"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(!r.stdout.contains("conditional-shape"), "every even N: {}", r.stdout);
+    let r = run(&["check", "--no-config", "--format", "json", reshape, "--range", "N=1..64", "--safe-ranges"]);
+    let report = json(&r);
+    let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"inexact-division"), "{report}");
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["message"].as_str().unwrap().starts_with("fails at N = 1")));
+    // The largest safe range keeps the odd sizes out.
+    assert_eq!(
+        report["ranges"]["safe"]["symbols"]["N"],
+        serde_json::json!({"min": 2, "max": 64, "step": 2}),
+        "{report}"
+    );
+}
+
+#[test]
+fn an_unproven_op_condition_stays_conditional_and_names_the_part_left() {
+    let r = run(&["check", "--no-config", "fixtures/contradiction/matmul_symbolic.onnx", "--range", "N=1..4"]);
+    assert!(
+        r.stdout.contains("warning[conditional-shape]") && r.stdout.contains("over the ranges, unproven"),
+        "{}",
+        r.stdout
+    );
+}

@@ -132,7 +132,9 @@ fn group_query(ctx: &Ctx<'_, '_>) -> Vec<ValueFacts> {
     let elem = ctx.elem(0);
     let (n, kv_n) = (heads(ctx, "num_heads"), heads(ctx, "kv_num_heads"));
     let unknown = || vec![ValueFacts::tensor(elem, Shape::unranked()); 3];
+    ctx.require_rank(0, crate::infer::RankNeed::Exactly(3));
     let (Some([b, s, d]), Some(n), Some(kv_n)) = (ctx.dims(0), n, kv_n) else { return unknown() };
+    super::gqa_require::require(ctx, &[b.clone(), s.clone(), d.clone()], n, kv_n);
     let head = if ctx.has_input(1) { div(d, n) } else { div(d, n + 2 * kv_n) };
     let out = ValueFacts::tensor(elem, Shape::ranked(vec![b.clone(), s.clone(), mul(&head, &Dim::Known(n as u64))]));
     let total = ctx.value(6).and_then(|v| v.first().cloned().flatten());

@@ -9,6 +9,7 @@
 //! their outputs from the rules here (an attention op's outputs all from here: its rule's target is the scores).
 
 mod attention;
+mod gqa_require;
 mod matmul;
 mod nchwc;
 mod norm;

@@ -51,6 +51,7 @@ impl Predicate {
                 (Some(k), Some(d)) => Predicate::Divides(k, d),
                 _ => Predicate::Unknowable,
             },
+            ConditionKind::AnyOf(parts) => Predicate::Any(parts.iter().map(Predicate::of_condition).collect()),
         }
     }
 
@@ -92,10 +93,32 @@ fn sizes_named(p: &Poly, out: &mut BTreeSet<Arc<str>>) {
 }
 
 fn equal(a: &Dim, b: &Dim) -> Predicate {
+    if let Some(p) = broadcast_is_one_of_its_sizes(a, b).or_else(|| broadcast_is_one_of_its_sizes(b, a)) {
+        return p;
+    }
     match (a.to_poly(), b.to_poly()) {
         (Some(a), Some(b)) => Predicate::Equal(a, b),
         _ => Predicate::Unknowable,
     }
+}
+
+/// `broadcast(x₁, …, xₙ) = xᵢ` (a MatMul's inner size after a causal mask's broadcast against the past plus the new
+/// tokens): wherever the broadcast exists it is xᵢ unless xᵢ is 1 and another size is not, so the statement is
+/// "xᵢ ≠ 1 or every size is 1", which intervals settle (`past + seq ≥ 2`) where the equation with the broadcast's
+/// text is undecided box by box. Where the broadcast does not exist (two sizes differ, neither 1) the site that
+/// makes it fails; this form may fail there too, never hold where the equation does not.
+fn broadcast_is_one_of_its_sizes(a: &Dim, b: &Dim) -> Option<Predicate> {
+    let Dim::Broadcast(names) = a else { return None };
+    let own = b.to_poly()?;
+    let sizes: Vec<Poly> = names.iter().map(|n| crate::sizes::sym::parse(n).ok()).collect::<Option<_>>()?;
+    if !sizes.contains(&own) {
+        return None;
+    }
+    let one = Poly::constant(1);
+    let others_one = sizes.iter().filter(|x| **x != own).map(|x| Predicate::Equal(x.clone(), one.clone())).collect();
+    // xᵢ ≠ 1 for a size: at most 0, or at least 2.
+    let not_one = [Predicate::AtMost(own.clone(), Poly::constant(0)), Predicate::AtMost(Poly::constant(2), own)];
+    Some(Predicate::Any(not_one.into_iter().chain([Predicate::All(others_one)]).collect()))
 }
 
 /// One comparison, ready to be settled over a box: a polynomial that must be zero, at most zero, or divisible.
@@ -305,5 +328,51 @@ impl Test {
             Test::Zero(_) | Test::Divides(..) if positive || negative => Tri::None,
             _ => Tri::Mixed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::ranges::{decide, Decision, Ranges, SizeRange};
+
+    /// `broadcast(p + s, t) = p + s`, as a MatMul after a causal mask states it.
+    fn inner_size_after_a_mask() -> Predicate {
+        let total: std::sync::Arc<[std::sync::Arc<str>]> = vec!["p + s".into(), "t".into()].into();
+        let kind = ConditionKind::OneOf {
+            dim: Dim::Broadcast(total),
+            options: vec![Dim::from_poly(crate::sizes::sym::parse("p + s").unwrap())],
+        };
+        Predicate::of_condition(&kind)
+    }
+
+    fn over(p: &str, s: &str, t: &str) -> Decision {
+        let mut ranges = Ranges::default();
+        for (name, text) in [("p", p), ("s", s), ("t", t)] {
+            ranges.insert(name, SizeRange::parse(text).unwrap());
+        }
+        decide(&inner_size_after_a_mask(), &ranges)
+    }
+
+    #[test]
+    fn a_broadcast_equal_to_one_of_its_sizes_is_decided_wherever_the_broadcast_exists() {
+        let pred = inner_size_after_a_mask();
+        for (p, s, t) in (0..4u64).flat_map(|p| (0..4u64).flat_map(move |s| (0..6u64).map(move |t| (p, s, t)))) {
+            let a = p + s;
+            // numpy's broadcast of two sizes: equal, or one of them 1; otherwise there is none.
+            let exists = a == t || a == 1 || t == 1;
+            let value = if a == 1 { t } else { a };
+            let decided = over(&p.to_string(), &s.to_string(), &t.to_string());
+            if exists {
+                assert_eq!(
+                    matches!(decided, Decision::Holds(_)),
+                    value == a,
+                    "p {p} s {s} t {t}: {decided:?} ({pred:?})"
+                );
+            }
+        }
+        // With past and new tokens of at least 1, the inner size is never 1: proven by intervals, no size tried.
+        assert!(matches!(over("1..512", "1..512", "1..512"), Decision::Holds(p) if p.enumerated == 0));
+        assert!(matches!(over("0..8", "0..8", "1..8"), Decision::Fails { .. }));
     }
 }

@@ -303,6 +303,9 @@ pub fn satisfied(c: &Condition, shapes: &[Vec<D>], b: &Binding) -> bool {
             let vs: Vec<u64> = dims.iter().map(|d| eval(d, b).expect("a condition names no unknown dim")).collect();
             vs.iter().all(|&x| vs.iter().all(|&y| x == y || x == 1 || y == 1))
         }
+        ConditionKind::AnyOf(parts) => {
+            parts.iter().any(|kind| satisfied(&Condition { axis: c.axis, kind: kind.clone() }, shapes, b))
+        }
     }
 }
 
