@@ -1,6 +1,7 @@
 """`onnx-bcast check` against onnxruntime's symbolic shape inference on the deployment corpus (issue 24).
 
-    python bench/deploy_speed.py BIN MODELS_DIR [--repeat 3] [--out bench/DEPLOY_SPEED.txt]
+    python bench/deploy_speed.py BIN MODELS_DIR [--repeat 3] [--out bench/DEPLOY_SPEED.txt] [--decode DECODE_BIN]
+        [--baseline OLD_BIN]
 
 Run with the deployment venv's python (corpus/deploy_fetch.sh) and a release build of BIN. For every model of the
 manifest: the wall time of `BIN check --format json MODEL` as a whole process (start-up, reading and decoding
@@ -39,6 +40,8 @@ def main():
     ap.add_argument("models_dir")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--decode", default=None, help="examples/decode_model built beside BIN: the floor, decoding alone")
+    ap.add_argument("--baseline", default=None, help="another onnx-bcast binary, timed the same way in the same run")
     a = ap.parse_args()
     a.binary, a.models_dir = os.path.abspath(a.binary), os.path.abspath(a.models_dir)
     if a.out:
@@ -51,15 +54,19 @@ def main():
     rows = []
     for e in entries:
         path = os.path.join(a.models_dir, e["file"])
-        ours, _ = best(lambda: subprocess.run([a.binary, "check", "--format", "json", path], capture_output=True,
-                                              check=False), a.repeat)
+        def process(*argv):
+            return best(lambda: subprocess.run(list(argv), capture_output=True, check=False), a.repeat)[0]
+
+        ours = process(a.binary, "check", "--format", "json", path)
+        decode = process(os.path.abspath(a.decode), path) if a.decode else None
+        before = process(os.path.abspath(a.baseline), "check", "--format", "json", path) if a.baseline else None
         model = onnx.load(path)
         infer = (lambda m: SymbolicShapeInference.infer_shapes(m, int_max=2**31 - 1, auto_merge=True,
                                                                guess_output_rank=False, verbose=0))
         theirs, error = best(lambda: infer(model), a.repeat)
         loading, _ = best(lambda: infer(onnx.load(path)), a.repeat)
         rows.append({"model": e["file"], "tool": e["tool"], "check": ours, "ort": theirs, "ort_load": loading,
-                     "ort_error": error})
+                     "ort_error": error, "decode": decode, "before": before})
         print(f"{e['file']}: check {ours * 1000:.1f} ms, ORT {theirs * 1000:.1f} ms"
               f"{' (crashed)' if error else ''}, {theirs / ours:.1f}x", file=sys.stderr, flush=True)
     lines = [f"bench/deploy_speed.py on {len(rows)} models (best of {a.repeat}); check: whole process; ORT "
@@ -84,6 +91,12 @@ def main():
               f"{min(r['ort_load'] / r['check'] for r in runs):.1f}x, median "
               f"{statistics.median(r['ort_load'] / r['check'] for r in runs):.1f}x)",
               f"ORT crashes on {len(rows) - len(runs)}: " + ", ".join(r["model"] for r in rows if r["ort_error"])]
+    for key, what in (("decode", "decoding alone (the floor)"), ("before", f"the baseline binary ({a.baseline})")):
+        if rows and rows[0][key] is not None:
+            theirs = sum(r[key] for r in rows)
+            lines.append(f"{what}: {theirs:.2f} s on all {len(rows)} models against check's "
+                         f"{sum(r['check'] for r in rows):.2f} s; per model, check ÷ it: median "
+                         f"{statistics.median(r['check'] / r[key] for r in rows):.2f}x")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:

@@ -5,8 +5,9 @@
 #
 #   big       the 1 GB model (200 float32 tensors of 1280x1024, 20,000 broadcasting element-wise nodes):
 #             every contender, warm page cache
-#   nodes     the node-count curve (12,500 / 25,000 / 50,000 / 100,000 nodes, 10,000 small initializers, no large
-#             ones): every contender on the 100,000-node model, check and infer_shapes_path on the others
+#   nodes     the node-count curve (12,500 to 800,000 nodes, each size twice the one before, and 1,000,000; 10,000
+#             small initializers, no large ones): check and decoding alone on every size, every contender on the
+#             100,000-node model, infer_shapes_path up to 100,000 nodes
 #   parallel  two 100,000-node models in one `onnx-bcast check a b` against one after the other
 #   hostile   limits on hostile input: a 1M-node chain (check --format json), a 200k-node ring (expand refuses it),
 #             the function fan-out at K = 40
@@ -18,6 +19,9 @@
 #             on the 100,000-node model, check(ModelProto) against onnx.shape_inference.infer_shapes on full-size
 #             transformer exports (bench/export_full_size.py, in the PyTorch corpus venv of corpus/torch_fetch.sh).
 #             Needs the wheel installed by scripts/python_wheel.sh (target/wheel-test-venv). Not part of `all`.
+#
+# Every part times decoding alone beside the commands (`decode only (floor)`: examples/decode_model.rs, the loader
+# the commands use, with the binary's allocator, and nothing else): the floor the commands' cost is a ratio of.
 #
 # Each measurement runs RUNS times (default 3); the table shows the median wall time and the median peak RSS
 # (`/usr/bin/time -f '%e %M'`; wall time at millisecond resolution from bash's EPOCHREALTIME around the same call).
@@ -34,6 +38,7 @@
 #   RUNS        repetitions per measurement (default 3)
 #   CURVE_RUNS  rounds of the node-count curve's `onnx-bcast check` runs (default 11, at least RUNS)
 #   BENCH_BIN   use this onnx-bcast binary instead of building it with `cargo build --release`
+#   DECODE_BIN  likewise for the decoding floor (examples/decode_model.rs), e.g. the one built beside BENCH_BIN
 #   BENCH_NO_BUILD=1  reuse the binaries a previous run copied into BENCH_DIR/bin (no cargo at all)
 #   PYTHON      Python with onnx (default: .cache/venv/bin/python, made by scripts/testdata.sh)
 #   ORT_PYTHON  Python with onnx, onnxruntime and sympy for the `infer` part's onnxruntime contender (default: PYTHON;
@@ -62,12 +67,14 @@ mkdir -p "$BENCH_DIR"/{bin,models,out,log}
 
 # --- Tools ----------------------------------------------------------------------------------------------------
 # The binaries are copied into BENCH_DIR/bin, so that a rebuild by someone else during the run changes nothing.
-if [[ -n "${BENCH_NO_BUILD:-}" && -x "$BENCH_DIR/bin/onnx-bcast" && -x "$BENCH_DIR/bin/generate_model" ]]; then
+if [[ -n "${BENCH_NO_BUILD:-}" && -x "$BENCH_DIR/bin/onnx-bcast" && -x "$BENCH_DIR/bin/generate_model" \
+    && -x "$BENCH_DIR/bin/decode_model" ]]; then
     say "BENCH_NO_BUILD: using the binaries in $BENCH_DIR/bin"
 else
     say "building (cargo build --release)"
-    cargo build --release --quiet --example generate_model || die "cannot build the generator example"
+    cargo build --release --quiet --example generate_model --example decode_model || die "cannot build the examples"
     cp target/release/examples/generate_model "$BENCH_DIR/bin/generate_model"
+    cp "${DECODE_BIN:-target/release/examples/decode_model}" "$BENCH_DIR/bin/decode_model"
     if [[ -n "${BENCH_BIN:-}" ]]; then
         cp "$BENCH_BIN" "$BENCH_DIR/bin/onnx-bcast"
     else
@@ -77,6 +84,7 @@ else
 fi
 BIN="$BENCH_DIR/bin/onnx-bcast"
 GEN="$BENCH_DIR/bin/generate_model"
+DECODE="$BENCH_DIR/bin/decode_model"
 PYTHON="${PYTHON:-$repo/.cache/venv/bin/python}"
 if [[ ! -x "$PYTHON" ]]; then
     bash scripts/testdata.sh >/dev/null || die "cannot set up the Python venv (scripts/testdata.sh)"
@@ -100,7 +108,10 @@ gen() {
 }
 BIG_ARGS=(--tensors 200 --dims 1280,1024 --nodes 20000 --small 100 --seed 1 --opset 17)
 nodes_args() { echo "--tensors 0 --dims 8,64 --nodes $1 --small 10000 --seed $2 --opset 17"; }
-NODE_COUNTS=(12500 25000 50000 100000)
+NODE_COUNTS=(12500 25000 50000 100000 200000 400000 800000 1000000)
+# The sizes every Python contender runs on (they take seconds a size beyond these).
+PY_NODE_COUNTS=(12500 25000 50000 100000)
+DECODE_ROW="decode only (floor)"
 
 # --- Measuring ------------------------------------------------------------------------------------------------
 can_drop=no
@@ -163,22 +174,28 @@ measure() {
     record "$part" "$model" "$contender" "${walls[*]}" "${rsss[*]}" "${rcs[*]}"
 }
 
-# measure_curve PART: `onnx-bcast check` on every nodes_N model, CURVE_RUNS rounds that each run every size once.
+# measure_curve PART: `onnx-bcast check` and decoding alone on every nodes_N model, CURVE_RUNS rounds that each run
+# every size once.
 # The runs are short (tens of milliseconds), and noise on this VM comes in bursts (a host that is slow to back
 # fresh memory): going round the sizes spreads a burst over all of them instead of skewing one size's median.
 measure_curve() {
-    local part="$1" n i
+    local part="$1" n i k
     declare -A walls=() rsss=() rcs=()
     for ((i = 1; i <= CURVE_RUNS; i++)); do
         for n in "${NODE_COUNTS[@]}"; do
             local m="$BENCH_DIR/models/nodes_$n.onnx"
             PREP_IN=("$m") PREP_OUT=()
             run_once "$BENCH_DIR/log/$part.nodes_$n.onnx-bcast_check.$i" "$BIN" check "$m"
-            walls[$n]+="${walls[$n]:+,}$WALL" rsss[$n]+="${rsss[$n]:+,}$RSS" rcs[$n]+="${rcs[$n]:+,}$RC"
+            k="check$n"
+            walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
+            run_once "$BENCH_DIR/log/$part.nodes_$n.decode.$i" "$DECODE" "$m"
+            k="decode$n"
+            walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
         done
     done
     for n in "${NODE_COUNTS[@]}"; do
-        record "$part" "nodes_$n" "onnx-bcast check" "${walls[$n]}" "${rsss[$n]}" "${rcs[$n]}"
+        record "$part" "nodes_$n" "onnx-bcast check" "${walls[check$n]}" "${rsss[check$n]}" "${rcs[check$n]}"
+        record "$part" "nodes_$n" "$DECODE_ROW" "${walls[decode$n]}" "${rsss[decode$n]}" "${rcs[decode$n]}"
     done
 }
 
@@ -225,7 +242,10 @@ contenders() {
     PREP_IN=("$m")
     PREP_OUT=("$o")
     if [[ $CACHE == warm ]]; then settle "$m"; fi
-    if [[ $check != no-check ]]; then measure "$part" "$name" "onnx-bcast check" "$BIN" check "$m"; fi
+    if [[ $check != no-check ]]; then
+        measure "$part" "$name" "onnx-bcast check" "$BIN" check "$m"
+        measure "$part" "$name" "$DECODE_ROW" "$DECODE" "$m"
+    fi
     if [[ $which == all || $which == cold ]]; then
         measure "$part" "$name" "onnx-bcast expand" "$BIN" expand "$m" "$o"
         measure "$part" "$name" "cp" cp "$m" "$o"
@@ -259,7 +279,7 @@ for part in "${parts[@]}"; do
         for n in "${NODE_COUNTS[@]}"; do curve_models+=("$BENCH_DIR/models/nodes_$n.onnx"); done
         settle "${curve_models[@]}"
         measure_curve nodes
-        for n in "${NODE_COUNTS[@]}"; do
+        for n in "${PY_NODE_COUNTS[@]}"; do
             if [[ $n == 100000 ]]; then contenders nodes "nodes_$n" all no-check; else contenders nodes "nodes_$n" curve no-check; fi
         done
         ;;
@@ -293,6 +313,7 @@ for part in "${parts[@]}"; do
         PREP_IN=("$chain") PREP_OUT=()
         measure hostile chain_1000000 "check --format json" "$BIN" check --format json "$chain"
         measure hostile chain_1000000 "check" "$BIN" check "$chain"
+        measure hostile chain_1000000 "$DECODE_ROW" "$DECODE" "$chain"
         PREP_IN=("$ring") PREP_OUT=("$BENCH_DIR/out/ring.onnx")
         measure hostile ring_200000 "expand (refused)" "$BIN" expand "$ring" "$BENCH_DIR/out/ring.onnx"
         PREP_IN=("$repo/fixtures/crafted/fanout_40.pb") PREP_OUT=()

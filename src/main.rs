@@ -5,8 +5,26 @@ use std::process::ExitCode;
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimalloc;
 
 fn main() -> ExitCode {
+    #[cfg(all(feature = "mimalloc", target_os = "linux"))]
+    no_huge_pages_for_small_models();
     ExitCode::from(onnx_bcast::cli::main_from(std::env::args_os()))
+}
+
+/// mimalloc asks for transparent huge pages on its arena, so each first touch of 2 MiB of heap clears all of it. A
+/// run on a small model touches a few hundred KiB: clearing whole huge pages took up to a third of such a run's CPU
+/// time (`bench/deploy_speed.py` times whole processes on models of a few KiB), while a large model's check gains
+/// from them (fewer faults). So a run whose files are all small asks the kernel for no more huge pages; the one
+/// mimalloc touched before `main` stays. Only the binary does this: the Python wheel runs in its host's process.
+#[cfg(all(feature = "mimalloc", target_os = "linux"))]
+fn no_huge_pages_for_small_models() {
+    const SMALL: u64 = 2 << 20;
+    let mut files = std::env::args_os().skip(1).filter_map(|a| std::fs::metadata(a).ok());
+    // A folder holds models of any size: leave it as it is.
+    if files.all(|m| m.is_file() && m.len() <= SMALL) {
+        // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only how this process's pages are backed.
+        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    }
 }

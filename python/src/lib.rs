@@ -25,7 +25,7 @@ use onnx_bcast::rewrite::driver;
 use onnx_bcast::rewrite::expand::{Expand, ExpandError, ExpandOptions};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimalloc;
 
 // The exceptions are named as the package shows them: `onnx_bcast.ModelError`, not `_native.ModelError`.
 create_exception!(onnx_bcast, OnnxBcastError, PyException, "Any error onnx-bcast reports.");

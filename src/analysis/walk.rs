@@ -3,7 +3,7 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
-use super::scope::{Body, Env, Produced, Reads, Scope};
+use super::scope::{Body, Env, Produced, Producers, Reads, Scope};
 use super::walker::{fresh_symbol, Walker};
 use super::*;
 use crate::onnx::location::node_label;
@@ -118,8 +118,10 @@ impl<'m> Walker<'m, '_> {
             self.note(env, Code::NestingTooDeep, Some((node, index)), msg);
         }
         if env.depth < MAX_NESTING {
-            let label = node_label(node, index);
+            // Made for the first graph only: most nodes hold none, and a label is a String.
+            let mut label = None;
             for (attribute, attr, k, graph) in attrs.graphs() {
+                let label = label.get_or_insert_with(|| node_label(node, index));
                 let chain: Vec<&Scope<'m>> = env.outer.iter().copied().chain(std::iter::once(scope)).collect();
                 let step = GraphStep::Subgraph { node: index, attribute, graph: k };
                 let sub = Env {
@@ -247,27 +249,21 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         nodes: &'m [NodeProto],
         scope: &Scope<'m>,
-    ) -> (Vec<usize>, HashMap<&'m str, usize>) {
-        let mut producer: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
-        for (i, node) in nodes.iter().enumerate() {
-            for out in node.output.iter().filter(|o| !o.is_empty()) {
-                if producer.insert(out, i).is_some() || scope.values.contains_key(out.as_str()) {
-                    let msg = format!("value '{}' is defined more than once", shown(out));
-                    self.note(env, Code::DuplicateValue, Some((node, i)), msg);
-                }
+    ) -> (Vec<usize>, Producers<'m>) {
+        let producers = Producers::of(nodes, |i, out, again| {
+            if again || scope.values.contains_key(out) {
+                let msg = format!("value '{}' is defined more than once", shown(out));
+                self.note(env, Code::DuplicateValue, Some((&nodes[i], i)), msg);
             }
-        }
-        let in_order = nodes
-            .iter()
-            .enumerate()
-            .all(|(i, node)| node.input.iter().all(|name| producer.get(name.as_str()).is_none_or(|&p| p < i)));
+        });
+        let in_order = (0..nodes.len()).all(|i| producers.input_nodes(i).all(|p| p < i));
         if in_order {
-            return ((0..nodes.len()).collect(), producer);
+            return ((0..nodes.len()).collect(), producers);
         }
         let mut pending: Vec<usize> = vec![0; nodes.len()];
         let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-        for (i, node) in nodes.iter().enumerate() {
-            let deps: HashSet<usize> = node.input.iter().filter_map(|n| producer.get(n.as_str()).copied()).collect();
+        for i in 0..nodes.len() {
+            let deps: HashSet<usize> = producers.input_nodes(i).collect();
             pending[i] = deps.len();
             for d in deps {
                 consumers[d].push(i);
@@ -296,7 +292,7 @@ impl<'m> Walker<'m, '_> {
             self.note(env, Code::GraphCycle, Some((&nodes[stuck[0]], stuck[0])), msg);
             order.extend(stuck);
         }
-        (order, producer)
+        (order, producers)
     }
 
     /// A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there, so

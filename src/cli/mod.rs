@@ -28,6 +28,8 @@ macro_rules! tell {
     };
 }
 
+#[cfg(feature = "mimalloc")]
+pub mod alloc;
 pub mod args;
 pub mod charset;
 pub mod check;

@@ -134,6 +134,10 @@ fn tract_says(error: Option<String>) -> String {
     }
 }
 
+/// The stack of the threads that check models: analysis recurses into subgraphs and function bodies, so they get
+/// twice the 8 MiB a main thread usually has.
+const STACK: usize = 16 << 20;
+
 /// The exit status one outcome asks for.
 fn status_of(outcome: &Outcome) -> Status {
     match &outcome.report {
@@ -153,13 +157,19 @@ pub fn run_checks(
     mut sink: Reporter,
     asked: Asked,
 ) -> io::Result<Status> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.map_or(0, |n| n.get()))
-        // Analysis recurses into subgraphs and function bodies: as much stack as the main thread has.
-        .stack_size(16 << 20)
-        .thread_name(|i| format!("onnx-bcast-check-{i}"))
-        .build()
-        .map_err(io::Error::other)?;
+    // One model (or --jobs 1) needs no pool: a pool's threads, and finding out how many cores there are, cost more
+    // than checking a small model does (bench/deploy_speed.py times whole processes on models of a few nodes).
+    let pool = match (targets.len(), jobs.map(|n| n.get())) {
+        (0 | 1, _) | (_, Some(1)) => None,
+        _ => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs.map_or(0, |n| n.get()))
+                .stack_size(STACK)
+                .thread_name(|i| format!("onnx-bcast-check-{i}"))
+                .build()
+                .map_err(io::Error::other)?,
+        ),
+    };
     let streams_json = sink.streams_json();
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
     let cancel = AtomicBool::new(false);
@@ -170,16 +180,20 @@ pub fn run_checks(
     let mut out = io::BufWriter::new(super::charset::Text::new(stdout.lock(), ascii));
     let result = std::thread::scope(|scope| {
         let cancel = &cancel;
-        scope.spawn(move || {
-            pool.install(|| {
-                // par_bridge hands out targets in order, so results arrive roughly in order.
-                targets.iter().enumerate().par_bridge().for_each_with(tx, |tx, (i, target)| {
-                    if !cancel.load(Ordering::Relaxed) {
-                        let _ = tx.send((i, check_target(target, options, streams_json, asked)));
-                    }
-                });
-            })
-        });
+        let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {
+            if !cancel.load(Ordering::Relaxed) {
+                let _ = tx.send((i, check_target(target, options, streams_json, asked)));
+            }
+        };
+        let worker = std::thread::Builder::new().stack_size(STACK).name("onnx-bcast-check".into());
+        worker.spawn_scoped(scope, move || match pool {
+            // par_bridge hands out targets in order, so results arrive roughly in order.
+            Some(pool) => pool.install(|| targets.iter().enumerate().par_bridge().for_each_with(tx, check)),
+            None => {
+                let mut tx = tx;
+                targets.iter().enumerate().for_each(|t| check(&mut tx, t))
+            }
+        })?;
         let emitted = emit_in_order(&rx, &mut progress, &mut sink, &mut out);
         if emitted.is_err() {
             cancel.store(true, Ordering::Relaxed);

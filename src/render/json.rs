@@ -222,11 +222,14 @@ pub fn write_json_model_start(out: &mut impl Write, path: &str) -> io::Result<()
 
 /// One site of a streamed model object; `first` for the first one (no comma before it).
 pub fn write_json_site(out: &mut impl Write, site: &SiteReport, first: bool) -> io::Result<()> {
+    // Serialized into memory first, then written in one piece: serde_json writes token by token, and a million
+    // sites make a hundred million small writes to a spool that may be a file.
+    let mut bytes = Vec::with_capacity(512);
     if !first {
-        out.write_all(b",")?;
+        bytes.push(b',');
     }
-    serde_json::to_writer(&mut *out, &json_site(site))?;
-    Ok(())
+    serde_json::to_writer(&mut bytes, &json_site(site))?;
+    out.write_all(&bytes)
 }
 
 /// The rest of a streamed model object after its sites: findings, summary, opaque ops, and the newline.
