@@ -33,6 +33,7 @@ from harness.cli import json_line, run, tail
 from harness.compare import ATOL, RTOL, compare
 from harness.exports import (pct, study_check, study_expand, study_resolution, study_soundness,
                              total)
+from harness.corpus import figures_head, versions
 from harness.graph import resolved_all
 from harness.ort import manifest_feeds, outputs
 
@@ -194,12 +195,8 @@ def totals(records):
 
 def figures(records, t, manifest, crashed, seconds):
     lines = [
-        "# Deployment corpus: figures",
-        "",
-        "Written by `scripts/deploy_models.py` (run by `tests/it/deploy_models.rs`); the corpus is described in",
-        "`corpus/README.md` (\"Deployment corpus\"). Do not edit by hand.",
-        "",
-        f"Made with {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}; {t['models']} models "
+        *figures_head("Deployment corpus: figures", "deploy_models", "Deployment corpus"),
+        f"Made with {versions(manifest)}; {t['models']} models "
         f"from {len(t['per_tool'])} tool paths, studied in {seconds:.0f} s.",
         "",
         "## Resolved broadcasting sites, by tool path",

@@ -71,6 +71,16 @@ from harness.conformance import (CONVERT_TO_OPSET, STRIP_PREFIXES, Tool, broadca
 PYTORCH_FOLDERS = ("pytorch-converted", "pytorch-operator")
 
 
+def tally(outcome, name: str, fig: dict, passed: str, failures: list):
+    """An evaluator's outcome (None: it passed) counted in fig[passed], or listed with its reason in failures;
+    returns the outcome."""
+    if outcome is None:
+        fig[passed] += 1
+    else:
+        failures.append({"test": name, "reason": outcome})
+    return outcome
+
+
 # ----------------------------------------------------------------------------------------------- the suite
 
 
@@ -151,12 +161,8 @@ def node_suite(tool: Tool, data: str, work: str, report: dict) -> None:
 
         # -- 1. the rewritten model runs like the original
         if orig is None:
-            r = run_ort(out1, data_sets)
+            r = tally(run_ort(out1, data_sets), name, fig, "rewritten_passes_ort", fail["ort"])
             d["rewritten_ort"] = r or "pass"
-            if r is None:
-                fig["rewritten_passes_ort"] += 1
-            else:
-                fail["ort"].append({"test": name, "reason": r})
 
         # -- 2. the checker accepts it
         c = run_checker(out1)
@@ -304,14 +310,8 @@ def pytorch_suite(tool: Tool, data: str, work: str, report: dict) -> None:
             conv_orig = run_converted_ort(model, data_sets)
             d["reference_original"] = ref_orig or "pass"
             d["converted_ort_original"] = conv_orig or "pass"
-            if ref_orig is None:
-                fig["reference_original_passes"] += 1
-            else:
-                info["reference_original_fails"].append({"test": name, "reason": ref_orig})
-            if conv_orig is None:
-                fig["converted_ort_original_passes"] += 1
-            else:
-                info["converted_ort_original_fails"].append({"test": name, "reason": conv_orig})
+            tally(ref_orig, name, fig, "reference_original_passes", info["reference_original_fails"])
+            tally(conv_orig, name, fig, "converted_ort_original_passes", info["converted_ort_original_fails"])
 
             if not res["written"]:
                 fail["expand"].append({"test": name, "reason": expand_failure(res)})
@@ -342,19 +342,13 @@ def pytorch_suite(tool: Tool, data: str, work: str, report: dict) -> None:
                     info["reference_differential_original_fails"].append({"test": name, "reason": error_text(e)})
                 else:
                     fig["reference_differential_checked"] += 1
-                    r = run_reference(rewritten, [("fresh random inputs", fresh, want)])
-                    if r is None:
-                        fig["reference_differential_agree"] += 1
-                    else:
-                        fail["reference_differential"].append({"test": name, "reason": r})
+                    tally(run_reference(rewritten, [("fresh random inputs", fresh, want)]), name, fig,
+                          "reference_differential_agree", fail["reference_differential"])
             if conv_orig is None:
                 fig["converted_ort_rewritten_checked"] += 1
-                r = run_converted_ort(rewritten, data_sets)
+                r = tally(run_converted_ort(rewritten, data_sets), name, fig, "converted_ort_rewritten_passes",
+                          fail["converted_ort"])
                 d["converted_ort_rewritten"] = r or "pass"
-                if r is None:
-                    fig["converted_ort_rewritten_passes"] += 1
-                else:
-                    fail["converted_ort"].append({"test": name, "reason": r})
 
             c = run_checker(out1)
             if c is None:

@@ -36,9 +36,10 @@ import onnx
 
 from harness.cli import VERDICTS, json_line, run, sha256, tail
 from harness.compare import ATOL, RTOL, compare, max_abs_diff
-from harness.corpus import make_inputs, onnx_files
-from harness.graph import external_locations, full_check, onnx_data_prop, onnx_scopes, producers, resolved, resolved_all, site_shapes
-from harness.ort import session
+from harness.corpus import figures_head, make_inputs, onnx_files
+from harness.graph import (external_locations, full_check, onnx_data_prop, onnx_scopes, producers, resolved,
+                           resolved_all, site_shapes)
+from harness.ort import outputs, session
 
 
 # ----------------------------------------------------------------------------------------- one model
@@ -59,8 +60,15 @@ def study(binary, models_dir, rel, work):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if os.path.exists(src) and not os.path.exists(dst):
             shutil.copyfile(src, dst)  # not a symlink: onnx and onnxruntime refuse data outside the model's dir
+    sites = study_check(binary, path, rec)
+    study_resolution(path, m, sites, rec)
+    out, written = study_expand(binary, path, rec, work)
+    study_ort(path, rel, out, written, rec)
+    return rec
 
-    # check
+
+def study_check(binary, path, rec):
+    """check's exit code, summary, findings, violations and verdict split; returns its sites."""
     c = run([binary, "check", "--format", "json", path])
     rec["check"] = {"rc": c["rc"], "seconds": c["seconds"], "stderr": tail(c["stderr"])}
     sites = []
@@ -79,8 +87,11 @@ def study(binary, models_dir, rel, work):
         for s in sites if s.get("verdict") == "violation"]
     rec["verdicts"] = {v: sum(1 for s in sites if s.get("verdict") == v) for v in VERDICTS}
     rec["sites"] = len(sites)
+    return sites
 
-    # Resolved input shapes, onnx-bcast vs ONNX shape inference
+
+def study_resolution(path, m, sites, rec):
+    """Resolved input shapes, onnx-bcast vs ONNX shape inference."""
     tool = [resolved_all(s["inputs"]) for s in sites]
     rec["resolved"] = {"tool": sum(r for r, _ in tool), "tool_static": sum(st for _, st in tool)}
     try:
@@ -106,7 +117,10 @@ def study(binary, models_dir, rel, work):
     except Exception as e:  # noqa: BLE001
         rec["resolved"]["onnx_error"] = f"{type(e).__name__}: {str(e)[:300]}"
 
-    # expand, checks of the rewritten model, idempotence
+
+def study_expand(binary, path, rec, work):
+    """expand, checks of the rewritten model, idempotence; returns the rewritten model's path, and whether it
+    was written."""
     out = os.path.join(work, "expanded.onnx")
     e = run([binary, "expand", "--format", "json", path, out])
     rec["expand"] = {"rc": e["rc"], "seconds": e["seconds"], "stderr": tail(e["stderr"])}
@@ -155,42 +169,36 @@ def study(binary, models_dir, rel, work):
                                                    for a in acts[:2]))
             except Exception:  # noqa: BLE001
                 rw["second_expand"] = tail(e2["stdout"], 3)[:1500] + tail(e2["stderr"], 5)
+    return out, written
 
-    # onnxruntime: original vs rewritten
+
+def study_ort(path, rel, out, written, rec):
+    """onnxruntime: the original's and the rewritten model's outputs on the same seeded inputs."""
     r = rec["ort"] = {}
     try:
         feeds = make_inputs(path, rel)
         r["inputs"] = {k: list(v.shape) for k, v in feeds.items()}
     except Exception as ex:  # noqa: BLE001
-        r["status"] = "no inputs"
-        r["error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
-        return rec
+        r.update(status="no inputs", error=f"{type(ex).__name__}: {str(ex)[:400]}")
+        return
     try:
-        sess = session(path)
-        names = [o.name for o in sess.get_outputs()]
-        want = sess.run(None, feeds)
-        del sess
+        names, want = outputs(path, feeds)
     except Exception as ex:  # noqa: BLE001
-        r["status"] = "original does not run"
-        r["error"] = f"{type(ex).__name__}: {str(ex)[:600]}"
-        return rec
+        r.update(status="original does not run", error=f"{type(ex).__name__}: {str(ex)[:600]}")
+        return
     if not written:
         r["status"] = "no rewritten model"
-        return rec
+        return
     try:
-        sess = session(out)
-        got = sess.run(names, feeds)
-        del sess
+        got = session(out).run(names, feeds)  # by the original's output names
     except Exception as ex:  # noqa: BLE001
-        r["status"] = "rewritten does not run"
-        r["error"] = f"{type(ex).__name__}: {str(ex)[:600]}"
-        return rec
+        r.update(status="rewritten does not run", error=f"{type(ex).__name__}: {str(ex)[:600]}")
+        return
     diffs = [msg for name, a, b in zip(names, want, got) for msg in compare(a, b, name)]
     r["status"] = "same" if not diffs else "different"
     r["max_abs_diff"] = max((max_abs_diff(a, b) for a, b in zip(want, got)), default=0.0)
     if diffs:
         r["diffs"] = diffs[:20]
-    return rec
 
 
 # ------------------------------------------------------------------------------------------- figures
@@ -201,11 +209,7 @@ def pct(n, d):
 
 def figures(records, totals):
     lines = [
-        "# Real-model corpus: figures",
-        "",
-        "Written by `scripts/real_models.py` (run by `tests/it/real_models.rs`); the corpus is described in",
-        "`corpus/README.md`. Do not edit by hand.",
-        "",
+        *figures_head("Real-model corpus: figures", "real_models"),
         "## onnx-bcast on each model",
         "",
         "Sites split by verdict (same / broadcast / violation / conditional / unknown). *expand*: exit code,",

@@ -5,13 +5,14 @@
 Run with the project venv (scripts/testdata.sh: pinned onnx, onnxruntime, numpy). Three model sets:
 
   corpus     every .onnx under MODELS_DIR (corpus/fetch.sh), inputs built as scripts/real_models.py builds them
-             (harness/corpus.py's SPECS for the sizes a model needs); named dims not fixed there get distinct sizes (4, 5, ...),
-             unnamed ones 3, falling back to real_models.py's own inputs (every free dim 2) if onnxruntime refuses;
-             then a second run with other sizes (ALT_SPECS, free dims +3/5) where the model has sizes to vary
-             (a refusal of that second binding is recorded, not a failure);
-  generated  N models (default 30) from a seeded generator (harness/gen.py): chains of Reshape, Transpose, Concat, Slice,
-             Gather, Shape arithmetic, Conv, pooling, MatMul, Squeeze/Unsqueeze, Split, Pad, Resize, Expand, Tile
-             and broadcasting arithmetic over symbolic batch/sequence (and image) dims, each run under two bindings;
+             (SPECS in harness/corpus.py, for the sizes a model needs); named dims not fixed there get distinct
+             sizes (4, 5, ...), unnamed ones 3, falling back to real_models.py's own inputs (every free dim 2) if
+             onnxruntime refuses; then a second run with other sizes (ALT_SPECS, free dims +3/5) where the model
+             has sizes to vary (a refusal of that second binding is recorded, not a failure);
+  generated  N models (default 30) from a seeded generator (harness/gen.py): chains of Reshape, Transpose,
+             Concat, Slice, Gather, Shape arithmetic, Conv, pooling, MatMul, Squeeze/Unsqueeze, Split, Pad, Resize,
+             Expand, Tile and broadcasting arithmetic over symbolic batch/sequence (and image) dims, each run under
+             two bindings;
   backend    the ONNX backend tests (DATA_DIR/{node,simple,pytorch-converted,pytorch-operator}/*) with their own
              inputs (test_data_set_0/input_*.pb);
              a test onnxruntime cannot run as shipped is left out and counted.
@@ -43,7 +44,8 @@ import onnx
 import onnxruntime as ort
 
 from harness.cli import main_values
-from harness.corpus import ALT_SPECS, BACKEND_FOLDERS, backend_tests, corpus_feeds, distinct_sizes, has_free_dims, make_inputs, onnx_files
+from harness.corpus import (ALT_SPECS, BACKEND_FOLDERS, backend_tests, corpus_feeds, distinct_sizes, has_free_dims,
+                            make_inputs, onnx_files)
 from harness.expose import binding_from_feeds, check_model, session_options
 from harness.gen import Gen
 from harness.judge import Stats, placeholder_patterns

@@ -31,7 +31,7 @@ import onnx
 
 from harness import exports
 from harness.cli import VERDICTS
-from harness.corpus import variant
+from harness.corpus import figures_head, variant, versions
 from harness.exports import (pct, problem_lines, study_check, study_expand, study_resolution, study_soundness,
                              total)
 
@@ -76,12 +76,8 @@ def totals(records):
 
 def figures(records, t, manifest, crashed, seconds):
     lines = [
-        "# PyTorch export corpus: figures",
-        "",
-        "Written by `scripts/torch_models.py` (run by `tests/it/torch_models.rs`); the corpus is described in",
-        "`corpus/README.md` (\"PyTorch export corpus\"). Do not edit by hand.",
-        "",
-        f"Exported with {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}; "
+        *figures_head("PyTorch export corpus: figures", "torch_models", "PyTorch export corpus"),
+        f"Exported with {versions(manifest)}; "
         f"{t['models']} models studied, {len(t['families'])} families, in {seconds:.0f} s.",
         "",
         "## Resolved broadcasting sites",

@@ -101,6 +101,21 @@ def load_data_sets(model, model_dir: str):
 # ----------------------------------------------------------------------------------------------- evaluators
 
 
+def judge_runs(evaluator: str, run, data_sets) -> str | None:
+    """None when `run(feeds)` gives every data set's expected outputs (as onnx's backend runner compares them),
+    else the reason."""
+    for name, feeds, expected in data_sets:
+        try:
+            actual = run(feeds)
+        except Exception as e:  # noqa: BLE001
+            return f"{name}: {evaluator} run failed: " + error_text(e)
+        try:
+            compare_all(expected, list(actual))
+        except AssertionError as e:
+            return f"{name}: mismatch: " + error_text(e)
+    return None
+
+
 def run_ort(model_or_path, data_sets) -> str | None:
     """None when every data set matches in onnxruntime, else the reason."""
     try:
@@ -108,16 +123,7 @@ def run_ort(model_or_path, data_sets) -> str | None:
         sess = session(model_or_path, optimize=True, intra=1, inter=1, severity=4)
     except Exception as e:  # noqa: BLE001
         return "onnxruntime cannot load it: " + error_text(e)
-    for name, feeds, expected in data_sets:
-        try:
-            actual = sess.run(None, feeds)
-        except Exception as e:  # noqa: BLE001
-            return f"{name}: onnxruntime run failed: " + error_text(e)
-        try:
-            compare_all(expected, list(actual))
-        except AssertionError as e:
-            return f"{name}: mismatch: " + error_text(e)
-    return None
+    return judge_runs("onnxruntime", lambda feeds: sess.run(None, feeds), data_sets)
 
 
 def run_reference(model, data_sets) -> str | None:
@@ -128,18 +134,13 @@ def run_reference(model, data_sets) -> str | None:
             ref = ReferenceEvaluator(model)
     except Exception as e:  # noqa: BLE001
         return "ReferenceEvaluator cannot load it: " + error_text(e)
-    for name, feeds, expected in data_sets:
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                actual = ref.run(None, feeds)
-        except Exception as e:  # noqa: BLE001
-            return f"{name}: ReferenceEvaluator run failed: " + error_text(e)
-        try:
-            compare_all(expected, list(actual))
-        except AssertionError as e:
-            return f"{name}: mismatch: " + error_text(e)
-    return None
+
+    def evaluate(feeds):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return ref.run(None, feeds)
+
+    return judge_runs("ReferenceEvaluator", evaluate, data_sets)
 
 
 def reference_outputs(model, feeds) -> list:

@@ -86,7 +86,8 @@ def backend_tests(data_dir):
     tests = []
     for folder in BACKEND_FOLDERS:
         fdir = os.path.join(data_dir, folder)
-        tests += sorted(f"{folder}/{d}" for d in os.listdir(fdir) if os.path.isfile(os.path.join(fdir, d, "model.onnx")))
+        tests += sorted(f"{folder}/{d}" for d in os.listdir(fdir)
+                        if os.path.isfile(os.path.join(fdir, d, "model.onnx")))
     return tests
 
 
@@ -99,6 +100,18 @@ def load_manifest(models_dir):
 def variant(entry):
     """A PyTorch export's exporter and opset, `_novi` when its value_info was stripped."""
     return f"{entry['exporter']}{entry['opset']}" + ("_novi" if entry["stripped"] else "")
+
+
+def figures_head(title, script, section=None):
+    """The first lines of a corpus' figures page: its title, and which script and test write it."""
+    where = f"`corpus/README.md` (\"{section}\")" if section else "`corpus/README.md`"
+    return [f"# {title}", "", f"Written by `scripts/{script}.py` (run by `tests/it/{script}.rs`); the corpus is "
+            "described in", f"{where}. Do not edit by hand.", ""]
+
+
+def versions(manifest):
+    """The pinned versions an export manifest records, as one phrase."""
+    return ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items())
 
 
 # ------------------------------------------------------------------------------------ corpus inputs
