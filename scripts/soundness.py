@@ -131,6 +131,136 @@ def generated_models(count, workdir, log):
 
 # -------------------------------------------------------------------------------------------- driver
 
+def new_set(report, name):
+    report["sets"][name] = {"stats": Stats(), "models": [], "seconds": 0.0}
+    return report["sets"][name]
+
+
+def corpus_set(binary, models_dir, wanted, report, log):
+    """(a) every model of the real-model corpus, one or two runs each."""
+    s = new_set(report, "corpus")
+    t = time.monotonic()
+    for rel in onnx_files(models_dir):
+        if not wanted(rel):
+            continue
+        t1 = time.monotonic()
+        try:
+            rec = study_corpus(binary, models_dir, rel, log)
+        except Exception:  # noqa: BLE001
+            rec = {"model": rel, "error": traceback.format_exc()[-1500:]}
+        rec["seconds"] = round(time.monotonic() - t1, 2)
+        if "error" in rec:
+            report["errors"].append(f"corpus/{rel}: {rec['error']}")
+            log(f"corpus {rel}: ERROR {rec['error'][:300]}")
+        else:
+            st = Stats()
+            for k, v in rec["stats"].items():
+                setattr(st, k, v)
+            s["stats"].add(st)
+            report["mismatches"] += [dict(m, set="corpus") for m in rec["mismatches"]]
+            report["type_mismatches"] += [dict(m, set="corpus") for m in rec["type_mismatches"]]
+            log(f"corpus {rel}: {' + '.join(r['how'] for r in rec['runs'])}, {st.values} values, {st.claims} "
+                f"claims, {st.unknown_dims} unknown dims, {st.unknown_ranks} unknown ranks, {st.mismatches} "
+                f"mismatches ({rec['seconds']} s)" + "".join(f" [{r['note']}]" for r in rec["runs"] if r["note"])
+                + "".join(f" [refused: {r[:150]}]" for r in rec["refused"]))
+        s["models"].append(rec)
+    s["seconds"] = round(time.monotonic() - t, 1)
+
+
+def generated_set(binary, count, keep, wanted, report, log):
+    """(b) `count` generated models, each run under both bindings."""
+    s = new_set(report, "generated")
+    t = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="soundness-gen-") as work:
+        workdir = keep or work
+        os.makedirs(workdir, exist_ok=True)
+        models, rejected = generated_models(count, workdir, log)
+        s["rejected_by_generator"] = rejected
+        for name, path, model, runs, ops in models:
+            if not wanted(name):
+                continue
+            rec = {"model": name, "ops": ops, "runs": []}
+            st = Stats()
+            try:
+                values, opaque = infer_shapes(binary, path)
+                placeholders = placeholder_patterns(model)
+                for bnd, feeds in runs:
+                    mm, tmm = [], []
+                    binding, _ = binding_from_feeds(model, feeds)
+                    label = ",".join(f"{k}={v}" for k, v in sorted(binding.items()))
+                    note = check_model(name, path, model, values, feeds, binding, placeholders, st, mm, tmm,
+                                       log, label)
+                    rec["runs"].append({"binding": binding, "note": note})
+                    report["mismatches"] += [dict(m, set="generated") for m in mm]
+                    report["type_mismatches"] += [dict(m, set="generated") for m in tmm]
+                st.models = 1
+                s["stats"].add(st)
+                rec["stats"] = st.as_dict()
+                log(f"generated {name}: {st.values} values, {st.claims} claims, {st.unknown_dims} unknown dims, "
+                    f"{st.mismatches} mismatches; ops {' '.join(ops)}")
+            except Exception:  # noqa: BLE001
+                rec["error"] = traceback.format_exc()[-1500:]
+                report["errors"].append(f"generated/{name}: {rec['error']}")
+                log(f"generated {name}: ERROR {rec['error'][-300:]}")
+            s["models"].append(rec)
+    s["seconds"] = round(time.monotonic() - t, 1)
+
+
+def backend_set(binary, data_dir, wanted, report, log):
+    """(c) the backend tests with their own inputs; a test onnxruntime cannot run is left out and counted."""
+    s = new_set(report, "backend")
+    t = time.monotonic()
+    for folder in BACKEND_FOLDERS:
+        fdir = os.path.join(data_dir, folder)
+        if not os.path.isdir(fdir):
+            print(f"soundness.py: no backend folder {fdir}", file=sys.stderr)
+            sys.exit(2)
+    tests = [d for d in backend_tests(data_dir) if wanted(d)]
+    excluded = report["excluded"]
+    # onnx-bcast runs ahead of onnxruntime on a second thread (subprocess waits release the GIL).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futs = {d: pool.submit(infer_shapes, binary, os.path.join(data_dir, d, "model.onnx")) for d in tests}
+        for d in tests:
+            test_dir = os.path.join(data_dir, d)
+            path = os.path.join(test_dir, "model.onnx")
+            rec = {"model": d}
+            try:
+                values, opaque = futs.pop(d).result()
+            except Exception as ex:  # noqa: BLE001
+                report["errors"].append(f"backend/{d}: {str(ex)[:400]}")
+                rec["error"] = str(ex)[:400]
+                s["models"].append(rec)
+                continue
+            try:
+                model = onnx.load(path)
+                feeds = backend_feeds(model, test_dir)
+                binding, _ = binding_from_feeds(model, feeds)
+                st, mm, tmm = Stats(), [], []
+                note = check_model(d, path, model, values, feeds, binding, placeholder_patterns(model), st,
+                                   mm, tmm, lambda m: None)
+            except Exception as ex:  # noqa: BLE001
+                if isinstance(ex, RuntimeError) and str(ex).startswith("onnxruntime cannot run"):
+                    excluded[d] = str(ex)[len("onnxruntime cannot run the model: "):][:200]
+                    continue
+                rec["error"] = traceback.format_exc()[-1200:]
+                report["errors"].append(f"backend/{d}: {rec['error']}")
+                s["models"].append(rec)
+                continue
+            st.models = 1
+            s["stats"].add(st)
+            rec["stats"] = st.as_dict()
+            if note:
+                rec["note"] = note
+            report["mismatches"] += [dict(m, set="backend") for m in mm]
+            report["type_mismatches"] += [dict(m, set="backend") for m in tmm]
+            s["models"].append(rec)
+    s["excluded_count"] = len(excluded)
+    s["tests"] = len(tests)
+    s["seconds"] = round(time.monotonic() - t, 1)
+    log(f"backend: {s['stats'].models} of {len(tests)} backend tests compared, {len(excluded)} do not run in "
+        f"onnxruntime, {s['stats'].mismatches} mismatches ({s['seconds']} s)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("binary")
@@ -160,140 +290,12 @@ def main():
         return not args.only or any(o in name for o in args.only)
 
     report = {"sets": {}, "mismatches": [], "type_mismatches": [], "errors": [], "excluded": {}}
-
-    def new_set(name):
-        report["sets"][name] = {"stats": Stats(), "models": [], "seconds": 0.0}
-        return report["sets"][name]
-
-    # (a) corpus
     if "corpus" in sets:
-        s = new_set("corpus")
-        t = time.monotonic()
-        models_dir = os.path.abspath(args.corpus)
-        for rel in onnx_files(models_dir):
-            if not wanted(rel):
-                continue
-            t1 = time.monotonic()
-            try:
-                rec = study_corpus(binary, models_dir, rel, log)
-            except Exception:  # noqa: BLE001
-                rec = {"model": rel, "error": traceback.format_exc()[-1500:]}
-            rec["seconds"] = round(time.monotonic() - t1, 2)
-            if "error" in rec:
-                report["errors"].append(f"corpus/{rel}: {rec['error']}")
-                log(f"corpus {rel}: ERROR {rec['error'][:300]}")
-            else:
-                st = Stats()
-                for k, v in rec["stats"].items():
-                    setattr(st, k, v)
-                s["stats"].add(st)
-                report["mismatches"] += [dict(m, set="corpus") for m in rec["mismatches"]]
-                report["type_mismatches"] += [dict(m, set="corpus") for m in rec["type_mismatches"]]
-                log(f"corpus {rel}: {' + '.join(r['how'] for r in rec['runs'])}, {st.values} values, {st.claims} "
-                    f"claims, {st.unknown_dims} unknown dims, {st.unknown_ranks} unknown ranks, {st.mismatches} "
-                    f"mismatches ({rec['seconds']} s)" + "".join(f" [{r['note']}]" for r in rec["runs"] if r["note"])
-                    + "".join(f" [refused: {r[:150]}]" for r in rec["refused"]))
-            s["models"].append(rec)
-        s["seconds"] = round(time.monotonic() - t, 1)
-
-    # (b) generated
+        corpus_set(binary, os.path.abspath(args.corpus), wanted, report, log)
     if "generated" in sets:
-        s = new_set("generated")
-        t = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="soundness-gen-") as work:
-            workdir = args.keep_generated or work
-            os.makedirs(workdir, exist_ok=True)
-            models, rejected = generated_models(args.generated, workdir, log)
-            s["rejected_by_generator"] = rejected
-            for name, path, model, runs, ops in models:
-                if not wanted(name):
-                    continue
-                rec = {"model": name, "ops": ops, "runs": []}
-                st = Stats()
-                try:
-                    values, opaque = infer_shapes(binary, path)
-                    placeholders = placeholder_patterns(model)
-                    for bnd, feeds in runs:
-                        mm, tmm = [], []
-                        binding, _ = binding_from_feeds(model, feeds)
-                        label = ",".join(f"{k}={v}" for k, v in sorted(binding.items()))
-                        note = check_model(name, path, model, values, feeds, binding, placeholders, st, mm, tmm,
-                                           log, label)
-                        rec["runs"].append({"binding": binding, "note": note})
-                        report["mismatches"] += [dict(m, set="generated") for m in mm]
-                        report["type_mismatches"] += [dict(m, set="generated") for m in tmm]
-                    st.models = 1
-                    s["stats"].add(st)
-                    rec["stats"] = st.as_dict()
-                    log(f"generated {name}: {st.values} values, {st.claims} claims, {st.unknown_dims} unknown dims, "
-                        f"{st.mismatches} mismatches; ops {' '.join(ops)}")
-                except Exception:  # noqa: BLE001
-                    rec["error"] = traceback.format_exc()[-1500:]
-                    report["errors"].append(f"generated/{name}: {rec['error']}")
-                    log(f"generated {name}: ERROR {rec['error'][-300:]}")
-                s["models"].append(rec)
-        s["seconds"] = round(time.monotonic() - t, 1)
-
-    # (c) backend tests
+        generated_set(binary, args.generated, args.keep_generated, wanted, report, log)
     if "backend" in sets:
-        s = new_set("backend")
-        t = time.monotonic()
-        data_dir = os.path.abspath(args.backend)
-        for folder in BACKEND_FOLDERS:
-            fdir = os.path.join(data_dir, folder)
-            if not os.path.isdir(fdir):
-                print(f"soundness.py: no backend folder {fdir}", file=sys.stderr)
-                sys.exit(2)
-        tests = [d for d in backend_tests(data_dir) if wanted(d)]
-        excluded = report["excluded"]
-        # onnx-bcast runs ahead of onnxruntime on a second thread (subprocess waits release the GIL).
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            futs = {d: pool.submit(infer_shapes, binary, os.path.join(data_dir, d, "model.onnx")) for d in tests}
-            for d in tests:
-                test_dir = os.path.join(data_dir, d)
-                path = os.path.join(test_dir, "model.onnx")
-                rec = {"model": d}
-                try:
-                    values, opaque = futs.pop(d).result()
-                except Exception as ex:  # noqa: BLE001
-                    report["errors"].append(f"backend/{d}: {str(ex)[:400]}")
-                    rec["error"] = str(ex)[:400]
-                    s["models"].append(rec)
-                    continue
-                try:
-                    model = onnx.load(path)
-                    feeds = backend_feeds(model, test_dir)
-                    binding, _ = binding_from_feeds(model, feeds)
-                    st, mm, tmm = Stats(), [], []
-                    note = check_model(d, path, model, values, feeds, binding, placeholder_patterns(model), st,
-                                       mm, tmm, lambda m: None)
-                except RuntimeError as ex:
-                    if str(ex).startswith("onnxruntime cannot run"):
-                        excluded[d] = str(ex)[len("onnxruntime cannot run the model: "):][:200]
-                        continue
-                    rec["error"] = traceback.format_exc()[-1200:]
-                    report["errors"].append(f"backend/{d}: {rec['error']}")
-                    s["models"].append(rec)
-                    continue
-                except Exception:  # noqa: BLE001
-                    rec["error"] = traceback.format_exc()[-1200:]
-                    report["errors"].append(f"backend/{d}: {rec['error']}")
-                    s["models"].append(rec)
-                    continue
-                st.models = 1
-                s["stats"].add(st)
-                rec["stats"] = st.as_dict()
-                if note:
-                    rec["note"] = note
-                report["mismatches"] += [dict(m, set="backend") for m in mm]
-                report["type_mismatches"] += [dict(m, set="backend") for m in tmm]
-                s["models"].append(rec)
-        s["excluded_count"] = len(excluded)
-        s["tests"] = len(tests)
-        s["seconds"] = round(time.monotonic() - t, 1)
-        log(f"backend: {s['stats'].models} of {len(tests)} backend tests compared, {len(excluded)} do not run in "
-            f"onnxruntime, {s['stats'].mismatches} mismatches ({s['seconds']} s)")
-
+        backend_set(binary, os.path.abspath(args.backend), wanted, report, log)
     total = Stats()
     for s in report["sets"].values():
         total.add(s["stats"])
@@ -302,7 +304,11 @@ def main():
     report["seconds"] = round(time.monotonic() - t0, 1)
     with open(args.out_json, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1, default=str)
+    print_summary(report)
 
+
+def print_summary(report):
+    """One line of figures per set and for all, then every mismatch, type mismatch and error (the first few)."""
     lines = ["set        models  values  ranked  claims  (known/symbol/expr)  bindings  unknown dims  unknown ranks  "
              "unchecked  not exposed  type mism.  mismatches"]
     for name, s in list(report["sets"].items()) + [("total", {"stats": report["totals"]})]:
