@@ -120,114 +120,125 @@ def node_suite(tool: Tool, data: str, work: str, report: dict) -> None:
     details = []
 
     for name, model_path, model, ops in tests:
-        tdir = os.path.join(work, "node", name)
-        os.makedirs(tdir, exist_ok=True)
-        out1, out2, outm = (os.path.join(tdir, f) for f in ("expanded.onnx", "expanded_again.onnx", "materialized.onnx"))
-        for op in ops:
-            info["ops"][op] = info["ops"].get(op, 0) + 1
-        d = {"test": name, "ops": ops, "opset": onnx_opset(model)}
-        details.append(d)
-
-        try:
-            data_sets = load_data_sets(model, os.path.dirname(model_path))
-            orig = run_ort(model_path, data_sets)
-        except Exception as e:  # noqa: BLE001
-            data_sets, orig = None, "cannot load the test data: " + error_text(e)
-        d["original_ort"] = orig or "pass"
-        if orig is None:
-            fig["original_passes_ort"] += 1
-        else:
-            fig["original_fails_ort"] += 1
-            info["original_fails_ort"].append({"test": name, "reason": orig})
-
-        # -- expand
-        res = tool.expand(model_path, out1)
-        d["expand_exit"] = res["exit"]
-        fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
-        s = res["summary"] or {}
-        d["made_explicit"] = s.get("made_explicit")
-        if s.get("made_explicit"):
-            fig["models_made_explicit"] += 1
-            fig["sites_made_explicit"] += s["made_explicit"]
-        if res["exit"] == 1:
-            info["expand_left_sites"].append({"test": name, "left": left_text(s)})
-        if not res["written"]:
-            reason = expand_failure(res)
-            fail["checker"].append({"test": name, "reason": reason})
-            if orig is None:
-                fail["ort"].append({"test": name, "reason": reason})
-            d["rewritten"] = reason
-            continue
-
-        # -- 1. the rewritten model runs like the original
-        if orig is None:
-            r = tally(run_ort(out1, data_sets), name, fig, "rewritten_passes_ort", fail["ort"])
-            d["rewritten_ort"] = r or "pass"
-
-        # -- 2. the checker accepts it
-        c = run_checker(out1)
-        d["checker"] = c or "ok"
-        if c is None:
-            fig["checker_ok"] += 1
-        else:
-            co = run_checker(model_path)
-            if co is not None:
-                fig["original_fails_checker"] += 1
-                info["original_fails_checker"].append({"test": name, "reason": co})
-            fail["checker"].append({"test": name, "reason": c, "original_passes_checker": co is None})
-
-        # -- 3. strict check passes when expand claimed success
-        if res["exit"] == 0:
-            fig["strict_checked"] += 1
-            d["strict_exit"] = judge_strict(tool, name, out1, model_path, fig, fail)["exit"]
-
-        # -- 4. idempotence
-        fig["idempotence_checked"] += 1
-        res2 = tool.expand(out1, out2)
-        same = res2["written"] and open(out1, "rb").read() == open(out2, "rb").read()
-        d["idempotent"] = same
-        if same:
-            fig["idempotent"] += 1
-        else:
-            s2 = res2["summary"] or {}
-            why = (expand_failure(res2) if not res2["written"] else
-                   f"second expand changed the model (exit {res2['exit']}, made_explicit {s2.get('made_explicit')}, "
-                   f"nodes_added {s2.get('nodes_added')}, sizes {os.path.getsize(out1)} -> {os.path.getsize(out2)}; "
-                   f"actions {short(json.dumps(s2.get('actions', [])), 300)})")
-            fail["idempotence"].append({"test": name, "reason": why})
+        details.append(node_test(tool, work, name, model_path, model, ops, fig, fail, info))
 
     # -- 6. --materialize-constants
     for name, model_path, model, ops in tests:
-        d = next(x for x in details if x["test"] == name)
-        tdir = os.path.join(work, "node", name)
-        outm = os.path.join(tdir, "materialized.onnx")
-        res = tool.expand(model_path, outm, materialize=True)
-        fig["materialize_expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
-        s = res["summary"] or {}
-        if s.get("materialized"):
-            fig["materialize_models_with_materialized"] += 1
-            fig["materialize_constants_materialized"] += s["materialized"]
-        d["materialize_exit"] = res["exit"]
-        d["materialized"] = s.get("materialized")
-        if not res["written"]:
-            fail["materialize"].append({"test": name, "reason": expand_failure(res)})
-            continue
-        c = run_checker(outm)
-        if c is None:
-            fig["materialize_checker_ok"] += 1
-        elif d.get("checker") == "ok":  # the plain rewrite passed the checker: this one is the option's doing
-            fail["materialize_checker"].append({"test": name, "reason": c})
-        if d["original_ort"] != "pass":
-            continue
-        fig["materialize_checked_ort"] += 1
-        data_sets = load_data_sets(model, os.path.dirname(model_path))
-        r = run_ort(outm, data_sets)
-        if r is None:
-            fig["materialize_passes_ort"] += 1
-        else:
-            fail["materialize"].append({"test": name, "reason": r, "materialized": s.get("materialized")})
-
+        node_materialize(tool, work, name, model_path, model, next(x for x in details if x["test"] == name), fig,
+                         fail)
     report["node"] = {"figures": fig, "failures": fail, "info": info, "details": details}
+
+
+def node_test(tool: Tool, work: str, name: str, model_path: str, model, ops: list, fig: dict, fail: dict,
+              info: dict) -> dict:
+    """Points 1 to 4 on one node test: the test's details."""
+    tdir = os.path.join(work, "node", name)
+    os.makedirs(tdir, exist_ok=True)
+    out1, out2, outm = (os.path.join(tdir, f) for f in ("expanded.onnx", "expanded_again.onnx", "materialized.onnx"))
+    for op in ops:
+        info["ops"][op] = info["ops"].get(op, 0) + 1
+    d = {"test": name, "ops": ops, "opset": onnx_opset(model)}
+
+    try:
+        data_sets = load_data_sets(model, os.path.dirname(model_path))
+        orig = run_ort(model_path, data_sets)
+    except Exception as e:  # noqa: BLE001
+        data_sets, orig = None, "cannot load the test data: " + error_text(e)
+    d["original_ort"] = orig or "pass"
+    if orig is None:
+        fig["original_passes_ort"] += 1
+    else:
+        fig["original_fails_ort"] += 1
+        info["original_fails_ort"].append({"test": name, "reason": orig})
+
+    # -- expand
+    res = tool.expand(model_path, out1)
+    d["expand_exit"] = res["exit"]
+    fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
+    s = res["summary"] or {}
+    d["made_explicit"] = s.get("made_explicit")
+    if s.get("made_explicit"):
+        fig["models_made_explicit"] += 1
+        fig["sites_made_explicit"] += s["made_explicit"]
+    if res["exit"] == 1:
+        info["expand_left_sites"].append({"test": name, "left": left_text(s)})
+    if not res["written"]:
+        reason = expand_failure(res)
+        fail["checker"].append({"test": name, "reason": reason})
+        if orig is None:
+            fail["ort"].append({"test": name, "reason": reason})
+        d["rewritten"] = reason
+        return d
+
+    # -- 1. the rewritten model runs like the original
+    if orig is None:
+        r = tally(run_ort(out1, data_sets), name, fig, "rewritten_passes_ort", fail["ort"])
+        d["rewritten_ort"] = r or "pass"
+
+    # -- 2. the checker accepts it
+    c = run_checker(out1)
+    d["checker"] = c or "ok"
+    if c is None:
+        fig["checker_ok"] += 1
+    else:
+        co = run_checker(model_path)
+        if co is not None:
+            fig["original_fails_checker"] += 1
+            info["original_fails_checker"].append({"test": name, "reason": co})
+        fail["checker"].append({"test": name, "reason": c, "original_passes_checker": co is None})
+
+    # -- 3. strict check passes when expand claimed success
+    if res["exit"] == 0:
+        fig["strict_checked"] += 1
+        d["strict_exit"] = judge_strict(tool, name, out1, model_path, fig, fail)["exit"]
+
+    # -- 4. idempotence
+    fig["idempotence_checked"] += 1
+    res2 = tool.expand(out1, out2)
+    same = res2["written"] and open(out1, "rb").read() == open(out2, "rb").read()
+    d["idempotent"] = same
+    if same:
+        fig["idempotent"] += 1
+    else:
+        s2 = res2["summary"] or {}
+        why = (expand_failure(res2) if not res2["written"] else
+               f"second expand changed the model (exit {res2['exit']}, made_explicit {s2.get('made_explicit')}, "
+               f"nodes_added {s2.get('nodes_added')}, sizes {os.path.getsize(out1)} -> {os.path.getsize(out2)}; "
+               f"actions {short(json.dumps(s2.get('actions', [])), 300)})")
+        fail["idempotence"].append({"test": name, "reason": why})
+    return d
+
+
+def node_materialize(tool: Tool, work: str, name: str, model_path: str, model, d: dict, fig: dict,
+                     fail: dict) -> None:
+    """Point 6 on one node test (`d`: its details)."""
+    tdir = os.path.join(work, "node", name)
+    outm = os.path.join(tdir, "materialized.onnx")
+    res = tool.expand(model_path, outm, materialize=True)
+    fig["materialize_expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
+    s = res["summary"] or {}
+    if s.get("materialized"):
+        fig["materialize_models_with_materialized"] += 1
+        fig["materialize_constants_materialized"] += s["materialized"]
+    d["materialize_exit"] = res["exit"]
+    d["materialized"] = s.get("materialized")
+    if not res["written"]:
+        fail["materialize"].append({"test": name, "reason": expand_failure(res)})
+        return
+    c = run_checker(outm)
+    if c is None:
+        fig["materialize_checker_ok"] += 1
+    elif d.get("checker") == "ok":  # the plain rewrite passed the checker: this one is the option's doing
+        fail["materialize_checker"].append({"test": name, "reason": c})
+    if d["original_ort"] != "pass":
+        return
+    fig["materialize_checked_ort"] += 1
+    data_sets = load_data_sets(model, os.path.dirname(model_path))
+    r = run_ort(outm, data_sets)
+    if r is None:
+        fig["materialize_passes_ort"] += 1
+    else:
+        fail["materialize"].append({"test": name, "reason": r, "materialized": s.get("materialized")})
 
 
 def pytorch_suite(tool: Tool, data: str, work: str, report: dict) -> None:
@@ -267,102 +278,121 @@ def pytorch_suite(tool: Tool, data: str, work: str, report: dict) -> None:
     details = []
     for folder in PYTORCH_FOLDERS:
         for model_path in sorted(glob.glob(os.path.join(data, folder, "*", "model.onnx"))):
-            name = f"{folder}/{os.path.basename(os.path.dirname(model_path))}"
-            model = onnx.load(model_path)
-            fig["models"] += 1
-            opset = onnx_opset(model)
-            fig["opsets"][str(opset)] = fig["opsets"].get(str(opset), 0) + 1
-            ops = broadcast_ops(model)
-            legacy = sum(1 for n in model_nodes(model) if any(a.name == "broadcast" for a in n.attribute))
-            d = {"test": name, "opset": opset, "ops": ops, "legacy_broadcast_nodes": legacy}
-            details.append(d)
-            if ops:
-                fig["models_with_broadcast_op"] += 1
-            if legacy:
-                fig["models_with_legacy_broadcast_attr"] += 1
-            tdir = os.path.join(work, folder, os.path.basename(os.path.dirname(model_path)))
-            os.makedirs(tdir, exist_ok=True)
-            out1, out2 = os.path.join(tdir, "expanded.onnx"), os.path.join(tdir, "expanded_again.onnx")
-            res = tool.expand(model_path, out1)
-            fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
-            s = res["summary"] or {}
-            d.update(expand_exit=res["exit"], sites=s.get("sites"), made_explicit=s.get("made_explicit"))
-            if s.get("sites"):
-                fig["models_with_sites"] += 1
-            if res["exit"] == 1:
-                info["expand_left_sites"].append({"test": name, "left": left_text(s)})
-                fail["expand"].append({"test": name, "reason": "sites left implicit: " + "; ".join(left_text(s))})
-            if s.get("made_explicit"):
-                fig["models_made_explicit"] += 1
-            data_sets = load_data_sets(model, os.path.dirname(model_path))
-            if degenerate(data_sets):
-                fig["degenerate_data"] += 1
-                info["degenerate_data"].append(name)
-
-            ref_orig = run_reference(model, data_sets)
-            axis_bad = legacy_axis_mismatches(model)
-            if axis_bad:
-                # Evaluator exclusion: ReferenceEvaluator would compute the original with numpy alignment.
-                ref_orig = "ReferenceEvaluator ignores the legacy axis of: " + "; ".join(axis_bad)
-                info["reference_axis_exclusions"].append({"test": name, "reason": ref_orig})
-            elif legacy:
-                fig["legacy_nodes_axis_as_numpy"] += 1
-            conv_orig = run_converted_ort(model, data_sets)
-            d["reference_original"] = ref_orig or "pass"
-            d["converted_ort_original"] = conv_orig or "pass"
-            tally(ref_orig, name, fig, "reference_original_passes", info["reference_original_fails"])
-            tally(conv_orig, name, fig, "converted_ort_original_passes", info["converted_ort_original_fails"])
-
-            if not res["written"]:
-                fail["expand"].append({"test": name, "reason": expand_failure(res)})
-                continue
-            rewritten = onnx.load(out1)
-            # Did the rewrite make an implicit broadcast explicit (vs. sites that were already the same shape)?
-            if s.get("made_explicit"):
-                fig["models_with_implicit_broadcast"] += 1
-            if legacy and not any(any(a.name == "broadcast" for a in n.attribute) for n in model_nodes(rewritten)):
-                fig["legacy_broadcast_attr_dropped"] += 1
-
-            if ref_orig is None:
-                fig["reference_rewritten_checked"] += 1
-                r = run_reference(rewritten, data_sets)
-                d["reference_rewritten"] = r or "pass"
-                if r is None:
-                    fig["reference_rewritten_passes"] += 1
-                    if s.get("made_explicit"):
-                        fig["reference_made_explicit_and_passes"] += 1
-                else:
-                    fail["reference"].append({"test": name, "reason": r})
-            # Differential: fresh well-conditioned inputs, rewritten vs. original, both in ReferenceEvaluator.
-            if s.get("made_explicit") and not axis_bad:
-                fresh = fresh_inputs(name, data_sets)
-                try:
-                    want = reference_outputs(model, fresh)
-                except Exception as e:  # noqa: BLE001
-                    info["reference_differential_original_fails"].append({"test": name, "reason": error_text(e)})
-                else:
-                    fig["reference_differential_checked"] += 1
-                    tally(run_reference(rewritten, [("fresh random inputs", fresh, want)]), name, fig,
-                          "reference_differential_agree", fail["reference_differential"])
-            if conv_orig is None:
-                fig["converted_ort_rewritten_checked"] += 1
-                r = tally(run_converted_ort(rewritten, data_sets), name, fig, "converted_ort_rewritten_passes",
-                          fail["converted_ort"])
-                d["converted_ort_rewritten"] = r or "pass"
-
-            c = run_checker(out1)
-            if c is None:
-                fig["checker_ok"] += 1
-            elif run_checker(model_path) is None:
-                fail["checker"].append({"test": name, "reason": c})
-            if res["exit"] == 0:
-                judge_strict(tool, name, out1, model_path, fig, fail)
-            res2 = tool.expand(out1, out2)
-            if res2["written"] and open(out1, "rb").read() == open(out2, "rb").read():
-                fig["idempotent"] += 1
-            else:
-                fail["idempotence"].append({"test": name, "reason": f"second expand exit {res2['exit']}, output differs"})
+            details.append(pytorch_test(tool, work, folder, model_path, fig, fail, info))
     report["pytorch"] = {"figures": fig, "failures": fail, "info": info, "details": details}
+
+
+def pytorch_test(tool: Tool, work: str, folder: str, model_path: str, fig: dict, fail: dict, info: dict) -> dict:
+    """Point 5 on one pytorch-converted or pytorch-operator test: the test's details."""
+    name = f"{folder}/{os.path.basename(os.path.dirname(model_path))}"
+    model = onnx.load(model_path)
+    fig["models"] += 1
+    opset = onnx_opset(model)
+    fig["opsets"][str(opset)] = fig["opsets"].get(str(opset), 0) + 1
+    ops = broadcast_ops(model)
+    legacy = sum(1 for n in model_nodes(model) if any(a.name == "broadcast" for a in n.attribute))
+    d = {"test": name, "opset": opset, "ops": ops, "legacy_broadcast_nodes": legacy}
+    if ops:
+        fig["models_with_broadcast_op"] += 1
+    if legacy:
+        fig["models_with_legacy_broadcast_attr"] += 1
+    tdir = os.path.join(work, folder, os.path.basename(os.path.dirname(model_path)))
+    os.makedirs(tdir, exist_ok=True)
+    out1, out2 = os.path.join(tdir, "expanded.onnx"), os.path.join(tdir, "expanded_again.onnx")
+    res = tool.expand(model_path, out1)
+    fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
+    s = res["summary"] or {}
+    d.update(expand_exit=res["exit"], sites=s.get("sites"), made_explicit=s.get("made_explicit"))
+    if s.get("sites"):
+        fig["models_with_sites"] += 1
+    if res["exit"] == 1:
+        info["expand_left_sites"].append({"test": name, "left": left_text(s)})
+        fail["expand"].append({"test": name, "reason": "sites left implicit: " + "; ".join(left_text(s))})
+    if s.get("made_explicit"):
+        fig["models_made_explicit"] += 1
+    data_sets = load_data_sets(model, os.path.dirname(model_path))
+    if degenerate(data_sets):
+        fig["degenerate_data"] += 1
+        info["degenerate_data"].append(name)
+
+    ref_orig, conv_orig, axis_bad = pytorch_original(name, model, data_sets, legacy, d, fig, info)
+
+    if not res["written"]:
+        fail["expand"].append({"test": name, "reason": expand_failure(res)})
+        return d
+    rewritten = onnx.load(out1)
+    # Did the rewrite make an implicit broadcast explicit (vs. sites that were already the same shape)?
+    if s.get("made_explicit"):
+        fig["models_with_implicit_broadcast"] += 1
+    if legacy and not any(any(a.name == "broadcast" for a in n.attribute) for n in model_nodes(rewritten)):
+        fig["legacy_broadcast_attr_dropped"] += 1
+
+    if ref_orig is None:
+        fig["reference_rewritten_checked"] += 1
+        r = run_reference(rewritten, data_sets)
+        d["reference_rewritten"] = r or "pass"
+        if r is None:
+            fig["reference_rewritten_passes"] += 1
+            if s.get("made_explicit"):
+                fig["reference_made_explicit_and_passes"] += 1
+        else:
+            fail["reference"].append({"test": name, "reason": r})
+    # Differential: fresh well-conditioned inputs, rewritten vs. original, both in ReferenceEvaluator.
+    if s.get("made_explicit") and not axis_bad:
+        fresh = fresh_inputs(name, data_sets)
+        try:
+            want = reference_outputs(model, fresh)
+        except Exception as e:  # noqa: BLE001
+            info["reference_differential_original_fails"].append({"test": name, "reason": error_text(e)})
+        else:
+            fig["reference_differential_checked"] += 1
+            tally(run_reference(rewritten, [("fresh random inputs", fresh, want)]), name, fig,
+                  "reference_differential_agree", fail["reference_differential"])
+    if conv_orig is None:
+        fig["converted_ort_rewritten_checked"] += 1
+        r = tally(run_converted_ort(rewritten, data_sets), name, fig, "converted_ort_rewritten_passes",
+                  fail["converted_ort"])
+        d["converted_ort_rewritten"] = r or "pass"
+
+    pytorch_rewrite_checks(tool, name, model_path, out1, out2, res["exit"], fig, fail)
+    return d
+
+
+def pytorch_original(name: str, model, data_sets, legacy: int, d: dict, fig: dict, info: dict):
+    """The original model in ReferenceEvaluator (unless a legacy axis makes it unfaithful) and after
+    version_converter in onnxruntime: (reference outcome, converted outcome, legacy axis mismatches)."""
+    ref_orig = run_reference(model, data_sets)
+    axis_bad = legacy_axis_mismatches(model)
+    if axis_bad:
+        # Evaluator exclusion: ReferenceEvaluator would compute the original with numpy alignment.
+        ref_orig = "ReferenceEvaluator ignores the legacy axis of: " + "; ".join(axis_bad)
+        info["reference_axis_exclusions"].append({"test": name, "reason": ref_orig})
+    elif legacy:
+        fig["legacy_nodes_axis_as_numpy"] += 1
+    conv_orig = run_converted_ort(model, data_sets)
+    d["reference_original"] = ref_orig or "pass"
+    d["converted_ort_original"] = conv_orig or "pass"
+    tally(ref_orig, name, fig, "reference_original_passes", info["reference_original_fails"])
+    tally(conv_orig, name, fig, "converted_ort_original_passes", info["converted_ort_original_fails"])
+    return ref_orig, conv_orig, axis_bad
+
+
+def pytorch_rewrite_checks(tool: Tool, name: str, model_path: str, out1: str, out2: str, exit_code: int, fig: dict,
+                           fail: dict) -> None:
+    """The checker, check --strict (when expand exited 0) and a second expand on a rewritten pytorch test."""
+    c = run_checker(out1)
+    if c is None:
+        fig["checker_ok"] += 1
+    elif run_checker(model_path) is None:
+        fail["checker"].append({"test": name, "reason": c})
+    if exit_code == 0:
+        judge_strict(tool, name, out1, model_path, fig, fail)
+    res2 = tool.expand(out1, out2)
+    if res2["written"] and open(out1, "rb").read() == open(out2, "rb").read():
+        fig["idempotent"] += 1
+    else:
+        fail["idempotence"].append({"test": name, "reason": f"second expand exit {res2['exit']}, output differs"})
+
 
 
 # ------------------------------------------------------------------------------------------------- summary
