@@ -32,7 +32,7 @@ from harness import exports
 from harness.cli import json_line, run, tail
 from harness.compare import ATOL, RTOL, compare
 from harness.exports import (pct, study_check, study_expand, study_resolution, study_soundness,
-                             total)
+                             total, totals_by)
 from harness.corpus import figures_head, versions
 from harness.graph import resolved_all
 from harness.ort import manifest_feeds, outputs
@@ -167,9 +167,7 @@ def study(binary, models_dir, entry):
 def totals(records):
     tools = sorted({r["tool"] for r in records})
     out = total(records)
-    out["per_tool"] = {t: total([r for r in records if r["tool"] == t]) for t in tools}
-    for v in out["per_tool"].values():
-        v.pop("families")
+    out["per_tool"] = totals_by(records, "tool", tools)
     ort_runs = [r for r in records if "ort" not in r["resolved"]["errors"]]
     out["ort_runs"] = len(ort_runs)
     out["ort_crashes"] = [r["model"] for r in records if "ort" in r["resolved"]["errors"]]

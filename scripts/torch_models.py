@@ -33,7 +33,7 @@ from harness import exports
 from harness.cli import VERDICTS
 from harness.corpus import figures_head, variant, versions
 from harness.exports import (pct, problem_lines, study_check, study_expand, study_resolution, study_soundness,
-                             total)
+                             total, totals_by)
 
 VARIANTS = ["torchscript14", "torchscript17", "dynamo18", "dynamo18_novi"]
 
@@ -65,10 +65,7 @@ def study(binary, models_dir, entry):
 
 def totals(records):
     out = total(records)
-    out["per_variant"] = {v: total([r for r in records if r["variant"] == v]) for v in VARIANTS
-                          if any(r["variant"] == v for r in records)}
-    for v in out["per_variant"].values():
-        v.pop("families")
+    out["per_variant"] = totals_by(records, "variant", VARIANTS)
     return out
 
 

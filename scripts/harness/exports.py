@@ -214,6 +214,14 @@ def total(records):
     return t
 
 
+def totals_by(records, key, values):
+    """total() of the records of each of `values` of `key` that has any (without the families list)."""
+    out = {v: total([r for r in records if r[key] == v]) for v in values if any(r[key] == v for r in records)}
+    for v in out.values():
+        v.pop("families")
+    return out
+
+
 def problem_lines(records):
     out = []
     for r in records:

@@ -72,19 +72,19 @@ class Expr:
         self.pos += 1
         return tok
 
-    def _expr(self):
-        node = self._term()
-        while self._peek() in (("op", "+"), ("op", "-")):
+    def _binary(self, operand, ops):
+        """operand (op operand)*, left-associative, for the operators `ops`."""
+        node = operand()
+        while self._peek() in [("op", o) for o in ops]:
             op = self._take()[1]
-            node = (op, node, self._term())
+            node = (op, node, operand())
         return node
 
+    def _expr(self):
+        return self._binary(self._term, "+-")
+
     def _term(self):
-        node = self._unary()
-        while self._peek() in (("op", "*"), ("op", "/")):
-            op = self._take()[1]
-            node = (op, node, self._unary())
-        return node
+        return self._binary(self._unary, "*/")
 
     def _unary(self):
         if self._peek() == ("op", "-"):
