@@ -9,6 +9,8 @@
     expose    runs a model with every inferred value exposed as an output, for the judge
     gen       the seeded generator of random valid models with symbolic dims
     exports   the per-model studies the PyTorch and deployment corpora share (check, resolution, soundness, expand)
+              and their command line
+    conformance  the evaluators of scripts/expand_conformance.py (onnxruntime, ReferenceEvaluator, the checker)
 
 The scripts are run by path (`python scripts/NAME.py`), so scripts/ is first on sys.path and `harness` imports
 as a package without any path set up by hand.

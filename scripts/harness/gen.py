@@ -1,6 +1,8 @@
 """The seeded generator of random valid models over symbolic batch, sequence and image dims (scripts/soundness.py's
-generated set). Not tests/common/gen.rs: that one writes broadcasting sites for the Rust tests with the sizes they
-need; this one writes chains of shape-changing ops whose every inferred shape onnxruntime can judge."""
+generated set). Not the Rust tests' generator (tests/it/common/gen.rs), for a reason: that one streams large chains
+of element-wise ops with gigabytes of initializers for load, speed and memory tests, all static and clean; this one
+writes small graphs of shape-changing ops (Reshape, Concat, Slice, Conv, Resize, ...) over symbolic dims, valid
+under two bindings at once, whose every inferred shape onnxruntime then judges."""
 
 import math
 import random
