@@ -29,8 +29,8 @@ import traceback
 import onnx
 
 from harness import exports
-from harness.cli import json_line, run, tail
-from harness.compare import ATOL, RTOL, compare
+from harness.cli import error_findings, json_line, run, tail
+from harness.compare import ATOL, RTOL, named_diffs
 from harness.exports import (pct, study_check, study_expand, study_resolution, study_soundness,
                              total, totals_by)
 from harness.corpus import figures_head, versions
@@ -66,7 +66,7 @@ def study_contrib(binary, path, model, rec):
     s = run([binary, "check", "--strict", "--format", "json", path])
     strict = json_line(s["stdout"])
     rec["strict_original"] = {"rc": s["rc"], "codes": dict(collections.Counter(
-        f["code"] for f in strict.get("findings", []) if f.get("severity") == "error"))}
+        f["code"] for f in error_findings(strict)))}
 
 
 def study_fold(binary, path, model, rec, work):
@@ -124,7 +124,7 @@ def study_infer(binary, path, model, entry, rec, work, rtol, atol):
         except Exception as err:  # noqa: BLE001
             inf["ort"].append({"binding": b, "status": "does not run", "error": str(err)[:400]})
             continue
-        diffs = [m for n, a, g in zip(names, want, got) for m in compare(a, g, n, rtol, atol)]
+        diffs = named_diffs(names, want, got, rtol, atol)
         inf["ort"].append({"binding": b, "status": "same" if not diffs else "different", "diffs": diffs[:5]})
     inf["ort_equal"] = all(x["status"] == "same" for x in inf["ort"]) and len(inf["ort"]) == len(entry["bindings"])
 

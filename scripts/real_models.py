@@ -34,8 +34,8 @@ import traceback
 
 import onnx
 
-from harness.cli import VERDICTS, json_line, run, sha256, tail
-from harness.compare import ATOL, RTOL, compare, max_abs_diff
+from harness.cli import VERDICTS, error_findings, finding_text, json_line, run, sha256, tail
+from harness.compare import ATOL, RTOL, max_abs_diff, named_diffs
 from harness.corpus import figures_head, make_inputs, onnx_files
 from harness.graph import (external_locations, full_check, onnx_data_prop, onnx_scopes, producers, resolved,
                            resolved_all, site_shapes)
@@ -77,7 +77,7 @@ def study_check(binary, path, rec):
         rec["check"]["summary"] = report.get("summary")
         rec["check"]["error"] = report.get("error")
         sites = report.get("sites", [])
-        rec["check"]["findings"] = [f for f in report.get("findings", []) if f.get("severity") == "error"]
+        rec["check"]["findings"] = error_findings(report)
         rec["check"]["warnings"] = sorted({f.get("code", "?") for f in report.get("findings", [])
                                            if f.get("severity") != "error"})
     except Exception as e:  # noqa: BLE001
@@ -148,9 +148,7 @@ def study_expand(binary, path, rec, work):
             rw[f"{key}_rc"] = st["rc"]
             try:
                 srep = json_line(st["stdout"])
-                rw[f"{key}_errors"] = [
-                    f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): {f.get('message')}"
-                    for f in srep.get("findings", []) if f.get("severity") == "error"][:200]
+                rw[f"{key}_errors"] = [finding_text(f) for f in error_findings(srep)][:200]
                 rw[f"{key}_summary"] = srep.get("summary")
             except Exception as ex:  # noqa: BLE001
                 rw[f"{key}_errors"] = [f"cannot read strict check's JSON: {ex}; stderr: {tail(st['stderr'])}"]
@@ -194,7 +192,7 @@ def study_ort(path, rel, out, written, rec):
     except Exception as ex:  # noqa: BLE001
         r.update(status="rewritten does not run", error=f"{type(ex).__name__}: {str(ex)[:600]}")
         return
-    diffs = [msg for name, a, b in zip(names, want, got) for msg in compare(a, b, name)]
+    diffs = named_diffs(names, want, got)
     r["status"] = "same" if not diffs else "different"
     r["max_abs_diff"] = max((max_abs_diff(a, b) for a, b in zip(want, got)), default=0.0)
     if diffs:

@@ -66,4 +66,5 @@ def error_findings(report):
 
 
 def finding_text(f):
+    """A finding in one line: code, graph/node (op): message."""
     return f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): {f.get('message')}"

@@ -12,8 +12,8 @@ import traceback
 
 import onnx
 
-from harness.cli import VERDICTS, json_line, main_values, run, sha256, tail
-from harness.compare import ATOL, RTOL, compare, max_abs_diff
+from harness.cli import VERDICTS, error_findings, finding_text, json_line, main_values, run, sha256, tail
+from harness.compare import ATOL, RTOL, max_abs_diff, named_diffs
 from harness.corpus import load_manifest
 from harness.expose import binding_from_feeds, check_model
 from harness.graph import count_ops, onnx_data_prop, onnx_scopes, ort_symbolic, resolved_all, site_shapes
@@ -156,7 +156,7 @@ def study_expand(binary, path, model, entry, rec, work, rtol=RTOL, atol=ATOL):
         except Exception as err:  # noqa: BLE001
             ex["ort"].append({"binding": b, "status": "rewritten does not run", "error": str(err)[:400]})
             continue
-        diffs = [m for n, a, g in zip(names, want, got) for m in compare(a, g, n, rtol, atol)]
+        diffs = named_diffs(names, want, got, rtol, atol)
         if names != names2:
             diffs.append(f"output names {names} vs {names2}")
         ex["ort"].append({"binding": b, "status": "same" if not diffs else "different", "diffs": diffs[:10],
@@ -167,13 +167,12 @@ def study_expand(binary, path, model, entry, rec, work, rtol=RTOL, atol=ATOL):
     ex["strict_rc"] = st["rc"]
     try:
         srep = json_line(st["stdout"])
-        errors = [f for f in srep.get("findings", []) if f.get("severity") == "error"]
+        errors = error_findings(srep)
         ex["strict_findings"] = len(errors)
         ex["strict_codes"] = {}
         for f in errors:
             ex["strict_codes"][f.get("code")] = ex["strict_codes"].get(f.get("code"), 0) + 1
-        ex["strict_examples"] = [f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): "
-                                 f"{f.get('message')}" for f in errors[:5]]
+        ex["strict_examples"] = [finding_text(f) for f in errors[:5]]
     except Exception as err:  # noqa: BLE001
         ex["strict_findings"] = None
         ex["strict_examples"] = [f"cannot read strict check's JSON: {err}; stderr: {tail(st['stderr'])}"]
