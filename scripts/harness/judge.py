@@ -316,7 +316,12 @@ def judge(model_name, values, actual, dtypes, input_binding, placeholders, initi
                             bad(v, f"dim {axis}: symbol {sym} is {env[sym]} (bound earlier), here {n}")
                 else:
                     deferred.append((v, axis, e, n))
-    # Expressions: evaluate those whose symbols are bound; one unbound symbol with a unique solution binds it.
+    judge_expressions(deferred, env, stats, bad)
+
+
+def judge_expressions(deferred, env, stats, bad):
+    """The expression claims (value, axis, expr, actual size): evaluated where their symbols are bound; one unbound
+    symbol with a unique solution binds it (and may unblock others); what stays unsolved is counted unchecked."""
     progress = True
     while deferred and progress:
         progress = False
