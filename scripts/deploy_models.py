@@ -18,9 +18,7 @@ inferred shape against onnxruntime at the two bindings of the manifest; expand: 
 Writes OUT_JSON and the figures. Exits 0 whenever it could do that, 2 on a usage or setup error.
 """
 
-import argparse
 import collections
-import concurrent.futures
 import json
 import os
 import sys
@@ -28,36 +26,21 @@ import tempfile
 import time
 import traceback
 
-import numpy as np
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import real_models  # noqa: E402
-import torch_models  # noqa: E402
+from harness import exports
+from harness.cli import error_findings, json_line, run, tail
+from harness.compare import ATOL, RTOL, named_diffs
+from harness.exports import (pct, study_check, study_expand, study_resolution, study_soundness,
+                             total, totals_by)
+from harness.corpus import figures_head, versions
+from harness.graph import resolved_all
+from harness.ort import manifest_feeds, outputs
 
 CONTRIB_SITES = {"QLinearAdd", "QLinearMul", "QGemm", "FusedGemm", "SkipLayerNormalization", "Attention",
                  "MultiHeadAttention", "GroupQueryAttention",
                  "SkipSimplifiedLayerNormalization"}
 MUST_BE_SITES = {"QLinearAdd", "QLinearMul", "QGemm"}
-
-
-def feeds_for(entry, binding, seed=torch_models.SEED):
-    """Seeded inputs at one binding, each of the dtype its spec names (float16, int32 included)."""
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for spec in entry["inputs"]:
-        shape = [binding[d] if isinstance(d, str) else d for d in spec["shape"]]
-        kind, dtype = spec["fill"][0], np.dtype(spec["dtype"])
-        if kind == "int":
-            feeds[spec["name"]] = rng.integers(spec["fill"][1], spec["fill"][2], size=shape).astype(dtype)
-        elif kind == "ones":
-            feeds[spec["name"]] = np.ones(shape, dtype=dtype)
-        else:
-            feeds[spec["name"]] = rng.standard_normal(shape).astype(dtype)
-    return feeds
-
-
-torch_models.feeds_for = feeds_for  # the studies borrowed from torch_models feed every dtype
 
 
 def op_counts(model):
@@ -68,8 +51,8 @@ def op_counts(model):
 
 
 def study_contrib(binary, path, model, rec):
-    c = real_models.run([binary, "check", "--format", "json", path])
-    report = real_models.json_line(c["stdout"])
+    c = run([binary, "check", "--format", "json", path])
+    report = json_line(c["stdout"])
     sites = report.get("sites", [])
     rec["opaque_nodes"] = report.get("summary", {}).get("opaque_nodes")
     rec["opaque_ops"] = report.get("opaque_ops", {})
@@ -79,11 +62,11 @@ def study_contrib(binary, path, model, rec):
     rec["qlinear_nodes"] = {op: nodes[op] for op in MUST_BE_SITES if nodes[op]}
     rec["qlinear_not_sites"] = {op: nodes[op] - contrib[op] for op in MUST_BE_SITES if nodes[op] != contrib[op]}
     rec["contrib_resolved"] = sum(1 for s in sites if s["op"] in CONTRIB_SITES
-                                  and real_models.resolved_all(s["inputs"])[0])
-    s = real_models.run([binary, "check", "--strict", "--format", "json", path])
-    strict = real_models.json_line(s["stdout"])
+                                  and resolved_all(s["inputs"])[0])
+    s = run([binary, "check", "--strict", "--format", "json", path])
+    strict = json_line(s["stdout"])
     rec["strict_original"] = {"rc": s["rc"], "codes": dict(collections.Counter(
-        f["code"] for f in strict.get("findings", []) if f.get("severity") == "error"))}
+        f["code"] for f in error_findings(strict)))}
 
 
 def study_fold(binary, path, model, rec, work):
@@ -94,30 +77,30 @@ def study_fold(binary, path, model, rec, work):
         rec["fold"] = {"error": "no expanded model"}
         return
     out = os.path.join(work, "folded.onnx")
-    f = real_models.run([binary, "fold", "--format", "json", expanded, out])
-    fold = rec["fold"] = {"rc": f["rc"], "stderr": real_models.tail(f["stderr"])}
+    f = run([binary, "fold", "--format", "json", expanded, out])
+    fold = rec["fold"] = {"rc": f["rc"], "stderr": tail(f["stderr"])}
     if not os.path.isfile(out):
         return
     got, want = op_counts(onnx.load(out)), op_counts(model)
     fold["same_ops"] = got == want
     fold["ops_diff"] = {k: got[k] - want[k] for k in set(got) | set(want) if got[k] != want[k]}
     own = os.path.join(work, "folded_original.onnx")
-    real_models.run([binary, "fold", path, own])
+    run([binary, "fold", path, own])
     if os.path.isfile(own):
         folded_m = op_counts(onnx.load(own))
         fold["same_as_fold_m"] = got == folded_m
         fold["diff_fold_m"] = {k: got[k] - folded_m[k] for k in set(got) | set(folded_m) if got[k] != folded_m[k]}
     try:
-        kept = real_models.json_line(f["stdout"]).get("kept") or []
+        kept = json_line(f["stdout"]).get("kept") or []
         fold["kept"] = [f"{k.get('node')}: {k.get('reason')}" for k in kept][:5]
     except Exception:  # noqa: BLE001
         pass
 
 
-def study_infer(binary, path, model, entry, rec, work):
+def study_infer(binary, path, model, entry, rec, work, rtol, atol):
     out = os.path.join(work, "inferred.onnx")
-    r = real_models.run([binary, "infer", path, out])
-    inf = rec["infer"] = {"rc": r["rc"], "stderr": real_models.tail(r["stderr"])}
+    r = run([binary, "infer", path, out])
+    inf = rec["infer"] = {"rc": r["rc"], "stderr": tail(r["stderr"])}
     if not os.path.isfile(out):
         return
     written = onnx.load(out)
@@ -134,14 +117,14 @@ def study_infer(binary, path, model, entry, rec, work):
     inf["contrib_outputs_undeclared_count"] = len(missing)
     inf["ort"] = []
     for b in entry["bindings"]:
-        feeds = feeds_for(entry, b)
+        feeds = manifest_feeds(entry, b)
         try:
-            names, want = torch_models.run_outputs(path, feeds)
-            names2, got = torch_models.run_outputs(out, feeds)
+            names, want = outputs(path, feeds)
+            names2, got = outputs(out, feeds)
         except Exception as err:  # noqa: BLE001
             inf["ort"].append({"binding": b, "status": "does not run", "error": str(err)[:400]})
             continue
-        diffs = [m for n, a, g in zip(names, want, got) for m in real_models.compare(a, g, n)]
+        diffs = named_diffs(names, want, got, rtol, atol)
         inf["ort"].append({"binding": b, "status": "same" if not diffs else "different", "diffs": diffs[:5]})
     inf["ort_equal"] = all(x["status"] == "same" for x in inf["ort"]) and len(inf["ort"]) == len(entry["bindings"])
 
@@ -154,8 +137,8 @@ def study(binary, models_dir, entry):
     t = time.monotonic()
     # Computed in float16: a broadcast and an element-wise kernel may round one ulp apart (2^-9 near 1).
     half = "fp16" in entry["file"]
-    real_models.RTOL, real_models.ATOL = (1e-3, 4e-3) if half else (1e-4, 1e-5)
-    rec["tolerance"] = {"rtol": real_models.RTOL, "atol": real_models.ATOL}
+    rtol, atol = (1e-3, 4e-3) if half else (RTOL, ATOL)
+    rec["tolerance"] = {"rtol": rtol, "atol": atol}
     with tempfile.TemporaryDirectory(prefix="deploy-models-") as work:
         # onnxruntime's symbolic shape inference leaves temporary `*.data` files in the current folder.
         cwd = os.getcwd()
@@ -163,13 +146,13 @@ def study(binary, models_dir, entry):
         try:
             model = onnx.load(path)
             rec["nodes"] = len(model.graph.node)
-            sites = torch_models.study_check(binary, path, rec)
-            torch_models.study_resolution(path, sites, rec)
+            sites = study_check(binary, path, rec)
+            study_resolution(path, sites, rec)
             study_contrib(binary, path, model, rec)
-            torch_models.study_soundness(binary, path, model, entry, rec, notes.append)
-            torch_models.study_expand(binary, path, model, entry, rec, work)
+            study_soundness(binary, path, model, entry, rec, notes.append)
+            study_expand(binary, path, model, entry, rec, work, rtol, atol)
             study_fold(binary, path, model, rec, work)
-            study_infer(binary, path, model, entry, rec, work)
+            study_infer(binary, path, model, entry, rec, work, rtol, atol)
         except Exception:  # noqa: BLE001  (a crash of the study itself is recorded, not hidden)
             rec["crash"] = traceback.format_exc()[-3000:]
         finally:
@@ -181,16 +164,10 @@ def study(binary, models_dir, entry):
 
 # --------------------------------------------------------------------------------------------- figures
 
-def pct(n, d):
-    return "–" if not d else f"{100.0 * n / d:.1f}%"
-
-
 def totals(records):
     tools = sorted({r["tool"] for r in records})
-    out = torch_models.total(records)
-    out["per_tool"] = {t: torch_models.total([r for r in records if r["tool"] == t]) for t in tools}
-    for v in out["per_tool"].values():
-        v.pop("families")
+    out = total(records)
+    out["per_tool"] = totals_by(records, "tool", tools)
     ort_runs = [r for r in records if "ort" not in r["resolved"]["errors"]]
     out["ort_runs"] = len(ort_runs)
     out["ort_crashes"] = [r["model"] for r in records if "ort" in r["resolved"]["errors"]]
@@ -216,12 +193,8 @@ def totals(records):
 
 def figures(records, t, manifest, crashed, seconds):
     lines = [
-        "# Deployment corpus: figures",
-        "",
-        "Written by `scripts/deploy_models.py` (run by `tests/it/deploy_models.rs`); the corpus is described in",
-        "`corpus/README.md` (\"Deployment corpus\"). Do not edit by hand.",
-        "",
-        f"Made with {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}; {t['models']} models "
+        *figures_head("Deployment corpus: figures", "deploy_models", "Deployment corpus"),
+        f"Made with {versions(manifest)}; {t['models']} models "
         f"from {len(t['per_tool'])} tool paths, studied in {seconds:.0f} s.",
         "",
         "## Resolved broadcasting sites, by tool path",
@@ -295,7 +268,7 @@ def new_strict_codes(r):
 
 
 def problem_lines(records):
-    out = torch_models.problem_lines(records)
+    out = exports.problem_lines(records)
     for r in records:
         name = r["model"]
         if r.get("opaque_nodes"):
@@ -316,62 +289,13 @@ def problem_lines(records):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("binary")
-    ap.add_argument("models_dir")
-    ap.add_argument("out_json")
-    ap.add_argument("--figures", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus",
-                                                      "DEPLOY_FIGURES.md"))
-    ap.add_argument("--only", action="append", default=[], help="study only models whose file name contains this")
-    ap.add_argument("--jobs", type=int, default=torch_models.JOBS)
-    args = ap.parse_args()
-    binary, models_dir = os.path.abspath(args.binary), os.path.abspath(args.models_dir)
-    mpath = os.path.join(models_dir, "manifest.json")
-    try:
-        with open(mpath, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except (OSError, ValueError) as ex:
-        print(f"deploy_models.py: error: cannot read {mpath}: {ex}", file=sys.stderr)
-        return 2
-    if not os.access(binary, os.X_OK):
-        print(f"deploy_models.py: error: {binary} is not an executable", file=sys.stderr)
-        return 2
-    entries = [e for e in manifest["models"] if not args.only or any(o in e["file"] for o in args.only)]
-    if not entries:
-        print(f"deploy_models.py: error: no models listed in {mpath}", file=sys.stderr)
-        return 2
-    t = time.monotonic()
-    records = []
-    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(study, binary, models_dir, e): e for e in entries}
-        for fut in concurrent.futures.as_completed(futures):
-            e = futures[fut]
-            try:
-                rec = fut.result()
-            except Exception:  # noqa: BLE001  (the worker process itself died)
-                rec = {"model": e["file"], "tool": e["tool"], "crash": traceback.format_exc()[-2000:]}
-            records.append(rec)
-            print(f"deploy_models.py: {rec['model']}: {rec.get('sites', '?')} sites, resolved "
-                  f"{rec.get('resolved', {}).get('tool', '?')} / ORT {rec.get('resolved', {}).get('ort', '?')}, "
-                  f"{'CRASH' if 'crash' in rec else 'ok'} ({rec.get('seconds', '?')} s)", file=sys.stderr, flush=True)
-    seconds = time.monotonic() - t
-    records.sort(key=lambda r: r["model"])
-    crashed = [r for r in records if "crash" in r]
-    ok = [r for r in records if "crash" not in r]
-    tot = totals(ok)
-    tot["crashed"] = [r["model"] for r in crashed]
-    tot["seconds_total"] = round(seconds, 1)
+def finish_totals(tot):
     tot["tools"] = sorted(tot["per_tool"])
-    report = {"models": records, "totals": tot,
-              "export": {k: manifest.get(k) for k in ("failures", "seconds", "tools", "versions")}}
-    with open(args.out_json, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=1, default=str)
-    text = figures(ok, tot, manifest, crashed, seconds)
-    with open(args.figures, "w", encoding="utf-8") as f:
-        f.write(text)
-    print(text)
-    return 0
+
+
+def main():
+    return exports.main("deploy_models.py", __doc__, "DEPLOY_FIGURES.md", study, totals, figures, ["tool"],
+                        ["failures", "seconds", "tools", "versions"], finish_totals=finish_totals)
 
 
 if __name__ == "__main__":

@@ -53,372 +53,32 @@ import argparse
 import glob
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
-import warnings
-import zlib
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import numpy_helper
-from onnx.reference import ReferenceEvaluator
 
-BROADCAST_OPS = frozenset(
-    """Add Sub Mul Div Pow Mod BitShift And Or Xor Equal Greater Less GreaterOrEqual LessOrEqual
-    BitwiseAnd BitwiseOr BitwiseXor Where Max Min Mean Sum Gemm PRelu Expand""".split()
-)
-ONNX_DOMAINS = ("", "ai.onnx")
-RTOL, ATOL = 1e-3, 1e-7  # onnx.backend.test.case.test_case.TestCase defaults for model tests
+from harness.conformance import (CONVERT_TO_OPSET, STRIP_PREFIXES, Tool, broadcast_ops, degenerate, error_text,
+                                 expand_failure, fresh_inputs, judge_strict, left_text, legacy_axis_mismatches,
+                                 load_data_sets, model_nodes, onnx_opset, reference_outputs, run_checker,
+                                 run_converted_ort, run_ort, run_reference, short)
+
 PYTORCH_FOLDERS = ("pytorch-converted", "pytorch-operator")
-CONVERT_TO_OPSET = 13
-MAX_REASON = 600
-
-ort.set_default_logger_severity(4)  # errors come back as exceptions; keep stderr quiet
 
 
-# --------------------------------------------------------------------------------------------------- helpers
-
-
-STRIP_PREFIXES: list[tuple[str, str]] = []  # the data and work directories, shown as <data> and <work> in messages
-
-
-def short(text: str, limit: int = MAX_REASON) -> str:
-    text = " ".join(str(text).split())
-    # onnxruntime prefixes its messages with the C++ source location and function signature: noise here.
-    text = re.sub(r"/onnxruntime_src/\S+:\d+ .*?\) ", "", text)
-    for prefix, label in STRIP_PREFIXES:
-        text = text.replace(prefix, label)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def error_text(e: BaseException) -> str:
-    return short(f"{type(e).__name__}: {e}")
-
-
-def all_nodes(graph):
-    """Nodes of a graph and of every subgraph below it."""
-    for n in graph.node:
-        yield n
-        for a in n.attribute:
-            if a.HasField("g"):
-                yield from all_nodes(a.g)
-            for g in a.graphs:
-                yield from all_nodes(g)
-
-
-def model_nodes(model):
-    yield from all_nodes(model.graph)
-    for f in model.functions:
-        for n in f.node:
-            yield n
-            for a in n.attribute:
-                if a.HasField("g"):
-                    yield from all_nodes(a.g)
-                for g in a.graphs:
-                    yield from all_nodes(g)
-
-
-def broadcast_ops(model) -> list[str]:
-    return sorted({n.op_type for n in model_nodes(model) if n.op_type in BROADCAST_OPS and n.domain in ONNX_DOMAINS})
-
-
-def onnx_opset(model) -> int | None:
-    for o in model.opset_import:
-        if o.domain in ONNX_DOMAINS:
-            return o.version
-    return None
-
-
-def load_value(path: str, type_proto):
-    """Loads a test_data_set .pb as onnx's backend runner does (by the graph input/output's type)."""
-    with open(path, "rb") as f:
-        content = f.read()
-    if type_proto.HasField("sequence_type"):
-        seq = onnx.SequenceProto()
-        seq.ParseFromString(content)
-        return numpy_helper.to_list(seq)
-    if type_proto.HasField("optional_type"):
-        opt = onnx.OptionalProto()
-        opt.ParseFromString(content)
-        return numpy_helper.to_optional(opt)
-    if type_proto.HasField("tensor_type"):
-        t = onnx.TensorProto()
-        t.ParseFromString(content)
-        return numpy_helper.to_array(t)
-    raise NotImplementedError(f"{path}: unsupported value type (map or sparse tensor)")
-
-
-def load_data_sets(model, model_dir: str):
-    """[(name, feeds, expected outputs)] for every test_data_set of a model, in the backend runner's way."""
-    sets = []
-    for d in sorted(glob.glob(os.path.join(model_dir, "test_data_set*"))):
-        n_in = len(glob.glob(os.path.join(d, "input_*.pb")))
-        n_out = len(glob.glob(os.path.join(d, "output_*.pb")))
-        feeds = {}
-        for i in range(n_in):
-            gi = model.graph.input[i]
-            feeds[gi.name] = load_value(os.path.join(d, f"input_{i}.pb"), gi.type)
-        expected = [load_value(os.path.join(d, f"output_{i}.pb"), model.graph.output[i].type) for i in range(n_out)]
-        sets.append((os.path.basename(d), feeds, expected))
-    if not sets:
-        raise FileNotFoundError(f"{model_dir}: no test_data_set*")
-    return sets
-
-
-def as_comparable(a):
-    """ml_dtypes arrays (bfloat16, float8*, int4, ...) as builtin numpy arrays: floats to float32, ints to int64."""
-    if isinstance(a, np.ndarray) and (a.dtype.kind == "V" or a.dtype.type.__module__ != "numpy"):
-        name = a.dtype.name
-        return a.astype(np.float32) if "float" in name else a.astype(np.int64)
-    return a
-
-
-def assert_similar(expected, actual, where: str = "output") -> None:
-    """onnx.backend.test.runner.Runner.assert_similar_outputs, with exact comparison for non-float tensors."""
-    if expected is None or actual is None:
-        if expected is not None or actual is not None:
-            raise AssertionError(f"{where}: expected {'None' if expected is None else 'a value'}, got "
-                                 f"{'None' if actual is None else 'a value'}")
-        return
-    if isinstance(expected, (list, tuple)) or isinstance(actual, (list, tuple)):
-        if not isinstance(expected, (list, tuple)) or not isinstance(actual, (list, tuple)):
-            raise AssertionError(f"{where}: expected {type(expected).__name__}, got {type(actual).__name__}")
-        if len(expected) != len(actual):
-            raise AssertionError(f"{where}: expected a sequence of {len(expected)}, got {len(actual)}")
-        for j, (e, a) in enumerate(zip(expected, actual)):
-            assert_similar(e, a, f"{where}[{j}]")
-        return
-    actual = np.asarray(actual) if not isinstance(actual, np.ndarray) else actual
-    expected = np.asarray(expected) if not isinstance(expected, np.ndarray) else expected
-    if actual.shape != expected.shape:
-        raise AssertionError(f"{where}: shape {actual.shape}, expected {expected.shape}")
-    if expected.dtype == object:
-        np.testing.assert_array_equal(actual, expected, err_msg=where)
-        return
-    if actual.dtype != expected.dtype:
-        raise AssertionError(f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
-    e, a = as_comparable(expected), as_comparable(actual)
-    if e.dtype.kind in "fc":
-        np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL, err_msg=where)
+def tally(outcome, name: str, fig: dict, passed: str, failures: list):
+    """An evaluator's outcome (None: it passed) counted in fig[passed], or listed with its reason in failures;
+    returns the outcome."""
+    if outcome is None:
+        fig[passed] += 1
     else:
-        np.testing.assert_array_equal(a, e, err_msg=where)
-
-
-def compare_all(expected: list, actual: list) -> None:
-    if len(actual) != len(expected):
-        raise AssertionError(f"{len(actual)} outputs, expected {len(expected)}")
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        assert_similar(e, a, f"output {i}")
-
-
-# ----------------------------------------------------------------------------------------------- evaluators
-
-
-def run_ort(model_or_path, data_sets) -> str | None:
-    """None when every data set matches in onnxruntime, else the reason."""
-    try:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        so.inter_op_num_threads = 1
-        so.log_severity_level = 4
-        source = model_or_path if isinstance(model_or_path, (str, bytes)) else model_or_path.SerializeToString()
-        sess = ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
-    except Exception as e:  # noqa: BLE001
-        return "onnxruntime cannot load it: " + error_text(e)
-    for name, feeds, expected in data_sets:
-        try:
-            actual = sess.run(None, feeds)
-        except Exception as e:  # noqa: BLE001
-            return f"{name}: onnxruntime run failed: " + error_text(e)
-        try:
-            compare_all(expected, list(actual))
-        except AssertionError as e:
-            return f"{name}: mismatch: " + error_text(e)
-    return None
-
-
-def run_reference(model, data_sets) -> str | None:
-    """None when every data set matches in onnx.reference.ReferenceEvaluator, else the reason."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ref = ReferenceEvaluator(model)
-    except Exception as e:  # noqa: BLE001
-        return "ReferenceEvaluator cannot load it: " + error_text(e)
-    for name, feeds, expected in data_sets:
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                actual = ref.run(None, feeds)
-        except Exception as e:  # noqa: BLE001
-            return f"{name}: ReferenceEvaluator run failed: " + error_text(e)
-        try:
-            compare_all(expected, list(actual))
-        except AssertionError as e:
-            return f"{name}: mismatch: " + error_text(e)
-    return None
-
-
-def reference_outputs(model, feeds) -> list:
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        return list(ReferenceEvaluator(model).run(None, feeds))
-
-
-def legacy_axis_mismatches(model) -> list[str]:
-    """Legacy `broadcast=1` nodes whose `axis` puts B somewhere numpy's right alignment would not (or whose ranks
-    are unknown): ReferenceEvaluator ignores `axis`, so it cannot compute those nodes faithfully."""
-    legacy = [n for n in model.graph.node if any(a.name == "broadcast" and a.i == 1 for a in n.attribute)]
-    if not legacy:
-        return []
-    inferred = onnx.shape_inference.infer_shapes(model)
-    ranks = {}
-    for vi in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
-        if vi.type.tensor_type.HasField("shape"):
-            ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
-    for t in model.graph.initializer:
-        ranks[t.name] = len(t.dims)
-    for n in model.graph.node:
-        if n.op_type == "Constant":
-            for a in n.attribute:
-                if a.name == "value":
-                    ranks[n.output[0]] = len(a.t.dims)
-    bad = []
-    for n in legacy:
-        axis = next((a.i for a in n.attribute if a.name == "axis"), None)
-        if axis is None or n.op_type == "Gemm":
-            continue  # suffix alignment (Gemm's C broadcast is unidirectional, numpy-style)
-        ra, rb = ranks.get(n.input[0]), ranks.get(n.input[1])
-        if ra is None or rb is None or axis != ra - rb:
-            bad.append(f"{n.op_type} node {n.name or n.output[0]!r}: axis={axis}, rank(A)={ra}, rank(B)={rb}")
-    return bad
-
-
-def degenerate(data_sets) -> bool:
-    """Whether a test's stored float data is uninitialized memory (denormals next to 1e+200s, as in most of
-    pytorch-operator/): with rtol=1e-3 such data cannot tell a + b from a - b, nor a right broadcast from a wrong one.
-    """
-    for _, feeds, _ in data_sets:
-        for v in feeds.values():
-            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size:
-                a = np.abs(v[np.isfinite(v)].astype(np.float64))
-                nz = a[a > 0]
-                if nz.size and (nz.min() < 1e-30 or nz.max() > 1e30):
-                    return True
-    return False
-
-
-def fresh_inputs(name: str, data_sets) -> dict:
-    """The first data set's feeds with every float tensor replaced by standard-normal values of its shape and dtype
-    (seeded by the test's name); other inputs (indices, ints) are kept."""
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    feeds = {}
-    for k, v in data_sets[0][1].items():
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
-            feeds[k] = rng.standard_normal(v.shape).astype(v.dtype)
-        else:
-            feeds[k] = v
-    return feeds
-
-
-def run_converted_ort(model, data_sets) -> str | None:
-    """Converts to opset 13 with onnx.version_converter, then runs in onnxruntime."""
-    try:
-        converted = onnx.version_converter.convert_version(model, CONVERT_TO_OPSET)
-    except Exception as e:  # noqa: BLE001
-        return f"version_converter to opset {CONVERT_TO_OPSET} failed: " + error_text(e)
-    return run_ort(converted, data_sets)
-
-
-def run_checker(path: str) -> str | None:
-    try:
-        onnx.checker.check_model(path, full_check=True)
-    except Exception as e:  # noqa: BLE001
-        return error_text(e)
-    return None
-
-
-# ----------------------------------------------------------------------------------------------- onnx-bcast
-
-
-class Tool:
-    def __init__(self, binary: str):
-        self.binary = binary
-
-    def _run(self, args: list[str]):
-        p = subprocess.run([self.binary, *args], capture_output=True, text=True, timeout=120)
-        return p.returncode, p.stdout, p.stderr
-
-    def expand(self, src: str, dst: str, materialize: bool = False) -> dict:
-        args = ["expand", src, dst, "--format", "json"]
-        if materialize:
-            args.append("--materialize-constants")
-        code, out, err = self._run(args)
-        summary = None
-        lines = [l for l in out.splitlines() if l.strip()]
-        if lines:
-            try:
-                summary = json.loads(lines[-1])
-            except json.JSONDecodeError:
-                summary = None
-        written = os.path.isfile(dst) and code in (0, 1)
-        return {"exit": code, "summary": summary, "stderr": short(err), "written": written}
-
-    def check_strict(self, path: str) -> dict:
-        code, out, err = self._run(["check", "--strict", "--format", "json", path])
-        messages = []
-        errors = []
-        try:
-            report = json.loads(out.strip().splitlines()[-1])
-            for f in report.get("findings", []):
-                if f.get("severity") == "error":
-                    errors.append((f.get("code"), f.get("message") or ""))
-                    messages.append(f"{f.get('graph')}/{f.get('node')} ({f.get('op')}): [{f.get('code')}] {f.get('message')}")
-            for s in report.get("sites", []):
-                if s.get("verdict") in ("conditional", "violation", "unknown") or s.get("code"):
-                    m = f"{s.get('graph')}/{s.get('node')} ({s.get('op')}): {s.get('verdict')}: {s.get('message')}"
-                    if m not in messages:
-                        messages.append(m)
-        except (json.JSONDecodeError, IndexError):
-            messages.append("no JSON report; stderr: " + short(err))
-        return {"exit": code, "messages": messages, "errors": errors}
-
-
-def new_strict_errors(rewritten: dict, original: dict) -> list:
-    """Strict errors of a rewritten model that its original does not have: strict means proof, so a conditional
-    site stays conditional when `expand` makes it explicit (the same condition), and an undecided one undecided."""
-    def condition(message):
-        rest = message.split("holds only if ", 1)
-        return rest[1].split(": ", 1)[0] if len(rest) == 2 else None
-    def unnamed(message):  # a condition only on sizes inference named itself (?3): as good as undecided
-        c = condition(message)
-        return c is not None and re.search(r"\?[0-9]", c) is not None
-    conditions = {condition(m) for c, m in original["errors"] if c == "conditional-broadcast"}
-    undecided = any(c == "undecided-broadcast" or (c == "conditional-broadcast" and unnamed(m))
-                    for c, m in original["errors"])
-    # An op no rule knows stays unknown in the rewritten model: its opaque-node findings are the original's.
-    opaque = {m for c, m in original["errors"] if c == "opaque-node"}
-    return [(c, m) for c, m in rewritten["errors"]
-            if not ((c == "conditional-broadcast" and condition(m) in conditions)
-                    or (c == "undecided-broadcast" and undecided)
-                    or (c == "opaque-node" and m in opaque)
-                    or (c == "conditional-broadcast" and unnamed(m) and undecided))]
-
-
-def left_text(summary: dict | None) -> list[str]:
-    if not summary:
-        return []
-    return [f"{l.get('graph')}/{l.get('node')} ({l.get('op')}): {l.get('reason')}" for l in summary.get("left", [])]
-
-
-def expand_failure(res: dict) -> str:
-    return f"expand exited {res['exit']} and wrote nothing: {res['stderr']}"
+        failures.append({"test": name, "reason": outcome})
+    return outcome
 
 
 # ----------------------------------------------------------------------------------------------- the suite
@@ -460,125 +120,125 @@ def node_suite(tool: Tool, data: str, work: str, report: dict) -> None:
     details = []
 
     for name, model_path, model, ops in tests:
-        tdir = os.path.join(work, "node", name)
-        os.makedirs(tdir, exist_ok=True)
-        out1, out2, outm = (os.path.join(tdir, f) for f in ("expanded.onnx", "expanded_again.onnx", "materialized.onnx"))
-        for op in ops:
-            info["ops"][op] = info["ops"].get(op, 0) + 1
-        d = {"test": name, "ops": ops, "opset": onnx_opset(model)}
-        details.append(d)
-
-        try:
-            data_sets = load_data_sets(model, os.path.dirname(model_path))
-            orig = run_ort(model_path, data_sets)
-        except Exception as e:  # noqa: BLE001
-            data_sets, orig = None, "cannot load the test data: " + error_text(e)
-        d["original_ort"] = orig or "pass"
-        if orig is None:
-            fig["original_passes_ort"] += 1
-        else:
-            fig["original_fails_ort"] += 1
-            info["original_fails_ort"].append({"test": name, "reason": orig})
-
-        # -- expand
-        res = tool.expand(model_path, out1)
-        d["expand_exit"] = res["exit"]
-        fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
-        s = res["summary"] or {}
-        d["made_explicit"] = s.get("made_explicit")
-        if s.get("made_explicit"):
-            fig["models_made_explicit"] += 1
-            fig["sites_made_explicit"] += s["made_explicit"]
-        if res["exit"] == 1:
-            info["expand_left_sites"].append({"test": name, "left": left_text(s)})
-        if not res["written"]:
-            reason = expand_failure(res)
-            fail["checker"].append({"test": name, "reason": reason})
-            if orig is None:
-                fail["ort"].append({"test": name, "reason": reason})
-            d["rewritten"] = reason
-            continue
-
-        # -- 1. the rewritten model runs like the original
-        if orig is None:
-            r = run_ort(out1, data_sets)
-            d["rewritten_ort"] = r or "pass"
-            if r is None:
-                fig["rewritten_passes_ort"] += 1
-            else:
-                fail["ort"].append({"test": name, "reason": r})
-
-        # -- 2. the checker accepts it
-        c = run_checker(out1)
-        d["checker"] = c or "ok"
-        if c is None:
-            fig["checker_ok"] += 1
-        else:
-            co = run_checker(model_path)
-            if co is not None:
-                fig["original_fails_checker"] += 1
-                info["original_fails_checker"].append({"test": name, "reason": co})
-            fail["checker"].append({"test": name, "reason": c, "original_passes_checker": co is None})
-
-        # -- 3. strict check passes when expand claimed success
-        if res["exit"] == 0:
-            fig["strict_checked"] += 1
-            st = tool.check_strict(out1)
-            d["strict_exit"] = st["exit"]
-            if st["exit"] == 0:
-                fig["strict_ok"] += 1
-            elif not new_strict_errors(st, tool.check_strict(model_path)):
-                fig["strict_inherited"] += 1
-            else:
-                fail["strict"].append({"test": name, "reason": f"check --strict exited {st['exit']}", "sites": st["messages"]})
-
-        # -- 4. idempotence
-        fig["idempotence_checked"] += 1
-        res2 = tool.expand(out1, out2)
-        same = res2["written"] and open(out1, "rb").read() == open(out2, "rb").read()
-        d["idempotent"] = same
-        if same:
-            fig["idempotent"] += 1
-        else:
-            s2 = res2["summary"] or {}
-            why = (expand_failure(res2) if not res2["written"] else
-                   f"second expand changed the model (exit {res2['exit']}, made_explicit {s2.get('made_explicit')}, "
-                   f"nodes_added {s2.get('nodes_added')}, sizes {os.path.getsize(out1)} -> {os.path.getsize(out2)}; "
-                   f"actions {short(json.dumps(s2.get('actions', [])), 300)})")
-            fail["idempotence"].append({"test": name, "reason": why})
+        details.append(node_test(tool, work, name, model_path, model, ops, fig, fail, info))
 
     # -- 6. --materialize-constants
     for name, model_path, model, ops in tests:
-        d = next(x for x in details if x["test"] == name)
-        tdir = os.path.join(work, "node", name)
-        outm = os.path.join(tdir, "materialized.onnx")
-        res = tool.expand(model_path, outm, materialize=True)
-        fig["materialize_expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
-        s = res["summary"] or {}
-        if s.get("materialized"):
-            fig["materialize_models_with_materialized"] += 1
-            fig["materialize_constants_materialized"] += s["materialized"]
-        d["materialize_exit"] = res["exit"]
-        d["materialized"] = s.get("materialized")
-        if not res["written"]:
-            fail["materialize"].append({"test": name, "reason": expand_failure(res)})
-            continue
-        c = run_checker(outm)
-        if c is None:
-            fig["materialize_checker_ok"] += 1
-        elif d.get("checker") == "ok":  # the plain rewrite passed the checker: this one is the option's doing
-            fail["materialize_checker"].append({"test": name, "reason": c})
-        if d["original_ort"] != "pass":
-            continue
-        fig["materialize_checked_ort"] += 1
-        data_sets = load_data_sets(model, os.path.dirname(model_path))
-        r = run_ort(outm, data_sets)
-        if r is None:
-            fig["materialize_passes_ort"] += 1
-        else:
-            fail["materialize"].append({"test": name, "reason": r, "materialized": s.get("materialized")})
-
+        node_materialize(tool, work, name, model_path, model, next(x for x in details if x["test"] == name), fig,
+                         fail)
     report["node"] = {"figures": fig, "failures": fail, "info": info, "details": details}
+
+
+def node_test(tool: Tool, work: str, name: str, model_path: str, model, ops: list, fig: dict, fail: dict,
+              info: dict) -> dict:
+    """Points 1 to 4 on one node test: the test's details."""
+    tdir = os.path.join(work, "node", name)
+    os.makedirs(tdir, exist_ok=True)
+    out1, out2, outm = (os.path.join(tdir, f) for f in ("expanded.onnx", "expanded_again.onnx", "materialized.onnx"))
+    for op in ops:
+        info["ops"][op] = info["ops"].get(op, 0) + 1
+    d = {"test": name, "ops": ops, "opset": onnx_opset(model)}
+
+    try:
+        data_sets = load_data_sets(model, os.path.dirname(model_path))
+        orig = run_ort(model_path, data_sets)
+    except Exception as e:  # noqa: BLE001
+        data_sets, orig = None, "cannot load the test data: " + error_text(e)
+    d["original_ort"] = orig or "pass"
+    if orig is None:
+        fig["original_passes_ort"] += 1
+    else:
+        fig["original_fails_ort"] += 1
+        info["original_fails_ort"].append({"test": name, "reason": orig})
+
+    # -- expand
+    res = tool.expand(model_path, out1)
+    d["expand_exit"] = res["exit"]
+    fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
+    s = res["summary"] or {}
+    d["made_explicit"] = s.get("made_explicit")
+    if s.get("made_explicit"):
+        fig["models_made_explicit"] += 1
+        fig["sites_made_explicit"] += s["made_explicit"]
+    if res["exit"] == 1:
+        info["expand_left_sites"].append({"test": name, "left": left_text(s)})
+    if not res["written"]:
+        reason = expand_failure(res)
+        fail["checker"].append({"test": name, "reason": reason})
+        if orig is None:
+            fail["ort"].append({"test": name, "reason": reason})
+        d["rewritten"] = reason
+        return d
+
+    # -- 1. the rewritten model runs like the original
+    if orig is None:
+        r = tally(run_ort(out1, data_sets), name, fig, "rewritten_passes_ort", fail["ort"])
+        d["rewritten_ort"] = r or "pass"
+
+    # -- 2. the checker accepts it
+    c = run_checker(out1)
+    d["checker"] = c or "ok"
+    if c is None:
+        fig["checker_ok"] += 1
+    else:
+        co = run_checker(model_path)
+        if co is not None:
+            fig["original_fails_checker"] += 1
+            info["original_fails_checker"].append({"test": name, "reason": co})
+        fail["checker"].append({"test": name, "reason": c, "original_passes_checker": co is None})
+
+    # -- 3. strict check passes when expand claimed success
+    if res["exit"] == 0:
+        fig["strict_checked"] += 1
+        d["strict_exit"] = judge_strict(tool, name, out1, model_path, fig, fail)["exit"]
+
+    # -- 4. idempotence
+    fig["idempotence_checked"] += 1
+    res2 = tool.expand(out1, out2)
+    same = res2["written"] and open(out1, "rb").read() == open(out2, "rb").read()
+    d["idempotent"] = same
+    if same:
+        fig["idempotent"] += 1
+    else:
+        s2 = res2["summary"] or {}
+        why = (expand_failure(res2) if not res2["written"] else
+               f"second expand changed the model (exit {res2['exit']}, made_explicit {s2.get('made_explicit')}, "
+               f"nodes_added {s2.get('nodes_added')}, sizes {os.path.getsize(out1)} -> {os.path.getsize(out2)}; "
+               f"actions {short(json.dumps(s2.get('actions', [])), 300)})")
+        fail["idempotence"].append({"test": name, "reason": why})
+    return d
+
+
+def node_materialize(tool: Tool, work: str, name: str, model_path: str, model, d: dict, fig: dict,
+                     fail: dict) -> None:
+    """Point 6 on one node test (`d`: its details)."""
+    tdir = os.path.join(work, "node", name)
+    outm = os.path.join(tdir, "materialized.onnx")
+    res = tool.expand(model_path, outm, materialize=True)
+    fig["materialize_expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
+    s = res["summary"] or {}
+    if s.get("materialized"):
+        fig["materialize_models_with_materialized"] += 1
+        fig["materialize_constants_materialized"] += s["materialized"]
+    d["materialize_exit"] = res["exit"]
+    d["materialized"] = s.get("materialized")
+    if not res["written"]:
+        fail["materialize"].append({"test": name, "reason": expand_failure(res)})
+        return
+    c = run_checker(outm)
+    if c is None:
+        fig["materialize_checker_ok"] += 1
+    elif d.get("checker") == "ok":  # the plain rewrite passed the checker: this one is the option's doing
+        fail["materialize_checker"].append({"test": name, "reason": c})
+    if d["original_ort"] != "pass":
+        return
+    fig["materialize_checked_ort"] += 1
+    data_sets = load_data_sets(model, os.path.dirname(model_path))
+    r = run_ort(outm, data_sets)
+    if r is None:
+        fig["materialize_passes_ort"] += 1
+    else:
+        fail["materialize"].append({"test": name, "reason": r, "materialized": s.get("materialized")})
 
 
 def pytorch_suite(tool: Tool, data: str, work: str, report: dict) -> None:
@@ -618,120 +278,121 @@ def pytorch_suite(tool: Tool, data: str, work: str, report: dict) -> None:
     details = []
     for folder in PYTORCH_FOLDERS:
         for model_path in sorted(glob.glob(os.path.join(data, folder, "*", "model.onnx"))):
-            name = f"{folder}/{os.path.basename(os.path.dirname(model_path))}"
-            model = onnx.load(model_path)
-            fig["models"] += 1
-            opset = onnx_opset(model)
-            fig["opsets"][str(opset)] = fig["opsets"].get(str(opset), 0) + 1
-            ops = broadcast_ops(model)
-            legacy = sum(1 for n in model_nodes(model) if any(a.name == "broadcast" for a in n.attribute))
-            d = {"test": name, "opset": opset, "ops": ops, "legacy_broadcast_nodes": legacy}
-            details.append(d)
-            if ops:
-                fig["models_with_broadcast_op"] += 1
-            if legacy:
-                fig["models_with_legacy_broadcast_attr"] += 1
-            tdir = os.path.join(work, folder, os.path.basename(os.path.dirname(model_path)))
-            os.makedirs(tdir, exist_ok=True)
-            out1, out2 = os.path.join(tdir, "expanded.onnx"), os.path.join(tdir, "expanded_again.onnx")
-            res = tool.expand(model_path, out1)
-            fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
-            s = res["summary"] or {}
-            d.update(expand_exit=res["exit"], sites=s.get("sites"), made_explicit=s.get("made_explicit"))
-            if s.get("sites"):
-                fig["models_with_sites"] += 1
-            if res["exit"] == 1:
-                info["expand_left_sites"].append({"test": name, "left": left_text(s)})
-                fail["expand"].append({"test": name, "reason": "sites left implicit: " + "; ".join(left_text(s))})
-            if s.get("made_explicit"):
-                fig["models_made_explicit"] += 1
-            data_sets = load_data_sets(model, os.path.dirname(model_path))
-            if degenerate(data_sets):
-                fig["degenerate_data"] += 1
-                info["degenerate_data"].append(name)
-
-            ref_orig = run_reference(model, data_sets)
-            axis_bad = legacy_axis_mismatches(model)
-            if axis_bad:
-                # Evaluator exclusion: ReferenceEvaluator would compute the original with numpy alignment.
-                ref_orig = "ReferenceEvaluator ignores the legacy axis of: " + "; ".join(axis_bad)
-                info["reference_axis_exclusions"].append({"test": name, "reason": ref_orig})
-            elif legacy:
-                fig["legacy_nodes_axis_as_numpy"] += 1
-            conv_orig = run_converted_ort(model, data_sets)
-            d["reference_original"] = ref_orig or "pass"
-            d["converted_ort_original"] = conv_orig or "pass"
-            if ref_orig is None:
-                fig["reference_original_passes"] += 1
-            else:
-                info["reference_original_fails"].append({"test": name, "reason": ref_orig})
-            if conv_orig is None:
-                fig["converted_ort_original_passes"] += 1
-            else:
-                info["converted_ort_original_fails"].append({"test": name, "reason": conv_orig})
-
-            if not res["written"]:
-                fail["expand"].append({"test": name, "reason": expand_failure(res)})
-                continue
-            rewritten = onnx.load(out1)
-            # Did the rewrite make an implicit broadcast explicit (vs. sites that were already the same shape)?
-            if s.get("made_explicit"):
-                fig["models_with_implicit_broadcast"] += 1
-            if legacy and not any(any(a.name == "broadcast" for a in n.attribute) for n in model_nodes(rewritten)):
-                fig["legacy_broadcast_attr_dropped"] += 1
-
-            if ref_orig is None:
-                fig["reference_rewritten_checked"] += 1
-                r = run_reference(rewritten, data_sets)
-                d["reference_rewritten"] = r or "pass"
-                if r is None:
-                    fig["reference_rewritten_passes"] += 1
-                    if s.get("made_explicit"):
-                        fig["reference_made_explicit_and_passes"] += 1
-                else:
-                    fail["reference"].append({"test": name, "reason": r})
-            # Differential: fresh well-conditioned inputs, rewritten vs. original, both in ReferenceEvaluator.
-            if s.get("made_explicit") and not axis_bad:
-                fresh = fresh_inputs(name, data_sets)
-                try:
-                    want = reference_outputs(model, fresh)
-                except Exception as e:  # noqa: BLE001
-                    info["reference_differential_original_fails"].append({"test": name, "reason": error_text(e)})
-                else:
-                    fig["reference_differential_checked"] += 1
-                    r = run_reference(rewritten, [("fresh random inputs", fresh, want)])
-                    if r is None:
-                        fig["reference_differential_agree"] += 1
-                    else:
-                        fail["reference_differential"].append({"test": name, "reason": r})
-            if conv_orig is None:
-                fig["converted_ort_rewritten_checked"] += 1
-                r = run_converted_ort(rewritten, data_sets)
-                d["converted_ort_rewritten"] = r or "pass"
-                if r is None:
-                    fig["converted_ort_rewritten_passes"] += 1
-                else:
-                    fail["converted_ort"].append({"test": name, "reason": r})
-
-            c = run_checker(out1)
-            if c is None:
-                fig["checker_ok"] += 1
-            elif run_checker(model_path) is None:
-                fail["checker"].append({"test": name, "reason": c})
-            if res["exit"] == 0:
-                st = tool.check_strict(out1)
-                if st["exit"] == 0:
-                    fig["strict_ok"] += 1
-                elif not new_strict_errors(st, tool.check_strict(model_path)):
-                    fig["strict_inherited"] += 1
-                else:
-                    fail["strict"].append({"test": name, "reason": f"check --strict exited {st['exit']}", "sites": st["messages"]})
-            res2 = tool.expand(out1, out2)
-            if res2["written"] and open(out1, "rb").read() == open(out2, "rb").read():
-                fig["idempotent"] += 1
-            else:
-                fail["idempotence"].append({"test": name, "reason": f"second expand exit {res2['exit']}, output differs"})
+            details.append(pytorch_test(tool, work, folder, model_path, fig, fail, info))
     report["pytorch"] = {"figures": fig, "failures": fail, "info": info, "details": details}
+
+
+def pytorch_test(tool: Tool, work: str, folder: str, model_path: str, fig: dict, fail: dict, info: dict) -> dict:
+    """Point 5 on one pytorch-converted or pytorch-operator test: the test's details."""
+    name = f"{folder}/{os.path.basename(os.path.dirname(model_path))}"
+    model = onnx.load(model_path)
+    fig["models"] += 1
+    opset = onnx_opset(model)
+    fig["opsets"][str(opset)] = fig["opsets"].get(str(opset), 0) + 1
+    ops = broadcast_ops(model)
+    legacy = sum(1 for n in model_nodes(model) if any(a.name == "broadcast" for a in n.attribute))
+    d = {"test": name, "opset": opset, "ops": ops, "legacy_broadcast_nodes": legacy}
+    if ops:
+        fig["models_with_broadcast_op"] += 1
+    if legacy:
+        fig["models_with_legacy_broadcast_attr"] += 1
+    tdir = os.path.join(work, folder, os.path.basename(os.path.dirname(model_path)))
+    os.makedirs(tdir, exist_ok=True)
+    out1, out2 = os.path.join(tdir, "expanded.onnx"), os.path.join(tdir, "expanded_again.onnx")
+    res = tool.expand(model_path, out1)
+    fig["expand_exit"][str(res["exit"]) if res["exit"] in (0, 1, 2) else "other"] += 1
+    s = res["summary"] or {}
+    d.update(expand_exit=res["exit"], sites=s.get("sites"), made_explicit=s.get("made_explicit"))
+    if s.get("sites"):
+        fig["models_with_sites"] += 1
+    if res["exit"] == 1:
+        info["expand_left_sites"].append({"test": name, "left": left_text(s)})
+        fail["expand"].append({"test": name, "reason": "sites left implicit: " + "; ".join(left_text(s))})
+    if s.get("made_explicit"):
+        fig["models_made_explicit"] += 1
+    data_sets = load_data_sets(model, os.path.dirname(model_path))
+    if degenerate(data_sets):
+        fig["degenerate_data"] += 1
+        info["degenerate_data"].append(name)
+
+    ref_orig, conv_orig, axis_bad = pytorch_original(name, model, data_sets, legacy, d, fig, info)
+
+    if not res["written"]:
+        fail["expand"].append({"test": name, "reason": expand_failure(res)})
+        return d
+    rewritten = onnx.load(out1)
+    # Did the rewrite make an implicit broadcast explicit (vs. sites that were already the same shape)?
+    if s.get("made_explicit"):
+        fig["models_with_implicit_broadcast"] += 1
+    if legacy and not any(any(a.name == "broadcast" for a in n.attribute) for n in model_nodes(rewritten)):
+        fig["legacy_broadcast_attr_dropped"] += 1
+
+    if ref_orig is None:
+        fig["reference_rewritten_checked"] += 1
+        r = run_reference(rewritten, data_sets)
+        d["reference_rewritten"] = r or "pass"
+        if r is None:
+            fig["reference_rewritten_passes"] += 1
+            if s.get("made_explicit"):
+                fig["reference_made_explicit_and_passes"] += 1
+        else:
+            fail["reference"].append({"test": name, "reason": r})
+    # Differential: fresh well-conditioned inputs, rewritten vs. original, both in ReferenceEvaluator.
+    if s.get("made_explicit") and not axis_bad:
+        fresh = fresh_inputs(name, data_sets)
+        try:
+            want = reference_outputs(model, fresh)
+        except Exception as e:  # noqa: BLE001
+            info["reference_differential_original_fails"].append({"test": name, "reason": error_text(e)})
+        else:
+            fig["reference_differential_checked"] += 1
+            tally(run_reference(rewritten, [("fresh random inputs", fresh, want)]), name, fig,
+                  "reference_differential_agree", fail["reference_differential"])
+    if conv_orig is None:
+        fig["converted_ort_rewritten_checked"] += 1
+        r = tally(run_converted_ort(rewritten, data_sets), name, fig, "converted_ort_rewritten_passes",
+                  fail["converted_ort"])
+        d["converted_ort_rewritten"] = r or "pass"
+
+    pytorch_rewrite_checks(tool, name, model_path, out1, out2, res["exit"], fig, fail)
+    return d
+
+
+def pytorch_original(name: str, model, data_sets, legacy: int, d: dict, fig: dict, info: dict):
+    """The original model in ReferenceEvaluator (unless a legacy axis makes it unfaithful) and after
+    version_converter in onnxruntime: (reference outcome, converted outcome, legacy axis mismatches)."""
+    ref_orig = run_reference(model, data_sets)
+    axis_bad = legacy_axis_mismatches(model)
+    if axis_bad:
+        # Evaluator exclusion: ReferenceEvaluator would compute the original with numpy alignment.
+        ref_orig = "ReferenceEvaluator ignores the legacy axis of: " + "; ".join(axis_bad)
+        info["reference_axis_exclusions"].append({"test": name, "reason": ref_orig})
+    elif legacy:
+        fig["legacy_nodes_axis_as_numpy"] += 1
+    conv_orig = run_converted_ort(model, data_sets)
+    d["reference_original"] = ref_orig or "pass"
+    d["converted_ort_original"] = conv_orig or "pass"
+    tally(ref_orig, name, fig, "reference_original_passes", info["reference_original_fails"])
+    tally(conv_orig, name, fig, "converted_ort_original_passes", info["converted_ort_original_fails"])
+    return ref_orig, conv_orig, axis_bad
+
+
+def pytorch_rewrite_checks(tool: Tool, name: str, model_path: str, out1: str, out2: str, exit_code: int, fig: dict,
+                           fail: dict) -> None:
+    """The checker, check --strict (when expand exited 0) and a second expand on a rewritten pytorch test."""
+    c = run_checker(out1)
+    if c is None:
+        fig["checker_ok"] += 1
+    elif run_checker(model_path) is None:
+        fail["checker"].append({"test": name, "reason": c})
+    if exit_code == 0:
+        judge_strict(tool, name, out1, model_path, fig, fail)
+    res2 = tool.expand(out1, out2)
+    if res2["written"] and open(out1, "rb").read() == open(out2, "rb").read():
+        fig["idempotent"] += 1
+    else:
+        fail["idempotence"].append({"test": name, "reason": f"second expand exit {res2['exit']}, output differs"})
+
 
 
 # ------------------------------------------------------------------------------------------------- summary

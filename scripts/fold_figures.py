@@ -32,6 +32,9 @@ import tempfile
 import onnx
 import onnxruntime as ort
 
+from harness.corpus import load_manifest, variant
+from harness.graph import count_ops
+
 try:
     import onnxsim
 except ImportError:  # pragma: no cover
@@ -42,21 +45,7 @@ COLUMNS = ["input", "fold", "onnxsim", "onnxsim static", "ort extended", "ort al
 
 
 def count(model):
-    n = 0
-
-    def graph(g):
-        nonlocal n
-        for node in g.node:
-            if node.domain in ("", "ai.onnx") and node.op_type in OPS:
-                n += 1
-            for a in node.attribute:
-                for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                    graph(sub)
-
-    graph(model.graph)
-    for f in model.functions:
-        n += sum(1 for node in f.node if node.domain in ("", "ai.onnx") and node.op_type in OPS)
-    return n
+    return count_ops(model, OPS)
 
 
 def with_fold(binary, path, work):
@@ -107,10 +96,6 @@ def study(binary, root, entry, work):
     return row, errors
 
 
-def variant(entry):
-    return f"{entry['exporter']}{entry['opset']}" + ("_novi" if entry["stripped"] else "")
-
-
 def table(rows):
     lines = ["| set | models | " + " | ".join(COLUMNS) + " |", "| --- | ---: | " + " | ".join("---:" for _ in COLUMNS) + " |"]
     for name, group in rows:
@@ -129,7 +114,7 @@ def main():
     ap.add_argument("root")
     ap.add_argument("out")
     args = ap.parse_args()
-    manifest = json.load(open(os.path.join(args.root, "manifest.json")))
+    manifest = load_manifest(args.root)
     rows, by_variant, failures = [], collections.defaultdict(list), []
     with tempfile.TemporaryDirectory() as work:
         for entry in manifest["models"]:

@@ -29,18 +29,17 @@ import concurrent.futures
 import json
 import os
 import shutil
-import sys
 import time
 import traceback
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import real_models  # noqa: E402  (run, json_line, tail, make_inputs, session)
+from harness.cli import json_line, run, tail
+from harness.compare import exact_diffs
+from harness.corpus import backend_tests, load_manifest, make_inputs
+from harness.ort import backend_feeds, manifest_feeds, outputs
 
-BACKEND_FOLDERS = ["node", "simple", "pytorch-converted", "pytorch-operator"]
 JOBS = 2
 
 
@@ -48,14 +47,11 @@ def models_of(kind, root):
     """(relative name, path, input maker) for every model of the set."""
     out = []
     if kind == "backend":
-        for folder in BACKEND_FOLDERS:
-            for dirpath, _, files in os.walk(os.path.join(root, folder)):
-                if "model.onnx" in files:
-                    path = os.path.join(dirpath, "model.onnx")
-                    out.append((os.path.relpath(path, root), path, backend_inputs(dirpath)))
+        for test in backend_tests(root):
+            path = os.path.join(root, test, "model.onnx")
+            out.append((os.path.relpath(path, root), path, backend_inputs(os.path.dirname(path))))
     elif kind == "torch":
-        manifest = json.load(open(os.path.join(root, "manifest.json")))
-        for entry in manifest["models"]:
+        for entry in load_manifest(root)["models"]:
             out.append((entry["file"], os.path.join(root, entry["file"]), torch_inputs(entry)))
     else:
         ext = ".onnx" if kind == "corpus" else ".pb"
@@ -64,7 +60,7 @@ def models_of(kind, root):
                 if f.endswith(ext):
                     path = os.path.join(dirpath, f)
                     rel = os.path.relpath(path, root)
-                    out.append((rel, path, lambda p, rel=rel: arrays(real_models.make_inputs(p, rel))))
+                    out.append((rel, path, lambda p, rel=rel: arrays(make_inputs(p, rel))))
     return sorted(out, key=lambda t: t[0])
 
 
@@ -74,38 +70,12 @@ def arrays(feeds):
 
 
 def backend_inputs(test_dir):
-    def make(path):
-        m = onnx.load(path, load_external_data=False)
-        inits = {i.name for i in m.graph.initializer}
-        names = [vi.name for vi in m.graph.input if vi.name not in inits]
-        data = os.path.join(test_dir, "test_data_set_0")
-        feeds = {}
-        for i, name in enumerate(names):
-            pb = os.path.join(data, f"input_{i}.pb")
-            t = onnx.TensorProto()
-            with open(pb, "rb") as f:
-                t.ParseFromString(f.read())
-            feeds[name] = numpy_helper.to_array(t)
-        return feeds
-    return make
+    # Every input's file must be there: a test that leaves an optional input out is not run.
+    return lambda path: backend_feeds(onnx.load(path, load_external_data=False), test_dir, allow_missing=False)
 
 
 def torch_inputs(entry):
-    def make(_path):
-        rng = np.random.default_rng(0)
-        binding = entry["bindings"][0]
-        feeds = {}
-        for spec in entry["inputs"]:
-            shape = [binding[d] if isinstance(d, str) else d for d in spec["shape"]]
-            kind = spec["fill"][0]
-            if kind == "int":
-                feeds[spec["name"]] = rng.integers(spec["fill"][1], spec["fill"][2], size=shape).astype(np.int64)
-            elif kind == "ones":
-                feeds[spec["name"]] = np.ones(shape, dtype=np.int64)
-            else:
-                feeds[spec["name"]] = rng.standard_normal(shape).astype(np.float32)
-        return feeds
-    return make
+    return lambda _path: manifest_feeds(entry, entry["bindings"][0])
 
 
 def node_list(model):
@@ -140,9 +110,9 @@ def full_check(path):
 
 
 def check_findings(binary, path):
-    r = real_models.run([binary, "check", "--format", "json", path])
+    r = run([binary, "check", "--format", "json", path])
     try:
-        report = real_models.json_line(r["stdout"])
+        report = json_line(r["stdout"])
     except Exception:  # noqa: BLE001
         return r["rc"], None
     models = report.get("models", [report]) if isinstance(report, dict) else report
@@ -161,32 +131,11 @@ def check_findings(binary, path):
     return r["rc"], sorted(keys)
 
 
-def run_model(path, feeds):
-    sess = real_models.session(path)
-    names = [o.name for o in sess.get_outputs()]
-    return names, sess.run(names, feeds)
-
-
-def same_outputs(a, b):
-    diffs = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape or x.dtype != y.dtype:
-            diffs.append(f"output {i}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}")
-        elif x.dtype.kind in "fc" and not np.array_equal(x, y, equal_nan=True):
-            diffs.append(f"output {i}: values differ (max {np.nanmax(np.abs(x - y))})")
-        elif x.dtype.kind not in "fc" and not np.array_equal(x, y):
-            diffs.append(f"output {i}: values differ")
-    if len(a) != len(b):
-        diffs.append(f"{len(a)} outputs vs {len(b)}")
-    return diffs
-
-
 def fold(binary, src, dst):
-    r = real_models.run([binary, "fold", "--format", "json", src, dst])
+    r = run([binary, "fold", "--format", "json", src, dst])
     summary = None
     if r["rc"] in (0, 1):
-        summary = real_models.json_line(r["stdout"])
+        summary = json_line(r["stdout"])
     return r, summary
 
 
@@ -194,17 +143,17 @@ def outputs_kept(rec, path, folded_path, make_inputs):
     """onnxruntime's outputs of the folded model against the original's."""
     try:
         feeds = make_inputs(path)
-        names, before = run_model(path, feeds)
+        names, before = outputs(path, feeds)
     except Exception as e:  # noqa: BLE001
         rec["ort"] = "original does not run: " + (str(e).splitlines() or ["?"])[0][:160]
         return
     try:
-        names2, after = run_model(folded_path, feeds)
+        names2, after = outputs(folded_path, feeds)
     except Exception as e:  # noqa: BLE001
         rec["failures"].append("folded model does not run in onnxruntime: " + str(e).splitlines()[0][:200])
         return
     rec["ort"] = "equal"
-    diffs = same_outputs(before, after) + ([] if names == names2 else [f"output names {names} vs {names2}"])
+    diffs = exact_diffs(before, after) + ([] if names == names2 else [f"output names {names} vs {names2}"])
     if diffs:
         rec["ort"] = "differs"
         rec["failures"].append("outputs differ: " + "; ".join(diffs[:3]))
@@ -222,9 +171,9 @@ def study(binary, rel, path, make_inputs, work):
         if r["rc"] == 2:
             crc, _ = check_findings(binary, path)
             if crc != 2:
-                rec["failures"].append(f"fold exit 2 where check exits {crc}: " + real_models.tail(r["stderr"], 3))
+                rec["failures"].append(f"fold exit 2 where check exits {crc}: " + tail(r["stderr"], 3))
         else:
-            rec["failures"].append(f"fold exit {r['rc']}: " + real_models.tail(r["stderr"], 3))
+            rec["failures"].append(f"fold exit {r['rc']}: " + tail(r["stderr"], 3))
         return rec
     rec["folded"] = summary["folded_count"]
     rec["kept"] = [k["reason"]["kind"] for k in summary["kept"]]
@@ -258,13 +207,13 @@ def study(binary, rel, path, make_inputs, work):
 
 def round_trip(binary, rec, path, original, work):
     expanded, back = os.path.join(work, "expanded.onnx"), os.path.join(work, "back.onnx")
-    e = real_models.run([binary, "expand", "--quiet", path, expanded])
+    e = run([binary, "expand", "--quiet", path, expanded])
     if e["rc"] not in (0, 1) or not os.path.isfile(expanded):
         rec["round_trip"] = "expand refused"
         return
     r, summary = fold(binary, expanded, back)
     if summary is None:
-        rec["failures"].append(f"fold of the expanded model exits {r['rc']}: " + real_models.tail(r["stderr"], 3))
+        rec["failures"].append(f"fold of the expanded model exits {r['rc']}: " + tail(r["stderr"], 3))
         return
     nodes = node_list(onnx.load(back, load_external_data=False))
     same = nodes == node_list(original)
@@ -281,19 +230,19 @@ def round_trip(binary, rec, path, original, work):
 def materialized_round_trip(binary, rec, path, original, work):
     """fold --materialized (expand --materialize-constants (M)) against M (or fold --materialized (M))."""
     expanded, back = os.path.join(work, "expanded-m.onnx"), os.path.join(work, "back-m.onnx")
-    e = real_models.run([binary, "expand", "--quiet", "--materialize-constants", path, expanded])
+    e = run([binary, "expand", "--quiet", "--materialize-constants", path, expanded])
     if e["rc"] not in (0, 1) or not os.path.isfile(expanded):
         return
-    r = real_models.run([binary, "fold", "--quiet", "--materialized", expanded, back])
+    r = run([binary, "fold", "--quiet", "--materialized", expanded, back])
     if r["rc"] not in (0, 1):
-        rec["failures"].append(f"fold --materialized exits {r['rc']}: " + real_models.tail(r["stderr"], 3))
+        rec["failures"].append(f"fold --materialized exits {r['rc']}: " + tail(r["stderr"], 3))
         return
     nodes = node_list(onnx.load(back, load_external_data=False))
     if nodes == node_list(original):
         rec["materialized_round_trip"] = "same nodes"
         return
     direct = os.path.join(work, "folded-m.onnx")
-    real_models.run([binary, "fold", "--quiet", "--materialized", path, direct])
+    run([binary, "fold", "--quiet", "--materialized", path, direct])
     same = os.path.isfile(direct) and nodes == node_list(onnx.load(direct, load_external_data=False))
     rec["materialized_round_trip"] = "same as fold" if same else "differs"
 

@@ -25,7 +25,6 @@ a dim_value. A crash counts nothing resolved and is listed.
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -34,8 +33,8 @@ import time
 
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from infer_study import bodies, dims_of  # noqa: E402
+from harness.corpus import backend_tests, load_manifest
+from harness.graph import bodies, declared_dims, onnx_data_prop, ort_symbolic
 
 TOOLS = ["onnx-bcast", "ORT symbolic_shape_infer", "onnx infer_shapes(data_prop)"]
 
@@ -45,7 +44,7 @@ def count(model):
     for _, g in bodies(model):
         decl = {}
         for vi in list(g.value_info) + list(g.output):
-            d = dims_of(vi)
+            d = declared_dims(vi)
             if d is not None and all(x is not None and x != "" for x in d):
                 decl[vi.name] = d
         for node in g.node:
@@ -71,14 +70,9 @@ def run_tool(tool, binary, path, work):
         else:
             model = onnx.load(path)
             t = time.monotonic()
-            if tool.startswith("ORT"):
-                from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-                model = SymbolicShapeInference.infer_shapes(model, int_max=2**31 - 1, auto_merge=True,
-                                                            guess_output_rank=False, verbose=0)
-                if model is None:
-                    raise RuntimeError("infer_shapes returned None")
-            else:
-                model = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+            model = (ort_symbolic if tool.startswith("ORT") else onnx_data_prop)(model)
+            if model is None:
+                raise RuntimeError("infer_shapes returned None")
             secs = time.monotonic() - t
         return dict(count(model), seconds=round(secs, 3), crash=None)
     except Exception as ex:  # noqa: BLE001
@@ -92,13 +86,9 @@ def models_of(args):
         for d, _, fs in sorted(os.walk(args.corpus)):
             out += [("corpus", os.path.join(d, f)) for f in sorted(fs) if f.endswith(".onnx")]
     if args.torch:
-        manifest = json.load(open(os.path.join(args.torch, "manifest.json")))
-        out += [("torch", os.path.join(args.torch, e["file"])) for e in manifest["models"]]
+        out += [("torch", os.path.join(args.torch, e["file"])) for e in load_manifest(args.torch)["models"]]
     if args.backend:
-        for folder in ["node", "simple", "pytorch-converted", "pytorch-operator"]:
-            root = os.path.join(args.backend, folder)
-            out += [("backend", os.path.join(root, n, "model.onnx")) for n in sorted(os.listdir(root))
-                    if os.path.exists(os.path.join(root, n, "model.onnx"))]
+        out += [("backend", os.path.join(args.backend, t, "model.onnx")) for t in backend_tests(args.backend)]
     return out
 
 

@@ -35,21 +35,22 @@ import concurrent.futures
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import traceback
 
-import numpy as np
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import real_models  # noqa: E402  (session, compare, json_line, make_inputs)
-import soundness  # noqa: E402  (check_model, Stats, placeholder_patterns, binding_from_feeds, corpus_feeds, ...)
+from harness.cli import json_line, run
+from harness.compare import compare
+from harness.corpus import ALT_SPECS, backend_tests, corpus_feeds, distinct_sizes, load_manifest, onnx_files
+from harness.expose import binding_from_feeds, check_model
+from harness.graph import bodies, declared_dims, full_check
+from harness.judge import NAME_OF_ELEM, Stats, placeholder_patterns
+from harness.ort import backend_feeds, manifest_feeds, outputs
 
 JOBS = 2
 TIMEOUT = 600
-BACKEND_FOLDERS = ["node", "simple", "pytorch-converted", "pytorch-operator"]
 
 
 def log(msg):
@@ -58,51 +59,29 @@ def log(msg):
 
 # ----------------------------------------------------------------------------------------- onnx-bcast
 
-def run(cmd):
-    t = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), \
-        round(time.monotonic() - t, 3)
-
-
 def infer(binary, src, dst, binds=(), overwrite=False):
-    code, out, err, secs = run([binary, "infer", "--format", "json", src, dst] + [f"--bind={b}" for b in binds]
-                               + (["--overwrite-declared"] if overwrite else []))
-    return code, (real_models.json_line(out) if code != 2 else None), err, secs
+    r = run([binary, "infer", "--format", "json", src, dst] + [f"--bind={b}" for b in binds]
+            + (["--overwrite-declared"] if overwrite else []), TIMEOUT, digits=3, raise_timeout=True)
+    return r["rc"], (json_line(r["stdout"]) if r["rc"] != 2 else None), r["stderr"], r["seconds"]
 
 
 def verdicts(binary, path, binds=()):
-    code, out, err, _ = run([binary, "check", "--format", "json", "--no-config", path]
-                            + [f"--bind={b}" for b in binds])
-    data = real_models.json_line(out)
-    if code == 2 or data is None:
-        raise RuntimeError(f"check exited {code}: {err[-400:]}")
+    r = run([binary, "check", "--format", "json", "--no-config", path] + [f"--bind={b}" for b in binds], TIMEOUT,
+            digits=3, raise_timeout=True)
+    data = json_line(r["stdout"])
+    if r["rc"] == 2 or data is None:
+        raise RuntimeError(f"check exited {r['rc']}: {r['stderr'][-400:]}")
     return sorted((s["graph"], s["node"], s["verdict"]) for s in data["sites"])
 
 
-# ----------------------------------------------------------------------------------------- declarations
-
-def bodies(model):
-    """(label, GraphProto) for the main graph and every subgraph, depth first."""
-    out = []
-
-    def walk(g, label):
-        out.append((label, g))
-        for i, node in enumerate(g.node):
-            for a in node.attribute:
-                for k, sub in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
-                    walk(sub, f"{label}/{node.name or i}/{a.name}{k or ''}")
-
-    walk(model.graph, "main")
-    return out
-
-
-def dims_of(vi):
-    if vi.type.WhichOneof("value") != "tensor_type" or not vi.type.tensor_type.HasField("shape"):
+def verdict_diff(before, after):
+    """The first few sites whose verdicts differ ("site count" when the sites differ); None when all agree."""
+    if before == after:
         return None
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param if d.HasField("dim_param") and d.dim_param
-                                                         else None) for d in vi.type.tensor_type.shape.dim]
+    return [f"{a} vs {b}" for a, b in zip(before, after) if a != b][:5] or "site count"
 
+
+# ----------------------------------------------------------------------------------------- declarations
 
 def resolution(model):
     """Node outputs of every graph, and how many of them have a declaration with a rank and every dim a size or a
@@ -111,7 +90,7 @@ def resolution(model):
     for _, g in bodies(model):
         decl = {}
         for vi in list(g.value_info) + list(g.output):
-            d = dims_of(vi)
+            d = declared_dims(vi)
             if d is not None and all(x is not None for x in d):
                 decl[vi.name] = d
         for node in g.node:
@@ -132,7 +111,7 @@ def leftover(model):
     decls = [(label, vi) for label, g in bodies(model) for vi in list(g.input) + list(g.output) + list(g.value_info)]
     decls += [(f"function {f.name}", vi) for f in model.functions for vi in f.value_info]
     for label, vi in decls:
-        for d in dims_of(vi) or []:
+        for d in declared_dims(vi) or []:
             # Paddle's `?` names no size (onnx-bcast reads it as unnamed, and cannot bind it): an empty dim.
             if isinstance(d, str) and d.startswith("?"):
                 empty += 1
@@ -152,20 +131,19 @@ def written_values(model, original):
         if vi.type.WhichOneof("value") != "tensor_type" or (vi.name, vi.type.SerializeToString()) in before:
             continue
         elem = vi.type.tensor_type.elem_type
-        out.append({"name": vi.name, "elem_type": soundness.NAME_OF_ELEM.get(elem) if elem else None,
-                    "shape": dims_of(vi)})
+        out.append({"name": vi.name, "elem_type": NAME_OF_ELEM.get(elem) if elem else None,
+                    "shape": declared_dims(vi)})
     return out
 
 
 # ----------------------------------------------------------------------------------------- onnxruntime
 
-def outputs(path, feeds):
-    sess = real_models.session(path)
-    return sess.run(None, feeds)
+def run_outputs(path, feeds):
+    return outputs(path, feeds)[1]
 
 
 def compare_outputs(orig, new):
-    return [m for i, (a, b) in enumerate(zip(orig, new)) for m in real_models.compare(a, b, f"output {i}")]
+    return [m for i, (a, b) in enumerate(zip(orig, new)) for m in compare(a, b, f"output {i}")]
 
 
 # ----------------------------------------------------------------------------------------- one model
@@ -184,49 +162,45 @@ def study(binary, label, path, runs, work):
         rec["problems"].append(f"infer exited {code}, nothing written: {err[-600:]}")
         return rec
     rec["reported"] = (summary or {}).get("mismatches", [])
-    try:
-        onnx.checker.check_model(out, full_check=True)
-        rec["checker"] = "ok"
-    except Exception as ex:  # noqa: BLE001
-        rec["checker"] = f"{type(ex).__name__}: {str(ex)[:500]}"
-        try:
-            onnx.checker.check_model(path, full_check=True)
+    rec["checker"] = full_check(out, 500)
+    if rec["checker"] != "ok":
+        original = full_check(path, 300)
+        if original == "ok":
             rec["problems"].append(f"checker: {rec['checker']}")
-        except Exception as orig_ex:  # noqa: BLE001  (the original fails it too: not infer's doing)
-            rec["checker_original"] = f"{type(orig_ex).__name__}: {str(orig_ex)[:300]}"
+        else:  # the original fails it too: not infer's doing
+            rec["checker_original"] = original
 
     # The written model is as analysable as the original: `check` gives the same verdicts, site by site.
     try:
-        before, after = verdicts(binary, path), verdicts(binary, out)
-        rec["verdicts_kept"] = before == after
-        if before != after:
-            diff = [f"{a} vs {b}" for a, b in zip(before, after) if a != b][:5]
-            rec["problems"].append(f"check of the written model gives other verdicts: {diff or 'site count'}")
+        diff = verdict_diff(verdicts(binary, path), verdicts(binary, out))
+        rec["verdicts_kept"] = diff is None
+        if diff is not None:
+            rec["problems"].append(f"check of the written model gives other verdicts: {diff}")
     except Exception as ex:  # noqa: BLE001
         rec["problems"].append(f"check: {str(ex)[:400]}")
     orig = onnx.load(path)
     written = onnx.load(out)
     rec["before"], rec["after"] = resolution(orig), resolution(written)
     values = written_values(written, orig)
-    placeholders = soundness.placeholder_patterns(orig)
+    placeholders = placeholder_patterns(orig)
     for how, make in runs:
         try:
             feeds = make()
-            expected = outputs(path, feeds)
+            expected = run_outputs(path, feeds)
         except Exception as ex:  # noqa: BLE001  (the original does not run at these sizes: not infer's doing)
             rec["refused"].append(f"{how}: {str(ex)[:300]}")
             continue
         try:
-            got = outputs(out, feeds)
+            got = run_outputs(out, feeds)
         except Exception as ex:  # noqa: BLE001
             rec["problems"].append(f"{how}: the written model fails where the original runs: {str(ex)[:400]}")
             continue
         diffs = compare_outputs(expected, got)
         rec["problems"] += [f"{how}: {d}" for d in diffs]
-        binding, _ = soundness.binding_from_feeds(orig, feeds)
-        stats, mm, tmm = soundness.Stats(), [], []
+        binding, _ = binding_from_feeds(orig, feeds)
+        stats, mm, tmm = Stats(), [], []
         try:
-            soundness.check_model(label, out, written, values, feeds, binding, placeholders, stats, mm, tmm,
+            check_model(label, out, written, values, feeds, binding, placeholders, stats, mm, tmm,
                                   lambda m: None, how)
         except Exception as ex:  # noqa: BLE001
             rec["problems"].append(f"{how}: cannot expose the written values: {str(ex)[:300]}")
@@ -243,7 +217,7 @@ def study_bind(binary, label, path, make, work):
     rec = {"model": label, "problems": []}
     orig = onnx.load(path, load_external_data=False)
     feeds = make()
-    binding, _ = soundness.binding_from_feeds(orig, feeds)
+    binding, _ = binding_from_feeds(orig, feeds)
     if not binding:
         return None
     # Paddle's `?` names no size (onnx-bcast reads it as unnamed), so it is not bound.
@@ -264,18 +238,18 @@ def study_bind(binary, label, path, make, work):
     if params:
         rec["problems"].append(f"{len(params)} dim_params left, e.g. {params[:3]}")
     try:
-        diffs = compare_outputs(outputs(path, feeds), outputs(out, feeds))
+        diffs = compare_outputs(run_outputs(path, feeds), run_outputs(out, feeds))
         rec["outputs_equal"] = not diffs
         rec["problems"] += diffs
     except Exception as ex:  # noqa: BLE001
         rec["problems"].append(f"onnxruntime: {str(ex)[:400]}")
     try:
-        bound, static = verdicts(binary, path, binds), verdicts(binary, out)
+        bound = verdicts(binary, path, binds)
+        diff = verdict_diff(bound, verdicts(binary, out))
         rec["sites"] = len(bound)
-        rec["verdicts_equal"] = bound == static
-        if bound != static:
-            diff = [f"{a} vs {b}" for a, b in zip(bound, static) if a != b][:5]
-            rec["problems"].append(f"check --bind and check of the static model differ: {diff or 'site count'}")
+        rec["verdicts_equal"] = diff is None
+        if diff is not None:
+            rec["problems"].append(f"check --bind and check of the static model differ: {diff}")
     except Exception as ex:  # noqa: BLE001
         rec["problems"].append(f"check: {str(ex)[:400]}")
     return rec
@@ -285,43 +259,35 @@ def study_bind(binary, label, path, make, work):
 
 def backend_jobs(data):
     jobs = []
-    for folder in BACKEND_FOLDERS:
-        root = os.path.join(data, folder)
-        for name in sorted(os.listdir(root)):
-            path = os.path.join(root, name, "model.onnx")
-            if os.path.exists(path):
-                test_dir = os.path.dirname(path)
-                make = (lambda p=path, t=test_dir: soundness.backend_feeds(onnx.load(p), t))
-                jobs.append((f"{folder}/{name}", path, [("test data", make)], None))
+    for test in backend_tests(data):
+        test_dir = os.path.join(data, test)
+        path = os.path.join(test_dir, "model.onnx")
+        make = (lambda p=path, t=test_dir: backend_feeds(onnx.load(p), t))
+        jobs.append((test, path, [("test data", make)], None))
     return jobs
 
 
 def corpus_jobs(models_dir):
     jobs = []
-    rels = sorted(os.path.relpath(os.path.join(d, f), models_dir)
-                  for d, _, fs in os.walk(models_dir) for f in fs if f.endswith(".onnx"))
-    for rel in rels:
+    for rel in onnx_files(models_dir):
         path = os.path.join(models_dir, rel)
 
         def sizes(rel=rel, path=path, shift=0, alt=None):
             model = onnx.load(path, load_external_data=False)
-            s = {k: v + shift for k, v in soundness.distinct_sizes(model, rel).items()}
-            return soundness.corpus_feeds(model, rel, {**s, None: 3 + 2 * (shift > 0)}, alt)
+            s = {k: v + shift for k, v in distinct_sizes(model, rel).items()}
+            return corpus_feeds(model, rel, {**s, None: 3 + 2 * (shift > 0)}, alt)
 
         runs = [("distinct sizes", sizes),
-                ("other sizes", lambda rel=rel, s=sizes: s(shift=3, alt=soundness.ALT_SPECS.get(rel)))]
+                ("other sizes", lambda rel=rel, s=sizes: s(shift=3, alt=ALT_SPECS.get(rel)))]
         jobs.append((f"corpus/{rel}", path, runs, sizes))
     return jobs
 
 
 def torch_jobs(models_dir):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import torch_models  # noqa: E402  (feeds_for)
-    manifest = json.load(open(os.path.join(models_dir, "manifest.json")))
     jobs = []
-    for entry in manifest["models"]:
+    for entry in load_manifest(models_dir)["models"]:
         path = os.path.join(models_dir, entry["file"])
-        runs = [(f"binding {b}", lambda e=entry, b=b: torch_models.feeds_for(e, b)) for b in entry["bindings"]]
+        runs = [(f"binding {b}", lambda e=entry, b=b: manifest_feeds(e, b)) for b in entry["bindings"]]
         jobs.append((f"torch/{entry['file']}", path, runs, runs[0][1]))
     return jobs
 

@@ -44,7 +44,12 @@ import time
 
 import numpy as np
 import onnx
-import onnxruntime as ort
+
+from harness.cli import run as run_command
+from harness.corpus import load_manifest
+from harness.graph import fed_inputs
+from harness.ort import NUMERIC_NP_OF_ONNX
+from harness.ort import session as ort_session
 
 TIMEOUT = 600
 SEED = 27
@@ -58,12 +63,7 @@ RANGES = {
     "samples": ["400..4000", "400..16000/160", "1000..2000"],
     "other": ["1..8", "1..64", "2..32/2"],
 }
-NP_OF_ONNX = {
-    onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64, onnx.TensorProto.FLOAT16: np.float16,
-    onnx.TensorProto.INT8: np.int8, onnx.TensorProto.INT16: np.int16, onnx.TensorProto.INT32: np.int32,
-    onnx.TensorProto.INT64: np.int64, onnx.TensorProto.UINT8: np.uint8, onnx.TensorProto.UINT16: np.uint16,
-    onnx.TensorProto.UINT32: np.uint32, onnx.TensorProto.UINT64: np.uint64, onnx.TensorProto.BOOL: np.bool_,
-}
+NP_OF_ONNX = NUMERIC_NP_OF_ONNX  # no string input is fed
 
 
 def kind_of(symbol, model_set):
@@ -80,13 +80,7 @@ def kind_of(symbol, model_set):
 
 
 def run(cmd):
-    t = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return {"rc": None, "stdout": "", "stderr": "timed out", "seconds": TIMEOUT}
-    return {"rc": p.returncode, "stdout": p.stdout.decode("utf-8", "replace"),
-            "stderr": p.stderr.decode("utf-8", "replace"), "seconds": time.monotonic() - t}
+    return run_command(cmd, TIMEOUT, digits=None, timeout_text="timed out")
 
 
 TIMING_ROUNDS = [11]
@@ -109,11 +103,6 @@ def paired_times(a, b, rounds=None):
     return best
 
 
-def fed_inputs(model):
-    init = {t.name for t in model.graph.initializer}
-    return [i for i in model.graph.input if i.name not in init]
-
-
 def plain(name):
     return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) is not None
 
@@ -130,10 +119,8 @@ def input_symbols(model):
 # ----------------------------------------------------------------------------------------------- running
 
 def session(path):
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    so.intra_op_num_threads = 1
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    # onnxruntime as deployed: its default graph optimisation.
+    return ort_session(path, optimize=True, intra=1, inter=None, severity=4)
 
 
 def ort_error(path, feeds):
@@ -459,7 +446,7 @@ def main():
     records, acceptance = {}, {"position_tables": [], "detectors": []}
     sets = []
     if a.torch:
-        manifest = json.load(open(os.path.join(a.torch, "manifest.json")))
+        manifest = load_manifest(a.torch)
         sets.append(("torch", a.torch, [(os.path.join(a.torch, e["file"]), e) for e in manifest["models"]]))
     if a.corpus:
         paths = sorted(glob.glob(os.path.join(a.corpus, "**", "*.onnx"), recursive=True))

