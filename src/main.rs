@@ -8,7 +8,7 @@ use std::process::ExitCode;
 static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimalloc;
 
 fn main() -> ExitCode {
-    #[cfg(all(feature = "mimalloc", target_os = "linux"))]
+    #[cfg(feature = "mimalloc")]
     no_huge_pages_for_small_models();
     ExitCode::from(onnx_bcast::cli::main_from(std::env::args_os()))
 }
@@ -18,13 +18,12 @@ fn main() -> ExitCode {
 /// time (`bench/deploy_speed.py` times whole processes on models of a few KiB), while a large model's check gains
 /// from them (fewer faults). So a run whose files are all small asks the kernel for no more huge pages; the one
 /// mimalloc touched before `main` stays. Only the binary does this: the Python wheel runs in its host's process.
-#[cfg(all(feature = "mimalloc", target_os = "linux"))]
+#[cfg(feature = "mimalloc")]
 fn no_huge_pages_for_small_models() {
     const SMALL: u64 = 2 << 20;
     let mut files = std::env::args_os().skip(1).filter_map(|a| std::fs::metadata(a).ok());
     // A folder holds models of any size: leave it as it is.
     if files.all(|m| m.is_file() && m.len() <= SMALL) {
-        // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only how this process's pages are backed.
-        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        onnx_bcast::platform::no_more_huge_pages();
     }
 }

@@ -262,9 +262,9 @@ impl<'m> Walker<'m, '_> {
         }
         let mut pending: Vec<usize> = vec![0; nodes.len()];
         let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-        for i in 0..nodes.len() {
+        for (i, waiting) in pending.iter_mut().enumerate() {
             let deps: HashSet<usize> = producers.input_nodes(i).collect();
-            pending[i] = deps.len();
+            *waiting = deps.len();
             for d in deps {
                 consumers[d].push(i);
             }

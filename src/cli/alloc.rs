@@ -67,17 +67,17 @@ mod tests {
                 let layout = Layout::from_size_align(size, align).unwrap();
                 let blocks: Vec<*mut u8> = (0..20).map(|_| unsafe { Mimalloc.alloc(layout) }).collect();
                 for &p in &blocks {
-                    assert!(!p.is_null() && p as usize % align == 0, "size {size}, align {align}: {p:p}");
+                    assert!(!p.is_null() && (p as usize).is_multiple_of(align), "size {size}, align {align}: {p:p}");
                     unsafe { p.write_bytes(0xA5, size) };
                 }
                 for p in blocks {
                     let grown = unsafe { Mimalloc.realloc(p, layout, size * 3) };
-                    assert_eq!(grown as usize % align, 0, "realloc to {} at align {align}", size * 3);
+                    assert!((grown as usize).is_multiple_of(align), "realloc to {} at align {align}", size * 3);
                     assert_eq!(unsafe { *grown.add(size - 1) }, 0xA5, "realloc keeps the contents");
                     unsafe { Mimalloc.dealloc(grown, Layout::from_size_align(size * 3, align).unwrap()) };
                 }
                 let zeroed = unsafe { Mimalloc.alloc_zeroed(layout) };
-                assert_eq!(zeroed as usize % align, 0);
+                assert!((zeroed as usize).is_multiple_of(align));
                 assert!((0..size).all(|i| unsafe { *zeroed.add(i) } == 0), "alloc_zeroed of {size} bytes");
                 unsafe { Mimalloc.dealloc(zeroed, layout) };
             }
