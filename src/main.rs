@@ -24,6 +24,6 @@ fn no_huge_pages_for_small_models() {
     let mut files = std::env::args_os().skip(1).filter_map(|a| std::fs::metadata(a).ok());
     // A folder holds models of any size: leave it as it is.
     if files.all(|m| m.is_file() && m.len() <= SMALL) {
-        onnx_bcast::platform::no_more_huge_pages();
+        onnx_bcast::sys::platform::no_more_huge_pages();
     }
 }
