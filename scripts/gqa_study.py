@@ -13,8 +13,9 @@ import glob, json, os, random, sys, tempfile
 import numpy as np
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import range_study as rs  # noqa: E402
+# Run as `python scripts/gqa_study.py`, this folder is first on the path: range_study and the harness import as
+# they do for every script here.
+import range_study as rs
 
 binary = sys.argv[1]
 models = sorted(glob.glob(os.path.join(sys.argv[2], "*genai*.onnx")))
