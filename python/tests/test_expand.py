@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
+import sys
 
 import onnx
 import onnxruntime as ort
@@ -20,6 +21,10 @@ OK = FIXTURES / "multidirectional_add_ok.onnx"
 
 def _conformance():
     """scripts/expand_conformance.py's loading of test data sets (the backend runner's way)."""
+    # The script imports the harness package beside it, which it finds first on the path when run as a script.
+    scripts = str(REPO / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
     spec = importlib.util.spec_from_file_location("expand_conformance", REPO / "scripts" / "expand_conformance.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
