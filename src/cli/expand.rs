@@ -66,7 +66,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
     // The rewrite is verified before OUT is written: a rewrite that computes something else is never written.
     let verified = match &request.verify {
         Some(sizes) => {
-            let rewrite = Rewrite {
+            let rewrite = ToVerify {
                 shown: &shown,
                 original: model.bytes(),
                 pieces,
@@ -122,7 +122,7 @@ fn write_summary(
 /// What `--verify` compares: the original model's bytes and the rewrite of them. (Without the `verify` feature
 /// nothing reads it: `command` refuses --verify first.)
 #[cfg_attr(not(feature = "verify"), allow(dead_code))]
-struct Rewrite<'a> {
+struct ToVerify<'a> {
     shown: &'a str,
     original: &'a [u8],
     pieces: &'a Pieces,
@@ -135,10 +135,10 @@ struct Rewrite<'a> {
 
 /// `expand --verify`: runs both models with tract and compares their outputs.
 #[cfg(feature = "verify")]
-fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
+fn verify_rewrite(rewrite: ToVerify<'_>) -> io::Result<Status> {
     /// Inputs are drawn from this seed, so a run is reproducible.
     const SEED: u64 = 0x0b_ca57;
-    let Rewrite { shown, original, pieces, unchanged, format, sizes } = rewrite;
+    let ToVerify { shown, original, pieces, unchanged, format, sizes } = rewrite;
     if unchanged {
         if format == Format::Text {
             tell!("verify: {shown}: nothing was rewritten, so the outputs are the original's");
@@ -180,7 +180,7 @@ fn verify_rewrite(rewrite: Rewrite<'_>) -> io::Result<Status> {
 
 /// `command` refuses --verify before expanding when the feature is off; this only keeps that promise if it is not.
 #[cfg(not(feature = "verify"))]
-fn verify_rewrite(_: Rewrite<'_>) -> io::Result<Status> {
+fn verify_rewrite(_: ToVerify<'_>) -> io::Result<Status> {
     say!("{NO_VERIFY}");
     Ok(Status::Failed)
 }
