@@ -117,7 +117,7 @@ fn analyze_model_impl(
     request: &Request,
     each_site: Option<&mut dyn FnMut(Site)>,
 ) -> Analysis {
-    let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let folder = model.folder();
     let (values, problems) = crate::onnx::external::survey(folder, model.proto());
     let mut notes: Vec<Note> = problems
         .into_iter()

@@ -91,6 +91,8 @@ pub enum LoadError {
 /// A decoded model together with the bytes it was decoded from.
 pub struct Model {
     path: PathBuf,
+    /// The folder of `path` (`.` for a bare name), where external data locations are resolved: found once, here.
+    folder: PathBuf,
     bytes: Bytes,
     /// The file the model was opened from; `None` for a model decoded from bytes in memory.
     file: Option<File>,
@@ -125,7 +127,8 @@ impl Model {
         if proto.graph.is_none() {
             return Err(not_binary(&path, &file).unwrap_or(LoadError::NoGraph { path }));
         }
-        Ok(Model { path, bytes, file: Some(file), proto })
+        let folder = crate::sys::atomic::folder_of(&path).to_path_buf();
+        Ok(Model { path, folder, bytes, file: Some(file), proto })
     }
 
     /// Decodes a model from bytes already in memory; `path` only names it in messages.
@@ -145,7 +148,8 @@ impl Model {
         if proto.graph.is_none() {
             return Err(not_binary(&path).unwrap_or(LoadError::NoGraph { path }));
         }
-        Ok(Model { path, bytes, file: None, proto })
+        let folder = crate::sys::atomic::folder_of(&path).to_path_buf();
+        Ok(Model { path, folder, bytes, file: None, proto })
     }
 
     /// Gives main-graph initializer `index`, whose data the caller left out (it has no `raw_data`), the bytes `data`
@@ -164,6 +168,11 @@ impl Model {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The folder the model's file is in (`.` for a bare name): where its external data locations are resolved.
+    pub fn folder(&self) -> &Path {
+        &self.folder
     }
 
     /// The bytes the model was decoded from (the memory map, for a model opened from a file). Reading them maps

@@ -29,8 +29,11 @@ pub enum Destination {
     Stdout,
     /// An existing file that is not a regular file (a FIFO, a device): written through.
     Stream(PathBuf),
-    /// A regular file, new or replaced (the target of a symlink OUT).
-    File(PathBuf),
+    /// A regular file, new or replaced (the target of a symlink OUT), and its folder.
+    File {
+        path: PathBuf,
+        folder: PathBuf,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +66,7 @@ pub fn destination(output: &Path) -> Result<Destination, SaveError> {
         return Ok(Destination::Stdout);
     }
     let io = |e: io::Error| SaveError::Io { out: out.clone(), reason: reason(&e) };
-    match std::fs::symlink_metadata(output) {
+    let path = match std::fs::symlink_metadata(output) {
         Ok(link) => {
             let meta = match std::fs::metadata(output) {
                 Ok(meta) => meta,
@@ -73,25 +76,25 @@ pub fn destination(output: &Path) -> Result<Destination, SaveError> {
                 }
             };
             if meta.is_dir() {
-                Err(SaveError::IsFolder { out })
+                return Err(SaveError::IsFolder { out });
             } else if !meta.is_file() {
-                Ok(Destination::Stream(output.to_path_buf()))
+                return Ok(Destination::Stream(output.to_path_buf()));
             } else if link.file_type().is_symlink() {
-                Ok(Destination::File(output.canonicalize().map_err(io)?))
+                output.canonicalize().map_err(io)?
             } else {
-                Ok(Destination::File(output.to_path_buf()))
+                output.to_path_buf()
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let folder = folder_of(output);
-            let shown = folder.display().to_string();
-            match std::fs::metadata(folder) {
-                Ok(meta) if meta.is_dir() => Ok(Destination::File(output.to_path_buf())),
-                Ok(_) => Err(SaveError::NotAFolder { out, folder: shown }),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(SaveError::NoFolder { out, folder: shown }),
-                Err(e) => Err(io(e)),
-            }
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => output.to_path_buf(),
+        Err(e) => return Err(io(e)),
+    };
+    // A regular file, new or replaced: its folder must exist (it does, for a file that exists).
+    let folder = folder_of(&path).to_path_buf();
+    let shown = folder.display().to_string();
+    match std::fs::metadata(&folder) {
+        Ok(meta) if meta.is_dir() => Ok(Destination::File { path, folder }),
+        Ok(_) => Err(SaveError::NotAFolder { out, folder: shown }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(SaveError::NoFolder { out, folder: shown }),
         Err(e) => Err(io(e)),
     }
 }
@@ -107,7 +110,7 @@ pub fn write_model(
     output: &Path,
 ) -> Result<Vec<String>, SaveError> {
     let out = output.display().to_string();
-    let path = match destination(output)? {
+    let (path, to) = match destination(output)? {
         Destination::Stdout => return write_stream(model, moves, pieces, &out, &mut io::stdout().lock()),
         Destination::Stream(path) => {
             let mut file = std::fs::OpenOptions::new()
@@ -116,16 +119,16 @@ pub fn write_model(
                 .map_err(|e| SaveError::Io { out: out.clone(), reason: reason(&e) })?;
             return write_stream(model, moves, pieces, &out, &mut file);
         }
-        Destination::File(path) => path,
+        Destination::File { path, folder } => (path, folder),
     };
-    let (from, to) = (folder_of(model.path()).to_path_buf(), folder_of(&path).to_path_buf());
+    let from = model.folder();
     let same_folder = match (from.canonicalize(), to.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    let carried = if same_folder { Vec::new() } else { carried_locations(model, &from, moves, &out)? };
+    let carried = if same_folder { Vec::new() } else { carried_locations(model, from, moves, &out)? };
     if let Some((file, _)) = &moves.gathered {
-        gather_allowed(model, (&from, &to), &path, file, &carried, &out)?;
+        gather_allowed(model, (from, &to), &path, file, &carried, &out)?;
     }
     let mut written: Vec<PathBuf> = Vec::new();
     let mut names = Vec::new();
@@ -216,6 +219,14 @@ fn gather_allowed(
 ) -> Result<(), SaveError> {
     let target = to.join(file);
     let refuse = |why: &str| Err(SaveError::Gather { out: out.to_string(), file: file.to_string(), why: why.into() });
+    // The data files the input model references, found before any file is looked at.
+    let sources: Vec<PathBuf> = external::all_tensors(model.proto())
+        .into_iter()
+        .filter_map(|t| {
+            let r = external::reference(t)?.ok()?;
+            external::resolve(from, t.name(), &r.location).ok()
+        })
+        .collect();
     if path.file_name() == Some(std::ffi::OsStr::new(file)) || crate::sys::platform::same_file(&target, path) {
         return refuse("names OUT itself");
     }
@@ -230,13 +241,7 @@ fn gather_allowed(
         return refuse("exists and is not a regular file");
     }
     // An existing file may only be one the input model references beside OUT: the rewrite replaces it.
-    let owned = external::all_tensors(model.proto()).into_iter().any(|t| {
-        external::reference(t)
-            .and_then(Result::ok)
-            .and_then(|r| external::resolve(from, t.name(), &r.location).ok())
-            .is_some_and(|source| crate::sys::platform::same_file(&source, &target))
-    });
-    if owned {
+    if sources.iter().any(|source| crate::sys::platform::same_file(source, &target)) {
         Ok(())
     } else {
         refuse("already exists and is not a data file of this model; choose a new name")

@@ -23,7 +23,7 @@ pub(super) fn move_external(
         }
         moves.gathered = Some((name.clone(), Vec::new()));
     }
-    let folder = model.path().parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let folder = model.folder();
     let Some(graph) = &model.proto().graph else { return Ok(moves) };
     let mut next_offset = 0u64;
     for (j, t) in graph.initializer.iter().enumerate() {
