@@ -14,13 +14,11 @@ impl Ctx<'_, '_> {
     /// settle it alone.
     pub fn require_condition(&self, requirement: Requirement, inputs: Vec<usize>, axis: usize, kind: ConditionKind) {
         let condition = Condition { axis, kind };
-        let predicate = Predicate::of_condition(&condition.kind);
-        // With no range given, every symbol is free: the decision holds or fails only where it does at every size.
-        let verdict = match crate::rules::ranges::decide(&predicate, &Ranges::default()) {
-            Decision::Holds(_) => return,
-            Decision::Fails { .. } => Verdict::Violated(Detail::Unmet(condition)),
-            Decision::Unproven(_) if mentions_fresh(&condition.kind) => return,
-            Decision::Unproven(_) => Verdict::Conditional(vec![condition]),
+        let verdict = match settled(&condition.kind) {
+            Settled::Holds => return,
+            Settled::Fails => Verdict::Violated(Detail::Unmet(condition)),
+            Settled::Open if mentions_fresh(&condition.kind) => return,
+            Settled::Open => Verdict::Conditional(vec![condition]),
         };
         self.report(Contradiction { requirement, inputs, verdict });
     }
@@ -46,6 +44,44 @@ impl Ctx<'_, '_> {
         found.truncate(start);
         found.push(Contradiction { requirement, inputs, verdict: Verdict::Conditional(conditions) });
     }
+}
+
+/// What a condition comes to with every symbol free.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Settled {
+    Holds,
+    Fails,
+    Open,
+}
+
+/// How many decisions a thread keeps: a decoder states the same few requirements in every layer.
+const REMEMBERED: usize = 64;
+
+thread_local! {
+    /// Conditions already settled on this thread, newest last. Settling one is a pure function of the condition (no
+    /// range is given), and a decoder's attention nodes repeat theirs in every layer, each costing a search over
+    /// the free symbols: one search per distinct condition instead of one per node.
+    static SETTLED: std::cell::RefCell<Vec<(ConditionKind, Settled)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Decides `kind` with no range given: every symbol is free, so it holds or fails only where it does at every size.
+fn settled(kind: &ConditionKind) -> Settled {
+    let known = SETTLED.with_borrow(|memo| memo.iter().find(|(k, _)| k == kind).map(|&(_, s)| s));
+    if let Some(s) = known {
+        return s;
+    }
+    let s = match crate::rules::ranges::decide(&Predicate::of_condition(kind), &Ranges::default()) {
+        Decision::Holds(_) => Settled::Holds,
+        Decision::Fails { .. } => Settled::Fails,
+        Decision::Unproven(_) => Settled::Open,
+    };
+    SETTLED.with_borrow_mut(|memo| {
+        if memo.len() == REMEMBERED {
+            memo.remove(0);
+        }
+        memo.push((kind.clone(), s));
+    });
+    s
 }
 
 /// Whether a condition is about a size nothing names: a condition on it would be on an unknown.
@@ -102,6 +138,23 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert!(found[0].is_certain(), "{found:?}");
         assert!(matches!(&found[0].verdict, Verdict::Violated(Detail::Unmet(_))));
+    }
+
+    #[test]
+    fn a_condition_settled_before_is_settled_the_same_way_again_and_others_apart_from_it() {
+        let s = Dim::sym("S");
+        let open = || one_of(s.clone(), vec![Dim::Known(16)]);
+        let broken = || one_of(Dim::Known(3), vec![Dim::Known(16)]);
+        for _ in 0..2 {
+            assert_eq!(run(open())[0].conditions()[0].to_string(), "S = 16");
+            assert!(run(broken())[0].is_certain());
+            assert!(run(one_of(s.clone(), vec![s.clone()])).is_empty());
+        }
+        // More distinct conditions than are remembered: the first is decided again, the same way.
+        for n in 0..(REMEMBERED as u64 + 3) {
+            assert!(run(one_of(Dim::Known(n + 100), vec![Dim::Known(n + 100)])).is_empty());
+        }
+        assert!(!run(open())[0].is_certain());
     }
 
     #[test]
