@@ -1,13 +1,19 @@
 """`onnx-bcast check` against onnxruntime's symbolic shape inference on the deployment corpus (issue 24).
 
     python bench/deploy_speed.py BIN MODELS_DIR [--repeat 3] [--out bench/DEPLOY_SPEED.txt] [--decode DECODE_BIN]
-        [--baseline OLD_BIN]
+        [--baseline OLD_BIN] [--api]
 
 Run with the deployment venv's python (corpus/deploy_fetch.sh) and a release build of BIN. For every model of the
 manifest: the wall time of `BIN check --format json MODEL` as a whole process (start-up, reading and decoding
 the file included), and the time of `SymbolicShapeInference.infer_shapes(model, auto_merge=True)` in process, on a
 model already loaded (its loading not counted); the best of `--repeat` runs of each. A crash of onnxruntime's
 inference is timed to the crash and listed. Prints per-tool and total figures and the ratio per model.
+
+Two more figures say what a per-model ratio can be. The floor of any whole process: `/bin/true` started the same
+way, best of the same runs (a model on which onnxruntime takes less than ten times that cannot be checked ten times
+faster by any process). And, with `--api` (the `onnx_bcast` package importable, e.g. the wheel of
+scripts/python_wheel.sh on PYTHONPATH), `onnx_bcast.check(model)` in process on the same loaded ModelProto: both
+tools in process, nothing else counted.
 """
 
 import argparse
@@ -42,6 +48,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--decode", default=None, help="examples/decode_model built beside BIN: the floor, decoding alone")
     ap.add_argument("--baseline", default=None, help="another onnx-bcast binary, timed the same way in the same run")
+    ap.add_argument("--api", action="store_true", help="also time onnx_bcast.check(ModelProto) in process")
     a = ap.parse_args()
     a.binary, a.models_dir = os.path.abspath(a.binary), os.path.abspath(a.models_dir)
     if a.out:
@@ -51,6 +58,7 @@ def main():
     from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
     with open(os.path.join(a.models_dir, "manifest.json"), encoding="utf-8") as f:
         entries = json.load(f)["models"]
+    api = __import__("onnx_bcast") if a.api else None
     rows = []
     for e in entries:
         path = os.path.join(a.models_dir, e["file"])
@@ -65,8 +73,10 @@ def main():
                                                                guess_output_rank=False, verbose=0))
         theirs, error = best(lambda: infer(model), a.repeat)
         loading, _ = best(lambda: infer(onnx.load(path)), a.repeat)
+        in_process = best(lambda: api.check(model), a.repeat)[0] if api else None
+        floor = process("/bin/true")
         rows.append({"model": e["file"], "tool": e["tool"], "check": ours, "ort": theirs, "ort_load": loading,
-                     "ort_error": error, "decode": decode, "before": before})
+                     "ort_error": error, "decode": decode, "before": before, "api": in_process, "floor": floor})
         print(f"{e['file']}: check {ours * 1000:.1f} ms, ORT {theirs * 1000:.1f} ms"
               f"{' (crashed)' if error else ''}, {theirs / ours:.1f}x", file=sys.stderr, flush=True)
     lines = [f"bench/deploy_speed.py on {len(rows)} models (best of {a.repeat}); check: whole process; ORT "
@@ -97,12 +107,40 @@ def main():
             lines.append(f"{what}: {theirs:.2f} s on all {len(rows)} models against check's "
                          f"{sum(r['check'] for r in rows):.2f} s; per model, check ÷ it: median "
                          f"{statistics.median(r['check'] / r[key] for r in rows):.2f}x")
+    lines += per_model_bounds(runs)
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:
             f.write(text)
     return 0
+
+
+def per_model_bounds(runs):
+    """Where the per-model ratio falls under 10x, and what bounds it: the floor of any process, in-process time."""
+    if not runs:
+        return []
+    floor = min(r["floor"] for r in runs)
+    lines = ["", f"a process that does nothing (/bin/true, started the same way): {floor * 1000:.2f} ms at best"]
+    under = sorted((r for r in runs if r["ort"] / r["check"] < 10), key=lambda r: r["ort"] / r["check"])
+    bound = [r for r in runs if r["ort"] < 10 * floor]
+    lines.append(f"per model, whole process under 10x: {len(under)} of {len(runs)}; on {len(bound)} of them "
+                 "onnxruntime takes less than 10x the do-nothing process, so no process can be 10x faster there")
+    api = [r for r in runs if r["api"] is not None]
+    if api:
+        ratios = [r["ort"] / r["api"] for r in api]
+        lines.append(f"in process (onnx_bcast.check(ModelProto) against symbolic_shape_infer, same loaded model): "
+                     f"per model at least {min(ratios):.1f}x, median {statistics.median(ratios):.1f}x; under 10x: "
+                     f"{sum(x < 10 for x in ratios)} of {len(api)}")
+    lines.append("")
+    lines.append(f"{'model (whole process under 10x)':44} {'check ms':>9} {'ORT ms':>7} {'ratio':>6} "
+                 f"{'floor ms':>9} {'API ms':>7} {'API ratio':>10}")
+    for r in under:
+        in_process = (f"{r['api'] * 1000:7.2f} {r['ort'] / r['api']:9.1f}x" if r["api"] is not None
+                      else f"{'-':>7} {'-':>10}")
+        lines.append(f"{r['model'][:44]:44} {r['check'] * 1000:9.2f} {r['ort'] * 1000:7.2f} "
+                     f"{r['ort'] / r['check']:5.1f}x {r['floor'] * 1000:9.2f} {in_process}")
+    return lines
 
 
 if __name__ == "__main__":
