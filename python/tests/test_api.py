@@ -207,6 +207,32 @@ def test_the_gil_is_released_while_rust_works(tmp_path):
     assert during > 1000, f"the counting thread advanced {during} times while check ran"
 
 
+WORKERS = """
+import os, sys, onnx_bcast
+from concurrent.futures import ThreadPoolExecutor
+def workers():
+    names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+    return names.count("onnx-bcast")
+for _ in range(20):
+    onnx_bcast.check(sys.argv[1])
+after_sequential = workers()
+with ThreadPoolExecutor(8) as pool:
+    list(pool.map(lambda _: onnx_bcast.check(sys.argv[1]).to_json(), range(64)))
+print(after_sequential, workers())
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc (Linux)")
+def test_calls_share_worker_threads_and_keep_only_a_few():
+    """A call runs on a worker thread kept for the next one: twenty calls one after the other leave one worker, and
+    calls from eight threads at once leave no more than four (the rest end after their call)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", WORKERS, str(FIXTURES / "symbolic_batch.onnx")], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[0] == "1" and 1 <= int(out[1]) <= 4, out
+
+
 def test_threads_check_models_concurrently_with_the_same_results(fixtures):
     from concurrent.futures import ThreadPoolExecutor
     serial = [onnx_bcast.check(p).to_json() for p in fixtures]
