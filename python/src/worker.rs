@@ -81,12 +81,16 @@ static OWNER: OnceLock<u32> = OnceLock::new();
 /// How many idle workers are kept: calls from more threads at once than this start threads that end after their job.
 const KEPT: usize = 4;
 
+/// An idle worker, taken off the list.
+fn idle_worker() -> Option<mpsc::Sender<Job>> {
+    IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop()
+}
+
 /// Hands `job` to an idle worker, or to a new one.
 fn run(mut job: Job) -> std::io::Result<()> {
     let pid = std::process::id();
     let keep = *OWNER.get_or_init(|| pid) == pid;
-    while keep {
-        let Some(worker) = IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+    while let Some(worker) = keep.then(idle_worker).flatten() {
         match worker.send(job) {
             Ok(()) => return Ok(()),
             // A worker that is gone (it cannot be, but a job is never lost to it).
