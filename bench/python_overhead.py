@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What the Python API costs over the command line, and what it saves over onnx's own shape inference.
 
-    target/wheel-test-venv/bin/python bench/python_overhead.py --binary BIN --model NODES_100000.onnx \
-        --exports DIR [--rounds 7]
+    target/wheel-test-venv/bin/python bench/python_overhead.py --binary BIN [--model NODES_100000.onnx] \
+        [--exports DIR] [--corpus DIR] [--rounds 7]
 
 (The venv is the one scripts/python_wheel.sh installs the wheel into; BIN is a release `onnx-bcast`, e.g.
 target/bench/bin/onnx-bcast from bench/run.sh; DIR holds PyTorch exports, e.g. the corpus corpus/torch_fetch.sh
@@ -13,6 +13,11 @@ makes.) `bench/run.sh python` runs it with those defaults.
    (`python -c "import onnx_bcast; onnx_bcast.check(path)"`), which pays Python's start and the import.
 2. On each transformer export: `onnx_bcast.check(model_proto)` (serialization included) against
    `onnx.shape_inference.infer_shapes(model_proto)` on the same loaded object.
+3. With `--corpus DIR` (the PyTorch corpus of corpus/torch_fetch.sh), per model: `check(model_proto)` against
+   `infer_shapes(model_proto)`, and `check(path)` in process against the `onnx-bcast check` command on the same
+   file, all four interleaved round by round (a burst of load from other work falls on every contender), medians.
+   Goals of issue 29: check(ModelProto) at least 10x faster than infer_shapes on every model, check(path) within
+   1.2x of the command.
 
 Prints a table; exit 0.
 """
@@ -71,18 +76,68 @@ def against_infer_shapes(exports: list[Path], rounds: int) -> None:
     print(f"\nmedian {statistics.median(ratios):.1f}×, least {min(ratios):.1f}× faster over {len(ratios)} exports\n")
 
 
+def timed_cpu(f) -> tuple[float, float]:
+    """Wall time and this process's CPU time (every thread's) of one call."""
+    cpu, start = time.process_time(), time.perf_counter()
+    f()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def against_corpus(binary: str, folder: Path, rounds: int) -> None:
+    models = sorted(folder.glob("*.onnx"))
+    assert models, f"no .onnx in {folder}"
+    print(f"## Per model of {folder.name}: check(ModelProto) against infer_shapes, check(path) against the command; "
+          f"{rounds} interleaved rounds (median wall time; CPU time of this process beside, which a loaded machine "
+          "leaves alone)\n")
+    print("| model | nodes | MB | infer_shapes | check(ModelProto) | faster | CPU: infer_shapes | check | faster "
+          "| command | check(path) | vs command |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    faster, faster_cpu, versus = [], [], []
+    for path in models:
+        model = onnx.load(str(path))
+        onnx_bcast.check(model), onnx.shape_inference.infer_shapes(model)  # first calls (imports, caches) untimed
+        times: dict[str, list[tuple[float, float]]] = {"theirs": [], "ours": [], "cli": [], "api": []}
+        for _ in range(rounds):
+            times["theirs"].append(timed_cpu(lambda: onnx.shape_inference.infer_shapes(model)))
+            times["ours"].append(timed_cpu(lambda: onnx_bcast.check(model)))
+            times["cli"].append(timed_cpu(
+                lambda: subprocess.run([binary, "check", str(path)], stdout=subprocess.DEVNULL)))
+            times["api"].append(timed_cpu(lambda: onnx_bcast.check(str(path))))
+        theirs, ours, cli, api = (statistics.median(w for w, _ in times[k]) for k in ("theirs", "ours", "cli", "api"))
+        theirs_cpu, ours_cpu = (statistics.median(c for _, c in times[k]) for k in ("theirs", "ours"))
+        faster.append((theirs / ours, path.name))
+        faster_cpu.append((theirs_cpu / ours_cpu, path.name))
+        versus.append((api / cli, path.name))
+        print(f"| {path.name} | {len(model.graph.node)} | {path.stat().st_size / 1e6:.1f} | {theirs * 1e3:.2f} ms "
+              f"| {ours * 1e3:.2f} ms | {theirs / ours:.1f}× | {theirs_cpu * 1e3:.2f} ms | {ours_cpu * 1e3:.2f} ms "
+              f"| {theirs_cpu / ours_cpu:.1f}× | {cli * 1e3:.2f} ms | {api * 1e3:.2f} ms | {api / cli:.2f}× |")
+    for label, ratios in (("wall", faster), ("CPU", faster_cpu)):
+        least = min(ratios)
+        print(f"\ncheck(ModelProto) against infer_shapes ({label}): median "
+              f"{statistics.median(r for r, _ in ratios):.1f}×, least {least[0]:.1f}× ({least[1]}); "
+              f"{sum(r >= 10 for r, _ in ratios)} of {len(ratios)} models at least 10×")
+    worst = max(versus)
+    print(f"\ncheck(path) against the command: median {statistics.median(r for r, _ in versus):.2f}×, most "
+          f"{worst[0]:.2f}× ({worst[1]}); {sum(r <= 1.2 for r, _ in versus)} of {len(versus)} models within 1.2×\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
-    parser.add_argument("--model", required=True, help="the 100,000-node benchmark model")
-    parser.add_argument("--exports", required=True, help="a folder of transformer exports")
+    parser.add_argument("--model", help="the 100,000-node benchmark model")
+    parser.add_argument("--exports", help="a folder of transformer exports")
+    parser.add_argument("--corpus", help="the PyTorch corpus' models folder: a per-model table")
     parser.add_argument("--pattern", default="*.torchscript17.onnx")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    cli_overhead(args.binary, args.model, args.rounds)
-    exports = sorted(Path(args.exports).glob(args.pattern))
-    assert exports, f"no {args.pattern} in {args.exports}"
-    against_infer_shapes(exports, args.rounds)
+    if args.model:
+        cli_overhead(args.binary, args.model, args.rounds)
+    if args.exports:
+        exports = sorted(Path(args.exports).glob(args.pattern))
+        assert exports, f"no {args.pattern} in {args.exports}"
+        against_infer_shapes(exports, args.rounds)
+    if args.corpus:
+        against_corpus(args.binary, Path(args.corpus), args.rounds)
     return 0
 
 

@@ -17,7 +17,9 @@
 #             symbolic_shape_infer(auto_merge=True) (load, infer, save; needs sympy: ORT_PYTHON)
 #   python    the Python API (bench/python_overhead.py; report in bench/PYTHON.txt): check(path) against the command
 #             on the 100,000-node model, check(ModelProto) against onnx.shape_inference.infer_shapes on full-size
-#             transformer exports (bench/export_full_size.py, in the PyTorch corpus venv of corpus/torch_fetch.sh).
+#             transformer exports (bench/export_full_size.py, in the PyTorch corpus venv of corpus/torch_fetch.sh),
+#             and per model of the PyTorch corpus: check(ModelProto) against infer_shapes, check(path) against the
+#             command.
 #             Needs the wheel installed by scripts/python_wheel.sh (target/wheel-test-venv). Not part of `all`.
 #
 # Every part times decoding alone beside the commands (`decode only (floor)`: examples/decode_model.rs, the loader
@@ -356,7 +358,8 @@ for part in "${parts[@]}"; do
         gen nodes_100000 $(nodes_args 100000 1)
         "$torch_python" "$repo/bench/export_full_size.py" "$BENCH_DIR/models/full" || die "python: export failed"
         "$wheel_python" "$repo/bench/python_overhead.py" --binary "$BIN" --model "$BENCH_DIR/models/nodes_100000.onnx" \
-            --exports "$BENCH_DIR/models/full" --pattern '*.onnx' --rounds "${PYTHON_ROUNDS:-7}" \
+            --exports "$BENCH_DIR/models/full" --pattern '*.onnx' --corpus "$torch_models" \
+            --rounds "${PYTHON_ROUNDS:-7}" \
             | tee "$repo/bench/PYTHON.txt" || die "bench/python_overhead.py failed"
         continue
         ;;

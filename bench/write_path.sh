@@ -27,8 +27,8 @@ fi
 O="$BENCH_DIR/out/write_path.onnx"
 cat "$M" >/dev/null   # the input cached as read() leaves it
 
-# timed CMD...: prints "wall sys" of one run.
-timed() { /usr/bin/time -f '%e %S' -o "$BENCH_DIR/out/time" "$@" >/dev/null 2>&1; cat "$BENCH_DIR/out/time"; }
+# timed CMD...: prints "wall sys user" of one run.
+timed() { /usr/bin/time -f '%e %S %U' -o "$BENCH_DIR/out/time" "$@" >/dev/null 2>&1; cat "$BENCH_DIR/out/time"; }
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
@@ -39,16 +39,16 @@ for strategy in $STRATEGIES; do
     rows=()
     for _ in $(seq "$ROUNDS"); do
         rm -f "$O"; sync
-        read -r cw cs < <(timed cp "$M" "$O")
+        read -r cw cs cu < <(timed cp "$M" "$O")
         rm -f "$O"; sync
-        read -r ew es < <(timed "${env_strategy[@]}" "$BIN" expand "$M" "$O")
-        read -r rw rs < <(timed "${env_strategy[@]}" "$BIN" expand "$M" "$O")
-        rows+=("$cw $cs $ew $es $rw $rs")
+        read -r ew es eu < <(timed "${env_strategy[@]}" "$BIN" expand "$M" "$O")
+        read -r rw rs _ < <(timed "${env_strategy[@]}" "$BIN" expand "$M" "$O")
+        rows+=("$cw $cs $ew $es $rw $rs $(awk -v a="$cs" -v b="$cu" 'BEGIN { print a + b }') $(awk -v a="$es" -v b="$eu" 'BEGIN { print a + b }')")
     done
     col() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{print $c}' | median; }
     ratio() { printf '%s\n' "${rows[@]}" | awk -v a="$1" -v b="$2" '{ if ($b > 0) print $a / $b; else print "inf" }' | median; }
-    printf '%s: cp wall %s sys %s | expand (fresh OUT) wall %s sys %s | ratio wall %.2f sys %.2f | expand replacing OUT (fsync) wall %s sys %s (wall ratio %.2f)\n' \
-        "$strategy" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(ratio 3 1)" "$(ratio 4 2)" "$(col 5)" "$(col 6)" "$(ratio 5 1)"
+    printf '%s: cp wall %s sys %s | expand (fresh OUT) wall %s sys %s | ratio wall %.2f sys %.2f cpu (user+sys) %.2f | expand replacing OUT (fsync) wall %s sys %s (wall ratio %.2f)\n' \
+        "$strategy" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(ratio 3 1)" "$(ratio 4 2)" "$(ratio 8 7)" "$(col 5)" "$(col 6)" "$(ratio 5 1)"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$O"

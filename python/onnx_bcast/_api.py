@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import operator
 import os
 from dataclasses import dataclass
@@ -133,15 +134,31 @@ def _out(out: Any) -> Optional[str]:
 _VALUES_READ_UP_TO = 64
 
 
+#: A ModelProto whose large initializers hold up to about this many bytes of data (4 an element) is serialized whole:
+#: below it, one `SerializeToString()` in C costs less than building a copy of the model without the data in Python
+#: (measured on the PyTorch corpus: 0.1 ms against 1.3 ms for T5's 891 nodes and 0.1 MB, 0.7 against 1.4 ms for
+#: 6 MB; at 16-20 MB serializing takes 9-40 ms against 7 ms, as the serialized copy gets fresh memory).
+_SERIALIZED_WHOLE_UP_TO = 8 << 20
+
+
 def _analysable(model: ModelLike) -> Tuple[Union[str, bytes], str, List[Tuple[int, int]]]:
-    """As `_native_model`, but a ModelProto is serialized without the data of its large main-graph initializers (over
-    64 elements), whose values analysis never reads: the weights of a model are not serialized to check it. Returns
-    those initializers as (index, data length); the extension stands in for their data with untouched zero pages."""
+    """As `_native_model`, but a ModelProto with more than `_SERIALIZED_WHOLE_UP_TO` bytes of data in its large
+    main-graph initializers (over 64 elements, whose values analysis never reads) is serialized without that data:
+    the weights of a model are not serialized to check it. Returns those initializers as (index, data length); the
+    extension stands in for their data with untouched zero pages."""
     graph = getattr(model, "graph", None)
     initializers = getattr(graph, "initializer", None)
     if initializers is None or isinstance(model, (str, os.PathLike, bytes, bytearray, memoryview)):
         return (*_native_model(model), [])
-    large = {i for i, t in enumerate(initializers) if _elements(t.dims) > _VALUES_READ_UP_TO and t.HasField("raw_data")}
+    # One pass of C calls per initializer; a negative dim makes a count that is sorted out below.
+    counts = [math.prod(t.dims) for t in initializers]
+    if sum(n for n in counts if n > _VALUES_READ_UP_TO) * 4 <= _SERIALIZED_WHOLE_UP_TO:
+        return (*_native_model(model), [])
+    large = {
+        i
+        for i, n in enumerate(counts)
+        if n > _VALUES_READ_UP_TO and min(initializers[i].dims) >= 0 and initializers[i].HasField("raw_data")
+    }
     if not large:
         return (*_native_model(model), [])
     skeleton = type(model)()
@@ -153,18 +170,10 @@ def _analysable(model: ModelLike) -> Tuple[Union[str, bytes], str, List[Tuple[in
             skeleton.graph.initializer.add().CopyFrom(tensor)
             continue
         _copy_fields(tensor, skeleton.graph.initializer.add(), skip="raw_data", by_descriptor=True)
-        # The exact length: a tensor whose data has the wrong size is a finding (tensor-data-mismatch).
+        # The exact length: a tensor whose data has the wrong size is a finding (tensor-data-mismatch). upb has no
+        # way to read a bytes field's length without copying it: one copy of each tensor, one at a time.
         left_out.append((i, len(tensor.raw_data)))
     return skeleton.SerializeToString(), "proto", left_out
-
-
-def _elements(dims: Sequence[int]) -> int:
-    count = 1
-    for d in dims:
-        if d < 0:
-            return 0
-        count *= d
-    return count
 
 
 def _copy_fields(source: Any, target: Any, skip: str, by_descriptor: bool = False) -> None:

@@ -8,8 +8,6 @@
 //! exceptions with the command line's one-line message; a panic (a bug) becomes `InternalError`, never a crash.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -23,6 +21,9 @@ use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
 use onnx_bcast::rewrite::driver;
 use onnx_bcast::rewrite::expand::{Expand, ExpandError, ExpandOptions};
+
+mod worker;
+use worker::without_gil;
 
 #[global_allocator]
 static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimalloc;
@@ -119,56 +120,6 @@ impl From<Failure> for PyErr {
         }
     }
 }
-
-/// Runs `work` without the GIL, a panic in it becoming `InternalError` naming the model. The work runs on a thread
-/// of its own while this one waits for it, a few times a second taking the GIL to let Python run its signal
-/// handlers: Ctrl-C (`KeyboardInterrupt`, or whatever a handler raises) asks the work to stop
-/// ([`onnx_bcast::sys::interrupt`]), waits for it to end (at the next node), discards what it made and raises. Work that
-/// writes checks the request before writing.
-fn without_gil<T: Send>(py: Python<'_>, shown: &str, work: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let done = &(std::sync::Mutex::new(false), std::sync::Condvar::new());
-    let outcome = std::thread::scope(|scope| {
-        let flag = stop.clone();
-        let worker = std::thread::Builder::new()
-            .name("onnx-bcast".into())
-            // Analysis recurses into subgraphs and function bodies: as much stack as the command line gives it.
-            .stack_size(16 << 20)
-            .spawn_scoped(scope, move || {
-                let outcome = onnx_bcast::sys::interrupt::watch(flag, || onnx_bcast::sys::panics::guard(work));
-                *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
-                done.1.notify_all();
-                outcome
-            })
-            .map_err(|e| PyErr::from(Failure::Other(format!("{shown}: cannot start the work: {e}"))))?;
-        loop {
-            let finished = py.detach(|| {
-                let guard = done.0.lock().unwrap_or_else(|e| e.into_inner());
-                let (guard, _) = done
-                    .1
-                    .wait_timeout_while(guard, SIGNAL_POLL, |finished| !*finished)
-                    .unwrap_or_else(|e| e.into_inner());
-                *guard
-            });
-            if finished {
-                return Ok(worker.join().unwrap_or_else(|_| Err("the work ended without a result".into())));
-            }
-            if let Err(raised) = py.check_signals() {
-                stop.store(true, Ordering::Relaxed);
-                py.detach(|| worker.join()).ok();
-                return Err(raised);
-            }
-        }
-    });
-    match outcome {
-        Ok(Ok(done)) => Ok(done?),
-        Ok(Err(panic)) => Err(Failure::Internal(format!("{shown}: {panic}")).into()),
-        Err(e) => Err(e),
-    }
-}
-
-/// How often a call into the library lets Python handle signals.
-const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Whether the caller asked the work to stop: then nothing is written, and what was made is discarded.
 fn interrupted() -> Result<(), Failure> {

@@ -207,6 +207,32 @@ def test_the_gil_is_released_while_rust_works(tmp_path):
     assert during > 1000, f"the counting thread advanced {during} times while check ran"
 
 
+WORKERS = """
+import os, sys, onnx_bcast
+from concurrent.futures import ThreadPoolExecutor
+def workers():
+    names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+    return names.count("onnx-bcast")
+for _ in range(20):
+    onnx_bcast.check(sys.argv[1])
+after_sequential = workers()
+with ThreadPoolExecutor(8) as pool:
+    list(pool.map(lambda _: onnx_bcast.check(sys.argv[1]).to_json(), range(64)))
+print(after_sequential, workers())
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc (Linux)")
+def test_calls_share_worker_threads_and_keep_only_a_few():
+    """A call runs on a worker thread kept for the next one: twenty calls one after the other leave one worker, and
+    calls from eight threads at once leave no more than four (the rest end after their call)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", WORKERS, str(FIXTURES / "symbolic_batch.onnx")], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[0] == "1" and 1 <= int(out[1]) <= 4, out
+
+
 def test_threads_check_models_concurrently_with_the_same_results(fixtures):
     from concurrent.futures import ThreadPoolExecutor
     serial = [onnx_bcast.check(p).to_json() for p in fixtures]
@@ -215,10 +241,14 @@ def test_threads_check_models_concurrently_with_the_same_results(fixtures):
     assert parallel == serial
 
 
-def test_a_modelproto_with_large_initializers_is_judged_as_its_file(tmp_path):
-    """`check`/`shapes` of a ModelProto leave large initializers' data out of what they serialize; the report must
-    still be the file's, down to a large tensor whose data has the wrong size (tensor-data-mismatch) and a small one
-    whose data is far too long."""
+@pytest.mark.parametrize("whole_up_to", [0, None])
+def test_a_modelproto_with_large_initializers_is_judged_as_its_file(tmp_path, monkeypatch, whole_up_to):
+    """`check`/`shapes` of a ModelProto leave large initializers' data out of what they serialize (above a few MB of
+    it: here forced with a limit of 0, else the model is serialized whole); the report must still be the file's, down
+    to a large tensor whose data has the wrong size (tensor-data-mismatch) and a small one whose data is far too
+    long."""
+    if whole_up_to is not None:
+        monkeypatch.setattr(onnx_bcast._api, "_SERIALIZED_WHOLE_UP_TO", whole_up_to)
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -242,7 +272,10 @@ def test_a_modelproto_with_large_initializers_is_judged_as_its_file(tmp_path):
     path = tmp_path / "large.onnx"
     onnx.save(model, path)
     native, kind, left_out = onnx_bcast._api._analysable(model)
-    assert left_out == [(0, 256 * 512 * 4), (1, 300 * 300 * 4 - 8)] and len(native) < 10_000
+    if whole_up_to is None:
+        assert left_out == [] and native == model.SerializeToString()
+    else:
+        assert left_out == [(0, 256 * 512 * 4), (1, 300 * 300 * 4 - 8)] and len(native) < 10_000
     by_path, by_proto = onnx_bcast.check(path), onnx_bcast.check(model)
     assert _without_model(by_proto) == _without_model(by_path)
     assert {f.code for f in by_path.findings} >= {"tensor-data-mismatch"}, by_path

@@ -156,7 +156,11 @@ pub fn write_model(
         written.push(target);
         names.push(file.clone());
     }
-    if let Err(e) = write_atomically(&path, |w| pieces.write_to_file(model.source(), w)) {
+    let write = |w: &mut File| {
+        crate::sys::copy::prepare(w, pieces.len());
+        pieces.write_to_file(model.source(), w)
+    };
+    if let Err(e) = write_atomically(&path, write) {
         undo(&written);
         return Err(SaveError::Io { out, reason: reason(&e) });
     }

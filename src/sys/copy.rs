@@ -1,16 +1,19 @@
 //! Copying a byte range of the input file into the output file: tensor data, most of a large model's bytes.
 //!
 //! Three ways, measured by `bench/write_path.sh` (paired runs against `cp`, see bench/README.md):
-//! `write` from a memory map of the input a window at a time ([`Strategy::Map`]); `pread` into a large buffer and
+//! `write` from a memory map of the input a window at a time ([`Strategy::Map`]); `pread` into a 1 MiB buffer and
 //! `write` ([`Strategy::Pread`]); and the kernel's `copy_file_range` ([`Strategy::Kernel`]), which copies page cache
 //! to page cache without the data entering the process, but which Linux does with a slower path when the input and
-//! output offsets differ modulo the page size, as they do after an edit. `ONNX_BCAST_COPY=map|pread|kernel` picks
-//! one (for the benchmark); the default is [`DEFAULT`].
+//! output offsets differ modulo the page size, as they do after an edit (ext4: every 64 KiB the kernel moves at a
+//! time starts and ends in the middle of an output page, which it must prepare). `ONNX_BCAST_COPY=map|pread|kernel`
+//! picks one (for the benchmark); the default is [`DEFAULT`].
 //!
-//! Measured on the 1 GB model into a fresh OUT, 5 paired rounds against `cp` each, medians of the per-round ratios,
-//! with the 2-core machine at a load average of 11-12 from other builds: map 1.16x `cp`'s wall time and 1.05x its
-//! system time; pread 1.37x and 1.13x; copy_file_range 1.53x and 1.45x (the misaligned-offset path). A second
-//! map-only run of 9 rounds gave 1.30x and 1.08x: the wall ratio is within noise of the 1.2x goal under that load.
+//! `pread` is the default because its cost does not depend on how the input sits in the page cache. A map costs
+//! page faults and page-table entries set up and torn down per cached folio: cheap when the file is cached in 2 MiB
+//! folios (as after it was written), a third of the copy's system time when it is cached in small ones. Measured on
+//! the 1 GB model into a fresh OUT (with the output's blocks reserved first, see [`prepare`]), paired rounds against
+//! `cp` at a load average of 5-6: input cached in large folios, system time map 0.21-0.23 s, pread 0.23-0.33 s, `cp`
+//! 0.25-0.27 s; in the state where maps were slow, map 0.41-0.47 s, pread 0.29-0.33 s, `cp` 0.28-0.31 s.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -25,7 +28,7 @@ pub enum Strategy {
     Kernel,
 }
 
-pub const DEFAULT: Strategy = Strategy::Map;
+pub const DEFAULT: Strategy = Strategy::Pread;
 
 fn strategy() -> Strategy {
     match std::env::var("ONNX_BCAST_COPY").as_deref() {
@@ -33,6 +36,18 @@ fn strategy() -> Strategy {
         Ok("pread") => Strategy::Pread,
         Ok("kernel") => Strategy::Kernel,
         _ => DEFAULT,
+    }
+}
+
+/// Prepares `out` for `len` bytes written from its start: a large output has its blocks allocated at once
+/// ([`platform::reserve`]). On ext4, a write into blocks that are not yet allocated reserves each 4 KiB block as it
+/// goes (delayed allocation: an extent-status entry, a quota charge, a reservation per block); allocated first, the
+/// blocks are a few extents. Copying 1 GB at a misaligned offset took 0.27-0.29 s of system time without, 0.20-0.23 s
+/// with (`cp`, which allocates as it goes: 0.25-0.27 s), paired runs. The bytes written are the same.
+pub fn prepare(out: &File, len: u64) {
+    const LARGE: u64 = 16 << 20;
+    if len >= LARGE {
+        platform::reserve(out, len);
     }
 }
 
@@ -101,6 +116,18 @@ fn in_kernel(file: &File, range: Range<usize>, out: &mut File) -> io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prepared_output_keeps_its_size_and_the_bytes_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let mut out = File::create(&path).unwrap();
+        prepare(&out, 32 << 20);
+        assert_eq!(out.metadata().unwrap().len(), 0, "reserving space is not writing");
+        out.write_all(b"model").unwrap();
+        drop(out);
+        assert_eq!(std::fs::read(&path).unwrap(), b"model");
+    }
 
     #[test]
     fn every_strategy_copies_the_same_bytes() {

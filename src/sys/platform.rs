@@ -65,6 +65,16 @@ pub fn copy_file_range(file: &File, offset: &mut u64, out: &File, want: usize) -
     }
 }
 
+/// Asks the file system to allocate `len` bytes for `file` from its start, ahead of the writes that fill them,
+/// without changing its size (Linux's `fallocate` with `FALLOC_FL_KEEP_SIZE`). Best effort: nothing elsewhere, and
+/// nothing where the file system cannot (the writes then allocate as they go, and report a full disk themselves).
+pub fn reserve(file: &File, len: u64) {
+    #[cfg(all(target_os = "linux", not(feature = "portable-write")))]
+    linux::reserve(file, len);
+    #[cfg(not(all(target_os = "linux", not(feature = "portable-write"))))]
+    let _ = (file, len);
+}
+
 /// Reads exactly `buf.len()` bytes of `file` at `offset`, without moving a file position (so that threads may share
 /// the file).
 pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
@@ -226,6 +236,13 @@ mod linux {
         } else {
             Err(io::Error::last_os_error())
         }
+    }
+
+    pub(super) fn reserve(file: &File, len: u64) {
+        let Ok(len) = libc::off_t::try_from(len) else { return };
+        // SAFETY: the descriptor is open; the call takes plain integers. Its failure (EOPNOTSUPP, ENOSPC) is left
+        // to the writes that follow.
+        unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) };
     }
 
     pub(super) fn copy_file_range(file: &File, offset: &mut u64, out: &File, want: usize) -> Option<io::Result<usize>> {
