@@ -70,7 +70,7 @@ impl<'m> Planner<'m> {
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
-    pub fn site(&mut self, loc: &NodeLoc, sites: &[&Site]) {
+    pub fn site(&mut self, loc: &NodeLoc, sites: &[Site]) {
         match self.plan_site(loc, sites) {
             SitePlan::Nothing => {}
             SitePlan::Left(site) => self.summary.left.push(site),
@@ -95,8 +95,8 @@ impl<'m> Planner<'m> {
         super::Plan { edit: self.b.edit, summary, external: Default::default() }
     }
 
-    fn plan_site(&mut self, loc: &NodeLoc, sites: &[&Site]) -> SitePlan {
-        let first = sites[0];
+    fn plan_site(&mut self, loc: &NodeLoc, sites: &[Site]) -> SitePlan {
+        let first = &sites[0];
         if let Some(plan) = self.not_rewritten(loc, sites) {
             return plan;
         }
@@ -146,8 +146,8 @@ impl<'m> Planner<'m> {
 
     /// Why a node is not rewritten, if it is not: it breaks its rule, needs nothing, is already explicit, or no
     /// rewrite fits it.
-    fn not_rewritten(&mut self, loc: &NodeLoc, sites: &[&Site]) -> Option<SitePlan> {
-        let first = sites[0];
+    fn not_rewritten(&mut self, loc: &NodeLoc, sites: &[Site]) -> Option<SitePlan> {
+        let first = &sites[0];
         if let Some(bad) =
             sites.iter().find(|s| matches!(s.verdict, Verdict::Violation(_)) || s.type_mismatch.is_some())
         {
