@@ -83,17 +83,31 @@ impl ModelEdit {
     }
 }
 
-/// Output as a sequence of input byte ranges and new bytes.
+/// Output as a sequence of input byte ranges and new bytes. The new bytes (field headers, rebuilt names, encoded
+/// new messages) are kept one after the other in one buffer, so that the pieces of a rewrite that edits every node
+/// cost a few words per node rather than an allocation per field.
 #[derive(Debug, Default)]
 pub struct Pieces {
     items: Vec<Piece>,
+    /// The bytes of every [`Piece::Owned`].
+    owned: Vec<u8>,
     len: u64,
 }
 
 #[derive(Debug)]
 enum Piece {
+    /// A range of the input.
     Copy(Range<usize>),
-    Owned(Vec<u8>),
+    /// A range of [`Pieces::owned`].
+    Owned(Range<usize>),
+    /// The header of a field whose payload follows, until [`Pieces::end_field`] knows its length.
+    Header,
+}
+
+/// Where a field begun by [`Pieces::begin_field`] starts: its header's item and the output's length before it.
+struct FieldStart {
+    item: usize,
+    len: u64,
 }
 
 impl Pieces {
@@ -108,34 +122,65 @@ impl Pieces {
         self.items.push(Piece::Copy(range));
     }
 
-    fn owned(&mut self, bytes: Vec<u8>) {
-        self.len += bytes.len() as u64;
-        self.items.push(Piece::Owned(bytes));
+    /// New bytes, written by `write` into the buffer of owned bytes.
+    fn owned_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.owned.len();
+        write(&mut self.owned);
+        let end = self.owned.len();
+        self.len += (end - start) as u64;
+        if let Some(Piece::Owned(last)) = self.items.last_mut() {
+            if last.end == start {
+                last.end = end;
+                return;
+            }
+        }
+        self.items.push(Piece::Owned(start..end));
+    }
+
+    fn owned(&mut self, bytes: &[u8]) {
+        self.owned_with(|owned| owned.extend_from_slice(bytes));
     }
 
     fn append(&mut self, other: Pieces) {
         for item in other.items {
             match item {
                 Piece::Copy(r) => self.copy(r),
-                Piece::Owned(b) => self.owned(b),
+                Piece::Owned(r) => self.owned(&other.owned[r]),
+                Piece::Header => unreachable!("a field of `other` was left open"),
             }
         }
     }
 
-    /// A length-delimited field whose payload is `payload`.
-    fn field(&mut self, tag: u32, payload: Pieces) {
-        let mut head = Vec::with_capacity(12);
-        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut head);
-        encode_varint(payload.len, &mut head);
-        self.owned(head);
-        self.append(payload);
+    /// Starts a length-delimited field whose payload is what is added until [`Pieces::end_field`].
+    fn begin_field(&mut self) -> FieldStart {
+        self.items.push(Piece::Header);
+        FieldStart { item: self.items.len() - 1, len: self.len }
+    }
+
+    /// Ends the field begun at `start`: its header, now that the payload's length is known.
+    fn end_field(&mut self, start: FieldStart, tag: u32) {
+        let payload = self.len - start.len;
+        let at = self.owned.len();
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut self.owned);
+        encode_varint(payload, &mut self.owned);
+        self.len += (self.owned.len() - at) as u64;
+        self.items[start.item] = Piece::Owned(at..self.owned.len());
+    }
+
+    /// A length-delimited field whose payload `payload` adds.
+    fn field<E>(&mut self, tag: u32, payload: impl FnOnce(&mut Pieces) -> Result<(), E>) -> Result<(), E> {
+        let start = self.begin_field();
+        payload(self)?;
+        self.end_field(start, tag);
+        Ok(())
     }
 
     fn message(&mut self, tag: u32, message: &impl Message) {
-        let mut bytes = Vec::with_capacity(message.encoded_len() + 12);
-        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut bytes);
-        message.encode_length_delimited(&mut bytes).expect("a Vec grows as needed");
-        self.owned(bytes);
+        self.owned_with(|bytes| {
+            bytes.reserve(message.encoded_len() + 12);
+            encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), bytes);
+            message.encode_length_delimited(bytes).expect("a Vec grows as needed");
+        });
     }
 
     pub fn len(&self) -> u64 {
@@ -159,7 +204,8 @@ impl Pieces {
                         out.write_all(&buffer)?;
                     }
                 }
-                Piece::Owned(b) => out.write_all(b)?,
+                Piece::Owned(r) => out.write_all(&self.owned[r.clone()])?,
+                Piece::Header => unreachable!("a field left open"),
             }
         }
         Ok(())
@@ -177,7 +223,8 @@ impl Pieces {
         let mut buffer: Vec<u8> = Vec::with_capacity(1 << 20);
         for item in &self.items {
             match item {
-                Piece::Owned(b) => buffer.extend_from_slice(b),
+                Piece::Owned(r) => buffer.extend_from_slice(&self.owned[r.clone()]),
+                Piece::Header => unreachable!("a field left open"),
                 Piece::Copy(r) if r.len() < DIRECT => source.read_into(r.clone(), &mut buffer)?,
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
@@ -248,7 +295,7 @@ pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Piec
         };
         match loc {
             Some((loc, kind)) if touches(edit, &loc) => {
-                out.field(f.number, body(source, f.payload, edit, loc, kind)?);
+                out.field(f.number, |out| body(source, f.payload, edit, loc, kind, out))?;
             }
             _ => out.copy(f.range),
         }
@@ -267,10 +314,10 @@ fn body(
     edit: &ModelEdit,
     loc: Vec<GraphStep>,
     kind: &BodyFields,
-) -> Result<Pieces, WireError> {
+    out: &mut Pieces,
+) -> Result<(), WireError> {
     let empty = GraphEdit::default();
     let here = edit.graphs.get(&loc).unwrap_or(&empty);
-    let mut out = Pieces::default();
     let mut pending = pending_fields(here, kind);
 
     let mut node_index = 0;
@@ -323,7 +370,7 @@ fn body(
                 && matches!(k[loc.len()], GraphStep::Subgraph { node, .. } if node == node_index)
         });
         if node_edit.is_some() || has_sub {
-            out.field(kind.node, node(source, f.payload, node_edit, edit, &below)?);
+            out.field(kind.node, |out| node(source, f.payload, node_edit, edit, &below, out))?;
         } else {
             out.copy(f.range);
         }
@@ -332,7 +379,7 @@ fn body(
     for (_, p) in pending {
         out.append(p);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
@@ -367,12 +414,10 @@ fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
     pending
 }
 
-fn string_field(tag: u32, s: &str) -> Vec<u8> {
-    let mut v = Vec::with_capacity(s.len() + 6);
-    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut v);
-    encode_varint(s.len() as u64, &mut v);
+fn string_field(tag: u32, s: &str, v: &mut Vec<u8>) {
+    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), v);
+    encode_varint(s.len() as u64, v);
     v.extend_from_slice(s.as_bytes());
-    v
 }
 
 fn node(
@@ -381,26 +426,26 @@ fn node(
     edit: Option<&NodeEdit>,
     model: &ModelEdit,
     below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
-) -> Result<Pieces, WireError> {
-    let mut out = Pieces::default();
+    out: &mut Pieces,
+) -> Result<(), WireError> {
     let mut inputs_written = false;
     let mut attribute = 0;
     let write_inputs = |out: &mut Pieces, inputs: &[String]| {
         for name in inputs {
-            out.owned(string_field(NODE_INPUT, name));
+            out.owned_with(|v| string_field(NODE_INPUT, name, v));
         }
     };
     for f in fields(source, range)? {
         match (f.number, edit.and_then(|e| e.inputs.as_deref())) {
             (NODE_INPUT, Some(inputs)) => {
                 if !inputs_written {
-                    write_inputs(&mut out, inputs);
+                    write_inputs(out, inputs);
                     inputs_written = true;
                 }
                 continue;
             }
             (n, Some(inputs)) if n > NODE_INPUT && !inputs_written => {
-                write_inputs(&mut out, inputs);
+                write_inputs(out, inputs);
                 inputs_written = true;
             }
             _ => {}
@@ -420,31 +465,31 @@ fn node(
             continue;
         }
         let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
-        let mut graph_index = 0;
-        let mut rebuilt = Pieces::default();
-        let mut changed = false;
-        for a in attr_fields {
-            if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
-                let k = graph_index;
-                graph_index += 1;
-                if edited_graph(k) {
-                    rebuilt.field(a.number, body(source, a.payload, model, below(this, k), &GRAPH)?);
-                    changed = true;
-                    continue;
-                }
-            }
-            rebuilt.copy(a.range);
-        }
-        if changed {
-            out.field(NODE_ATTRIBUTE, rebuilt);
-        } else {
+        let graphs = attr_fields.iter().filter(|a| a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS).count();
+        if !(0..graphs).any(edited_graph) {
             out.copy(f.range);
+            continue;
         }
+        out.field(NODE_ATTRIBUTE, |out| {
+            let mut graph_index = 0;
+            for a in attr_fields {
+                if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
+                    let k = graph_index;
+                    graph_index += 1;
+                    if edited_graph(k) {
+                        out.field(a.number, |out| body(source, a.payload, model, below(this, k), &GRAPH, out))?;
+                        continue;
+                    }
+                }
+                out.copy(a.range);
+            }
+            Ok::<(), WireError>(())
+        })?;
     }
     if let (Some(inputs), false) = (edit.and_then(|e| e.inputs.as_deref()), inputs_written) {
-        write_inputs(&mut out, inputs);
+        write_inputs(out, inputs);
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -69,6 +69,11 @@ pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
             Segment::Name(n) => (false, crate::sys::escape::short(&n).into_owned()),
         })
         .collect();
+    let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
+    if naming == Naming::AsNeeded && length(&parts) <= budget {
+        // What fits needs no names (the most common line, and the one thing `expand` prints per site).
+        return Brief { message: parts.into_iter().map(|(_, t)| t).collect(), names: Vec::new() };
+    }
     let mut expressions: Vec<String> = Vec::new();
     for (_, text) in parts.iter().filter(|(is_text, _)| *is_text) {
         for dim in shape_dims(text) {
@@ -80,7 +85,6 @@ pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
     // Longest first, so that an expression inside a longer one does not break the longer one's replacement; each
     // becomes a placeholder first, numbered in order of first use after.
     expressions.sort_by_key(|e| std::cmp::Reverse(e.len()));
-    let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
     let mut placed: Vec<(String, String)> = Vec::new();
     for (k, expression) in expressions.into_iter().enumerate() {
         if naming == Naming::AsNeeded && length(&parts) <= budget {

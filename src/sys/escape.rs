@@ -255,6 +255,13 @@ pub fn text(raw: &str) -> Cow<'_, str> {
 /// A name as one-line formats show it: escaped, and past [`NAME_CHARS`] characters its beginning, `…` and the hash
 /// of the whole name, so that it stays unique. Only the beginning of a long name is looked at, besides the hash.
 pub fn short(raw: &str) -> Cow<'_, str> {
+    // At most NAME_CHARS bytes is at most NAME_CHARS characters: the name is its own head.
+    if raw.len() <= NAME_CHARS {
+        let shown = text(raw);
+        if shown.chars().count() <= NAME_CHARS {
+            return shown;
+        }
+    }
     let head: String = raw.chars().take(NAME_CHARS + 1).collect();
     if head.len() == raw.len() {
         let shown = text(raw);
