@@ -41,13 +41,17 @@ enum SitePlan {
 }
 
 /// The inputs of one node made explicit: the new value for each input position, and a line per input.
-#[derive(Default)]
 struct Rewritten {
     replaced: BTreeMap<usize, String>,
     steps: Vec<String>,
 }
 
 impl Rewritten {
+    /// Room for a line per operand: a plan keeps the lines of every node it rewrites, so no spare room.
+    fn for_operands(operands: &[Operand]) -> Rewritten {
+        Rewritten { replaced: BTreeMap::new(), steps: Vec::with_capacity(operands.len()) }
+    }
+
     fn add(&mut self, position: usize, name: String, step: String) {
         self.replaced.insert(position, name);
         self.steps.push(step);
@@ -231,7 +235,7 @@ impl<'m> Planner<'m> {
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
         let out_shape = Shape::known(out);
-        let mut done = Rewritten::default();
+        let mut done = Rewritten::for_operands(operands);
         for op in operands {
             let mapped = match &op.alignment {
                 Alignment::Mapped(m) => Some(m.clone()),
@@ -290,7 +294,7 @@ impl<'m> Planner<'m> {
         node: &NodeProto,
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
-        let mut done = Rewritten::default();
+        let mut done = Rewritten::for_operands(operands);
         if opset < 8 {
             return Err(LeftReason::NoExpand { opset, output: site.output_shape.clone() });
         }
