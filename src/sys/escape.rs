@@ -47,6 +47,10 @@ pub struct Name<'a>(&'a str);
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_char(OPEN)?;
+        if !self.0.contains([OPEN, CLOSE, QUOTE]) {
+            f.write_str(self.0)?;
+            return f.write_char(CLOSE);
+        }
         for c in self.0.chars() {
             if matches!(c, OPEN | CLOSE | QUOTE) {
                 f.write_char(QUOTE)?;

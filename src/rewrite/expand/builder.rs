@@ -2,7 +2,7 @@
 //! so that the same value made explicit the same way twice, in one graph, is one set of nodes.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{
@@ -55,7 +55,7 @@ struct Names<'m> {
 
 impl<'m> Names<'m> {
     fn of(model: &'m ModelProto) -> Names<'m> {
-        let mut names = Names { taken: Default::default(), next: HashMap::new() };
+        let mut names = Names { taken: Default::default(), next: HashMap::default() };
         if let Some(g) = &model.graph {
             names.graph(g);
         }
@@ -146,7 +146,7 @@ impl<'m> Builder<'m> {
             edit: ModelEdit::default(),
             counts: Counts::default(),
             names: Names::of(model),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             max_materialize_bytes,
         }
     }
