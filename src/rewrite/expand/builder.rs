@@ -1,7 +1,6 @@
 //! Building the nodes of a rewrite: every new value goes through one memoising constructor ([`Builder::memo`]),
 //! so that the same value made explicit the same way twice, in one graph, is one set of nodes.
 
-use std::borrow::Cow;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::onnx::model::GraphStep;
@@ -47,7 +46,11 @@ pub(super) struct Builder<'m> {
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
 /// The model's own names are borrowed from it: only the names made here are owned.
 struct Names<'m> {
-    taken: rustc_hash::FxHashSet<Cow<'m, str>>,
+    /// The model's names. It never grows after [`Names::of`]: a table of all of them doubled for the few names a
+    /// plan adds would cost more than the names themselves.
+    taken: rustc_hash::FxHashSet<&'m str>,
+    /// The names made here.
+    made: rustc_hash::FxHashSet<String>,
     /// Per base name, the suffix to try first: probing from 1 every time is quadratic when a base repeats (a Sum
     /// of 10,000 inputs folds 10,000 Expands).
     next: HashMap<String, usize>,
@@ -55,7 +58,7 @@ struct Names<'m> {
 
 impl<'m> Names<'m> {
     fn of(model: &'m ModelProto) -> Names<'m> {
-        let mut names = Names { taken: Default::default(), next: HashMap::default() };
+        let mut names = Names { taken: Default::default(), made: Default::default(), next: HashMap::default() };
         if let Some(g) = &model.graph {
             names.graph(g);
         }
@@ -74,7 +77,7 @@ impl<'m> Names<'m> {
     }
 
     fn take(&mut self, name: &'m str) {
-        self.taken.insert(Cow::Borrowed(name));
+        self.taken.insert(name);
     }
 
     fn nodes(&mut self, nodes: &'m [NodeProto]) {
@@ -116,8 +119,7 @@ impl<'m> Names<'m> {
         loop {
             let candidate = if *k == 0 { base.to_string() } else { format!("{base}_{k}") };
             *k += 1;
-            if !self.taken.contains(candidate.as_str()) {
-                self.taken.insert(Cow::Owned(candidate.clone()));
+            if !self.taken.contains(candidate.as_str()) && self.made.insert(candidate.clone()) {
                 return candidate;
             }
         }
