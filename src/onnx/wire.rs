@@ -16,7 +16,7 @@ use prost::Message;
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::field;
 pub use crate::onnx::source::WireError;
-use crate::onnx::source::{fields, Source};
+use crate::onnx::source::{fields, try_for_each_field, Source};
 
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
@@ -100,15 +100,17 @@ enum Piece {
     Copy(Range<usize>),
     /// A range of [`Pieces::owned`].
     Owned(Range<usize>),
-    /// The header of a field whose payload follows, until [`Pieces::end_field`] knows its length.
-    Header,
 }
 
-/// Where a field begun by [`Pieces::begin_field`] starts: its header's item and the output's length before it.
+/// Where a field begun by [`Pieces::begin_field`] starts: the item its header goes in front of (in the room kept
+/// for it before that item's bytes) and the output's length before it.
 struct FieldStart {
     item: usize,
     len: u64,
 }
+
+/// The longest header of a length-delimited field: its key (a field number up to 2^29) and its length as varints.
+const MAX_FIELD_HEADER: usize = 5 + 10;
 
 impl Pieces {
     fn copy(&mut self, range: Range<usize>) {
@@ -146,25 +148,32 @@ impl Pieces {
             match item {
                 Piece::Copy(r) => self.copy(r),
                 Piece::Owned(r) => self.owned(&other.owned[r]),
-                Piece::Header => unreachable!("a field of `other` was left open"),
             }
         }
     }
 
-    /// Starts a length-delimited field whose payload is what is added until [`Pieces::end_field`].
+    /// Starts a length-delimited field whose payload is what is added until [`Pieces::end_field`]. Room for the
+    /// header is kept in the owned bytes, before an item that the payload's first new bytes then extend: a
+    /// rewritten node is its header and new inputs in one item, and the rest of it copied in another.
     fn begin_field(&mut self) -> FieldStart {
-        self.items.push(Piece::Header);
+        self.owned.resize(self.owned.len() + MAX_FIELD_HEADER, 0);
+        let end = self.owned.len();
+        self.items.push(Piece::Owned(end..end));
         FieldStart { item: self.items.len() - 1, len: self.len }
     }
 
-    /// Ends the field begun at `start`: its header, now that the payload's length is known.
+    /// Ends the field begun at `start`: its header, now that the payload's length is known, written at the end of
+    /// the room kept for it (the rest of the room is never written out).
     fn end_field(&mut self, start: FieldStart, tag: u32) {
-        let payload = self.len - start.len;
-        let at = self.owned.len();
-        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut self.owned);
-        encode_varint(payload, &mut self.owned);
-        self.len += (self.owned.len() - at) as u64;
-        self.items[start.item] = Piece::Owned(at..self.owned.len());
+        let mut header = [0u8; MAX_FIELD_HEADER];
+        let mut buf = &mut header[..];
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut buf);
+        encode_varint(self.len - start.len, &mut buf);
+        let size = MAX_FIELD_HEADER - buf.len();
+        let Piece::Owned(range) = &mut self.items[start.item] else { unreachable!("a field starts with new bytes") };
+        range.start -= size;
+        self.owned[range.start..range.start + size].copy_from_slice(&header[..size]);
+        self.len += size as u64;
     }
 
     /// A length-delimited field whose payload `payload` adds.
@@ -205,7 +214,6 @@ impl Pieces {
                     }
                 }
                 Piece::Owned(r) => out.write_all(&self.owned[r.clone()])?,
-                Piece::Header => unreachable!("a field left open"),
             }
         }
         Ok(())
@@ -224,7 +232,6 @@ impl Pieces {
         for item in &self.items {
             match item {
                 Piece::Owned(r) => buffer.extend_from_slice(&self.owned[r.clone()]),
-                Piece::Header => unreachable!("a field left open"),
                 Piece::Copy(r) if r.len() < DIRECT => source.read_into(r.clone(), &mut buffer)?,
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
@@ -325,7 +332,8 @@ fn body(
     // Positions among the fields of each number other than nodes and initializers: a declaration may be replaced
     // (`infer`), an input or value_info left out (`fold`).
     let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
-    for f in fields(source, range)? {
+    // Field by field as the headers are read: a list of a graph's fields would be as long as its nodes.
+    try_for_each_field(source, range, |f| {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
         }
@@ -336,7 +344,7 @@ fn body(
                 None => out.copy(f.range),
             }
             initializer_index += 1;
-            continue;
+            return Ok(());
         }
         if f.number != kind.node {
             let position = positions.entry(f.number).or_default();
@@ -348,14 +356,14 @@ fn body(
                 None if removed => {}
                 None => out.copy(f.range),
             }
-            continue;
+            return Ok(());
         }
         if let Some(new_nodes) = here.insert_before.get(&node_index) {
             new_nodes.iter().for_each(|n| out.message(kind.node, n));
         }
         if here.remove_nodes.contains(&node_index) {
             node_index += 1;
-            continue;
+            return Ok(());
         }
         let node_edit = here.node_edits.get(&node_index);
         let below = |attribute: usize, graph: usize| {
@@ -375,7 +383,8 @@ fn body(
             out.copy(f.range);
         }
         node_index += 1;
-    }
+        Ok(())
+    })?;
     for (_, p) in pending {
         out.append(p);
     }

@@ -87,7 +87,9 @@ impl<'m> Planner<'m> {
     }
 
     /// The plan: the edit, and the summary with what the builder added.
-    pub fn finish(self) -> super::Plan {
+    pub fn finish(mut self) -> super::Plan {
+        // The summary is kept to the end of the command: no room to spare for more lines.
+        self.summary.actions.shrink_to_fit();
         let counts = self.b.counts;
         let summary = ExpandSummary {
             expands_inserted: counts.expands_inserted,
