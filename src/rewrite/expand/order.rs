@@ -85,3 +85,101 @@ pub(super) fn plan_sorted(planner: &mut Planner<'_>, mut sites: Vec<Site>) -> us
     }
     planned
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::model::Model;
+    use crate::onnx::pb::{
+        attribute_proto::AttributeType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+        TensorProto,
+    };
+    use crate::sizes::shape::Shape;
+
+    const FLOAT: i32 = 1;
+
+    fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+        NodeProto {
+            name: Some(format!("n_{output}")),
+            op_type: Some(op.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        }
+    }
+
+    fn bias(name: &str) -> TensorProto {
+        TensorProto {
+            name: Some(name.into()),
+            dims: vec![3],
+            data_type: Some(FLOAT),
+            float_data: vec![1.0; 3],
+            ..Default::default()
+        }
+    }
+
+    /// A main graph of broadcasting nodes around an `If` whose branch broadcasts too, stored in the order
+    /// `order` gives (the positions of its four nodes, each but the `If` reading the one before it).
+    fn model(order: [usize; 4]) -> Model {
+        let branch = |out: &str| GraphProto {
+            node: vec![node("Add", &["x", "b0"], out)],
+            output: vec![super::super::value_info(out, FLOAT, &Shape::known(&[2, 3]))],
+            ..Default::default()
+        };
+        let attr = |name: &str, out: &str| AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Graph as i32),
+            g: Some(branch(out)),
+            ..Default::default()
+        };
+        let mut if_node = node("If", &["c"], "y2");
+        if_node.attribute = vec![attr("then_branch", "t"), attr("else_branch", "e")];
+        let chain = [
+            node("Add", &["x", "b0"], "y0"),
+            node("Mul", &["y0", "b1"], "y1"),
+            if_node,
+            node("Sub", &["y2", "b2"], "y3"),
+        ];
+        let known = |name: &str, dims: &[u64]| super::super::value_info(name, FLOAT, &Shape::known(dims));
+        let graph = GraphProto {
+            node: order.iter().map(|&i| chain[i].clone()).collect(),
+            initializer: vec![bias("b0"), bias("b1"), bias("b2")],
+            input: vec![known("x", &[2, 3]), super::super::value_info("c", 9, &Shape::scalar())],
+            output: vec![known("y3", &[2, 3])],
+            ..Default::default()
+        };
+        let proto = ModelProto {
+            ir_version: Some(8),
+            opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
+            graph: Some(graph),
+            ..Default::default()
+        };
+        Model::from_bytes("m.onnx", crate::onnx::model::encode(&proto).into()).expect("a model")
+    }
+
+    /// The plan from every site at once, in the order of their places: what planning during the walk must equal.
+    fn planned_at_once(model: &Model) -> (super::super::ExpandSummary, Vec<u8>) {
+        let options = crate::analysis::Options { value_facts: false };
+        let analysis = crate::analysis::analyze_model_with(model, options);
+        let mut planner = Planner::new(super::super::builder::Builder::new(model.proto(), 1 << 20), Default::default());
+        planner.summary.sites = plan_sorted(&mut planner, analysis.sites);
+        let plan = planner.finish();
+        let bytes = crate::onnx::wire::apply(model.bytes(), &plan.edit).unwrap().to_vec(model.bytes()).unwrap();
+        (plan.summary, bytes)
+    }
+
+    #[test]
+    fn planning_during_the_walk_gives_the_plan_made_from_every_site_at_once() {
+        // In the file's order (planned node by node as the walk goes), and out of it (the walk takes Kahn's order,
+        // so the plan is made again from all the sites).
+        for order in [[0, 1, 2, 3], [1, 0, 3, 2]] {
+            let model = model(order);
+            let plan = super::super::plan(&model, Default::default()).expect("a plan");
+            let bytes = crate::onnx::wire::apply(model.bytes(), &plan.edit).unwrap().to_vec(model.bytes()).unwrap();
+            let (summary, expected) = planned_at_once(&model);
+            assert_eq!(plan.summary.made_explicit, 5, "{order:?}: {:?}", plan.summary);
+            assert_eq!(plan.summary, summary, "{order:?}");
+            assert_eq!(bytes, expected, "{order:?}");
+        }
+    }
+}
