@@ -154,7 +154,11 @@ fn expand_of_a_large_graph_peaks_within_twice_check() {
     let out = dir.path().join("expanded.onnx");
     let expand = run_measured(Command::new(bin).args(["expand", "--quiet"]).arg(&path).arg(&out));
     assert_eq!(expand.exit_code, Some(0), "expand:\n{}", expand.stdout);
-    assert!(expand.stdout.contains("100000 of 100000 sites made explicit"), "every node is rewritten:\n{}", expand.stdout);
+    assert!(
+        expand.stdout.contains("100000 of 100000 sites made explicit"),
+        "every node is rewritten:\n{}",
+        expand.stdout
+    );
     let ratio = expand.peak_rss_bytes as f64 / check.peak_rss_bytes as f64;
     println!(
         "check {:.1} MiB in {:.2} s, expand {:.1} MiB in {:.2} s: {ratio:.2}x",
