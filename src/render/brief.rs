@@ -61,8 +61,22 @@ pub fn abbreviate(marked: &str, budget: usize) -> Brief {
 /// [`abbreviate`] with the given [`Naming`].
 pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
     use crate::sys::escape::{segments, Segment};
+    let segments = segments(marked);
+    if naming == Naming::AsNeeded {
+        // What fits needs no names (the most common line, and the one thing `expand` prints per site).
+        let mut message = String::with_capacity(marked.len());
+        for s in &segments {
+            match s {
+                Segment::Text(t) => message.push_str(&crate::sys::escape::text(t)),
+                Segment::Name(n) => message.push_str(&crate::sys::escape::short(n)),
+            }
+        }
+        if message.chars().count() <= budget {
+            return Brief { message, names: Vec::new() };
+        }
+    }
     // The text between names, escaped (so that no placeholder below can be spelled by the model), and the names.
-    let mut parts: Vec<(bool, String)> = segments(marked)
+    let mut parts: Vec<(bool, String)> = segments
         .into_iter()
         .map(|s| match s {
             Segment::Text(t) => (true, crate::sys::escape::text(t).into_owned()),
@@ -70,10 +84,6 @@ pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
         })
         .collect();
     let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
-    if naming == Naming::AsNeeded && length(&parts) <= budget {
-        // What fits needs no names (the most common line, and the one thing `expand` prints per site).
-        return Brief { message: parts.into_iter().map(|(_, t)| t).collect(), names: Vec::new() };
-    }
     let mut expressions: Vec<String> = Vec::new();
     for (_, text) in parts.iter().filter(|(is_text, _)| *is_text) {
         for dim in shape_dims(text) {
