@@ -129,3 +129,43 @@ fn evict_and_read(path: &Path) {
     let mut buffer = vec![0u8; 1 << 20];
     while file.read(&mut buffer).expect("read the model") > 0 {}
 }
+
+/// `expand` plans each node as the analysis walks it and splices the plan into the original bytes: what it holds
+/// beyond what `check` holds is what it adds (the new inputs of each rewritten node, the nodes inserted, its
+/// summary), never a second copy of the model or of the analysis. Issue 29 bounds it at twice `check`'s peak, on
+/// the 100,000-node model of the benchmarks (`bench/run.sh`'s `nodes_100000`: every node rewritten, 10,000
+/// Expands inserted). Before the plan was made during the walk, expand peaked at 2.8 times check's.
+#[test]
+fn expand_of_a_large_graph_peaks_within_twice_check() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("nodes_100000.onnx");
+    let spec = SyntheticSpec {
+        large_initializers: 0,
+        large_dims: vec![8, 64],
+        nodes: 100_000,
+        small_initializers: 10_000,
+        seed: 1,
+        opset: 17,
+    };
+    write_model(&spec, &path);
+    let bin = env!("CARGO_BIN_EXE_onnx-bcast");
+    let check = run_measured(Command::new(bin).arg("check").arg(&path));
+    assert_eq!(check.exit_code, Some(0), "check should find the model clean:\n{}", check.stdout);
+    let out = dir.path().join("expanded.onnx");
+    let expand = run_measured(Command::new(bin).args(["expand", "--quiet"]).arg(&path).arg(&out));
+    assert_eq!(expand.exit_code, Some(0), "expand:\n{}", expand.stdout);
+    assert!(
+        expand.stdout.contains("100000 of 100000 sites made explicit"),
+        "every node is rewritten:\n{}",
+        expand.stdout
+    );
+    let ratio = expand.peak_rss_bytes as f64 / check.peak_rss_bytes as f64;
+    println!(
+        "check {:.1} MiB in {:.2} s, expand {:.1} MiB in {:.2} s: {ratio:.2}x",
+        mib(check.peak_rss_bytes),
+        check.wall.as_secs_f64(),
+        mib(expand.peak_rss_bytes),
+        expand.wall.as_secs_f64()
+    );
+    assert!(ratio <= 2.0, "expand's peak RSS is {ratio:.2} times check's (bound 2)");
+}

@@ -221,6 +221,18 @@ pub(crate) fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>,
 
 /// Calls `each` with the fields of the message held in `source[range]`, in order. Reads only their headers.
 pub fn for_each_field(source: &Source, range: Range<usize>, mut each: impl FnMut(Field)) -> Result<(), WireError> {
+    try_for_each_field(source, range, |f| {
+        each(f);
+        Ok(())
+    })
+}
+
+/// [`for_each_field`] with an `each` that may fail, which stops the walk with its error.
+pub fn try_for_each_field(
+    source: &Source,
+    range: Range<usize>,
+    mut each: impl FnMut(Field) -> Result<(), WireError>,
+) -> Result<(), WireError> {
     let mut pos = range.start;
     let err = |offset, reason| WireError::Malformed { offset, reason };
     let mut head = Vec::with_capacity(MAX_HEAD);
@@ -259,7 +271,7 @@ pub fn for_each_field(source: &Source, range: Range<usize>, mut each: impl FnMut
             _ => return Err(err(start, "unsupported wire type")),
         }
         pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
-        each(Field { number, range: start..pos, payload });
+        each(Field { number, range: start..pos, payload })?;
     }
     Ok(())
 }

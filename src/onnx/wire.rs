@@ -16,7 +16,7 @@ use prost::Message;
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::field;
 pub use crate::onnx::source::WireError;
-use crate::onnx::source::{fields, Source};
+use crate::onnx::source::{fields, try_for_each_field, Source};
 
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
@@ -83,18 +83,34 @@ impl ModelEdit {
     }
 }
 
-/// Output as a sequence of input byte ranges and new bytes.
+/// Output as a sequence of input byte ranges and new bytes. The new bytes (field headers, rebuilt names, encoded
+/// new messages) are kept one after the other in one buffer, so that the pieces of a rewrite that edits every node
+/// cost a few words per node rather than an allocation per field.
 #[derive(Debug, Default)]
 pub struct Pieces {
     items: Vec<Piece>,
+    /// The bytes of every [`Piece::Owned`].
+    owned: Vec<u8>,
     len: u64,
 }
 
 #[derive(Debug)]
 enum Piece {
+    /// A range of the input.
     Copy(Range<usize>),
-    Owned(Vec<u8>),
+    /// A range of [`Pieces::owned`].
+    Owned(Range<usize>),
 }
+
+/// Where a field begun by [`Pieces::begin_field`] starts: the item its header goes in front of (in the room kept
+/// for it before that item's bytes) and the output's length before it.
+struct FieldStart {
+    item: usize,
+    len: u64,
+}
+
+/// The longest header of a length-delimited field: its key (a field number up to 2^29) and its length as varints.
+const MAX_FIELD_HEADER: usize = 5 + 10;
 
 impl Pieces {
     fn copy(&mut self, range: Range<usize>) {
@@ -108,34 +124,72 @@ impl Pieces {
         self.items.push(Piece::Copy(range));
     }
 
-    fn owned(&mut self, bytes: Vec<u8>) {
-        self.len += bytes.len() as u64;
-        self.items.push(Piece::Owned(bytes));
+    /// New bytes, written by `write` into the buffer of owned bytes.
+    fn owned_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.owned.len();
+        write(&mut self.owned);
+        let end = self.owned.len();
+        self.len += (end - start) as u64;
+        if let Some(Piece::Owned(last)) = self.items.last_mut() {
+            if last.end == start {
+                last.end = end;
+                return;
+            }
+        }
+        self.items.push(Piece::Owned(start..end));
+    }
+
+    fn owned(&mut self, bytes: &[u8]) {
+        self.owned_with(|owned| owned.extend_from_slice(bytes));
     }
 
     fn append(&mut self, other: Pieces) {
         for item in other.items {
             match item {
                 Piece::Copy(r) => self.copy(r),
-                Piece::Owned(b) => self.owned(b),
+                Piece::Owned(r) => self.owned(&other.owned[r]),
             }
         }
     }
 
-    /// A length-delimited field whose payload is `payload`.
-    fn field(&mut self, tag: u32, payload: Pieces) {
-        let mut head = Vec::with_capacity(12);
-        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut head);
-        encode_varint(payload.len, &mut head);
-        self.owned(head);
-        self.append(payload);
+    /// Starts a length-delimited field whose payload is what is added until [`Pieces::end_field`]. Room for the
+    /// header is kept in the owned bytes, before an item that the payload's first new bytes then extend: a
+    /// rewritten node is its header and new inputs in one item, and the rest of it copied in another.
+    fn begin_field(&mut self) -> FieldStart {
+        self.owned.resize(self.owned.len() + MAX_FIELD_HEADER, 0);
+        let end = self.owned.len();
+        self.items.push(Piece::Owned(end..end));
+        FieldStart { item: self.items.len() - 1, len: self.len }
+    }
+
+    /// Ends the field begun at `start`: its header, now that the payload's length is known, written at the end of
+    /// the room kept for it (the rest of the room is never written out).
+    fn end_field(&mut self, start: FieldStart, tag: u32) {
+        let mut header = [0u8; MAX_FIELD_HEADER];
+        let mut buf = &mut header[..];
+        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut buf);
+        encode_varint(self.len - start.len, &mut buf);
+        let size = MAX_FIELD_HEADER - buf.len();
+        let Piece::Owned(range) = &mut self.items[start.item] else { unreachable!("a field starts with new bytes") };
+        range.start -= size;
+        self.owned[range.start..range.start + size].copy_from_slice(&header[..size]);
+        self.len += size as u64;
+    }
+
+    /// A length-delimited field whose payload `payload` adds.
+    fn field<E>(&mut self, tag: u32, payload: impl FnOnce(&mut Pieces) -> Result<(), E>) -> Result<(), E> {
+        let start = self.begin_field();
+        payload(self)?;
+        self.end_field(start, tag);
+        Ok(())
     }
 
     fn message(&mut self, tag: u32, message: &impl Message) {
-        let mut bytes = Vec::with_capacity(message.encoded_len() + 12);
-        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut bytes);
-        message.encode_length_delimited(&mut bytes).expect("a Vec grows as needed");
-        self.owned(bytes);
+        self.owned_with(|bytes| {
+            bytes.reserve(message.encoded_len() + 12);
+            encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), bytes);
+            message.encode_length_delimited(bytes).expect("a Vec grows as needed");
+        });
     }
 
     pub fn len(&self) -> u64 {
@@ -159,7 +213,7 @@ impl Pieces {
                         out.write_all(&buffer)?;
                     }
                 }
-                Piece::Owned(b) => out.write_all(b)?,
+                Piece::Owned(r) => out.write_all(&self.owned[r.clone()])?,
             }
         }
         Ok(())
@@ -177,7 +231,7 @@ impl Pieces {
         let mut buffer: Vec<u8> = Vec::with_capacity(1 << 20);
         for item in &self.items {
             match item {
-                Piece::Owned(b) => buffer.extend_from_slice(b),
+                Piece::Owned(r) => buffer.extend_from_slice(&self.owned[r.clone()]),
                 Piece::Copy(r) if r.len() < DIRECT => source.read_into(r.clone(), &mut buffer)?,
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
@@ -248,7 +302,7 @@ pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Piec
         };
         match loc {
             Some((loc, kind)) if touches(edit, &loc) => {
-                out.field(f.number, body(source, f.payload, edit, loc, kind)?);
+                out.field(f.number, |out| body(source, f.payload, edit, loc, kind, out))?;
             }
             _ => out.copy(f.range),
         }
@@ -267,10 +321,10 @@ fn body(
     edit: &ModelEdit,
     loc: Vec<GraphStep>,
     kind: &BodyFields,
-) -> Result<Pieces, WireError> {
+    out: &mut Pieces,
+) -> Result<(), WireError> {
     let empty = GraphEdit::default();
     let here = edit.graphs.get(&loc).unwrap_or(&empty);
-    let mut out = Pieces::default();
     let mut pending = pending_fields(here, kind);
 
     let mut node_index = 0;
@@ -278,7 +332,8 @@ fn body(
     // Positions among the fields of each number other than nodes and initializers: a declaration may be replaced
     // (`infer`), an input or value_info left out (`fold`).
     let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
-    for f in fields(source, range)? {
+    // Field by field as the headers are read: a list of a graph's fields would be as long as its nodes.
+    try_for_each_field(source, range, |f| {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
             out.append(pending.remove(0).1);
         }
@@ -289,7 +344,7 @@ fn body(
                 None => out.copy(f.range),
             }
             initializer_index += 1;
-            continue;
+            return Ok(());
         }
         if f.number != kind.node {
             let position = positions.entry(f.number).or_default();
@@ -301,14 +356,14 @@ fn body(
                 None if removed => {}
                 None => out.copy(f.range),
             }
-            continue;
+            return Ok(());
         }
         if let Some(new_nodes) = here.insert_before.get(&node_index) {
             new_nodes.iter().for_each(|n| out.message(kind.node, n));
         }
         if here.remove_nodes.contains(&node_index) {
             node_index += 1;
-            continue;
+            return Ok(());
         }
         let node_edit = here.node_edits.get(&node_index);
         let below = |attribute: usize, graph: usize| {
@@ -323,16 +378,17 @@ fn body(
                 && matches!(k[loc.len()], GraphStep::Subgraph { node, .. } if node == node_index)
         });
         if node_edit.is_some() || has_sub {
-            out.field(kind.node, node(source, f.payload, node_edit, edit, &below)?);
+            out.field(kind.node, |out| node(source, f.payload, node_edit, edit, &below, out))?;
         } else {
             out.copy(f.range);
         }
         node_index += 1;
-    }
+        Ok(())
+    })?;
     for (_, p) in pending {
         out.append(p);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
@@ -367,12 +423,10 @@ fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
     pending
 }
 
-fn string_field(tag: u32, s: &str) -> Vec<u8> {
-    let mut v = Vec::with_capacity(s.len() + 6);
-    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut v);
-    encode_varint(s.len() as u64, &mut v);
+fn string_field(tag: u32, s: &str, v: &mut Vec<u8>) {
+    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), v);
+    encode_varint(s.len() as u64, v);
     v.extend_from_slice(s.as_bytes());
-    v
 }
 
 fn node(
@@ -381,26 +435,26 @@ fn node(
     edit: Option<&NodeEdit>,
     model: &ModelEdit,
     below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
-) -> Result<Pieces, WireError> {
-    let mut out = Pieces::default();
+    out: &mut Pieces,
+) -> Result<(), WireError> {
     let mut inputs_written = false;
     let mut attribute = 0;
     let write_inputs = |out: &mut Pieces, inputs: &[String]| {
         for name in inputs {
-            out.owned(string_field(NODE_INPUT, name));
+            out.owned_with(|v| string_field(NODE_INPUT, name, v));
         }
     };
     for f in fields(source, range)? {
         match (f.number, edit.and_then(|e| e.inputs.as_deref())) {
             (NODE_INPUT, Some(inputs)) => {
                 if !inputs_written {
-                    write_inputs(&mut out, inputs);
+                    write_inputs(out, inputs);
                     inputs_written = true;
                 }
                 continue;
             }
             (n, Some(inputs)) if n > NODE_INPUT && !inputs_written => {
-                write_inputs(&mut out, inputs);
+                write_inputs(out, inputs);
                 inputs_written = true;
             }
             _ => {}
@@ -420,31 +474,31 @@ fn node(
             continue;
         }
         let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
-        let mut graph_index = 0;
-        let mut rebuilt = Pieces::default();
-        let mut changed = false;
-        for a in attr_fields {
-            if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
-                let k = graph_index;
-                graph_index += 1;
-                if edited_graph(k) {
-                    rebuilt.field(a.number, body(source, a.payload, model, below(this, k), &GRAPH)?);
-                    changed = true;
-                    continue;
-                }
-            }
-            rebuilt.copy(a.range);
-        }
-        if changed {
-            out.field(NODE_ATTRIBUTE, rebuilt);
-        } else {
+        let graphs = attr_fields.iter().filter(|a| a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS).count();
+        if !(0..graphs).any(edited_graph) {
             out.copy(f.range);
+            continue;
         }
+        out.field(NODE_ATTRIBUTE, |out| {
+            let mut graph_index = 0;
+            for a in attr_fields {
+                if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
+                    let k = graph_index;
+                    graph_index += 1;
+                    if edited_graph(k) {
+                        out.field(a.number, |out| body(source, a.payload, model, below(this, k), &GRAPH, out))?;
+                        continue;
+                    }
+                }
+                out.copy(a.range);
+            }
+            Ok::<(), WireError>(())
+        })?;
     }
     if let (Some(inputs), false) = (edit.and_then(|e| e.inputs.as_deref()), inputs_written) {
-        write_inputs(&mut out, inputs);
+        write_inputs(out, inputs);
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -61,14 +61,29 @@ pub fn abbreviate(marked: &str, budget: usize) -> Brief {
 /// [`abbreviate`] with the given [`Naming`].
 pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
     use crate::sys::escape::{segments, Segment};
+    let segments = segments(marked);
+    if naming == Naming::AsNeeded {
+        // What fits needs no names (the most common line, and the one thing `expand` prints per site).
+        let mut message = String::with_capacity(marked.len());
+        for s in &segments {
+            match s {
+                Segment::Text(t) => message.push_str(&crate::sys::escape::text(t)),
+                Segment::Name(n) => message.push_str(&crate::sys::escape::short(n)),
+            }
+        }
+        if message.chars().count() <= budget {
+            return Brief { message, names: Vec::new() };
+        }
+    }
     // The text between names, escaped (so that no placeholder below can be spelled by the model), and the names.
-    let mut parts: Vec<(bool, String)> = segments(marked)
+    let mut parts: Vec<(bool, String)> = segments
         .into_iter()
         .map(|s| match s {
             Segment::Text(t) => (true, crate::sys::escape::text(t).into_owned()),
             Segment::Name(n) => (false, crate::sys::escape::short(&n).into_owned()),
         })
         .collect();
+    let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
     let mut expressions: Vec<String> = Vec::new();
     for (_, text) in parts.iter().filter(|(is_text, _)| *is_text) {
         for dim in shape_dims(text) {
@@ -80,7 +95,6 @@ pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
     // Longest first, so that an expression inside a longer one does not break the longer one's replacement; each
     // becomes a placeholder first, numbered in order of first use after.
     expressions.sort_by_key(|e| std::cmp::Reverse(e.len()));
-    let length = |parts: &[(bool, String)]| parts.iter().map(|(_, t)| t.chars().count()).sum::<usize>();
     let mut placed: Vec<(String, String)> = Vec::new();
     for (k, expression) in expressions.into_iter().enumerate() {
         if naming == Naming::AsNeeded && length(&parts) <= budget {
@@ -113,12 +127,21 @@ pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
 /// `lead` and `text` on one line of at most [`AFTER_PATH`] characters (the line follows `PATH: `; the lead is kept
 /// whole: a location), the dims of `text` named as needed; returns the line and the definition lines after it.
 pub fn fit(lead: &str, text: &str) -> (String, Vec<String>) {
+    let (lead, brief) = fit_parts(lead, text);
+    (format!("{lead}{}", brief.message), brief.legend())
+}
+
+/// [`fit`]'s line in its two parts: the lead as shown, and the text made short.
+fn fit_parts<'a>(lead: &'a str, text: &str) -> (std::borrow::Cow<'a, str>, Brief) {
     // A lead (a location) longer than the line can hold is cut too: the line keeps 80 characters for the text.
-    let lead = cut(lead, AFTER_PATH - 80);
-    let budget = AFTER_PATH.saturating_sub(lead.chars().count()).max(80);
-    let brief = abbreviate_with(text, budget, Naming::AsNeeded);
-    let legend = brief.legend();
-    (format!("{lead}{}", brief.message), legend)
+    let chars = lead.chars().count();
+    let lead: std::borrow::Cow<'_, str> = match chars <= AFTER_PATH - 80 {
+        true => lead.into(),
+        false => cut(lead, AFTER_PATH - 80).into(),
+    };
+    let chars = chars.min(AFTER_PATH - 80);
+    let budget = AFTER_PATH.saturating_sub(chars).max(80);
+    (lead, abbreviate_with(text, budget, Naming::AsNeeded))
 }
 
 /// Definitions short enough for a line each: an expression too long is named in parts, its longest function calls
@@ -180,9 +203,11 @@ fn longest_inner_call(expression: &str) -> Option<String> {
 
 /// One line `INPUT: LEAD TEXT`, the dims of TEXT named as the line needs, and the names' definitions after it.
 pub(crate) fn write_fitted(out: &mut impl std::io::Write, input: &str, lead: &str, text: &str) -> std::io::Result<()> {
-    let (line, legend) = fit(lead, text);
-    writeln!(out, "{input}: {line}")?;
-    for line in legend {
+    let (lead, brief) = fit_parts(lead, text);
+    for part in [input, ": ", &lead, &brief.message, "\n"] {
+        out.write_all(part.as_bytes())?;
+    }
+    for line in brief.legend() {
         writeln!(out, "{line}")?;
     }
     Ok(())

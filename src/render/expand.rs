@@ -42,17 +42,16 @@ pub fn write_expand_text(
     let input = text(input);
     if !quiet {
         for a in &summary.actions {
-            let still = match a.conditions.is_empty() {
-                true => String::new(),
-                false => format!(" (still holds only if {})", crate::rules::all_of(&a.conditions)),
+            let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            at.push_str(": ");
+            let text: std::borrow::Cow<'_, str> = match (a.steps.as_slice(), a.conditions.is_empty()) {
+                ([step], true) => step.into(),
+                (steps, true) => steps.join("; ").into(),
+                (steps, false) => {
+                    format!("{} (still holds only if {})", steps.join("; "), crate::rules::all_of(&a.conditions)).into()
+                }
             };
-            let at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
-            crate::render::brief::write_fitted(
-                out,
-                &input,
-                &format!("{at}: "),
-                &format!("{}{still}", a.steps.join("; ")),
-            )?;
+            crate::render::brief::write_fitted(out, &input, &at, &text)?;
         }
     }
     for l in &summary.left {

@@ -47,6 +47,10 @@ pub struct Name<'a>(&'a str);
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_char(OPEN)?;
+        if !self.0.contains([OPEN, CLOSE, QUOTE]) {
+            f.write_str(self.0)?;
+            return f.write_char(CLOSE);
+        }
         for c in self.0.chars() {
             if matches!(c, OPEN | CLOSE | QUOTE) {
                 f.write_char(QUOTE)?;
@@ -255,6 +259,13 @@ pub fn text(raw: &str) -> Cow<'_, str> {
 /// A name as one-line formats show it: escaped, and past [`NAME_CHARS`] characters its beginning, `…` and the hash
 /// of the whole name, so that it stays unique. Only the beginning of a long name is looked at, besides the hash.
 pub fn short(raw: &str) -> Cow<'_, str> {
+    // At most NAME_CHARS bytes is at most NAME_CHARS characters: the name is its own head.
+    if raw.len() <= NAME_CHARS {
+        let shown = text(raw);
+        if shown.chars().count() <= NAME_CHARS {
+            return shown;
+        }
+    }
     let head: String = raw.chars().take(NAME_CHARS + 1).collect();
     if head.len() == raw.len() {
         let shown = text(raw);

@@ -1,7 +1,7 @@
 //! Building the nodes of a rewrite: every new value goes through one memoising constructor ([`Builder::memo`]),
 //! so that the same value made explicit the same way twice, in one graph, is one set of nodes.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{
@@ -38,73 +38,88 @@ pub(super) struct Builder<'m> {
     pub model: &'m ModelProto,
     pub edit: ModelEdit,
     pub counts: Counts,
-    names: Names,
+    names: Names<'m>,
     cache: HashMap<(Vec<GraphStep>, Made), String>,
     max_materialize_bytes: u64,
 }
 
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
-struct Names {
-    taken: HashSet<String>,
+/// The model's own names are borrowed from it: only the names made here are owned.
+struct Names<'m> {
+    /// The model's names. It never grows after [`Names::of`]: a table of all of them doubled for the few names a
+    /// plan adds would cost more than the names themselves.
+    taken: rustc_hash::FxHashSet<&'m str>,
+    /// The names made here.
+    made: rustc_hash::FxHashSet<String>,
     /// Per base name, the suffix to try first: probing from 1 every time is quadratic when a base repeats (a Sum
     /// of 10,000 inputs folds 10,000 Expands).
     next: HashMap<String, usize>,
 }
 
-impl Names {
-    fn of(model: &ModelProto) -> Names {
-        let mut taken = HashSet::new();
-        let mut add_nodes = |nodes: &[NodeProto], taken: &mut HashSet<String>| {
-            for n in nodes {
-                taken.insert(n.name().to_string());
-                taken.extend(n.input.iter().chain(&n.output).cloned());
-            }
-        };
-        fn graph(g: &GraphProto, taken: &mut HashSet<String>, add: &mut dyn FnMut(&[NodeProto], &mut HashSet<String>)) {
-            add(&g.node, taken);
-            taken.extend(g.initializer.iter().map(|t| t.name().to_string()));
-            taken.extend(g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name().to_string()));
-            for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
-                taken.insert(vi.name().to_string());
-                type_names(vi.r#type.as_ref(), taken);
-            }
-            for sub in g.node.iter().flat_map(crate::onnx::attr::subgraphs) {
-                graph(sub, taken, add);
-            }
-        }
-        fn type_names(ty: Option<&TypeProto>, taken: &mut HashSet<String>) {
-            let Some(shape) = ty.and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref()) else { return };
-            for d in &shape.dim {
-                if let Some(tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
-                    taken.insert(p.clone());
-                }
-            }
-        }
+impl<'m> Names<'m> {
+    fn of(model: &'m ModelProto) -> Names<'m> {
+        let mut names = Names { taken: Default::default(), made: Default::default(), next: HashMap::default() };
         if let Some(g) = &model.graph {
-            graph(g, &mut taken, &mut add_nodes);
+            names.graph(g);
         }
         for f in &model.functions {
-            taken.insert(f.name().to_string());
-            taken.extend(f.input.iter().chain(&f.output).cloned());
-            add_nodes(&f.node, &mut taken);
+            names.take(f.name());
+            f.input.iter().chain(&f.output).for_each(|n| names.take(n));
+            names.nodes(&f.node);
             for vi in &f.value_info {
-                taken.insert(vi.name().to_string());
-                type_names(vi.r#type.as_ref(), &mut taken);
+                names.declared(vi);
             }
             for sub in f.node.iter().flat_map(crate::onnx::attr::subgraphs) {
-                graph(sub, &mut taken, &mut add_nodes);
+                names.graph(sub);
             }
         }
-        Names { taken, next: HashMap::new() }
+        names
+    }
+
+    fn take(&mut self, name: &'m str) {
+        self.taken.insert(name);
+    }
+
+    fn nodes(&mut self, nodes: &'m [NodeProto]) {
+        for n in nodes {
+            self.take(n.name());
+            n.input.iter().chain(&n.output).for_each(|v| self.take(v));
+        }
+    }
+
+    fn graph(&mut self, g: &'m GraphProto) {
+        self.nodes(&g.node);
+        g.initializer.iter().for_each(|t| self.take(t.name()));
+        g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).for_each(|t| self.take(t.name()));
+        for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
+            self.declared(vi);
+        }
+        for sub in g.node.iter().flat_map(crate::onnx::attr::subgraphs) {
+            self.graph(sub);
+        }
+    }
+
+    /// A declaration's name and the dim params of its type.
+    fn declared(&mut self, vi: &'m ValueInfoProto) {
+        self.take(vi.name());
+        let shape = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref());
+        for d in shape.map_or(&[][..], |s| &s.dim[..]) {
+            if let Some(tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
+                self.take(p);
+            }
+        }
     }
 
     fn fresh(&mut self, base: &str) -> String {
         let base = if base.is_empty() { "bcast" } else { base };
-        let k = self.next.entry(base.to_string()).or_insert(0);
+        let k = match self.next.get_mut(base) {
+            Some(k) => k,
+            None => self.next.entry(base.to_string()).or_insert(0),
+        };
         loop {
             let candidate = if *k == 0 { base.to_string() } else { format!("{base}_{k}") };
             *k += 1;
-            if self.taken.insert(candidate.clone()) {
+            if !self.taken.contains(candidate.as_str()) && self.made.insert(candidate.clone()) {
                 return candidate;
             }
         }
@@ -133,7 +148,7 @@ impl<'m> Builder<'m> {
             edit: ModelEdit::default(),
             counts: Counts::default(),
             names: Names::of(model),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             max_materialize_bytes,
         }
     }
@@ -161,7 +176,8 @@ impl<'m> Builder<'m> {
 
     fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {
         let edit = self.edit.graph_mut(at.graph);
-        edit.insert_before.entry(at.before).or_default().push(node);
+        // Most nodes get one new node before them: no room for four.
+        edit.insert_before.entry(at.before).or_insert_with(|| Vec::with_capacity(1)).push(node);
         edit.value_info.extend(value_info);
         self.counts.nodes_added += 1;
     }

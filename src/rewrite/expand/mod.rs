@@ -14,13 +14,12 @@
 
 mod builder;
 mod external;
+mod order;
 mod ranged;
 mod reason;
 mod strategy;
 
-use std::collections::BTreeMap;
-
-use crate::analysis::{NodeLoc, Site};
+use crate::analysis::Site;
 use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
 
@@ -126,29 +125,42 @@ pub fn plan_request(
     request: &crate::analysis::Request,
 ) -> Result<Plan, ExpandError> {
     let (request, ranges) = crate::analysis::prepare(model.proto(), request)?;
-    let analysis =
-        crate::analysis::analyze_model_request(model, crate::analysis::Options { value_facts: false }, &request, None)?;
-    let broken = crate::rewrite::refuse::broken(&analysis);
-    if !broken.is_empty() {
-        return Err(ExpandError::Broken(broken));
+    let analysis_options = crate::analysis::Options { value_facts: false };
+    let max = options.max_materialize_bytes;
+    if ranges.is_none() {
+        // Sites planned as the walk evaluates them: see `order`.
+        let mut planner = strategy::Planner::new(builder::Builder::new(model.proto(), max), options.clone());
+        let mut order = order::InOrder::default();
+        let mut each = |site: Site| order.take(&mut planner, site);
+        let analysis = crate::analysis::analyze_model_request(model, analysis_options, &request, Some(&mut each))?;
+        refuse_broken(&analysis)?;
+        if !order.out_of_order() {
+            planner.summary.sites = order.finish(&mut planner);
+            return Ok(planner.finish());
+        }
     }
+    let analysis = crate::analysis::analyze_model_request(model, analysis_options, &request, None)?;
+    refuse_broken(&analysis)?;
     let mut sites = analysis.sites;
     let failing = match ranges {
         Some(ranges) => ranged::decide(&mut sites, &ranges.ranges),
         None => Vec::new(),
     };
-    let mut groups: BTreeMap<&NodeLoc, Vec<&Site>> = BTreeMap::new();
-    for site in sites.iter().filter(|s| !failing.iter().any(|(loc, _)| *loc == s.loc)) {
-        groups.entry(&site.loc).or_default().push(site);
-    }
-    let max = options.max_materialize_bytes;
+    sites.retain(|s| !failing.iter().any(|(loc, _)| *loc == s.loc));
     let mut planner = strategy::Planner::new(builder::Builder::new(model.proto(), max), options);
-    planner.summary.sites = groups.len() + failing.len();
-    for (loc, sites) in groups {
-        planner.site(loc, &sites);
-    }
+    let planned = order::plan_sorted(&mut planner, sites);
+    planner.summary.sites = planned + failing.len();
     planner.summary.left.extend(failing.into_iter().map(|(_, left)| left));
     Ok(planner.finish())
+}
+
+/// `Err` with the findings when `check` reports the analysed model as broken.
+fn refuse_broken(analysis: &crate::analysis::Analysis) -> Result<(), ExpandError> {
+    let broken = crate::rewrite::refuse::broken(analysis);
+    match broken.is_empty() {
+        true => Ok(()),
+        false => Err(ExpandError::Broken(broken)),
+    }
 }
 
 /// `expand` on the common rewrite path ([`crate::rewrite::driver`]), for an analysis request (`--bind` sizes and

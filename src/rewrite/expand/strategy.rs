@@ -41,13 +41,17 @@ enum SitePlan {
 }
 
 /// The inputs of one node made explicit: the new value for each input position, and a line per input.
-#[derive(Default)]
 struct Rewritten {
     replaced: BTreeMap<usize, String>,
     steps: Vec<String>,
 }
 
 impl Rewritten {
+    /// Room for a line per operand: a plan keeps the lines of every node it rewrites, so no spare room.
+    fn for_operands(operands: &[Operand]) -> Rewritten {
+        Rewritten { replaced: BTreeMap::new(), steps: Vec::with_capacity(operands.len()) }
+    }
+
     fn add(&mut self, position: usize, name: String, step: String) {
         self.replaced.insert(position, name);
         self.steps.push(step);
@@ -70,7 +74,7 @@ impl<'m> Planner<'m> {
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
-    pub fn site(&mut self, loc: &NodeLoc, sites: &[&Site]) {
+    pub fn site(&mut self, loc: &NodeLoc, sites: &[Site]) {
         match self.plan_site(loc, sites) {
             SitePlan::Nothing => {}
             SitePlan::Left(site) => self.summary.left.push(site),
@@ -83,7 +87,9 @@ impl<'m> Planner<'m> {
     }
 
     /// The plan: the edit, and the summary with what the builder added.
-    pub fn finish(self) -> super::Plan {
+    pub fn finish(mut self) -> super::Plan {
+        // The summary is kept to the end of the command: no room to spare for more lines.
+        self.summary.actions.shrink_to_fit();
         let counts = self.b.counts;
         let summary = ExpandSummary {
             expands_inserted: counts.expands_inserted,
@@ -95,8 +101,8 @@ impl<'m> Planner<'m> {
         super::Plan { edit: self.b.edit, summary, external: Default::default() }
     }
 
-    fn plan_site(&mut self, loc: &NodeLoc, sites: &[&Site]) -> SitePlan {
-        let first = sites[0];
+    fn plan_site(&mut self, loc: &NodeLoc, sites: &[Site]) -> SitePlan {
+        let first = &sites[0];
         if let Some(plan) = self.not_rewritten(loc, sites) {
             return plan;
         }
@@ -146,8 +152,8 @@ impl<'m> Planner<'m> {
 
     /// Why a node is not rewritten, if it is not: it breaks its rule, needs nothing, is already explicit, or no
     /// rewrite fits it.
-    fn not_rewritten(&mut self, loc: &NodeLoc, sites: &[&Site]) -> Option<SitePlan> {
-        let first = sites[0];
+    fn not_rewritten(&mut self, loc: &NodeLoc, sites: &[Site]) -> Option<SitePlan> {
+        let first = &sites[0];
         if let Some(bad) =
             sites.iter().find(|s| matches!(s.verdict, Verdict::Violation(_)) || s.type_mismatch.is_some())
         {
@@ -231,7 +237,7 @@ impl<'m> Planner<'m> {
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
         let out_shape = Shape::known(out);
-        let mut done = Rewritten::default();
+        let mut done = Rewritten::for_operands(operands);
         for op in operands {
             let mapped = match &op.alignment {
                 Alignment::Mapped(m) => Some(m.clone()),
@@ -290,7 +296,7 @@ impl<'m> Planner<'m> {
         node: &NodeProto,
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
-        let mut done = Rewritten::default();
+        let mut done = Rewritten::for_operands(operands);
         if opset < 8 {
             return Err(LeftReason::NoExpand { opset, output: site.output_shape.clone() });
         }
