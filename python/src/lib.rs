@@ -18,9 +18,12 @@ use pyo3::types::PyBytes;
 use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
 use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
 use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::wire::Pieces;
 use onnx_bcast::render;
+use onnx_bcast::rewrite::annotate::{Annotate, InferError};
 use onnx_bcast::rewrite::driver;
 use onnx_bcast::rewrite::expand::{Expand, ExpandError, ExpandOptions};
+use onnx_bcast::rewrite::fold::Fold;
 
 mod worker;
 use worker::without_gil;
@@ -356,32 +359,14 @@ fn expand(
         inline_external_below: options.inline_external_below,
         gather_external: options.gather_external_data,
     };
-    let shown = input.shown();
-    let path = input.path();
-    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
-        let model = input.open()?;
-        if let Some(out) = &out {
-            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
-        }
-        let command = Expand { options, request: &request };
-        let (plan, pieces) = driver::rewrite(&command, &model).map_err(|e| refused(&shown, e))?;
-        // A plan made from an analysis that was stopped is incomplete: never written.
-        interrupted()?;
-        let written = out.as_ref().map(|p| p.display().to_string());
-        let bytes = write_or_lay_out::<Expand>(&model, &plan, &pieces, path.as_deref(), out.as_deref(), &shown)?;
-        let summary = onnx_bcast::render::expand::expand_json(&shown, written.as_deref(), &plan.summary);
-        Ok((bytes, summary.to_string()))
-    })?;
-    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
-}
-
-/// The command line's message for a model `expand` will not rewrite.
-fn refused(shown: &str, error: ExpandError) -> Failure {
-    match error {
-        ExpandError::Broken(notes) => broken(shown, &notes, "rewritten"),
-        ExpandError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
-        other => Failure::Other(format!("{shown}: {other}")),
-    }
+    rewritten::<Expand<'static>>(
+        py,
+        input,
+        out,
+        move |model| driver::rewrite(&Expand { options, request: &request }, model),
+        |e| matches!(e, ExpandError::Bind(_)),
+        |shown, written, plan| onnx_bcast::render::expand::expand_json(shown, written, &plan.summary).to_string(),
+    )
 }
 
 /// A model a rewrite refuses, with `check`'s findings: `BindError` when they are all `bind-contradiction` (the
@@ -397,26 +382,47 @@ fn broken(shown: &str, notes: &[onnx_bcast::analysis::Note], verb: &str) -> Fail
     Failure::Refused(lines)
 }
 
-/// What `infer` and `fold` hand back: the rewritten bytes (unless written to `out`) and the summary JSON.
+/// What `expand`, `infer` and `fold` hand back: the rewritten bytes (unless written to `out`) and the summary JSON.
 type Rewritten = (Option<Py<PyBytes>>, String);
 
-/// Writes `pieces` to `out` (atomically, with external data, as the command line does) or lays them out in memory:
-/// the library's one write entry, [`driver::write`].
-fn write_or_lay_out<R: driver::Rewrite>(
-    model: &Model,
-    plan: &R::Plan,
-    pieces: &onnx_bcast::onnx::wire::Pieces,
-    input: Option<&std::path::Path>,
-    out: Option<&std::path::Path>,
-    shown: &str,
-) -> Result<Option<Vec<u8>>, Failure> {
-    let target = out.map_or(driver::Target::Memory, driver::Target::File);
-    match driver::write::<R>(model, plan, pieces, input, target) {
-        Ok(driver::Written::Bytes(bytes)) => Ok(Some(bytes)),
-        Ok(_) => Ok(None),
-        Err(driver::WriteError::Layout(e)) => Err(Failure::Other(format!("{shown}: {e}"))),
-        Err(e) => Err(Failure::Other(e.to_string())),
-    }
+/// What the three rewrites share, as the command line does it: the model opened and OUT judged before any work,
+/// the plan made (`plan`; a refusal is `check`'s findings, a `BindError` where `is_bind` says so, else one line),
+/// nothing written when the caller asked the work to stop (a plan from a stopped analysis is incomplete), then
+/// the bytes written to `out` or laid out in memory through the library's one write entry, [`driver::write`], and
+/// the summary JSON by `summary`. (`R` names the command's type only: `plan` makes the command itself, which may
+/// borrow what the closure owns.)
+fn rewritten<R: driver::Rewrite + 'static>(
+    py: Python<'_>,
+    input: Input,
+    out: Option<PathBuf>,
+    plan: impl FnOnce(&Model) -> Result<(R::Plan, Pieces), R::Error> + Send + 'static,
+    is_bind: fn(&R::Error) -> bool,
+    summary: impl FnOnce(&str, Option<&str>, &R::Plan) -> String + Send + 'static,
+) -> PyResult<Rewritten> {
+    let shown = input.shown();
+    let path = input.path();
+    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
+        let model = input.open()?;
+        if let Some(out) = &out {
+            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
+        }
+        let (plan, pieces) = plan(&model).map_err(|e| match R::broken(&e) {
+            Some(notes) => broken(&shown, notes, R::VERB),
+            None if is_bind(&e) => Failure::Bind(format!("{shown}: {e}")),
+            None => Failure::Other(format!("{shown}: {e}")),
+        })?;
+        interrupted()?;
+        let target = out.as_deref().map_or(driver::Target::Memory, driver::Target::File);
+        let bytes = match driver::write::<R>(&model, &plan, &pieces, path.as_deref(), target) {
+            Ok(driver::Written::Bytes(bytes)) => Some(bytes),
+            Ok(_) => None,
+            Err(driver::WriteError::Layout(e)) => return Err(Failure::Other(format!("{shown}: {e}"))),
+            Err(e) => return Err(Failure::Other(e.to_string())),
+        };
+        let written = out.as_ref().map(|p| p.display().to_string());
+        Ok((bytes, summary(&shown, written.as_deref(), &plan)))
+    })?;
+    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
 }
 
 /// Writes every inferred shape into the model (`onnx-bcast infer`); `out` as for `expand`.
@@ -436,31 +442,14 @@ fn infer(
         overwrite_declared,
         ranges: Default::default(),
     };
-    let shown = input.shown();
-    let path = input.path();
-    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
-        let model = input.open()?;
-        if let Some(out) = &out {
-            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
-        }
-        let command = onnx_bcast::rewrite::annotate::Annotate(&options);
-        let (plan, pieces) = driver::rewrite(&command, &model).map_err(|e| match e {
-            onnx_bcast::rewrite::annotate::InferError::Broken(notes) => broken(&shown, &notes, "annotated"),
-            onnx_bcast::rewrite::annotate::InferError::Bind(e) => Failure::Bind(format!("{shown}: {e}")),
-            other => Failure::Other(format!("{shown}: {other}")),
-        })?;
-        let bytes = write_or_lay_out::<onnx_bcast::rewrite::annotate::Annotate>(
-            &model,
-            &plan,
-            &pieces,
-            path.as_deref(),
-            out.as_deref(),
-            &shown,
-        )?;
-        let written = out.as_ref().map(|p| p.display().to_string());
-        Ok((bytes, onnx_bcast::render::infer::infer_json(&shown, written.as_deref(), &plan.summary).to_string()))
-    })?;
-    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
+    rewritten::<Annotate<'static>>(
+        py,
+        input,
+        out,
+        move |model| driver::rewrite(&Annotate(&options), model),
+        |e| matches!(e, InferError::Bind(_)),
+        |shown, written, plan| onnx_bcast::render::infer::infer_json(shown, written, &plan.summary).to_string(),
+    )
 }
 
 /// Removes the explicit broadcasts every consumer performs anyway (`onnx-bcast fold`); `out` as for `expand`.
@@ -475,30 +464,14 @@ fn fold(
 ) -> PyResult<Rewritten> {
     let input = Input::from_py(model, name, Vec::new())?;
     let options = onnx_bcast::rewrite::fold::FoldOptions { materialized };
-    let shown = input.shown();
-    let path = input.path();
-    let (bytes, summary) = without_gil(py, &shown.clone(), move || {
-        let model = input.open()?;
-        if let Some(out) = &out {
-            onnx_bcast::onnx::save::destination(out).map_err(|e| Failure::Other(e.to_string()))?;
-        }
-        let command = onnx_bcast::rewrite::fold::Fold(options);
-        let (plan, pieces) = driver::rewrite(&command, &model).map_err(|e| match e {
-            onnx_bcast::rewrite::fold::FoldError::Broken(notes) => broken(&shown, &notes, "rewritten"),
-            other => Failure::Other(format!("{shown}: {other}")),
-        })?;
-        let bytes = write_or_lay_out::<onnx_bcast::rewrite::fold::Fold>(
-            &model,
-            &plan,
-            &pieces,
-            path.as_deref(),
-            out.as_deref(),
-            &shown,
-        )?;
-        let written = out.as_ref().map(|p| p.display().to_string());
-        Ok((bytes, onnx_bcast::render::fold::fold_json(&shown, written.as_deref(), &plan.summary).to_string()))
-    })?;
-    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), summary))
+    rewritten::<Fold>(
+        py,
+        input,
+        out,
+        move |model| driver::rewrite(&Fold(options), model),
+        |_| false,
+        |shown, written, plan| onnx_bcast::render::fold::fold_json(shown, written, &plan.summary).to_string(),
+    )
 }
 
 /// The text of `onnx-bcast explain CODE`, or of the list of codes without one; `None` for a name that is no code.

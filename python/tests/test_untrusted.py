@@ -77,9 +77,11 @@ def test_ctrl_c_stops_a_long_call(call):
     assert float(out.split()[2]) < 3.0, out
 
 
-def test_ctrl_c_stops_expand_before_it_writes(tmp_path):
+@pytest.mark.parametrize("rewrite", ["expand", "infer", "fold"])
+def test_ctrl_c_stops_a_rewrite_before_it_writes(tmp_path, rewrite):
     written = tmp_path / "out.onnx"
-    out = _interrupted(CALL.format(call="onnx_bcast.expand(sys.argv[1], sys.argv[2])"), str(LONG), str(written))
+    call = f"onnx_bcast.{rewrite}(sys.argv[1], sys.argv[2])"
+    out = _interrupted(CALL.format(call=call), str(LONG), str(written))
     assert out.startswith("interrupted after"), out
     assert not written.exists() and list(tmp_path.iterdir()) == []
 
