@@ -56,17 +56,15 @@ impl<'m> Walker<'m, '_> {
 
         // Names and shapes are borrowed from the node and the scope: the site lives only as long as this call unless
         // the analysis keeps it (then it is copied once, `into_owned`).
-        let site_inputs: smallvec::SmallVec<[SiteInput<'_>; 2]> = present
-            .iter()
-            .map(|&p| {
-                let facts = inputs.get(p).copied().flatten();
-                SiteInput {
-                    name: Cow::Borrowed(node.input[p].as_str()),
-                    shape: facts.map_or(Cow::Owned(Shape::unranked()), |f| Cow::Borrowed(&f.shape)),
-                    elem: facts.and_then(|f| f.elem),
-                }
-            })
-            .collect();
+        let mut site_inputs: smallvec::SmallVec<[SiteInput<'_>; 2]> = smallvec::SmallVec::new();
+        for &p in present {
+            let facts = inputs.get(p).copied().flatten();
+            site_inputs.push(SiteInput {
+                name: Cow::Borrowed(node.input[p].as_str()),
+                shape: facts.map_or(Cow::Owned(Shape::unranked()), |f| Cow::Borrowed(&f.shape)),
+                elem: facts.and_then(|f| f.elem),
+            });
+        }
         let type_mismatch = type_mismatch(op.same_type, present, &site_inputs);
         let (graph, node_name, node_index, functions) = reported_at(env, node, index);
         let site = Site {
