@@ -54,17 +54,7 @@ impl<'m> Walker<'m, '_> {
         let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
         outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
 
-        // Names and shapes are borrowed from the node and the scope: the site lives only as long as this call unless
-        // the analysis keeps it (then it is copied once, `into_owned`).
-        let mut site_inputs: smallvec::SmallVec<[SiteInput<'_>; 2]> = smallvec::SmallVec::new();
-        for &p in present {
-            let facts = inputs.get(p).copied().flatten();
-            site_inputs.push(SiteInput {
-                name: Cow::Borrowed(node.input[p].as_str()),
-                shape: facts.map_or(Cow::Owned(Shape::unranked()), |f| Cow::Borrowed(&f.shape)),
-                elem: facts.and_then(|f| f.elem),
-            });
-        }
+        let site_inputs = site_inputs(node, present, inputs);
         let type_mismatch = type_mismatch(op.same_type, present, &site_inputs);
         let (graph, node_name, node_index, functions) = reported_at(env, node, index);
         let site = Site {
@@ -91,6 +81,27 @@ impl<'m> Walker<'m, '_> {
         }
         outputs
     }
+}
+
+/// The present inputs of a site, their names and shapes borrowed from the node and the scope: the site lives only
+/// as long as [`Walker::site`]'s call unless the analysis keeps it (then it is copied once, `into_owned`).
+// Inlined: as a call it cost 4 M instructions more on 100,000 sites.
+#[inline(always)]
+fn site_inputs<'a>(
+    node: &'a NodeProto,
+    present: &[usize],
+    inputs: &[Option<&'a ValueFacts>],
+) -> smallvec::SmallVec<[SiteInput<'a>; 2]> {
+    let mut site_inputs = smallvec::SmallVec::new();
+    for &p in present {
+        let facts = inputs.get(p).copied().flatten();
+        site_inputs.push(SiteInput {
+            name: Cow::Borrowed(node.input[p].as_str()),
+            shape: facts.map_or(Cow::Owned(Shape::unranked()), |f| Cow::Borrowed(&f.shape)),
+            elem: facts.and_then(|f| f.elem),
+        });
+    }
+    site_inputs
 }
 
 /// Where a site is reported: its graph, node name and position, and the chain of function calls it sits in (inside
