@@ -212,7 +212,7 @@ pub fn analyze_model_request(
     model: &crate::onnx::model::Model,
     options: Options,
     request: &Request,
-    each_site: Option<&mut dyn FnMut(Site)>,
+    each_site: Option<&mut dyn FnMut(Site<'_>)>,
 ) -> Result<Analysis, BindError> {
     let (request, _) = prepare(model.proto(), request)?;
     let request = &request;

@@ -3,7 +3,7 @@
 //! contradiction makes the node's outputs [`ValueFacts::contradicted`], so that nothing is derived through it.
 
 use super::scope::Env;
-use super::site::reported_at;
+use super::site::reported_owned;
 use super::walker::Walker;
 use super::*;
 use crate::infer::{Contradiction, Operand};
@@ -18,7 +18,7 @@ pub struct ShapeFinding {
     pub node_index: usize,
     pub op: String,
     /// The chain of model-local function calls the node sits in, outermost first.
-    pub functions: Vec<FunctionFrame>,
+    pub functions: Vec<FunctionFrame<'static>>,
     /// Every input of the node by position (an absent optional input with an empty name).
     pub inputs: Vec<Operand>,
     pub contradiction: Contradiction,
@@ -99,7 +99,7 @@ impl<'m> Walker<'m, '_> {
             return false;
         }
         let certain = found.iter().any(Contradiction::is_certain);
-        let (graph, node_name, node_index, functions) = reported_at(env, node, index);
+        let (graph, node_name, node_index, functions) = reported_owned(env, node, index);
         let operands: Vec<Operand> = node
             .input
             .iter()

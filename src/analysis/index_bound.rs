@@ -9,7 +9,7 @@
 //! may be loose says nothing about failing.
 
 use super::scope::{Env, Scope};
-use super::site::reported_at;
+use super::site::reported_owned;
 use super::walker::Walker;
 use super::*;
 use crate::infer::value_range::{self, End, Fills, Operands, ValueRange};
@@ -25,7 +25,7 @@ pub struct IndexBound {
     pub node: String,
     pub node_index: usize,
     pub op: String,
-    pub functions: Vec<FunctionFrame>,
+    pub functions: Vec<FunctionFrame<'static>>,
     /// The table (data) and the indices, with their shapes.
     pub data: Operand,
     pub indices: Operand,
@@ -156,7 +156,7 @@ impl<'m> Walker<'m, '_> {
             return;
         }
         let verdict = if never { BoundVerdict::Violated } else { BoundVerdict::Conditional(conditions) };
-        let (graph, node_name, node_index, functions) = reported_at(env, node, index);
+        let (graph, node_name, node_index, functions) = reported_owned(env, node, index);
         let operand =
             |i: usize, f: &ValueFacts| Operand { name: node.input[i].clone(), shape: f.shape.clone(), value: None };
         self.out.index_bounds.push(IndexBound {

@@ -56,7 +56,7 @@ pub struct GraphFacts {
 
 #[derive(Debug, Default)]
 pub struct Analysis {
-    pub sites: Vec<Site>,
+    pub sites: Vec<Site<'static>>,
     pub notes: Vec<Note>,
     /// Every value's facts, graph by graph; empty when [`Options::value_facts`] is off.
     pub graphs: Vec<GraphFacts>,
@@ -106,7 +106,7 @@ pub fn analyze_model_with(model: &crate::onnx::model::Model, options: Options) -
 pub fn analyze_model_each(
     model: &crate::onnx::model::Model,
     options: Options,
-    each_site: &mut dyn FnMut(Site),
+    each_site: &mut dyn FnMut(Site<'_>),
 ) -> Analysis {
     analyze_model_impl(model, options, &Request::default(), Some(each_site))
 }
@@ -115,7 +115,7 @@ fn analyze_model_impl(
     model: &crate::onnx::model::Model,
     options: Options,
     request: &Request,
-    each_site: Option<&mut dyn FnMut(Site)>,
+    each_site: Option<&mut dyn FnMut(Site<'_>)>,
 ) -> Analysis {
     let folder = model.folder();
     let (values, problems) = crate::onnx::external::survey(folder, model.proto());
@@ -149,7 +149,7 @@ fn analyze_with(
     external: HashMap<String, Vec<i64>>,
     notes: Vec<Note>,
     (options, request): (Options, &Request),
-    each_site: Option<&mut dyn FnMut(Site)>,
+    each_site: Option<&mut dyn FnMut(Site<'_>)>,
 ) -> Analysis {
     let mut walker = Walker {
         options,

@@ -123,7 +123,10 @@ impl<'m> Reads<'m> {
                 break;
             }
             scope.values.remove(name);
-            scope.ranges.remove(name);
+            // Most bodies hold no integer ranges: no second lookup of the name then.
+            if !scope.ranges.is_empty() {
+                scope.ranges.remove(name);
+            }
             self.next += 1;
         }
     }

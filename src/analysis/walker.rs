@@ -10,7 +10,7 @@ pub(super) struct Walker<'m, 's> {
     /// Record function bodies' facts too (`infer` writes them).
     pub(super) function_facts: bool,
     /// Where sites go when they are not kept in the analysis.
-    pub(super) each_site: Option<&'s mut dyn FnMut(Site)>,
+    pub(super) each_site: Option<&'s mut dyn FnMut(Site<'_>)>,
     pub(super) functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     pub(super) active: Vec<(&'m str, &'m str)>,
     pub(super) out: Analysis,

@@ -18,10 +18,11 @@ use crate::sys::escape::{name, Message};
 
 pub use crate::check::selection::{CheckOptions, Level, RuleSelection, Selector, UnknownCode};
 
-/// One site as reported: the analysis record plus its finding, if any.
+/// One site as reported: the analysis record plus its finding, if any. It borrows what its site borrows (see
+/// [`Site`]); a report that lists its sites keeps [`SiteReport::into_owned`]'s copy.
 #[derive(Clone, Debug)]
-pub struct SiteReport {
-    pub site: Site,
+pub struct SiteReport<'a> {
+    pub site: Site<'a>,
     pub code: Option<Code>,
     pub conditions: Vec<String>,
     pub axis: Option<usize>,
@@ -30,7 +31,13 @@ pub struct SiteReport {
     pub over_ranges: Option<Decision>,
 }
 
-impl SiteReport {
+impl SiteReport<'_> {
+    /// The report owning its site's names and shapes.
+    pub fn into_owned(self) -> SiteReport<'static> {
+        let SiteReport { site, code, conditions, axis, offending_input, over_ranges } = self;
+        SiteReport { site: site.into_owned(), code, conditions, axis, offending_input, over_ranges }
+    }
+
     /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
     /// are never shown one by one.
     pub fn message(&self) -> Message {
@@ -82,7 +89,7 @@ pub struct Undecided {
 
 #[derive(Clone, Debug)]
 pub struct Report {
-    pub sites: Vec<SiteReport>,
+    pub sites: Vec<SiteReport<'static>>,
     pub findings: Vec<Finding>,
     /// The undecided sites no finding names (without `--strict`).
     pub undecided: Vec<Undecided>,
@@ -102,13 +109,9 @@ impl Report {
 
 /// Builds the report of an analysed model.
 pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
-    report(analysis, analysis.sites.iter().cloned(), options)
-}
-
-fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, options: CheckOptions) -> Report {
     let mut judge = Judge::new(options, true);
-    judge.sites.reserve(all_sites.len());
-    all_sites.for_each(|site| judge.judge(site));
+    judge.sites.reserve(analysis.sites.len());
+    analysis.sites.iter().for_each(|site| judge.judge(site.borrowed()));
     judge.finish(analysis)
 }
 
@@ -117,7 +120,7 @@ fn report(analysis: &Analysis, all_sites: impl ExactSizeIterator<Item = Site>, o
 pub struct Judge {
     options: CheckOptions,
     keep_sites: bool,
-    sites: Vec<SiteReport>,
+    sites: Vec<SiteReport<'static>>,
     /// Findings of sites; the analysis's notes come before them in the report.
     findings: Vec<Finding>,
     undecided: Vec<Undecided>,
@@ -148,15 +151,17 @@ impl Judge {
         self
     }
 
-    pub fn judge(&mut self, site: Site) {
+    pub fn judge(&mut self, site: Site<'_>) {
         self.judge_with(site, |_| {});
     }
 
     /// Judges one site and hands its report to `each` before keeping (or dropping) it: output that lists every
     /// site writes it there, so that memory does not grow with the number of sites.
-    pub fn judge_with(&mut self, site: Site, each: impl FnOnce(&SiteReport)) {
+    pub fn judge_with(&mut self, site: Site<'_>, each: impl FnOnce(&SiteReport<'_>)) {
         let options = self.options;
-        let report = describe(site, options, self.ranges.as_mut());
+        let (code, axis, conditions, over_ranges) = describe(&site, options, self.ranges.as_mut());
+        let offending_input = site.offending_input().map(|i| site.inputs[i].name.to_string());
+        let report = SiteReport { site, code, conditions, axis, offending_input, over_ranges };
         if let Some(ranges) = self.ranges.as_mut() {
             match (&report.over_ranges, reported_verdict(&report)) {
                 (Some(Decision::Fails { witness, .. }), _) => ranges.failed(&report.site, witness),
@@ -185,21 +190,21 @@ impl Judge {
                 self.findings.push(Finding {
                     code,
                     severity,
-                    graph: site.graph.clone(),
-                    node: Some(site.node.clone()),
-                    op: Some(site.op.clone()),
+                    graph: site.graph.to_string(),
+                    node: Some(site.node.to_string()),
+                    op: Some(site.op.to_string()),
                     message: report.message(),
                     conditions: Vec::new(),
                     site: self.keep_sites.then_some(self.sites.len()),
                 });
             }
         } else if reported_verdict(&report) == VerdictKind::Unknown {
-            let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+            let (graph, node, op) = (site.graph.to_string(), site.node.to_string(), site.op.to_string());
             self.undecided.push(Undecided { graph, node, op, unknown: site.unknown_parts() });
         }
         each(&report);
         if self.keep_sites {
-            self.sites.push(report);
+            self.sites.push(report.into_owned());
         }
     }
 
@@ -290,9 +295,17 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
     reported_verdict(report).as_str()
 }
 
+/// What judging a site found: its finding's code, the offending axis, the conditions in words and their decision
+/// over the ranges. Kept apart from the site so that judging reads the site in place.
+type Judgement = (Option<Code>, Option<usize>, Vec<String>, Option<Decision>);
+
 /// Judges one site: its finding's code, if any, with the offending axis and the conditions it holds under; a
 /// conditional site decided over `ranges` when there are some.
-fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::check::range_report::Ranged>) -> SiteReport {
+fn describe(
+    site: &Site<'_>,
+    options: CheckOptions,
+    ranges: Option<&mut crate::check::range_report::Ranged>,
+) -> Judgement {
     let explicit = site.rule == Rule::Bidirectional;
     let over_ranges = match (&site.verdict, ranges) {
         (Verdict::Conditional(conds), Some(ranges)) if site.type_mismatch.is_none() => Some(ranges.decide(conds)),
@@ -304,7 +317,7 @@ fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::check:
         Verdict::Conditional(conds) => {
             // The same condition from two axes (`seq ≤ 64` on both axes of a causal mask) is said once.
             let mut texts: Vec<String> = Vec::with_capacity(conds.len());
-            for text in conds.iter().map(|c| condition_text(&site, c)) {
+            for text in conds.iter().map(|c| condition_text(site, c)) {
                 if !texts.contains(&text) {
                     texts.push(text);
                 }
@@ -312,7 +325,7 @@ fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::check:
             let code = match &over_ranges {
                 Some(Decision::Fails { witness, .. }) => {
                     let axis = crate::rules::ranges::failing_axis(conds, witness);
-                    return finish_describe(site, Some(Code::BroadcastViolation), axis, texts, over_ranges);
+                    return (Some(Code::BroadcastViolation), axis, texts, over_ranges);
                 }
                 Some(Decision::Holds(_))
                     if (options.strict || options.rules.enables(Code::ImplicitBroadcast)) && !explicit =>
@@ -333,18 +346,7 @@ fn describe(site: Site, options: CheckOptions, ranges: Option<&mut crate::check:
         }
         _ => (None, None, Vec::new()),
     };
-    finish_describe(site, code, axis, conditions, over_ranges)
-}
-
-fn finish_describe(
-    site: Site,
-    code: Option<Code>,
-    axis: Option<usize>,
-    conditions: Vec<String>,
-    over_ranges: Option<Decision>,
-) -> SiteReport {
-    let offending_input = site.offending_input().map(|i| site.inputs[i].name.clone());
-    SiteReport { site, code, conditions, axis, offending_input, over_ranges }
+    (code, axis, conditions, over_ranges)
 }
 
 /// A condition in words; an unknown dim is named by its input (or the target: Expand's shape value, Gemm's

@@ -99,7 +99,7 @@ impl Ranged {
 
     /// A site that fails at `witness`.
     pub fn failed(&mut self, site: &Site, witness: &Sizes) {
-        let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+        let (graph, node, op) = (site.graph.to_string(), site.node.to_string(), site.op.to_string());
         self.failures.push(RangeFailure { graph, node, op, witness: witness.clone(), fills: Vec::new() });
     }
 

@@ -51,10 +51,14 @@ pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
 /// A node's label inside its body: its name, or `#INDEX (OP)` for a node without one, so that two unnamed nodes
 /// are told apart.
 pub fn node_label(node: &crate::onnx::pb::NodeProto, index: usize) -> String {
-    if node.name().is_empty() {
-        format!("#{index} ({})", node.op_type())
-    } else {
-        node.name().to_string()
+    node_label_of(node, index).into_owned()
+}
+
+/// [`node_label`] borrowed from the node where it is the node's name.
+pub fn node_label_of(node: &crate::onnx::pb::NodeProto, index: usize) -> std::borrow::Cow<'_, str> {
+    match node.name() {
+        "" => std::borrow::Cow::Owned(format!("#{index} ({})", node.op_type())),
+        name => std::borrow::Cow::Borrowed(name),
     }
 }
 

@@ -82,7 +82,7 @@ struct JsonModel<'a> {
     ranges: Option<Value>,
 }
 
-fn json_site(r: &SiteReport) -> JsonSite<'_> {
+fn json_site<'a>(r: &'a SiteReport<'_>) -> JsonSite<'a> {
     let s = &r.site;
     JsonSite {
         graph: &s.graph,

@@ -65,7 +65,12 @@ pub fn bind(node: &NodeView, attn: Attn) -> Binding {
         None => Outcome { output: target.clone(), verdict: Verdict::Same },
         Some(_) => Outcome { output: target.clone(), ..unidirectional(&target, node.shape(bias)) },
     };
-    Binding { rule: Rule::Unidirectional, outcome, rule_inputs: vec![None, node.site_pos(bias)], target: Some(target) }
+    Binding {
+        rule: Rule::Unidirectional,
+        outcome,
+        rule_inputs: smallvec::smallvec![None, node.site_pos(bias)],
+        target: Some(target),
+    }
 }
 /// Where the scores' shape (B, N, S, T) is read in the graph: B and S are axes 0 and 1 of the query (node input
 /// 0), N is `heads`, T is axis `total.1` of node input `total.0` (the key's length, or the query's for
@@ -80,7 +85,12 @@ pub struct ScoresDims {
 pub fn scores_dims(site: &super::Site, node: &crate::onnx::pb::NodeProto, attn: Attn) -> Option<ScoresDims> {
     let heads = u64::try_from(crate::onnx::attr::Attrs::new(node, None).int("num_heads")?).ok()?;
     let present = |i: usize| node.input.get(i).is_some_and(|n| !n.is_empty());
-    let rank = |i: usize| site.inputs.iter().find(|x| Some(&x.name) == node.input.get(i)).and_then(|x| x.shape.rank());
+    let rank = |i: usize| {
+        site.inputs
+            .iter()
+            .find(|x| Some(x.name.as_ref()) == node.input.get(i).map(String::as_str))
+            .and_then(|x| x.shape.rank())
+    };
     let total = match attn {
         Attn::Attention if !present(4) => (0, 1),
         Attn::MultiHead if rank(0) == Some(3) && rank(1) == Some(3) && !present(6) => (1, 1),

@@ -33,7 +33,7 @@ pub fn violation_lead(site: &Site) -> String {
 pub fn bind(node: &NodeView) -> Binding {
     let target = expand_target(node.facts.get(1).copied().flatten());
     let outcome = bidirectional(node.shape(0), &target);
-    let rule_inputs = vec![node.site_pos(0), node.site_pos(1)];
+    let rule_inputs = smallvec::smallvec![node.site_pos(0), node.site_pos(1)];
     Binding { rule: Rule::Bidirectional, outcome, rule_inputs, target: Some(target) }
 }
 

@@ -66,7 +66,7 @@ pub fn violation_lead(site: &Site, input: usize) -> String {
 /// A binary op before opset 7: B onto A from `axis` with `broadcast=1`, else equal shapes.
 pub fn bind(node: &NodeView) -> Binding {
     let (a, b) = (node.shape(0), node.shape(1));
-    let rule_inputs = vec![node.site_pos(0), node.site_pos(1)];
+    let rule_inputs = smallvec::smallvec![node.site_pos(0), node.site_pos(1)];
     if node.attrs.int("broadcast") == Some(1) {
         let outcome = legacy_axis(a, b, node.attrs.int("axis"));
         Binding { rule: Rule::LegacyAxis, outcome, rule_inputs, target: None }

@@ -33,6 +33,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::onnx::attr::Attrs;
 use crate::onnx::tensor::ValueFacts;
 use crate::rules::ops::SiteKind;
@@ -263,10 +265,10 @@ impl Tally {
 
     /// Conditional outranks unknown: the conditions known so far are worth stating even if some axis is open.
     pub(crate) fn verdict(self, same: bool) -> Verdict {
-        if let Some(v) = contradiction(&self.conditions) {
-            return Verdict::Violation(v);
-        }
         if !self.conditions.is_empty() {
+            if let Some(v) = contradiction(&self.conditions) {
+                return Verdict::Violation(v);
+            }
             Verdict::Conditional(self.conditions)
         } else if self.unknown {
             Verdict::Unknown
@@ -325,14 +327,24 @@ pub struct NodeView<'a, 'm> {
     pub facts: &'a [Option<&'a ValueFacts>],
     pub attrs: Attrs<'m>,
     /// Positions in the node's input list of the inputs that are present (not empty names).
-    present: Vec<usize>,
+    present: SmallVec<[usize; 4]>,
 }
+
+/// A site's rule inputs as positions among its present inputs (`None`: the target, not an input); inline for the
+/// few inputs a rule has.
+pub type RuleInputs = SmallVec<[Option<usize>; 4]>;
 
 static UNRANKED: Shape = Shape(None);
 
 impl<'a, 'm> NodeView<'a, 'm> {
     pub fn new(inputs: &'m [String], facts: &'a [Option<&'a ValueFacts>], attrs: Attrs<'m>) -> Self {
-        let present = (0..inputs.len()).filter(|&i| !inputs[i].is_empty()).collect();
+        // Pushed one by one: collecting a filter into a SmallVec costs several times as much.
+        let mut present = SmallVec::new();
+        for (i, name) in inputs.iter().enumerate() {
+            if !name.is_empty() {
+                present.push(i);
+            }
+        }
         NodeView { inputs, facts, attrs, present }
     }
 
@@ -352,16 +364,24 @@ impl<'a, 'm> NodeView<'a, 'm> {
     }
 
     /// The present inputs whose positions are in `mask` (a bit per position).
-    pub fn present_in(&self, mask: u64) -> Vec<usize> {
+    pub fn present_in(&self, mask: u64) -> SmallVec<[usize; 4]> {
         self.present.iter().copied().filter(|&p| p < 64 && mask & (1 << p) != 0).collect()
     }
 
-    fn present_shapes(&self) -> Vec<&Shape> {
-        self.present.iter().map(|&p| self.shape(p)).collect()
+    fn present_shapes(&self) -> SmallVec<[&Shape; 4]> {
+        let mut shapes = SmallVec::new();
+        for &p in &self.present {
+            shapes.push(self.shape(p));
+        }
+        shapes
     }
 
-    fn all_present(&self) -> Vec<Option<usize>> {
-        (0..self.present.len()).map(Some).collect()
+    fn all_present(&self) -> RuleInputs {
+        let mut all = RuleInputs::new();
+        for i in 0..self.present.len() {
+            all.push(Some(i));
+        }
+        all
     }
 }
 
@@ -370,7 +390,7 @@ impl<'a, 'm> NodeView<'a, 'm> {
 pub struct Binding {
     pub rule: Rule,
     pub outcome: Outcome,
-    pub rule_inputs: Vec<Option<usize>>,
+    pub rule_inputs: RuleInputs,
     pub target: Option<Shape>,
 }
 

@@ -12,6 +12,7 @@ use super::Site;
 use super::{Alignment, RewriteOperand};
 use super::{Binding, NodeView, Rule};
 use crate::rules::ops::SiteKind;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
@@ -31,13 +32,16 @@ pub fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
 
 /// numpy (multidirectional) broadcasting of any number of shapes.
 pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
-    let Some(ranked) = inputs.iter().map(|s| s.dims()).collect::<Option<Vec<&[Dim]>>>() else {
+    if let Some(outcome) = known_sizes(inputs) {
+        return outcome;
+    }
+    let Some(ranked) = inputs.iter().map(|s| s.dims()).collect::<Option<SmallVec<[&[Dim]; 4]>>>() else {
         return Outcome { output: Shape::unranked(), verdict: Verdict::Unknown };
     };
     let rank = ranked.iter().map(|d| d.len()).max().unwrap_or(0);
     let mut output = Vec::with_capacity(rank);
     let mut tally = Tally::default();
-    let mut column: Vec<(usize, &Dim)> = Vec::with_capacity(ranked.len());
+    let mut column: SmallVec<[(usize, &Dim); 4]> = SmallVec::new();
     for axis in 0..rank {
         // Inputs with fewer dims are padded with 1s on the left, which never constrain an axis.
         column.clear();
@@ -62,6 +66,44 @@ pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
     let output = Shape::ranked(output);
     let same = inputs.iter().all(|s| s.provably_eq(&output));
     Outcome { verdict: tally.verdict(same), output }
+}
+
+/// [`multidirectional`] where every size is known, as in most graphs: each axis is its size other than 1 (or 1),
+/// and a second size other than 1 is the violation; what [`merge_axis`] concludes on such columns, without
+/// gathering them. `None` when some rank or size is not known.
+fn known_sizes(inputs: &[&Shape]) -> Option<Outcome> {
+    let mut rank = 0;
+    for shape in inputs {
+        let dims = shape.dims()?;
+        if !dims.iter().all(|d| matches!(d, Dim::Known(_))) {
+            return None;
+        }
+        rank = rank.max(dims.len());
+    }
+    let size = |input: &Shape, axis: usize| {
+        let dims = input.dims().unwrap_or_default();
+        (axis + dims.len()).checked_sub(rank).and_then(|i| dims[i].known())
+    };
+    let mut output = Vec::with_capacity(rank);
+    for axis in 0..rank {
+        let mut first: Option<(usize, u64)> = None;
+        for (m, input) in inputs.iter().enumerate() {
+            match (size(input, axis), first) {
+                (None | Some(1), _) => {}
+                (Some(k), None) => first = Some((m, k)),
+                (Some(k), Some((m0, k0))) if k != k0 => {
+                    let kind = ViolationKind::Mismatch { found: Dim::Known(k), expected: Dim::Known(k0), against: m0 };
+                    let verdict = Verdict::Violation(Violation { input: m, axis: Some(axis), kind });
+                    return Some(Outcome { output: Shape::unranked(), verdict });
+                }
+                (Some(_), Some(_)) => {}
+            }
+        }
+        output.push(Dim::Known(first.map_or(1, |(_, k)| k)));
+    }
+    let same = inputs.iter().all(|s| s.dims() == Some(&output[..]));
+    let verdict = if same { Verdict::Same } else { Verdict::Broadcast };
+    Some(Outcome { output: Shape::ranked(output), verdict })
 }
 
 type Mismatch = (usize, Dim, usize, Dim);
@@ -266,7 +308,7 @@ pub fn bind(node: &NodeView) -> Binding {
 /// no operands (QLinearAdd's scales and zero points).
 pub fn bind_subset(node: &NodeView, mask: u64) -> Binding {
     let chosen = node.present_in(mask);
-    let shapes: Vec<&Shape> = chosen.iter().map(|&p| node.shape(p)).collect();
+    let shapes: SmallVec<[&Shape; 4]> = chosen.iter().map(|&p| node.shape(p)).collect();
     let outcome = if chosen.len() > 1 && chosen.windows(2).all(|w| node.inputs[w[0]] == node.inputs[w[1]]) {
         Outcome { output: node.shape(chosen[0]).clone(), verdict: Verdict::Same }
     } else {
@@ -288,7 +330,7 @@ pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
 /// The form `expand` gives a numpy site whose shapes are undecided: an anchor input, and every other input
 /// `Expand(_, Shape(anchor))`.
 pub fn already_explicit(site: &Site, made_by: super::MadeBy<'_, '_>) -> bool {
-    let names: Vec<&str> = site.rule_inputs.iter().flatten().map(|&i| site.inputs[i].name.as_str()).collect();
+    let names: Vec<&str> = site.rule_inputs.iter().flatten().map(|&i| site.inputs[i].name.as_ref()).collect();
     names.iter().any(|anchor| {
         names.iter().filter(|v| *v != anchor).all(|v| {
             made_by(v, "Expand")

@@ -104,7 +104,7 @@ pub fn bind_gemm_at(node: &NodeView, legacy: bool, [a, b, c]: [usize; 3]) -> Bin
     };
     let rule = if equal { Rule::None } else { Rule::Unidirectional };
     let outcome = Outcome { output: target.clone(), ..outcome };
-    Binding { rule, outcome, rule_inputs: vec![None, node.site_pos(c)], target: Some(target) }
+    Binding { rule, outcome, rule_inputs: smallvec::smallvec![None, node.site_pos(c)], target: Some(target) }
 }
 
 /// (M, N) of a Gemm from A and B after transA/transB; unknown dims where A or B is not known to be 2-D.
@@ -126,7 +126,12 @@ pub fn bind_prelu(node: &NodeView, legacy: bool) -> Binding {
         Some(outcome) if legacy => outcome,
         _ => unidirectional(x, slope),
     };
-    Binding { rule: Rule::Unidirectional, outcome, rule_inputs: vec![node.site_pos(0), node.site_pos(1)], target: None }
+    Binding {
+        rule: Rule::Unidirectional,
+        outcome,
+        rule_inputs: smallvec::smallvec![node.site_pos(0), node.site_pos(1)],
+        target: None,
+    }
 }
 
 /// PRelu before opset 7: a slope of one element is shared by every channel, and a 1-D slope of C elements
@@ -242,7 +247,7 @@ mod tests {
         let ok = bind_with(gemm, &[Some(&[3, 2]), Some(&[5, 3]), Some(&[5])], trans());
         assert_eq!((ok.rule, ok.outcome.verdict), (Rule::Unidirectional, Verdict::Broadcast));
         assert_eq!(ok.target, Some(Shape::known(&[2, 5])));
-        assert_eq!(ok.rule_inputs, vec![None, Some(2)]);
+        assert_eq!(ok.rule_inputs[..], [None, Some(2)]);
         let bad = bind_with(gemm, &[Some(&[3, 2]), Some(&[5, 3]), Some(&[2])], trans());
         assert!(matches!(bad.outcome.verdict, Verdict::Violation(_)), "C [2] against (M, N) [2, 5]");
         let no_c = bind_with(gemm, &[Some(&[3, 2]), Some(&[5, 3]), None], trans());

@@ -220,7 +220,7 @@ fn expand_makes_an_attention_bias_explicit_and_fold_takes_it_out_again() {
 #[test]
 fn qlinear_add_mul_and_qgemm_are_sites_that_expand_and_fold_rewrite_faithfully() {
     let a = analyze("qlinear_broadcasts");
-    let ops: Vec<(&str, &str)> = a.sites.iter().map(|s| (s.op.as_str(), s.verdict.as_str())).collect();
+    let ops: Vec<(&str, &str)> = a.sites.iter().map(|s| (s.op.as_ref(), s.verdict.as_str())).collect();
     assert_eq!(ops, [("QLinearAdd", "broadcast"), ("QLinearMul", "broadcast"), ("QGemm", "broadcast")]);
     // The scales and zero points are no operands: the message names A and B.
     assert_eq!(onnx_bcast::sys::escape::plain(&a.sites[0].list_inputs()), "x [2, 8, 4, 4] and b [8, 1, 1]");

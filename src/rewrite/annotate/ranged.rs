@@ -12,9 +12,9 @@ pub(super) fn failing_note(site: &Site, decision: &Decision, conditions: &[Condi
     let needs: Vec<String> = conditions.iter().map(ToString::to_string).collect();
     Note {
         code: Code::BroadcastViolation,
-        graph: site.graph.clone(),
-        node: Some(site.node.clone()),
-        op: Some(site.op.clone()),
+        graph: site.graph.to_string(),
+        node: Some(site.node.to_string()),
+        op: Some(site.op.to_string()),
         message: format!("{} within the ranges (it needs {})", decision.text(), needs.join(" and ")).into(),
     }
 }

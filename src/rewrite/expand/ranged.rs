@@ -21,7 +21,7 @@ pub(super) fn decide(sites: &mut [Site], ranges: &Ranges) -> Vec<(NodeLoc, LeftS
             d @ Decision::Fails { .. } if !failing.iter().any(|(loc, _)| *loc == site.loc) => {
                 let needs: Vec<String> = conditions.iter().map(ToString::to_string).collect();
                 let reason = LeftReason::FailsWithinRanges { failing: d.text(), needs };
-                let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+                let (graph, node, op) = (site.graph.to_string(), site.node.to_string(), site.op.to_string());
                 let left = LeftSite { graph, node, op, reason };
                 failing.push((site.loc.clone(), left));
             }

@@ -64,7 +64,7 @@ fn computed_step(name: &str, shape: &crate::sizes::shape::Shape, site: &Site) ->
 }
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
-    let (graph, node, op) = (site.graph.clone(), site.node.clone(), site.op.clone());
+    let (graph, node, op) = (site.graph.to_string(), site.node.to_string(), site.op.to_string());
     SitePlan::Left(LeftSite { graph, node, op, reason })
 }
 
@@ -141,9 +141,9 @@ impl<'m> Planner<'m> {
             }
         }
         let action = Action {
-            graph: first.graph.clone(),
-            node: first.node.clone(),
-            op: first.op.clone(),
+            graph: first.graph.to_string(),
+            node: first.node.to_string(),
+            op: first.op.to_string(),
             steps: done.steps,
             conditions,
         };
@@ -182,7 +182,7 @@ impl<'m> Planner<'m> {
         // A function body is shared by its calls: one rewrite fits them all only if they agree on the attributes
         // it reads.
         if let Some(other) = sites.iter().find(|s| s.attrs != first.attrs) {
-            let (first_node, other) = (first.node.clone(), other.node.clone());
+            let (first_node, other) = (first.node.to_string(), other.node.to_string());
             return Some(left(first, LeftReason::CallsDisagree { first: first_node, other }));
         }
         None
@@ -220,8 +220,8 @@ impl<'m> Planner<'m> {
             let site_input = &site.inputs[input];
             Operand {
                 position: node_positions[input],
-                name: site_input.name.clone(),
-                shape: site_input.shape.clone(),
+                name: site_input.name.to_string(),
+                shape: site_input.shape.clone().into_owned(),
                 elem: site_input.elem,
                 alignment,
             }
@@ -298,7 +298,7 @@ impl<'m> Planner<'m> {
     ) -> Result<Rewritten, LeftReason> {
         let mut done = Rewritten::for_operands(operands);
         if opset < 8 {
-            return Err(LeftReason::NoExpand { opset, output: site.output_shape.clone() });
+            return Err(LeftReason::NoExpand { opset, output: site.output_shape.clone().into_owned() });
         }
         if operands.iter().any(|o| matches!(o.alignment, Alignment::Mapped(_))) {
             return Err(LeftReason::LegacyAxisNeedsStaticShapes);
@@ -344,7 +344,7 @@ impl<'m> Planner<'m> {
         if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
             return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
         }
-        let mut acc = names[0].name.clone();
+        let mut acc = names[0].name.to_string();
         let mut folded: Vec<&Shape> = vec![&names[0].shape];
         for (k, next) in names[1..].iter().enumerate() {
             let s = self.b.shape_of(at, &next.name, &next.shape);
@@ -375,7 +375,9 @@ impl<'m> Planner<'m> {
             }
             SiteKind::AttentionBias(attn) => match self.scores_shape(at, site, node, attn) {
                 Some(target) => target,
-                None => return Err(LeftReason::ScoresLengthInsideTheOp { scores: site.output_shape.clone() }),
+                None => {
+                    return Err(LeftReason::ScoresLengthInsideTheOp { scores: site.output_shape.clone().into_owned() })
+                }
             },
             _ => self.b.shape_of(at, &node.input[0], &site.inputs[0].shape),
         })

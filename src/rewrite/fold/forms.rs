@@ -41,7 +41,7 @@ pub(super) struct Candidate {
     /// body, of the call), and the function frames down to the node itself.
     pub graph: String,
     pub label: String,
-    pub functions: Vec<FunctionFrame>,
+    pub functions: Vec<FunctionFrame<'static>>,
 }
 
 impl Candidate {
@@ -59,7 +59,7 @@ fn holds(site: &Site) -> bool {
 /// call and not kept: its `Tile`s stay).
 pub(super) fn candidates(
     body: &Body<'_>,
-    sites: &BTreeMap<usize, Vec<&Site>>,
+    sites: &BTreeMap<usize, Vec<&Site<'static>>>,
     facts: Option<(&str, &HashMap<&str, &ValueFacts>)>,
 ) -> BTreeMap<usize, Candidate> {
     let mut out = BTreeMap::new();
@@ -74,7 +74,7 @@ pub(super) fn candidates(
                 continue;
             }
             let first = evaluations[0];
-            let (graph, label, functions) = (first.graph.clone(), first.node.clone(), first.functions.clone());
+            let (graph, label, functions) = (first.graph.to_string(), first.node.to_string(), first.functions.clone());
             out.insert(index, Candidate { node: index, form, source_pos, evals, graph, label, functions });
         }
     }
@@ -131,7 +131,7 @@ fn eval_of(site: &Site, source_pos: usize, node: &NodeProto) -> Eval {
         .iter()
         .position(|&p| p == source_pos)
         .and_then(|i| site.inputs.get(i))
-        .map_or_else(Shape::unranked, |i| i.shape.clone());
+        .map_or_else(Shape::unranked, |i| i.shape.clone().into_owned());
     let noop = matches!(site.verdict, Verdict::Same) || source.provably_eq(&site.output_shape);
     let conditions = match &site.verdict {
         Verdict::Conditional(c) => c.clone(),
@@ -178,7 +178,7 @@ fn tile_eval(node: &NodeProto, facts: &HashMap<&str, &ValueFacts>) -> Option<Eva
 fn read_by_a_site(
     body: &Body<'_>,
     node: &NodeProto,
-    sites: &BTreeMap<usize, Vec<&Site>>,
+    sites: &BTreeMap<usize, Vec<&Site<'static>>>,
     facts: &HashMap<&str, &ValueFacts>,
 ) -> bool {
     let mut work = vec![(node, 0usize)];

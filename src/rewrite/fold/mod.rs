@@ -178,7 +178,7 @@ pub struct Folded {
     pub graph: String,
     pub node: String,
     pub op: String,
-    pub functions: Vec<crate::analysis::FunctionFrame>,
+    pub functions: Vec<crate::analysis::FunctionFrame<'static>>,
     pub form: Form,
     /// The value the consumers read instead.
     pub source: String,
@@ -204,7 +204,7 @@ pub struct Kept {
     pub graph: String,
     pub node: String,
     pub op: String,
-    pub functions: Vec<crate::analysis::FunctionFrame>,
+    pub functions: Vec<crate::analysis::FunctionFrame<'static>>,
     pub form: Form,
     pub reason: KeptReason,
 }
@@ -279,5 +279,5 @@ pub fn fold_model(model: &Model, options: FoldOptions) -> Result<(FoldPlan, Piec
 
 /// The node a site is, by its label inside its own body (inside a function: the node of the body, not the call).
 pub(crate) fn node_label(site: &Site) -> String {
-    site.functions.last().map_or_else(|| site.node.clone(), |f| f.node.clone())
+    site.functions.last().map_or_else(|| site.node.to_string(), |f| f.node.to_string())
 }

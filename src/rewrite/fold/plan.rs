@@ -59,7 +59,7 @@ pub(super) fn plan(model: &ModelProto, analysis: &Analysis, options: FoldOptions
 /// The fold of one body in progress.
 struct BodyFold<'a, 'm> {
     body: &'a Body<'m>,
-    sites: &'a BTreeMap<usize, Vec<&'a Site>>,
+    sites: &'a BTreeMap<usize, Vec<&'a Site<'static>>>,
     candidates: &'a BTreeMap<usize, Candidate>,
     producer: HashMap<&'m str, usize>,
     folded: BTreeSet<usize>,
@@ -73,7 +73,7 @@ struct BodyFold<'a, 'm> {
 impl<'a, 'm> BodyFold<'a, 'm> {
     fn new(
         body: &'a Body<'m>,
-        sites: &'a BTreeMap<usize, Vec<&'a Site>>,
+        sites: &'a BTreeMap<usize, Vec<&'a Site<'static>>>,
         candidates: &'a BTreeMap<usize, Candidate>,
     ) -> Self {
         let producer = body.producer.clone();
@@ -367,7 +367,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
 
     /// The graph's path as sites report it.
     fn graph_path(&self) -> String {
-        self.sites.values().next().map_or_else(|| "main".to_string(), |s| s[0].graph.clone())
+        self.sites.values().next().map_or_else(|| "main".to_string(), |s| s[0].graph.to_string())
     }
 
     /// The labels of the live nodes that read what `value` was, once folded.

@@ -19,12 +19,12 @@ pub(super) fn call_key(site: &Site) -> CallKey {
     if site.functions.is_empty() {
         return Vec::new();
     }
-    let mut key = vec![site.graph.clone(), site.node_index.to_string()];
+    let mut key = vec![site.graph.to_string(), site.node_index.to_string()];
     let last = site.functions.len() - 1;
     for (i, frame) in site.functions.iter().enumerate() {
-        key.push(frame.function.clone());
+        key.push(frame.function.to_string());
         if i < last {
-            key.push(frame.node.clone());
+            key.push(frame.node.to_string());
         }
     }
     key
@@ -68,15 +68,15 @@ fn judge_one(
     under: &[&ConditionKind],
 ) -> Result<(), KeptReason> {
     let key = call_key(site);
-    let consumer = || (super::node_label(site), site.op.clone());
+    let consumer = || (super::node_label(site), site.op.to_string());
     let allowed = site.rule.broadcasting_inputs(site);
     let mut names = Vec::with_capacity(site.inputs.len());
     let mut shapes = Vec::with_capacity(site.inputs.len());
     for (i, input) in site.inputs.iter().enumerate() {
         match replace(&input.name, &key) {
             None => {
-                names.push(input.name.clone());
-                shapes.push(input.shape.clone());
+                names.push(input.name.to_string());
+                shapes.push(input.shape.clone().into_owned());
             }
             Some(_) if !allowed.contains(&i) => {
                 let (node, op) = consumer();
@@ -112,7 +112,12 @@ fn judge_one(
         if !differs_beyond_unknowns(&outcome.output, &site.output_shape) {
             return Err(KeptReason::ConsumerUnknown { node, op });
         }
-        return Err(KeptReason::OutputChanges { node, op, from: site.output_shape.clone(), to: outcome.output });
+        return Err(KeptReason::OutputChanges {
+            node,
+            op,
+            from: site.output_shape.clone().into_owned(),
+            to: outcome.output,
+        });
     }
     Ok(())
 }
