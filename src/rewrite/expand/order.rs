@@ -18,9 +18,9 @@ use super::strategy::Planner;
 #[derive(Default)]
 pub(super) struct InOrder {
     /// The evaluations of the main-graph node being gathered (one, unless the walk evaluates a node twice).
-    current: Vec<Site>,
+    current: Vec<Site<'static>>,
     /// The sites of bodies, planned after the main graph's.
-    later: Vec<Site>,
+    later: Vec<Site<'static>>,
     /// A main-graph site arrived after one of a later node: what was planned is not in order.
     out_of_order: bool,
     /// Main-graph nodes planned.
@@ -29,12 +29,12 @@ pub(super) struct InOrder {
 
 impl InOrder {
     /// Takes the next site the walk evaluated, planning the main graph's node before it once the walk has moved on.
-    pub fn take(&mut self, planner: &mut Planner<'_>, site: Site) {
+    pub fn take(&mut self, planner: &mut Planner<'_>, site: Site<'_>) {
         if self.out_of_order {
             return;
         }
         if !site.loc.graph.is_empty() {
-            self.later.push(site);
+            self.later.push(site.into_owned());
             return;
         }
         match self.current.first().map(|c| c.loc.node.cmp(&site.loc.node)) {
@@ -47,7 +47,7 @@ impl InOrder {
             Some(std::cmp::Ordering::Less) => self.flush(planner),
             _ => {}
         }
-        self.current.push(site);
+        self.current.push(site.into_owned());
     }
 
     /// Whether the walk took the main graph out of the file's order, so that nothing planned can be used.
