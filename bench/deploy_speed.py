@@ -108,6 +108,7 @@ def main():
                          f"{sum(r['check'] for r in rows):.2f} s; per model, check ÷ it: median "
                          f"{statistics.median(r['check'] / r[key] for r in rows):.2f}x")
     lines += per_model_bounds(runs)
+    lines += one_process(a, runs)
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
@@ -126,6 +127,10 @@ def per_model_bounds(runs):
     bound = [r for r in runs if r["ort"] < 10 * floor]
     lines.append(f"per model, whole process under 10x: {len(under)} of {len(runs)}; on {len(bound)} of them "
                  "onnxruntime takes less than 10x the do-nothing process, so no process can be 10x faster there")
+    decoded = [r for r in runs if r["decode"] is not None and r["ort"] < 10 * r["decode"]]
+    if runs[0]["decode"] is not None:
+        lines.append(f"on {len(decoded)} of them onnxruntime takes less than 10x a process that only decodes the "
+                     "model (examples/decode_model), so no process that reads the model can be 10x faster there")
     api = [r for r in runs if r["api"] is not None]
     if api:
         ratios = [r["ort"] / r["api"] for r in api]
@@ -140,6 +145,23 @@ def per_model_bounds(runs):
                       else f"{'-':>7} {'-':>10}")
         lines.append(f"{r['model'][:44]:44} {r['check'] * 1000:9.2f} {r['ort'] * 1000:7.2f} "
                      f"{r['ort'] / r['check']:5.1f}x {r['floor'] * 1000:9.2f} {in_process}")
+    return lines
+
+
+def one_process(a, runs):
+    """The models where onnxruntime runs, checked by one process (`check M1 M2 ...`), on one thread and on the
+    default pool: the whole process's time per model against onnxruntime's mean time per model in process."""
+    if not runs:
+        return []
+    paths = [os.path.join(a.models_dir, r["model"]) for r in runs]
+    ort = sum(r["ort"] for r in runs) / len(runs)
+    lines = [""]
+    for jobs, what in (("1", "one thread (--jobs 1)"), (None, "the default pool (one thread per core)")):
+        argv = [a.binary, "check", "--format", "json", *(["--jobs", jobs] if jobs else []), *paths]
+        took = best(lambda: subprocess.run(argv, capture_output=True, check=False), a.repeat)[0]
+        lines.append(f"one process checking the {len(runs)} models, {what}: {took:.3f} s, "
+                     f"{took / len(runs) * 1000:.2f} ms a model against onnxruntime's {ort * 1000:.2f} ms a model "
+                     f"in process: {ort * len(runs) / took:.1f}x")
     return lines
 
 
