@@ -41,7 +41,15 @@ impl SiteReport<'_> {
     /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
     /// are never shown one by one.
     pub fn message(&self) -> Message {
-        message(&self.site, self.code, &self.conditions, self.over_ranges.as_ref())
+        let mut text = String::new();
+        self.write_message(&mut text);
+        Message::from(text)
+    }
+
+    /// Appends [`SiteReport::message`]'s text (names marked) to `out`: JSON output writes every site's message
+    /// into one buffer it keeps.
+    pub fn write_message(&self, out: &mut String) {
+        write_message(out, &self.site, self.code, &self.conditions, self.over_ranges.as_ref())
     }
 }
 
@@ -359,19 +367,26 @@ fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
 }
 
-/// The message of a site judged by [`describe`], names marked.
-fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> Message {
-    let prefix: String = site
-        .functions
-        .iter()
-        .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
-        .collect();
-    let inputs = site.list_inputs();
-    let body = match (&site.verdict, code) {
-        (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
+/// Appends the message of a site judged by [`describe`] to `out`, names marked. Written piece by piece into the
+/// caller's buffer: JSON output makes one for every site.
+fn write_message(
+    out: &mut String,
+    site: &Site,
+    code: Option<Code>,
+    conditions: &[String],
+    over_ranges: Option<&Decision>,
+) {
+    use std::fmt::Write as _;
+    // Writing to a String cannot fail.
+    for f in &site.functions {
+        let _ = write!(out, "in function {} (node {}): ", name(&f.function), name(&f.node));
+    }
+    let _ = match (&site.verdict, code) {
+        (Verdict::Violation(v), _) => out.write_str(&violation_message(site, v.input, &v.kind, v.axis)),
         (_, Some(Code::TypeMismatch)) => {
             let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
-            format!(
+            write!(
+                out,
                 "{} is {} where {} is {}: {} requires one element type for them",
                 name(&site.inputs[m.input].name),
                 elem_type_name(m.found),
@@ -380,18 +395,26 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: 
                 site.op
             )
         }
-        (Verdict::Conditional(_), _) => conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges),
+        (Verdict::Conditional(_), _) => {
+            out.write_str(&conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges))
+        }
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
-            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
+            write!(out, "implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
-        (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
-        (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
+        (Verdict::Broadcast, _) => {
+            site.write_inputs(out).and_then(|()| write!(out, " broadcast to {}", site.output_shape))
+        }
+        (Verdict::Same, _) => {
+            site.write_inputs(out).and_then(|()| write!(out, ": no broadcast, output {}", site.output_shape))
+        }
         (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
-            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", site.unknown_parts())
+            write!(out, "cannot prove the inputs share one shape ({} unknown): ", site.unknown_parts())
+                .and_then(|()| site.write_inputs(out))
         }
-        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", site.unknown_parts()),
+        (Verdict::Unknown, _) => {
+            write!(out, "undecided, {} unknown: ", site.unknown_parts()).and_then(|()| site.write_inputs(out))
+        }
     };
-    Message::from(prefix + &body)
 }
 
 /// A conditional site's message, with what its conditions come to over the ranges when it was decided there:

@@ -24,7 +24,7 @@
 //! (`crate::render::brief`) touch only the text between names. [`Message`] holds such a text.
 
 use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 /// The longest name shown whole in one-line formats, in characters (as escaped).
 pub const NAME_CHARS: usize = 80;
@@ -46,18 +46,25 @@ pub struct Name<'a>(&'a str);
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_char(OPEN)?;
-        if !self.0.contains([OPEN, CLOSE, QUOTE]) {
-            f.write_str(self.0)?;
-            return f.write_char(CLOSE);
+        self.write_to(f)
+    }
+}
+
+impl Name<'_> {
+    /// The name marked, as `Display` writes it, straight to `out` (a message written piece by piece).
+    pub fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        out.write_char(OPEN)?;
+        if !self.0.as_bytes().contains(&MARK_LEAD) {
+            out.write_str(self.0)?;
+            return out.write_char(CLOSE);
         }
         for c in self.0.chars() {
             if matches!(c, OPEN | CLOSE | QUOTE) {
-                f.write_char(QUOTE)?;
+                out.write_char(QUOTE)?;
             }
-            f.write_char(c)?;
+            out.write_char(c)?;
         }
-        f.write_char(CLOSE)
+        out.write_char(CLOSE)
     }
 }
 
@@ -182,6 +189,40 @@ pub fn plain(marked: &str) -> Cow<'_, str> {
     }
     Cow::Owned(out)
 }
+
+/// Appends [`plain`]'s text of `marked` to `out`, without a String of its own: JSON output makes every site's
+/// message in one buffer it keeps. Read byte by byte: every mark is three bytes that begin with 0xEF, which no
+/// ASCII text has.
+pub fn push_plain(out: &mut String, marked: &str) {
+    let bytes = marked.as_bytes();
+    // What is copied next starts at `run`; `name`: between an opening and a closing mark.
+    let (mut run, mut at, mut name) = (0, 0, false);
+    while let Some(k) = bytes[at..].iter().position(|&b| b == MARK_LEAD) {
+        let start = at + k;
+        let mark = marked[start..].chars().next().expect("a lead byte starts a character");
+        at = start + 1;
+        let ends_run = match mark {
+            OPEN => !name,
+            CLOSE | QUOTE => name,
+            _ => false,
+        };
+        if !ends_run {
+            continue;
+        }
+        out.push_str(&marked[run..start]);
+        run = start + mark.len_utf8();
+        at = run;
+        match mark {
+            // The quoted character is the name's own, whatever it is: it starts the next run.
+            QUOTE => at += marked[run..].chars().next().map_or(0, char::len_utf8),
+            _ => name = mark == OPEN,
+        }
+    }
+    out.push_str(&marked[run..]);
+}
+
+/// The first byte of each mark's UTF-8 form.
+const MARK_LEAD: u8 = 0xEF;
 
 /// A marked text as one-line formats show it: the text between names escaped ([`text`]), each name shortened
 /// ([`short`]). So is any word of the text between names longer than [`LONG_WORD`] (a megabyte-long `dim_param`
@@ -345,6 +386,22 @@ pub fn github_property(shown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_pushed_in_place_is_the_plain_text_of_any_marked_text() {
+        let odd = format!("a{OPEN}b{CLOSE}c{QUOTE}d");
+        let marked = format!("x {} and {} then {}", name("v_1"), name(&odd), name(""));
+        for text in
+            [marked.as_str(), "no names", "", &format!("open {OPEN}runs{QUOTE}{CLOSE} on"), &format!("{OPEN}x{QUOTE}")]
+        {
+            let mut out = String::from("kept ");
+            push_plain(&mut out, text);
+            assert_eq!(out, format!("kept {}", plain(text)), "{text:?}");
+        }
+        let mut out = String::new();
+        push_plain(&mut out, &marked);
+        assert_eq!(out, format!("x v_1 and {odd} then "));
+    }
 
     #[test]
     fn controls_separators_and_bidirectional_overrides_are_escaped() {
