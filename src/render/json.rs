@@ -11,26 +11,48 @@ use crate::analysis::{FunctionFrame, Site, SiteInput};
 use crate::check::{report_verdict, Finding, Report, SiteReport};
 use crate::sizes::shape::{Dim, Shape};
 
-#[derive(Serialize)]
+use super::json_object::{self, Fields, Object};
+
 struct JsonInput<'a> {
     name: &'a str,
     shape: ShapeOut<'a>,
 }
 
-#[derive(Serialize)]
+impl Object for JsonInput<'_> {
+    fn len(&self) -> usize {
+        2
+    }
+
+    fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.field("name", self.name)?;
+        out.field("shape", &self.shape)
+    }
+}
+
 struct JsonFunction<'a> {
     function: &'a str,
     node: &'a str,
 }
 
-/// One site's object, borrowing everything it writes: serialized in place, each site straight into the output.
-#[derive(Serialize)]
+impl Object for JsonFunction<'_> {
+    fn len(&self) -> usize {
+        2
+    }
+
+    fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.field("function", self.function)?;
+        out.field("node", self.node)
+    }
+}
+
+/// One site's object, borrowing everything it writes. Its fields are listed once ([`JsonSite::fields`]) and go
+/// either to any serde serializer (a `Value`, a whole report) or, in streamed output, to a [`RawObject`].
 struct JsonSite<'a, 's> {
     graph: &'a str,
     node: &'a str,
     op: &'a str,
     rule: &'static str,
-    inputs: Inputs<'a, 's>,
+    inputs: &'a [SiteInput<'s>],
     output_shape: ShapeOut<'a>,
     verdict: &'static str,
     /// The message as [`crate::sys::escape::plain`] gives it.
@@ -39,11 +61,44 @@ struct JsonSite<'a, 's> {
     axis: Option<usize>,
     offending_input: Option<&'a str>,
     conditions: Conditions<'a>,
-    functions: Functions<'a, 's>,
+    functions: &'a [FunctionFrame<'s>],
     constraints: Constraints<'a, 's>,
     /// What the conditions come to over the ranges of sizes (only with ranges).
-    #[serde(skip_serializing_if = "Option::is_none")]
     over_ranges: Option<Value>,
+}
+
+impl Object for JsonSite<'_, '_> {
+    fn len(&self) -> usize {
+        14 + usize::from(self.over_ranges.is_some())
+    }
+
+    /// The site's fields, in the documented order.
+    fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.field("graph", self.graph)?;
+        out.field("node", self.node)?;
+        out.field("op", self.op)?;
+        out.field("rule", self.rule)?;
+        out.objects("inputs", self.inputs.iter().map(|i| JsonInput { name: &i.name, shape: ShapeOut(&i.shape) }))?;
+        out.field("output_shape", &self.output_shape)?;
+        out.field("verdict", self.verdict)?;
+        out.field("message", self.message)?;
+        out.field("code", &self.code)?;
+        out.field("axis", &self.axis)?;
+        out.field("offending_input", &self.offending_input)?;
+        out.field("conditions", &self.conditions)?;
+        out.objects("functions", self.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }))?;
+        out.field("constraints", &self.constraints)?;
+        match &self.over_ranges {
+            Some(over_ranges) => out.field("over_ranges", over_ranges),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for JsonSite<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json_object::serialize(self, "site", s)
+    }
 }
 
 /// A shape as [`shape_json`] makes it (null for an unknown rank, else integers, symbol strings and nulls), without
@@ -72,28 +127,12 @@ impl Serialize for DimOut<'_> {
     }
 }
 
-struct Inputs<'a, 's>(&'a [SiteInput<'s>]);
-
-impl Serialize for Inputs<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|i| JsonInput { name: &i.name, shape: ShapeOut(&i.shape) }))
-    }
-}
-
 /// A site's conditions in words (marked texts), each as its plain text.
 struct Conditions<'a>(&'a [String]);
 
 impl Serialize for Conditions<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.iter().map(|c| crate::sys::escape::plain(c)))
-    }
-}
-
-struct Functions<'a, 's>(&'a [FunctionFrame<'s>]);
-
-impl Serialize for Functions<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }))
     }
 }
 
@@ -172,7 +211,7 @@ fn json_site<'a, 's>(r: &'a SiteReport<'s>, message: &'a str) -> JsonSite<'a, 's
         node: &s.node,
         op: &s.op,
         rule: s.rule.as_str(),
-        inputs: Inputs(&s.inputs),
+        inputs: &s.inputs,
         output_shape: ShapeOut(&s.output_shape),
         verdict: report_verdict(r),
         message,
@@ -180,7 +219,7 @@ fn json_site<'a, 's>(r: &'a SiteReport<'s>, message: &'a str) -> JsonSite<'a, 's
         axis: r.axis,
         offending_input: r.offending_input.as_deref(),
         conditions: Conditions(&r.conditions),
-        functions: Functions(&s.functions),
+        functions: &s.functions,
         constraints: Constraints(s),
         over_ranges: r.over_ranges.as_ref().map(super::decision_json),
     }
@@ -330,7 +369,7 @@ impl SiteWriter {
         if !std::mem::take(&mut self.first) {
             self.bytes.push(b',');
         }
-        serde_json::to_writer(Bytes(&mut self.bytes), &json_site(site, self.message.of(site)))?;
+        json_object::write_raw(&mut self.bytes, &json_site(site, self.message.of(site)))?;
         out.write_all(&self.bytes)
     }
 }
@@ -352,30 +391,6 @@ impl Message {
         site.write_message(&mut self.marked);
         crate::sys::escape::push_plain(&mut self.plain, &self.marked);
         &self.plain
-    }
-}
-
-/// A byte buffer for serde_json, which writes a JSON text in pieces of a byte or a few (`"`, `:`, a key): a byte
-/// is pushed, not copied by `memcpy` as `Vec<u8>`'s own `Write` does.
-struct Bytes<'a>(&'a mut Vec<u8>);
-
-impl Write for Bytes<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    #[inline]
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match buf {
-            [byte] => self.0.push(*byte),
-            _ => self.0.extend_from_slice(buf),
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@ pub mod fold;
 mod github;
 pub mod infer;
 mod json;
+mod json_object;
 mod ranges;
 mod sarif;
 

@@ -205,8 +205,7 @@ impl Site<'_> {
                 _ if k + 1 == shown.len() => out.write_str(" and ")?,
                 _ => out.write_str(", ")?,
             }
-            name(&input.name).write_to(out)?;
-            write!(out, " {}", input.shape)?;
+            write!(out, "{} {}", name(&input.name), input.shape)?;
         }
         Ok(())
     }

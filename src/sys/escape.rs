@@ -24,7 +24,7 @@
 //! (`crate::render::brief`) touch only the text between names. [`Message`] holds such a text.
 
 use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// The longest name shown whole in one-line formats, in characters (as escaped).
 pub const NAME_CHARS: usize = 80;
@@ -46,25 +46,18 @@ pub struct Name<'a>(&'a str);
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write_to(f)
-    }
-}
-
-impl Name<'_> {
-    /// The name marked, as `Display` writes it, straight to `out` (a message written piece by piece).
-    pub fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
-        out.write_char(OPEN)?;
-        if !self.0.as_bytes().contains(&MARK_LEAD) {
-            out.write_str(self.0)?;
-            return out.write_char(CLOSE);
+        f.write_char(OPEN)?;
+        if !self.0.contains([OPEN, CLOSE, QUOTE]) {
+            f.write_str(self.0)?;
+            return f.write_char(CLOSE);
         }
         for c in self.0.chars() {
             if matches!(c, OPEN | CLOSE | QUOTE) {
-                out.write_char(QUOTE)?;
+                f.write_char(QUOTE)?;
             }
-            out.write_char(c)?;
+            f.write_char(c)?;
         }
-        out.write_char(CLOSE)
+        f.write_char(CLOSE)
     }
 }
 
