@@ -12,6 +12,7 @@ use crate::analysis::{Analysis, Site};
 use crate::diagnostic::{Code, Severity};
 use crate::onnx::tensor::elem_type_name;
 use crate::rules::ranges::Decision;
+use crate::rules::site::NameForm;
 use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
 use crate::sizes::shape::Shape;
 use crate::sys::escape::{name, Message};
@@ -42,14 +43,14 @@ impl SiteReport<'_> {
     /// are never shown one by one.
     pub fn message(&self) -> Message {
         let mut text = String::new();
-        self.write_message(&mut text);
+        self.write_message(&mut text, NameForm::Marked);
         Message::from(text)
     }
 
-    /// Appends [`SiteReport::message`]'s text (names marked) to `out`: JSON output writes every site's message
-    /// into one buffer it keeps.
-    pub fn write_message(&self, out: &mut String) {
-        write_message(out, &self.site, self.code, &self.conditions, self.over_ranges.as_ref())
+    /// Appends [`SiteReport::message`]'s text to `out`, its names in `form`: JSON output writes every site's
+    /// message, plain, into one buffer it keeps.
+    pub fn write_message(&self, out: &mut String, form: NameForm) {
+        write_message(out, &self.site, (self.code, &self.conditions, self.over_ranges.as_ref()), form)
     }
 }
 
@@ -367,26 +368,27 @@ fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
 }
 
-/// Appends the message of a site judged by [`describe`] to `out`, names marked. Written piece by piece into the
-/// caller's buffer: JSON output makes one for every site.
+/// Appends the message of a site judged by [`describe`] to `out`, its names in `form`. The words of the sites a
+/// large model has by the thousand (a broadcast, one shape throughout) are written straight into the caller's buffer
+/// (JSON output makes a message for every site); any other message is made with its names marked, then written in
+/// `form`.
 fn write_message(
     out: &mut String,
     site: &Site,
-    code: Option<Code>,
-    conditions: &[String],
-    over_ranges: Option<&Decision>,
+    (code, conditions, over_ranges): (Option<Code>, &[String], Option<&Decision>),
+    form: NameForm,
 ) {
     use std::fmt::Write as _;
     // Writing to a String cannot fail.
     for f in &site.functions {
-        let _ = write!(out, "in function {} (node {}): ", name(&f.function), name(&f.node));
+        let _ = out.write_str("in function ").and_then(|()| form.write(out, &f.function));
+        let _ = out.write_str(" (node ").and_then(|()| form.write(out, &f.node)).and_then(|()| out.write_str("): "));
     }
-    let _ = match (&site.verdict, code) {
-        (Verdict::Violation(v), _) => out.write_str(&violation_message(site, v.input, &v.kind, v.axis)),
+    let marked = match (&site.verdict, code) {
+        (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
         (_, Some(Code::TypeMismatch)) => {
             let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
-            write!(
-                out,
+            format!(
                 "{} is {} where {} is {}: {} requires one element type for them",
                 name(&site.inputs[m.input].name),
                 elem_type_name(m.found),
@@ -395,26 +397,30 @@ fn write_message(
                 site.op
             )
         }
-        (Verdict::Conditional(_), _) => {
-            out.write_str(&conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges))
-        }
+        (Verdict::Conditional(_), _) => conditional_message(site, code, &crate::rules::all_of(conditions), over_ranges),
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
-            write!(out, "implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
+            format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
         (Verdict::Broadcast, _) => {
-            site.write_inputs(out).and_then(|()| write!(out, " broadcast to {}", site.output_shape))
+            let _ = site.write_inputs(out, form).and_then(|()| write!(out, " broadcast to {}", site.output_shape));
+            return;
         }
         (Verdict::Same, _) => {
-            site.write_inputs(out).and_then(|()| write!(out, ": no broadcast, output {}", site.output_shape))
+            let _ =
+                site.write_inputs(out, form).and_then(|()| write!(out, ": no broadcast, output {}", site.output_shape));
+            return;
         }
-        (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
-            write!(out, "cannot prove the inputs share one shape ({} unknown): ", site.unknown_parts())
-                .and_then(|()| site.write_inputs(out))
-        }
-        (Verdict::Unknown, _) => {
-            write!(out, "undecided, {} unknown: ", site.unknown_parts()).and_then(|()| site.write_inputs(out))
-        }
+        (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => format!(
+            "cannot prove the inputs share one shape ({} unknown): {}",
+            site.unknown_parts(),
+            site.list_inputs()
+        ),
+        (Verdict::Unknown, _) => format!("undecided, {} unknown: {}", site.unknown_parts(), site.list_inputs()),
     };
+    match form {
+        NameForm::Marked => out.push_str(&marked),
+        NameForm::Plain => crate::sys::escape::push_plain(out, &marked),
+    }
 }
 
 /// A conditional site's message, with what its conditions come to over the ranges when it was decided there:

@@ -374,23 +374,16 @@ impl SiteWriter {
     }
 }
 
-/// A site's message as JSON gives it, made in buffers kept from one site to the next.
+/// A site's message as JSON gives it (plain), made in a buffer kept from one site to the next.
 #[derive(Default)]
-struct Message {
-    /// The message as the site words it, names marked.
-    marked: String,
-    /// The same, plain ([`crate::sys::escape::plain`]).
-    plain: String,
-}
+struct Message(String);
 
 impl Message {
     /// `site`'s message, plain.
     fn of(&mut self, site: &SiteReport) -> &str {
-        self.marked.clear();
-        self.plain.clear();
-        site.write_message(&mut self.marked);
-        crate::sys::escape::push_plain(&mut self.plain, &self.marked);
-        &self.plain
+        self.0.clear();
+        site.write_message(&mut self.0, crate::rules::site::NameForm::Plain);
+        &self.0
     }
 }
 

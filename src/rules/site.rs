@@ -92,6 +92,24 @@ pub struct FunctionFrame<'a> {
     pub node: Cow<'a, str>,
 }
 
+/// How a message writes the names it mentions: marked ([`crate::sys::escape::name`]) for the renderers that escape
+/// and shorten them, or plain, as the model spells them (the text JSON output holds, made without the marks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameForm {
+    Marked,
+    Plain,
+}
+
+impl NameForm {
+    /// Writes `text`, a name, in this form.
+    pub fn write(self, out: &mut impl std::fmt::Write, text: &str) -> std::fmt::Result {
+        match self {
+            NameForm::Marked => write!(out, "{}", name(text)),
+            NameForm::Plain => out.write_str(text),
+        }
+    }
+}
+
 /// A borrowed text or shape made independent of what it borrowed from.
 fn owned<T: ToOwned + ?Sized>(c: Cow<'_, T>) -> Cow<'static, T> {
     Cow::Owned(c.into_owned())
@@ -182,14 +200,16 @@ impl Site<'_> {
     /// The inputs in words: `A [2, 3] and B [4]`; Expand's data and its target shape.
     pub fn list_inputs(&self) -> String {
         let mut out = String::new();
-        let _ = self.write_inputs(&mut out);
+        let _ = self.write_inputs(&mut out, NameForm::Marked);
         out
     }
 
-    /// Writes [`Site::list_inputs`]'s words to `out`, without a String of its own (a message built in place).
-    pub fn write_inputs(&self, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+    /// Writes [`Site::list_inputs`]'s words to `out`, the names in `form`, without a String of its own (a message
+    /// built in place).
+    pub fn write_inputs(&self, out: &mut impl std::fmt::Write, form: NameForm) -> std::fmt::Result {
         if let (Rule::Bidirectional, Some(data), Some(target)) = (self.rule, self.inputs.first(), &self.target) {
-            return write!(out, "{} {} and the target shape {target}", name(&data.name), data.shape);
+            form.write(out, &data.name)?;
+            return write!(out, " {} and the target shape {target}", data.shape);
         }
         // A numpy site names the inputs it broadcasts (QLinearAdd's A and B, not its scales and zero points).
         let shown: smallvec::SmallVec<[&SiteInput; 4]> = match self.rule {
@@ -205,7 +225,8 @@ impl Site<'_> {
                 _ if k + 1 == shown.len() => out.write_str(" and ")?,
                 _ => out.write_str(", ")?,
             }
-            write!(out, "{} {}", name(&input.name), input.shape)?;
+            form.write(out, &input.name)?;
+            write!(out, " {}", input.shape)?;
         }
         Ok(())
     }
