@@ -340,9 +340,7 @@ pub fn write_json_model_start(out: &mut impl Write, path: &str) -> io::Result<()
 /// One site of a streamed model object; `first` for the first one (no comma before it). [`SiteWriter`] does the
 /// same with its buffers kept from one site to the next.
 pub fn write_json_site(out: &mut impl Write, site: &SiteReport, first: bool) -> io::Result<()> {
-    let mut writer = SiteWriter::default();
-    writer.first = first;
-    writer.write(out, site)
+    SiteWriter { first, ..SiteWriter::default() }.write(out, site)
 }
 
 /// Writes the sites of a streamed model object one after another (after [`write_json_model_start`], before
