@@ -90,12 +90,12 @@ impl Raw<'_> {
     /// `{"key":` or `,"key":`.
     fn key(&mut self, key: &'static str) {
         debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{key} needs no escaping");
-        self.out.push(if std::mem::take(&mut self.first) { b'{' } else { b',' });
-        self.out.push(b'"');
+        let lead = if std::mem::take(&mut self.first) { b"{\"" } else { b",\"" };
+        // Room for the whole key once; the copies of a known length are a store each.
+        self.out.reserve(key.len() + 4);
+        self.out.extend_from_slice(lead);
         self.out.extend_from_slice(key.as_bytes());
-        // Byte by byte: a copy of two bytes would be a call to `memcpy`.
-        self.out.push(b'"');
-        self.out.push(b':');
+        self.out.extend_from_slice(b"\":");
     }
 }
 
