@@ -12,6 +12,7 @@ use crate::analysis::{Analysis, Site};
 use crate::diagnostic::{Code, Severity};
 use crate::onnx::tensor::elem_type_name;
 use crate::rules::ranges::Decision;
+use crate::rules::site::NameForm;
 use crate::rules::{Rule, Verdict, VerdictKind, ViolationKind};
 use crate::sizes::shape::Shape;
 use crate::sys::escape::{name, Message};
@@ -41,7 +42,15 @@ impl SiteReport<'_> {
     /// The site in words: what its finding says, or how it broadcasts. Built on demand: most sites of a large model
     /// are never shown one by one.
     pub fn message(&self) -> Message {
-        message(&self.site, self.code, &self.conditions, self.over_ranges.as_ref())
+        let mut text = String::new();
+        self.write_message(&mut text, NameForm::Marked);
+        Message::from(text)
+    }
+
+    /// Appends [`SiteReport::message`]'s text to `out`, its names in `form`: JSON output writes every site's
+    /// message, plain, into one buffer it keeps.
+    pub fn write_message(&self, out: &mut String, form: NameForm) {
+        write_message(out, &self.site, (self.code, &self.conditions, self.over_ranges.as_ref()), form)
     }
 }
 
@@ -359,15 +368,23 @@ fn condition_text(site: &Site, c: &crate::rules::Condition) -> String {
     format!("the unknown dim {axis} of {owner} ∈ {{{}}}", opts.join(", "))
 }
 
-/// The message of a site judged by [`describe`], names marked.
-fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: Option<&Decision>) -> Message {
-    let prefix: String = site
-        .functions
-        .iter()
-        .map(|f| format!("in function {} (node {}): ", name(&f.function), name(&f.node)))
-        .collect();
-    let inputs = site.list_inputs();
-    let body = match (&site.verdict, code) {
+/// Appends the message of a site judged by [`describe`] to `out`, its names in `form`. The words of the sites a
+/// large model has by the thousand (a broadcast, one shape throughout) are written straight into the caller's buffer
+/// (JSON output makes a message for every site); any other message is made with its names marked, then written in
+/// `form`.
+fn write_message(
+    out: &mut String,
+    site: &Site,
+    (code, conditions, over_ranges): (Option<Code>, &[String], Option<&Decision>),
+    form: NameForm,
+) {
+    use std::fmt::Write as _;
+    // Writing to a String cannot fail.
+    for f in &site.functions {
+        let _ = out.write_str("in function ").and_then(|()| form.write(out, &f.function));
+        let _ = out.write_str(" (node ").and_then(|()| form.write(out, &f.node)).and_then(|()| out.write_str("): "));
+    }
+    let marked = match (&site.verdict, code) {
         (Verdict::Violation(v), _) => violation_message(site, v.input, &v.kind, v.axis),
         (_, Some(Code::TypeMismatch)) => {
             let m = site.type_mismatch.as_ref().expect("a type mismatch has its record");
@@ -384,14 +401,26 @@ fn message(site: &Site, code: Option<Code>, conditions: &[String], over_ranges: 
         (Verdict::Broadcast, Some(Code::ImplicitBroadcast)) => {
             format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
-        (Verdict::Broadcast, _) => format!("{inputs} broadcast to {}", site.output_shape),
-        (Verdict::Same, _) => format!("{inputs}: no broadcast, output {}", site.output_shape),
-        (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => {
-            format!("cannot prove the inputs share one shape ({} unknown): {inputs}", site.unknown_parts())
+        (Verdict::Broadcast, _) => {
+            let _ = site.write_inputs(out, form).and_then(|()| write!(out, " broadcast to {}", site.output_shape));
+            return;
         }
-        (Verdict::Unknown, _) => format!("undecided, {} unknown: {inputs}", site.unknown_parts()),
+        (Verdict::Same, _) => {
+            let _ =
+                site.write_inputs(out, form).and_then(|()| write!(out, ": no broadcast, output {}", site.output_shape));
+            return;
+        }
+        (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => format!(
+            "cannot prove the inputs share one shape ({} unknown): {}",
+            site.unknown_parts(),
+            site.list_inputs()
+        ),
+        (Verdict::Unknown, _) => format!("undecided, {} unknown: {}", site.unknown_parts(), site.list_inputs()),
     };
-    Message::from(prefix + &body)
+    match form {
+        NameForm::Marked => out.push_str(&marked),
+        NameForm::Plain => crate::sys::escape::push_plain(out, &marked),
+    }
 }
 
 /// A conditional site's message, with what its conditions come to over the ranges when it was decided there:

@@ -80,7 +80,7 @@ fn check_streaming(
     let spooling = |e: io::Error| Failure::Internal(format!("cannot hold the JSON report: {}", io_reason(&e)));
     let mut spool = Spool::default();
     render::write_json_model_start(&mut spool, shown).map_err(spooling)?;
-    let mut first = true;
+    let mut sites = render::SiteWriter::default();
     let mut written: io::Result<()> = Ok(());
     let analysis = analyze_model_request(
         model,
@@ -89,8 +89,7 @@ fn check_streaming(
         Some(&mut |site| {
             judge.judge_with(site, |report| {
                 if written.is_ok() {
-                    written = render::write_json_site(&mut spool, report, first);
-                    first = false;
+                    written = sites.write(&mut spool, report);
                 }
             })
         }),

@@ -296,6 +296,8 @@ impl Default for Spool {
 
 impl Spool {
     const IN_MEMORY: usize = 4 << 20;
+    /// What a spool grows to by doubling, as a small model's report does, before it reserves [`Spool::IN_MEMORY`].
+    const GROWN: usize = 64 << 10;
 
     /// Writes the spooled bytes to `out`.
     fn copy_to(self, out: &mut impl Write) -> io::Result<()> {
@@ -320,7 +322,14 @@ impl Spool {
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Spool::Memory(bytes) = self {
-            if bytes.len() + buf.len() <= Spool::IN_MEMORY {
+            let wanted = bytes.len() + buf.len();
+            if wanted <= Spool::IN_MEMORY {
+                if wanted > bytes.capacity() && wanted > Spool::GROWN {
+                    // A large report: all memory may hold, reserved at once. Grown by doubling, the Vec would free as
+                    // much again on its way, which the allocator keeps resident a while (6 MiB more peak RSS for
+                    // 100,000 sites' JSON); pages never written are never resident.
+                    bytes.reserve_exact(Spool::IN_MEMORY - bytes.len());
+                }
                 bytes.extend_from_slice(buf);
                 return Ok(buf.len());
             }

@@ -3,44 +3,151 @@
 
 use std::io::{self, Write};
 
+use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::shape_json;
+use crate::analysis::{FunctionFrame, Site, SiteInput};
 use crate::check::{report_verdict, Finding, Report, SiteReport};
-use crate::sizes::shape::Dim;
+use crate::sizes::shape::{Dim, Shape};
 
-#[derive(Serialize)]
+use super::json_object::{self, Fields, Object};
+
 struct JsonInput<'a> {
     name: &'a str,
-    shape: Value,
+    shape: ShapeOut<'a>,
 }
 
-#[derive(Serialize)]
+impl Object for JsonInput<'_> {
+    fn len(&self) -> usize {
+        2
+    }
+
+    fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.field("name", self.name)?;
+        out.field("shape", &self.shape)
+    }
+}
+
 struct JsonFunction<'a> {
     function: &'a str,
     node: &'a str,
 }
 
-#[derive(Serialize)]
-struct JsonSite<'a> {
+impl Object for JsonFunction<'_> {
+    fn len(&self) -> usize {
+        2
+    }
+
+    fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.field("function", self.function)?;
+        out.field("node", self.node)
+    }
+}
+
+/// One site's object, borrowing everything it writes. Its fields are listed once ([`JsonSite::fields`]) and go
+/// either to any serde serializer (a `Value`, a whole report) or, in streamed output, to a [`RawObject`].
+struct JsonSite<'a, 's> {
     graph: &'a str,
     node: &'a str,
     op: &'a str,
     rule: &'static str,
-    inputs: Vec<JsonInput<'a>>,
-    output_shape: Value,
+    inputs: &'a [SiteInput<'s>],
+    output_shape: ShapeOut<'a>,
     verdict: &'static str,
-    message: String,
+    /// The message as [`crate::sys::escape::plain`] gives it.
+    message: &'a str,
     code: Option<&'static str>,
     axis: Option<usize>,
     offending_input: Option<&'a str>,
-    conditions: Vec<std::borrow::Cow<'a, str>>,
-    functions: Vec<JsonFunction<'a>>,
-    constraints: Vec<Value>,
+    conditions: Conditions<'a>,
+    functions: &'a [FunctionFrame<'s>],
+    constraints: Constraints<'a, 's>,
     /// What the conditions come to over the ranges of sizes (only with ranges).
-    #[serde(skip_serializing_if = "Option::is_none")]
     over_ranges: Option<Value>,
+}
+
+impl Object for JsonSite<'_, '_> {
+    fn len(&self) -> usize {
+        14 + usize::from(self.over_ranges.is_some())
+    }
+
+    /// The site's fields, in the documented order.
+    fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.field("graph", self.graph)?;
+        out.field("node", self.node)?;
+        out.field("op", self.op)?;
+        out.field("rule", self.rule)?;
+        out.objects("inputs", self.inputs.iter().map(|i| JsonInput { name: &i.name, shape: ShapeOut(&i.shape) }))?;
+        out.field("output_shape", &self.output_shape)?;
+        out.field("verdict", self.verdict)?;
+        out.field("message", self.message)?;
+        out.field("code", &self.code)?;
+        out.field("axis", &self.axis)?;
+        out.field("offending_input", &self.offending_input)?;
+        out.field("conditions", &self.conditions)?;
+        out.objects("functions", self.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }))?;
+        out.field("constraints", &self.constraints)?;
+        match &self.over_ranges {
+            Some(over_ranges) => out.field("over_ranges", over_ranges),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for JsonSite<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json_object::serialize(self, "site", s)
+    }
+}
+
+/// A shape as [`shape_json`] makes it (null for an unknown rank, else integers, symbol strings and nulls), without
+/// the `Value`.
+struct ShapeOut<'a>(&'a Shape);
+
+impl Serialize for ShapeOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.dims() {
+            None => s.serialize_unit(),
+            Some(dims) => s.collect_seq(dims.iter().map(DimOut)),
+        }
+    }
+}
+
+/// One dim of a [`ShapeOut`].
+struct DimOut<'a>(&'a Dim);
+
+impl Serialize for DimOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Dim::Known(n) => s.serialize_u64(*n),
+            Dim::Unknown => s.serialize_unit(),
+            other => s.collect_str(other),
+        }
+    }
+}
+
+/// A site's conditions in words (marked texts), each as its plain text.
+struct Conditions<'a>(&'a [String]);
+
+impl Serialize for Conditions<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|c| crate::sys::escape::plain(c)))
+    }
+}
+
+/// A conditional site's conditions, structured ([`constraint_json`]); an empty list for any other site.
+struct Constraints<'a, 's>(&'a Site<'s>);
+
+impl Serialize for Constraints<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0.verdict {
+            crate::rules::Verdict::Conditional(conditions) => {
+                s.collect_seq(conditions.iter().map(|c| constraint_json(self.0, c)))
+            }
+            _ => s.collect_seq(std::iter::empty::<()>()),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -73,7 +180,7 @@ struct JsonSummary {
 #[derive(Serialize)]
 struct JsonModel<'a> {
     model: &'a str,
-    sites: Vec<JsonSite<'a>>,
+    sites: Sites<'a>,
     findings: Vec<JsonFinding<'a>>,
     summary: JsonSummary,
     opaque_ops: &'a std::collections::BTreeMap<String, usize>,
@@ -82,35 +189,45 @@ struct JsonModel<'a> {
     ranges: Option<Value>,
 }
 
-fn json_site<'a>(r: &'a SiteReport<'_>) -> JsonSite<'a> {
+/// A report's kept sites, each message made as it is written.
+struct Sites<'a>(&'a [SiteReport<'static>]);
+
+impl Serialize for Sites<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut message = Message::default();
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for site in self.0 {
+            seq.serialize_element(&json_site(site, message.of(site)))?;
+        }
+        seq.end()
+    }
+}
+
+/// A site's object around its message (plain, [`Message::of`]).
+fn json_site<'a, 's>(r: &'a SiteReport<'s>, message: &'a str) -> JsonSite<'a, 's> {
     let s = &r.site;
     JsonSite {
         graph: &s.graph,
         node: &s.node,
         op: &s.op,
         rule: s.rule.as_str(),
-        inputs: s.inputs.iter().map(|i| JsonInput { name: &i.name, shape: shape_json(&i.shape) }).collect(),
-        output_shape: shape_json(&s.output_shape),
+        inputs: &s.inputs,
+        output_shape: ShapeOut(&s.output_shape),
         verdict: report_verdict(r),
-        message: r.message().plain().into_owned(),
+        message,
         code: r.code.map(|c| c.as_str()),
         axis: r.axis,
         offending_input: r.offending_input.as_deref(),
-        conditions: r.conditions.iter().map(|c| crate::sys::escape::plain(c)).collect(),
-        functions: s.functions.iter().map(|f| JsonFunction { function: &f.function, node: &f.node }).collect(),
-        constraints: match &s.verdict {
-            crate::rules::Verdict::Conditional(conditions) => {
-                conditions.iter().map(|c| constraint_json(s, c)).collect()
-            }
-            _ => Vec::new(),
-        },
+        conditions: Conditions(&r.conditions),
+        functions: &s.functions,
+        constraints: Constraints(s),
         over_ranges: r.over_ranges.as_ref().map(super::decision_json),
     }
 }
 
 /// One site's JSON object, as the `sites` of [`report_json`] list it.
 pub fn site_json(site: &SiteReport) -> Value {
-    serde_json::to_value(json_site(site)).expect("a site serializes")
+    serde_json::to_value(json_site(site, Message::default().of(site))).expect("a site serializes")
 }
 
 /// A dim as a JSON value: its size, or its expression.
@@ -220,16 +337,52 @@ pub fn write_json_model_start(out: &mut impl Write, path: &str) -> io::Result<()
     out.write_all(b",\"sites\":[")
 }
 
-/// One site of a streamed model object; `first` for the first one (no comma before it).
+/// One site of a streamed model object; `first` for the first one (no comma before it). [`SiteWriter`] does the
+/// same with its buffers kept from one site to the next.
 pub fn write_json_site(out: &mut impl Write, site: &SiteReport, first: bool) -> io::Result<()> {
-    // Serialized into memory first, then written in one piece: serde_json writes token by token, and a million
-    // sites make a hundred million small writes to a spool that may be a file.
-    let mut bytes = Vec::with_capacity(512);
-    if !first {
-        bytes.push(b',');
+    SiteWriter { first, ..SiteWriter::default() }.write(out, site)
+}
+
+/// Writes the sites of a streamed model object one after another (after [`write_json_model_start`], before
+/// [`write_json_model_end`]), each serialized straight from the site: no `Value` and no owned copy of its names,
+/// the message made in buffers kept from one site to the next.
+pub struct SiteWriter {
+    first: bool,
+    /// The site's object: serialized into memory first, then written in one piece, since serde_json writes token
+    /// by token and a million sites would make a hundred million small writes to a spool that may be a file.
+    bytes: Vec<u8>,
+    message: Message,
+}
+
+impl Default for SiteWriter {
+    fn default() -> SiteWriter {
+        SiteWriter { first: true, bytes: Vec::with_capacity(1024), message: Message::default() }
     }
-    serde_json::to_writer(&mut bytes, &json_site(site))?;
-    out.write_all(&bytes)
+}
+
+impl SiteWriter {
+    /// Writes one site's object, after a comma unless it is the first.
+    pub fn write(&mut self, out: &mut impl Write, site: &SiteReport) -> io::Result<()> {
+        self.bytes.clear();
+        if !std::mem::take(&mut self.first) {
+            self.bytes.push(b',');
+        }
+        json_object::write_raw(&mut self.bytes, &json_site(site, self.message.of(site)))?;
+        out.write_all(&self.bytes)
+    }
+}
+
+/// A site's message as JSON gives it (plain), made in a buffer kept from one site to the next.
+#[derive(Default)]
+struct Message(String);
+
+impl Message {
+    /// `site`'s message, plain.
+    fn of(&mut self, site: &SiteReport) -> &str {
+        self.0.clear();
+        site.write_message(&mut self.0, crate::rules::site::NameForm::Plain);
+        &self.0
+    }
 }
 
 /// The rest of a streamed model object after its sites: findings, summary, opaque ops, and the newline.
@@ -272,7 +425,7 @@ fn json_summary(report: &Report) -> JsonSummary {
 pub fn report_json(path: &str, report: &Report) -> Value {
     let model = JsonModel {
         model: path,
-        sites: report.sites.iter().map(json_site).collect(),
+        sites: Sites(&report.sites),
         findings: report.findings.iter().map(json_finding).collect(),
         summary: json_summary(report),
         opaque_ops: &report.opaque,

@@ -17,12 +17,14 @@ pub mod fold;
 mod github;
 pub mod infer;
 mod json;
+mod json_object;
 mod ranges;
 mod sarif;
 
 pub use github::{github_command, github_escape_data, github_escape_property, write_github, write_github_findings};
 pub use json::{
     error_json, report_json, site_json, summary_json, write_json_model_end, write_json_model_start, write_json_site,
+    SiteWriter,
 };
 pub use ranges::{decision_json, range_report_json, write_ranges_text};
 pub use sarif::{sarif_log, sarif_uri, SarifModel};

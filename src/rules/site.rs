@@ -92,6 +92,24 @@ pub struct FunctionFrame<'a> {
     pub node: Cow<'a, str>,
 }
 
+/// How a message writes the names it mentions: marked ([`crate::sys::escape::name`]) for the renderers that escape
+/// and shorten them, or plain, as the model spells them (the text JSON output holds, made without the marks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameForm {
+    Marked,
+    Plain,
+}
+
+impl NameForm {
+    /// Writes `text`, a name, in this form.
+    pub fn write(self, out: &mut impl std::fmt::Write, text: &str) -> std::fmt::Result {
+        match self {
+            NameForm::Marked => write!(out, "{}", name(text)),
+            NameForm::Plain => out.write_str(text),
+        }
+    }
+}
+
 /// A borrowed text or shape made independent of what it borrowed from.
 fn owned<T: ToOwned + ?Sized>(c: Cow<'_, T>) -> Cow<'static, T> {
     Cow::Owned(c.into_owned())
@@ -181,20 +199,36 @@ impl Site<'_> {
 impl Site<'_> {
     /// The inputs in words: `A [2, 3] and B [4]`; Expand's data and its target shape.
     pub fn list_inputs(&self) -> String {
+        let mut out = String::new();
+        let _ = self.write_inputs(&mut out, NameForm::Marked);
+        out
+    }
+
+    /// Writes [`Site::list_inputs`]'s words to `out`, the names in `form`, without a String of its own (a message
+    /// built in place).
+    pub fn write_inputs(&self, out: &mut impl std::fmt::Write, form: NameForm) -> std::fmt::Result {
         if let (Rule::Bidirectional, Some(data), Some(target)) = (self.rule, self.inputs.first(), &self.target) {
-            return format!("{} {} and the target shape {target}", name(&data.name), data.shape);
+            form.write(out, &data.name)?;
+            return write!(out, " {} and the target shape {target}", data.shape);
         }
         // A numpy site names the inputs it broadcasts (QLinearAdd's A and B, not its scales and zero points).
-        let shown: Vec<&SiteInput> = match self.rule {
+        let shown: smallvec::SmallVec<[&SiteInput; 4]> = match self.rule {
             Rule::Multidirectional => self.rule_inputs.iter().flatten().map(|&i| &self.inputs[i]).collect(),
             _ => self.inputs.iter().collect(),
         };
-        let parts: Vec<String> = shown.iter().map(|i| format!("{} {}", name(&i.name), i.shape)).collect();
-        match parts.len() {
-            0 => "no inputs".into(),
-            1 => parts[0].clone(),
-            n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
+        if shown.is_empty() {
+            return out.write_str("no inputs");
         }
+        for (k, input) in shown.iter().enumerate() {
+            match k {
+                0 => {}
+                _ if k + 1 == shown.len() => out.write_str(" and ")?,
+                _ => out.write_str(", ")?,
+            }
+            form.write(out, &input.name)?;
+            write!(out, " {}", input.shape)?;
+        }
+        Ok(())
     }
 
     /// The name (marked) and shape of rule input `input` (the offender of a violation).

@@ -183,6 +183,40 @@ pub fn plain(marked: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Appends [`plain`]'s text of `marked` to `out`, without a String of its own: JSON output makes every site's
+/// message in one buffer it keeps. Read byte by byte: every mark is three bytes that begin with 0xEF, which no
+/// ASCII text has.
+pub fn push_plain(out: &mut String, marked: &str) {
+    let bytes = marked.as_bytes();
+    // What is copied next starts at `run`; `name`: between an opening and a closing mark.
+    let (mut run, mut at, mut name) = (0, 0, false);
+    while let Some(k) = bytes[at..].iter().position(|&b| b == MARK_LEAD) {
+        let start = at + k;
+        let mark = marked[start..].chars().next().expect("a lead byte starts a character");
+        at = start + 1;
+        let ends_run = match mark {
+            OPEN => !name,
+            CLOSE | QUOTE => name,
+            _ => false,
+        };
+        if !ends_run {
+            continue;
+        }
+        out.push_str(&marked[run..start]);
+        run = start + mark.len_utf8();
+        at = run;
+        match mark {
+            // The quoted character is the name's own, whatever it is: it starts the next run.
+            QUOTE => at += marked[run..].chars().next().map_or(0, char::len_utf8),
+            _ => name = mark == OPEN,
+        }
+    }
+    out.push_str(&marked[run..]);
+}
+
+/// The first byte of each mark's UTF-8 form.
+const MARK_LEAD: u8 = 0xEF;
+
 /// A marked text as one-line formats show it: the text between names escaped ([`text`]), each name shortened
 /// ([`short`]). So is any word of the text between names longer than [`LONG_WORD`] (a megabyte-long `dim_param`
 /// in a shape or a condition): words are what lies between spaces and the punctuation of shapes and lists.
@@ -345,6 +379,22 @@ pub fn github_property(shown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_pushed_in_place_is_the_plain_text_of_any_marked_text() {
+        let odd = format!("a{OPEN}b{CLOSE}c{QUOTE}d");
+        let marked = format!("x {} and {} then {}", name("v_1"), name(&odd), name(""));
+        for text in
+            [marked.as_str(), "no names", "", &format!("open {OPEN}runs{QUOTE}{CLOSE} on"), &format!("{OPEN}x{QUOTE}")]
+        {
+            let mut out = String::from("kept ");
+            push_plain(&mut out, text);
+            assert_eq!(out, format!("kept {}", plain(text)), "{text:?}");
+        }
+        let mut out = String::new();
+        push_plain(&mut out, &marked);
+        assert_eq!(out, format!("x v_1 and {odd} then "));
+    }
 
     #[test]
     fn controls_separators_and_bidirectional_overrides_are_escaped() {

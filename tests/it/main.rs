@@ -41,6 +41,7 @@ mod hostile_names;
 mod infer;
 mod infer_corpus;
 mod inference_patterns;
+mod json_output;
 mod layers;
 mod malformed;
 mod onnx_shape_tests;
