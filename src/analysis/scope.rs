@@ -25,7 +25,7 @@ pub(super) struct Scope<'m> {
     /// The input or initializer each node-made value shadows (its slot), by the value's slot.
     shadows: HashMap<u32, u32>,
     follow: Follow,
-    /// The boxes of dropped values, emptied, for the next values defined: a value then costs no allocation.
+    /// The boxes of dropped values, for the next values defined: a value then costs no allocation.
     spare: Vec<Box<ValueFacts>>,
     /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
     /// `None` when the body's facts are not recorded.
@@ -102,6 +102,7 @@ impl<'m> Scope<'m> {
     }
 
     /// The facts in slot `s`, or, for a node-made value not defined yet, those of the input it shadows.
+    #[inline]
     fn at(&self, s: u32) -> Option<&ValueFacts> {
         match self.slots.get(s as usize)?.as_deref() {
             Some(facts) => Some(facts),
@@ -135,6 +136,11 @@ impl<'m> Scope<'m> {
     /// Whether each name is made by one node at most, so that the walk follows values by number.
     pub(super) fn by_numbers(&self) -> bool {
         self.follow == Follow::Numbers
+    }
+
+    /// The slots of the node-made values: from the first to one past the last.
+    pub(super) fn made_slots(&self) -> (u32, u32) {
+        (self.base, self.slots.len() as u32)
     }
 
     /// Whether slot `s` holds a value some node of this body makes.
@@ -189,11 +195,10 @@ impl<'m> Scope<'m> {
         }
     }
 
-    /// Empties slot `s`, keeping its box.
+    /// Empties slot `s`, keeping its box: what the value held goes when the box is reused, and there are never
+    /// more spare boxes than values alive at once, so memory still follows the graph's width.
     fn spare(&mut self, s: u32) {
-        if let Some(mut facts) = self.slots[s as usize].take() {
-            // What the value held goes now: memory follows the graph's width.
-            *facts = ValueFacts::default();
+        if let Some(facts) = self.slots[s as usize].take() {
             self.spare.push(facts);
         }
     }

@@ -325,7 +325,9 @@ impl<'m> Walker<'m, '_> {
     ) {
         let slots = producers.inputs(index);
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
-        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
+        // Read once: each read of an optional field is a few instructions, and a node is asked about them often.
+        let (domain, op_type) = (node.domain(), node.op_type());
+        if self.opset_missing && env.call.is_none() && ops::is_default_domain(domain) {
             self.opset_missing = false;
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
             self.note(env, Code::MissingOpset, Some((node, index)), msg);
@@ -341,10 +343,10 @@ impl<'m> Walker<'m, '_> {
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
         let tainted = refs.iter().flatten().any(|f| f.contradicted)
             || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
-        let decl = self.custom.get(node.domain(), node.op_type()).copied();
-        let broadcast = ops::broadcast_op(node.domain(), node.op_type(), env.opset)
+        let decl = self.custom.get(domain, op_type).copied();
+        let broadcast = ops::broadcast_op(domain, op_type, env.opset)
             .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
-            .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
+            .or_else(|| ops::contrib_broadcast_op(domain, op_type));
         // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
         // count for themselves).
         crate::sizes::sym::take_refusals();
@@ -352,7 +354,7 @@ impl<'m> Walker<'m, '_> {
             vec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = broadcast {
             let mut outputs = self.site(env, index, node, attrs, op, &refs);
-            if ops::is_default_domain(node.domain()) {
+            if ops::is_default_domain(domain) {
                 // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
                 let validate: Rule = |ctx| {
                     infer::validate_broadcasting(ctx);
@@ -365,10 +367,9 @@ impl<'m> Walker<'m, '_> {
                 let found = self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
                 self.checked(env, index, node, &refs, found, outputs)
             }
-        } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
+        } else if let Some(&(k, f)) = self.functions.get(&(domain, op_type)) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
-            let domain = node.domain();
             let (inferred, found) = match decl {
                 Some(decl) => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| decl.infer(ctx)),
                 None => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx)),
@@ -436,7 +437,8 @@ impl<'m> Walker<'m, '_> {
         settled: impl Iterator<Item = &'m str>,
     ) {
         let mut compared = HashSet::default();
-        for name in settled {
+        // Only a declared value is compared: no copy of the others' facts.
+        for name in settled.filter(|name| declared.get(name).is_some()) {
             if let Some(facts) = scope.get(name).filter(|_| compared.insert(name)).cloned() {
                 self.compare_declarations(env, declared, (name, &facts), None, true);
             }
