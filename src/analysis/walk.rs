@@ -335,7 +335,7 @@ impl<'m> Walker<'m, '_> {
         self.name_what_shape_reads(scope, node, slots);
         let refs = self.read_inputs(env, scope, (index, node), slots);
         // Most nodes hold no attribute, and so no graph.
-        let subgraphs = match node.attribute.is_empty() {
+        let subgraphs = match attrs.is_empty() {
             true => Vec::new(),
             false => self.subgraphs(env, scope, (index, node, attrs), &refs),
         };

@@ -257,7 +257,7 @@ pub fn all_tensors(model: &crate::onnx::pb::ModelProto) -> Vec<&TensorProto> {
     use crate::onnx::pb::{GraphProto, NodeProto};
     fn nodes<'a>(ns: &'a [NodeProto], out: &mut Vec<&'a TensorProto>) {
         // Tensors and graphs are attributes; most nodes hold none.
-        for n in ns.iter().filter(|n| !n.attribute.is_empty()) {
+        for n in ns.iter().filter(|n| crate::onnx::attr::has_any(n)) {
             out.extend(crate::onnx::attr::tensors(n));
             for g in crate::onnx::attr::subgraphs(n) {
                 graph(g, out);
