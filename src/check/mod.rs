@@ -170,9 +170,8 @@ impl Judge {
         // building its report (which moved the whole site once more, and dropped it with the report).
         if !self.keep_sites && self.ranges.is_none() && site.type_mismatch.is_none() {
             let kind = site.verdict.kind();
-            if matches!(kind, VerdictKind::Same | VerdictKind::Broadcast)
-                && describe(&site, self.options, None).0.is_none()
-            {
+            if holds_quietly(&site, kind, &self.options) {
+                debug_assert!(describe(&site, self.options, None).0.is_none(), "a quiet site has no finding");
                 self.summary.count(kind);
                 return;
             }
@@ -310,6 +309,19 @@ pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
 /// [`reported_verdict`]'s name, as JSON and dot output write it.
 pub fn report_verdict(report: &SiteReport) -> &'static str {
     reported_verdict(report).as_str()
+}
+
+/// Whether a site of verdict `kind` (no type mismatch, no ranges) is no finding: a site that is the same, or that
+/// broadcasts where implicit broadcasting is allowed (or explicit, as Expand's) — [`describe`]'s rule for these two
+/// verdicts, without building its judgement.
+fn holds_quietly(site: &Site<'_>, kind: VerdictKind, options: &CheckOptions) -> bool {
+    match kind {
+        VerdictKind::Same => true,
+        VerdictKind::Broadcast => {
+            !(options.strict || options.rules.enables(Code::ImplicitBroadcast)) || site.rule == Rule::Bidirectional
+        }
+        _ => false,
+    }
 }
 
 /// What judging a site found: its finding's code, the offending axis, the conditions in words and their decision
