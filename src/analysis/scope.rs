@@ -25,7 +25,9 @@ pub(super) struct Scope<'m> {
     /// The input or initializer each node-made value shadows (its slot), by the value's slot.
     shadows: HashMap<u32, u32>,
     follow: Follow,
-    /// The boxes of dropped values, for the next values defined: a value then costs no allocation.
+    /// The boxes of dropped values, for the next values defined: a value then costs no allocation. Boxes, not
+    /// facts: what is kept is their allocation, moved into a slot as it is.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<ValueFacts>>,
     /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
     /// `None` when the body's facts are not recorded.
