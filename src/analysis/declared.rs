@@ -6,7 +6,7 @@
 //! declared and inferred `[2, 3]` is a `declared-shape-mismatch` in both commands. A graph input listed twice is a
 //! `duplicate-value` already, and is not compared again.
 
-use super::scope::Env;
+use super::scope::{Env, Scope};
 use super::*;
 
 /// What a body declares: the first declaration of each value, and the later ones.
@@ -18,12 +18,36 @@ pub(super) struct Declared<'m> {
     /// Values declared only outside the graph inputs (a `value_info` or an output): an initializer's first
     /// declaration is such a one, and is compared with the tensor.
     not_inputs: HashSet<&'m str>,
+    /// Which node-made values some declaration names, one bit per slot from the first node-made one, where the walk
+    /// follows values by number (each name made once at most): a node output is then looked up by name only when
+    /// it is declared. `None`: every node output is looked up by name.
+    made: Option<(u32, Vec<u64>)>,
 }
 
 impl<'m> Declared<'m> {
     /// The first declaration of `name`.
     pub(super) fn get(&self, name: &str) -> Option<&ValueFacts> {
         self.first.get(name)
+    }
+
+    /// Notes which node-made values of `scope`, once numbered, are declared (see `made`).
+    pub(super) fn index_made(&mut self, scope: &Scope<'m>) {
+        if scope.by_numbers() {
+            let (base, end) = scope.made_slots();
+            let mut bits = vec![0u64; (end - base).div_ceil(64) as usize];
+            for s in self.first.keys().map(|name| scope.slot(name)).filter(|&s| scope.made_here(s)) {
+                bits[((s - base) / 64) as usize] |= 1 << ((s - base) % 64);
+            }
+            self.made = Some((base, bits));
+        }
+    }
+
+    /// The first declaration of the value a node makes in slot `s`, named `name`.
+    pub(super) fn of_made(&self, s: u32, name: &str) -> Option<&ValueFacts> {
+        match &self.made {
+            Some((base, bits)) if bits[((s - base) / 64) as usize] & 1 << ((s - base) % 64) == 0 => None,
+            _ => self.first.get(name),
+        }
     }
 }
 

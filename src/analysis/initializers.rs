@@ -38,7 +38,7 @@ impl<'m> Walker<'m, '_> {
             }
             // An initializer that contradicts its input's declaration is refused by runtimes: the value is
             // contradicted.
-            if scope.values.contains_key(init.name()) {
+            if scope.contains(init.name()) {
                 let by_name = declared_inputs.get_or_insert_with(|| inputs.iter().map(|vi| (vi.name(), *vi)).collect());
                 let declared = by_name.get(init.name()).copied();
                 if self.initializer_contradicts(env, init.name(), declared, &from_tensor) {
@@ -67,7 +67,7 @@ impl<'m> Walker<'m, '_> {
     /// An initializer that is also a graph input is a default the caller may override: a declared input shape wins,
     /// the initializer fills what is undeclared.
     fn define_initializer(&mut self, scope: &mut Scope<'m>, name: &'m str, from_tensor: ValueFacts) {
-        let facts = match scope.values.get(name) {
+        let facts = match scope.get(name) {
             Some(input) if input.shape.dims().is_some() && !self.constant_initializers => {
                 ValueFacts::tensor(input.elem, input.shape.clone())
             }

@@ -2,9 +2,33 @@
 
 use super::*;
 
-/// The values visible in one graph body.
+/// The values visible in one graph body, each in a numbered slot. The inputs and initializers take the first slots, by
+/// name; once the body's nodes are numbered ([`Producers::of`]), each value a node makes has the slot `base` plus
+/// its number, and each node input is resolved to a slot once, so that the walk reads and defines values without
+/// looking a name up. Names are kept for what reads by name: a subgraph reading this body's values, the body's
+/// outputs, and the recorded facts.
+///
+/// A name stands, at any point of the walk, for its latest definition there: a node output named like an input or
+/// an initializer shadows it from the node on (before that, a subgraph or a node caught in a cycle reads the input),
+/// and a name some node makes is not the input's any more. When two nodes make one name, which of the two a reader
+/// sees depends on the order the walk met them, not on the numbering: such a body is walked by name
+/// ([`Follow::Names`]), as every body once was.
 pub(super) struct Scope<'m> {
-    pub(super) values: Values<'m>,
+    /// Each value's facts, boxed so that a slot is one pointer; `None` before the value is defined and after its last
+    /// reader.
+    slots: Vec<Option<Box<ValueFacts>>>,
+    /// Each name's slot: the inputs' and initializers'; once the nodes are numbered, the value each node output
+    /// name stands for too (the last made). Emptied in a body nothing reads by name while it is walked.
+    names: HashMap<&'m str, u32>,
+    /// The first slot of the node-made values ([`NONE`] until the nodes are numbered).
+    base: u32,
+    /// The input or initializer each node-made value shadows (its slot), by the value's slot.
+    shadows: HashMap<u32, u32>,
+    follow: Follow,
+    /// The boxes of dropped values, for the next values defined: a value then costs no allocation. Boxes, not
+    /// facts: what is kept is their allocation, moved into a slot as it is.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<ValueFacts>>,
     /// Names in the order they were defined: inputs, initializers, then node outputs in topological order.
     /// `None` when the body's facts are not recorded.
     pub(super) order: Option<Vec<&'m str>>,
@@ -13,56 +37,205 @@ pub(super) struct Scope<'m> {
     pub(super) ranges: HashMap<&'m str, crate::infer::value_range::ValueRange>,
 }
 
+/// How the walk finds the value a node input reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    /// By the slot the input was resolved to when the nodes were numbered: every name is made by one node at most.
+    Numbers,
+    /// By name, the names following each definition as it is walked: some name is made by two nodes.
+    Names,
+}
+
+/// No slot: a name this body does not define.
+pub(super) const NONE: u32 = u32::MAX;
+
 impl<'m> Scope<'m> {
-    /// Room for every value a body defines, so that the table is never rehashed while it grows.
+    /// Room for every value a body defines, so that no table grows while it is walked.
     pub(super) fn with_capacity(n: usize) -> Scope<'m> {
-        let order = Some(Vec::with_capacity(n));
-        Scope { values: Values::with_capacity(n), order, ranges: HashMap::default() }
+        Scope::new(n, Some(Vec::with_capacity(n)))
     }
 
     /// A scope whose values come and go (see [`Reads`]) and whose order is not kept.
     pub(super) fn unordered(n: usize) -> Scope<'m> {
-        Scope { values: Values::with_capacity(n), order: None, ranges: HashMap::default() }
+        Scope::new(n, None)
     }
 
+    fn new(n: usize, order: Option<Vec<&'m str>>) -> Scope<'m> {
+        Scope {
+            slots: Vec::with_capacity(n),
+            names: HashMap::with_capacity_and_hasher(n, Default::default()),
+            base: NONE,
+            shadows: HashMap::default(),
+            follow: Follow::Numbers,
+            spare: Vec::new(),
+            order,
+            ranges: HashMap::default(),
+        }
+    }
+
+    /// Defines (or defines again) an input or an initializer, before the nodes are numbered.
     pub(super) fn define(&mut self, name: &'m str, facts: ValueFacts) {
-        if self.values.insert(name, facts).is_none() {
-            if let Some(order) = &mut self.order {
-                order.push(name);
+        debug_assert_eq!(self.base, NONE, "inputs and initializers are defined before the nodes");
+        match self.names.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => self.slots[*e.get() as usize] = Some(Box::new(facts)),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(self.slots.len() as u32);
+                self.slots.push(Some(Box::new(facts)));
+                if let Some(order) = &mut self.order {
+                    order.push(name);
+                }
             }
         }
     }
-}
 
-/// The facts of the values in scope, by name. Each value's facts are boxed: an entry of the table is then a name and
-/// a pointer (24 bytes) instead of the facts themselves (112), and the table of a body with ten thousand
-/// initializers stays in the caches, where the lookup of every node input used to miss them.
-pub(super) struct Values<'m>(HashMap<&'m str, Box<ValueFacts>>);
-
-impl<'m> Values<'m> {
-    fn with_capacity(n: usize) -> Values<'m> {
-        Values(HashMap::with_capacity_and_hasher(n, Default::default()))
+    /// Whether `name` is defined here.
+    pub(super) fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
     }
 
+    /// The facts `name` stands for here, at this point of the walk.
     pub(super) fn get(&self, name: &str) -> Option<&ValueFacts> {
-        self.0.get(name).map(|facts| &**facts)
+        self.names.get(name).and_then(|&s| self.at(s))
     }
 
-    pub(super) fn get_mut(&mut self, name: &str) -> Option<&mut ValueFacts> {
-        self.0.get_mut(name).map(|facts| &mut **facts)
+    /// The slot `name` resolves to now ([`NONE`] for a name not defined here).
+    pub(super) fn slot(&self, name: &str) -> u32 {
+        self.names.get(name).copied().unwrap_or(NONE)
     }
 
-    pub(super) fn contains_key(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+    /// The facts in slot `s`, or, for a node-made value not defined yet, those of the input it shadows.
+    #[inline]
+    fn at(&self, s: u32) -> Option<&ValueFacts> {
+        match self.slots.get(s as usize)?.as_deref() {
+            Some(facts) => Some(facts),
+            None if self.follow == Follow::Numbers && s >= self.base => {
+                self.shadows.get(&s).and_then(|&b| self.slots[b as usize].as_deref())
+            }
+            None => None,
+        }
     }
 
-    /// Defines `name` (again): the facts it had before, if any.
-    pub(super) fn insert(&mut self, name: &'m str, facts: ValueFacts) -> Option<ValueFacts> {
-        self.0.insert(name, Box::new(facts)).map(|facts| *facts)
+    /// The facts a node input named `name`, resolved to slot `s`, reads in this scope.
+    pub(super) fn read(&self, s: u32, name: &str) -> Option<&ValueFacts> {
+        match self.follow {
+            Follow::Numbers => self.at(s),
+            Follow::Names => self.get(name),
+        }
     }
 
-    pub(super) fn remove(&mut self, name: &str) -> Option<ValueFacts> {
-        self.0.remove(name).map(|facts| *facts)
+    /// [`Scope::read`], to change the facts in place.
+    pub(super) fn read_mut(&mut self, s: u32, name: &str) -> Option<&mut ValueFacts> {
+        let s = match self.follow {
+            Follow::Numbers if self.slots.get(s as usize).is_some_and(Option::is_none) && s >= self.base => {
+                *self.shadows.get(&s)?
+            }
+            Follow::Numbers => s,
+            Follow::Names => *self.names.get(name)?,
+        };
+        self.slots.get_mut(s as usize)?.as_deref_mut()
+    }
+
+    /// Whether each name is made by one node at most, so that the walk follows values by number.
+    pub(super) fn by_numbers(&self) -> bool {
+        self.follow == Follow::Numbers
+    }
+
+    /// The slots of the node-made values: from the first to one past the last.
+    pub(super) fn made_slots(&self) -> (u32, u32) {
+        (self.base, self.slots.len() as u32)
+    }
+
+    /// Whether slot `s` holds a value some node of this body makes.
+    pub(super) fn made_here(&self, s: u32) -> bool {
+        s != NONE && s >= self.base
+    }
+
+    /// Defines the value a node makes, in slot `s`, named `name`.
+    pub(super) fn define_made(&mut self, s: u32, name: &'m str, facts: ValueFacts) {
+        let boxed = match self.spare.pop() {
+            Some(mut spare) => {
+                *spare = facts;
+                spare
+            }
+            None => Box::new(facts),
+        };
+        self.slots[s as usize] = Some(boxed);
+        let new = match self.follow {
+            Follow::Numbers => !self.shadows.contains_key(&s),
+            Follow::Names => match self.names.insert(name, s) {
+                Some(before) => {
+                    self.slots[before as usize] = None;
+                    false
+                }
+                None => true,
+            },
+        };
+        if let (true, Some(order)) = (new, &mut self.order) {
+            order.push(name);
+        }
+    }
+
+    /// Drops the value a node made, in slot `s`, after its last reader; `name` names it.
+    fn drop_made(&mut self, s: u32, name: impl Fn() -> &'m str) {
+        match self.follow {
+            Follow::Numbers => {
+                self.spare(s);
+                // Gone, the value no longer lets the input it shadowed through.
+                if !self.shadows.is_empty() {
+                    self.shadows.remove(&s);
+                }
+            }
+            Follow::Names => {
+                if let Some(now) = self.names.remove(name()) {
+                    self.spare(now);
+                }
+            }
+        }
+        // Most bodies hold no integer ranges: no lookup of the name then.
+        if !self.ranges.is_empty() {
+            self.ranges.remove(name());
+        }
+    }
+
+    /// Empties slot `s`, keeping its box: what the value held goes when the box is reused, and there are never
+    /// more spare boxes than values alive at once, so memory still follows the graph's width.
+    fn spare(&mut self, s: u32) {
+        if let Some(facts) = self.slots[s as usize].take() {
+            self.spare.push(facts);
+        }
+    }
+
+    /// Once the walk is planned: a body walked by numbers whose values nothing reads by name (`by_name` false)
+    /// forgets the names; one walked by name starts again from its inputs' and initializers' names.
+    pub(super) fn settle(&mut self, producers: &Producers<'m>, by_name: bool) {
+        match self.follow {
+            Follow::Numbers if !by_name => self.names = HashMap::default(),
+            Follow::Numbers => {}
+            Follow::Names => {
+                let base = self.base;
+                self.names.retain(|_, s| *s < base);
+                for (&v, &b) in &self.shadows {
+                    self.names.insert(producers.name(v), b);
+                }
+            }
+        }
+    }
+
+    /// Every value's facts in definition order, each name once with what it stands for at the end.
+    pub(super) fn into_recorded(mut self) -> Vec<(String, ValueFacts)> {
+        let order = self.order.take().unwrap_or_default();
+        let mut values = Vec::with_capacity(order.len());
+        for name in order {
+            let Some(&s) = self.names.get(name) else { continue };
+            let s = match self.slots[s as usize].is_none() && self.follow == Follow::Numbers && s >= self.base {
+                true => self.shadows.get(&s).copied().unwrap_or(s),
+                false => s,
+            };
+            if let Some(facts) = self.slots[s as usize].take() {
+                values.push((name.to_string(), *facts));
+            }
+        }
+        values
     }
 }
 
@@ -70,140 +243,152 @@ impl<'m> Values<'m> {
 /// memory follows the graph's width, not its length: a chain of a million nodes holds a few values at a time
 /// (bench/run.sh hostile measures it). Graph outputs are never dropped. The drops are worked out once, as a list
 /// sorted by walk position, so that the walk itself does no more than one removal per value.
-pub(super) struct Reads<'m> {
-    /// (position in the walk after which the value goes, value), by position.
-    drops: Vec<(usize, &'m str)>,
+pub(super) struct Reads {
+    /// (position in the walk after which the value goes, its slot), by position.
+    drops: Vec<(u32, u32)>,
     next: usize,
 }
 
-impl<'m> Reads<'m> {
-    /// From who produces what and the walk's order of nodes.
-    pub(super) fn plan(
-        producers: Producers<'m>,
-        nodes: &'m [NodeProto],
-        order: &[usize],
-        outputs: &[&'m str],
-    ) -> Reads<'m> {
-        const KEPT: usize = usize::MAX;
-        let mut position = vec![0; nodes.len()];
+impl Reads {
+    /// From who produces what, the walk's order of nodes, and the slots of the body's outputs.
+    pub(super) fn plan(producers: &Producers<'_>, scope: &Scope<'_>, order: &[usize], outputs: &[u32]) -> Reads {
+        const KEPT: u32 = u32::MAX;
+        let base = producers.base;
+        let mut position = vec![0; producers.first_output.len() - 1];
         for (p, &i) in order.iter().enumerate() {
-            position[i] = p;
+            position[i] = p as u32;
         }
         // A value nobody reads goes right after its producer; one that is read, after its last reader. Of the values
         // of one name, only the one the name stands for is followed (the last made, as for the walk's lookups).
         let mut last = vec![KEPT; producers.value_node.len()];
-        for &v in producers.by_name.values() {
-            last[v as usize] = position[producers.value_node[v as usize] as usize];
+        for &s in scope.names.values().filter(|&&s| s >= base) {
+            last[(s - base) as usize] = position[producers.value_node[(s - base) as usize] as usize];
         }
         for (p, &i) in order.iter().enumerate() {
-            for v in producers.reads(i) {
-                last[v] = last[v].max(p);
+            for s in producers.reads(i) {
+                let l = &mut last[(s - base) as usize];
+                *l = (*l).max(p as u32);
             }
         }
-        for name in outputs {
-            if let Some(&v) = producers.by_name.get(name) {
-                last[v as usize] = KEPT;
-            }
+        for &s in outputs.iter().filter(|&&s| s != NONE && s >= base) {
+            last[(s - base) as usize] = KEPT;
         }
-        let mut drops: Vec<(usize, &'m str)> = Vec::with_capacity(producers.by_name.len());
-        for (i, node) in nodes.iter().enumerate() {
-            let first = producers.first_output[i] as usize;
-            let gone = node.output.iter().enumerate().map(|(k, name)| (last[first + k], name.as_str()));
-            drops.extend(gone.filter(|&(p, _)| p != KEPT));
-        }
-        // In node order already, and nearly by position where the file is in order: the stable sort has little to do.
+        // In slot order, which is node order, and nearly by position where the file is in order: the stable sort has
+        // little to do.
+        let mut drops: Vec<(u32, u32)> =
+            last.iter().enumerate().filter(|(_, &p)| p != KEPT).map(|(v, &p)| (p, base + v as u32)).collect();
         drops.sort_by_key(|&(p, _)| p);
         Reads { drops, next: 0 }
     }
 
     /// After the node at walk position `position` was walked: what nobody reads any more goes.
-    pub(super) fn after(&mut self, position: usize, scope: &mut Scope<'m>) {
-        while let Some(&(p, name)) = self.drops.get(self.next) {
-            if p > position {
+    pub(super) fn after<'m>(&mut self, position: usize, scope: &mut Scope<'m>, producers: &Producers<'m>) {
+        while let Some(&(p, s)) = self.drops.get(self.next) {
+            if p as usize > position {
                 break;
             }
-            scope.values.remove(name);
-            // Most bodies hold no integer ranges: no second lookup of the name then.
-            if !scope.ranges.is_empty() {
-                scope.ranges.remove(name);
-            }
+            scope.drop_made(s, || producers.name(s));
             self.next += 1;
         }
     }
 }
 
-/// Which node makes each value of a body, found by name once per node input, so that working out the walk's order
-/// and when each value has had its last reader takes no further lookup in a table as large as the graph (on a
-/// million nodes, every such lookup misses the caches). Values are numbered node by node, output by output.
+/// Which node makes each value of a body, found by name once per node output and once per node input: the walk's
+/// order, when each value has had its last reader, and which value each node input reads are then worked out with
+/// no further lookup in a table as large as the graph (on a million nodes, every such lookup misses the caches).
+/// Values are numbered node by node, output by output, from the scope's `base` slot.
 pub(super) struct Producers<'m> {
-    /// The value each name stands for: the last made, when a name is made twice.
-    by_name: HashMap<&'m str, u32>,
-    /// The first value of each node, and one past the last value.
+    nodes: &'m [NodeProto],
+    /// The slot of the first node-made value.
+    base: u32,
+    /// The slot of each node's first value, and one past the last value.
     first_output: Vec<u32>,
-    /// The node making each value.
+    /// The node making each value, by slot minus `base`.
     value_node: Vec<u32>,
-    /// The value each node input reads, node by node; [`Producers::NONE`] for one no node of the body makes.
+    /// The slot each node input reads, node by node: a node-made value, an input or initializer, or [`NONE`].
     reads: Vec<u32>,
     /// Where each node's inputs start in `reads`, and one past the last.
     first_read: Vec<u32>,
 }
 
 impl<'m> Producers<'m> {
-    const NONE: u32 = u32::MAX;
-
-    /// Calls `each_output` with every named output in order (node, name, whether the name was made before). A
-    /// model file holds fewer than 2^32 names: numbering them by `u32` halves the tables.
-    pub(super) fn of(nodes: &'m [NodeProto], mut each_output: impl FnMut(usize, &'m str, bool)) -> Producers<'m> {
+    /// Numbers the values `nodes` make in `scope`, calling `each_output` with every named output in order (node,
+    /// name, whether the name was defined before: by an input, an initializer or another output). A model file
+    /// holds fewer than 2^32 names: numbering them by `u32` halves the tables.
+    pub(super) fn of(
+        nodes: &'m [NodeProto],
+        scope: &mut Scope<'m>,
+        mut each_output: impl FnMut(usize, &'m str, bool),
+    ) -> Producers<'m> {
         let values: usize = nodes.iter().map(|n| n.output.len()).sum();
-        let mut by_name: HashMap<&'m str, u32> = HashMap::with_capacity_and_hasher(values, Default::default());
+        let base = scope.slots.len() as u32;
+        scope.base = base;
+        scope.names.reserve(values);
         let mut first_output = Vec::with_capacity(nodes.len() + 1);
         let mut value_node = Vec::with_capacity(values);
         for (i, node) in nodes.iter().enumerate() {
-            first_output.push(value_node.len() as u32);
+            first_output.push(base + value_node.len() as u32);
             for out in &node.output {
-                if !out.is_empty() {
-                    let again = by_name.insert(out.as_str(), value_node.len() as u32).is_some();
-                    each_output(i, out.as_str(), again);
-                }
+                let s = base + value_node.len() as u32;
                 value_node.push(i as u32);
+                if out.is_empty() {
+                    continue;
+                }
+                let before = scope.names.insert(out.as_str(), s);
+                match before {
+                    Some(b) if b < base => drop(scope.shadows.insert(s, b)),
+                    Some(_) => scope.follow = Follow::Names,
+                    None => {}
+                }
+                each_output(i, out.as_str(), before.is_some());
             }
         }
-        first_output.push(value_node.len() as u32);
+        first_output.push(base + value_node.len() as u32);
+        scope.slots.resize_with(base as usize + values, || None);
         let mut reads = Vec::with_capacity(nodes.iter().map(|n| n.input.len()).sum());
         let mut first_read = Vec::with_capacity(nodes.len() + 1);
-        for node in nodes {
+        // Where each name is made once at most, a name the node just before makes is that node's value: most
+        // nodes read their predecessor's output, which is then found without a lookup.
+        let by_numbers = scope.follow == Follow::Numbers;
+        for (i, node) in nodes.iter().enumerate() {
             first_read.push(reads.len() as u32);
-            reads.extend(node.input.iter().map(|name| by_name.get(name.as_str()).copied().unwrap_or(Self::NONE)));
+            let before = match (by_numbers, i.checked_sub(1)) {
+                (true, Some(p)) => &nodes[p].output[..],
+                _ => &[],
+            };
+            for name in &node.input {
+                let k = before.iter().position(|o| o == name && !o.is_empty());
+                reads.push(k.map_or_else(|| scope.slot(name), |k| first_output[i - 1] + k as u32));
+            }
         }
         first_read.push(reads.len() as u32);
-        Producers { by_name, first_output, value_node, reads, first_read }
+        Producers { nodes, base, first_output, value_node, reads, first_read }
+    }
+
+    /// The slots node `i`'s inputs read, in input order.
+    pub(super) fn inputs(&self, i: usize) -> &[u32] {
+        &self.reads[self.first_read[i] as usize..self.first_read[i + 1] as usize]
+    }
+
+    /// The slot of node `i`'s first output.
+    pub(super) fn first_output(&self, i: usize) -> u32 {
+        self.first_output[i]
     }
 
     /// The values node `i` reads that nodes of the body make, in input order.
-    fn reads(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        let reads = &self.reads[self.first_read[i] as usize..self.first_read[i + 1] as usize];
-        reads.iter().filter(|&&v| v != Self::NONE).map(|&v| v as usize)
+    fn reads(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        self.inputs(i).iter().copied().filter(|&s| s != NONE && s >= self.base)
     }
 
     /// The nodes making node `i`'s inputs, in input order (inputs no node of the body makes left out).
     pub(super) fn input_nodes(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        self.reads(i).map(|v| self.value_node[v] as usize)
+        self.reads(i).map(|s| self.value_node[(s - self.base) as usize] as usize)
     }
-}
 
-/// Values some node of a body produces, even one stuck in a cycle: reading them is not reading nothing. Only asked
-/// about a name that is not defined yet, which a well-formed model never has, so the set is built on first use.
-pub(super) struct Produced<'m> {
-    pub(super) nodes: &'m [NodeProto],
-    pub(super) names: std::cell::OnceCell<HashSet<&'m str>>,
-}
-
-impl<'m> Produced<'m> {
-    pub(super) fn contains(&self, name: &str) -> bool {
-        let names = self.names.get_or_init(|| {
-            self.nodes.iter().flat_map(|n| n.output.iter().map(String::as_str)).filter(|o| !o.is_empty()).collect()
-        });
-        names.contains(name)
+    /// The name of the node-made value in slot `s`.
+    fn name(&self, s: u32) -> &'m str {
+        let node = self.value_node[(s - self.base) as usize] as usize;
+        &self.nodes[node].output[(s - self.first_output[node]) as usize]
     }
 }
 

@@ -52,7 +52,9 @@ impl<'m> Walker<'m, '_> {
             .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
             .flatten();
         let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
-        outputs.resize_with(node.output.len().max(1), ValueFacts::unknown);
+        if node.output.len() > 1 {
+            outputs.resize_with(node.output.len(), ValueFacts::unknown);
+        }
 
         let site_inputs = site_inputs(node, present, inputs);
         let type_mismatch = type_mismatch(op.same_type, present, &site_inputs);

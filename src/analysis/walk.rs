@@ -3,7 +3,7 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
-use super::scope::{Body, Env, Produced, Producers, Reads, Scope};
+use super::scope::{Body, Env, Producers, Reads, Scope};
 use super::walker::{fresh_symbol, Walker};
 use super::*;
 use crate::onnx::location::node_label;
@@ -27,7 +27,7 @@ impl<'m> Walker<'m, '_> {
     /// Walks one body and returns the facts of its outputs.
     pub(super) fn body(&mut self, env: &Env<'m, '_>, body: Body<'m>) -> Vec<ValueFacts> {
         let outer_noted = std::mem::take(&mut self.budget_noted);
-        let declared = self.declared(env, &body.declared, body.declared_inputs);
+        let mut declared = self.declared(env, &body.declared, body.declared_inputs);
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
         // after its last reader, unless a subgraph of this body might still read it by name.
@@ -42,7 +42,7 @@ impl<'m> Walker<'m, '_> {
         };
         let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
-            if scope.values.contains_key(name) {
+            if scope.contains(name) {
                 let msg = format!("input '{}' is listed more than once", shown(name));
                 self.note(env, Code::DuplicateValue, None, msg);
             }
@@ -68,14 +68,17 @@ impl<'m> Walker<'m, '_> {
             body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
         }
 
-        let (order, producer) = self.topological_order(env, body.nodes, &scope);
-        let mut reads = (!keep_all).then(|| Reads::plan(producer, body.nodes, &order, &body.outputs));
+        let (order, producers) = self.topological_order(env, body.nodes, &mut scope);
+        let outputs: Vec<u32> = body.outputs.iter().map(|name| scope.slot(name)).collect();
+        let mut reads = (!keep_all).then(|| Reads::plan(&producers, &scope, &order, &outputs));
+        declared.index_made(&scope);
+        // Subgraphs read a body's values by name; nothing else does while it is walked.
+        scope.settle(&producers, keep_all);
         if self.each_site.is_none() {
             // Room for this body's sites at once: growing by doubling would copy them, and briefly hold them twice.
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
             self.out.sites.reserve(here.count());
         }
-        let produced = Produced { nodes: body.nodes, names: std::cell::OnceCell::new() };
         for (position, &index) in order.iter().enumerate() {
             // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
             if crate::sys::interrupt::requested() {
@@ -83,19 +86,17 @@ impl<'m> Walker<'m, '_> {
             }
             crate::sys::interrupt::test_pause();
             let node = &body.nodes[index];
-            self.node(env, &mut scope, &declared, &produced, index, node);
+            self.node(env, &mut scope, &declared, (&producers, index), node);
             if let Some(reads) = &mut reads {
-                reads.after(position, &mut scope);
+                reads.after(position, &mut scope, &producers);
             }
         }
 
-        let outputs =
-            body.outputs.iter().map(|name| self.lookup(env, &scope, name).cloned().unwrap_or_default()).collect();
+        let outputs = (body.outputs.iter().zip(outputs))
+            .map(|(name, s)| self.lookup(env, &scope, (s, name)).cloned().unwrap_or_default())
+            .collect();
         if body.record && self.options.value_facts {
-            let mut facts = scope.values;
-            let order = scope.order.unwrap_or_default();
-            let values: Vec<(String, ValueFacts)> =
-                order.iter().filter_map(|k| facts.remove(k).map(|v| (k.to_string(), v))).collect();
+            let values = scope.into_recorded();
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
         self.budget_noted = outer_noted;
@@ -150,15 +151,15 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        index: usize,
+        (index, first): (usize, u32),
         node: &'m NodeProto,
         outputs: Vec<ValueFacts>,
     ) {
-        for (name, facts) in node.output.iter().zip(outputs) {
+        for (k, (name, facts)) in node.output.iter().zip(outputs).enumerate() {
             if name.is_empty() {
                 continue;
             }
-            let facts = match declared.get(name.as_str()) {
+            let facts = match declared.of_made(first + k as u32, name) {
                 Some(d) => {
                     // A declaration is read with the bound sizes too; one that contradicts inference only once they
                     // are bound is the binding's contradiction, not the model's.
@@ -185,7 +186,7 @@ impl<'m> Walker<'m, '_> {
                 }
                 None => facts,
             };
-            scope.define(name, facts);
+            scope.define_made(first + k as u32, name, facts);
         }
     }
 
@@ -237,8 +238,14 @@ impl<'m> Walker<'m, '_> {
         vec![ValueFacts::unknown(); node.output.len()]
     }
 
-    pub(super) fn lookup<'s>(&self, env: &'s Env<'m, '_>, scope: &'s Scope<'m>, name: &str) -> Option<&'s ValueFacts> {
-        scope.values.get(name).or_else(|| env.outer.iter().rev().find_map(|s| s.values.get(name)))
+    /// The facts a name resolved to slot `s` in `scope` reads: the scope's, else the enclosing scopes' by name.
+    pub(super) fn lookup<'s>(
+        &self,
+        env: &'s Env<'m, '_>,
+        scope: &'s Scope<'m>,
+        (s, name): (u32, &str),
+    ) -> Option<&'s ValueFacts> {
+        scope.read(s, name).or_else(|| env.outer.iter().rev().find_map(|o| o.get(name)))
     }
 
     /// Nodes in an order where producers come first: the file's order when it is already topological (as ONNX
@@ -248,10 +255,10 @@ impl<'m> Walker<'m, '_> {
         &mut self,
         env: &Env<'m, '_>,
         nodes: &'m [NodeProto],
-        scope: &Scope<'m>,
+        scope: &mut Scope<'m>,
     ) -> (Vec<usize>, Producers<'m>) {
-        let producers = Producers::of(nodes, |i, out, again| {
-            if again || scope.values.contains_key(out) {
+        let producers = Producers::of(nodes, scope, |i, out, defined_before| {
+            if defined_before {
                 let msg = format!("value '{}' is defined more than once", shown(out));
                 self.note(env, Code::DuplicateValue, Some((&nodes[i], i)), msg);
             }
@@ -297,9 +304,9 @@ impl<'m> Walker<'m, '_> {
 
     /// A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there, so
     /// that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
-    fn name_what_shape_reads(&mut self, scope: &mut Scope<'m>, node: &'m NodeProto) {
+    fn name_what_shape_reads(&mut self, scope: &mut Scope<'m>, node: &'m NodeProto, slots: &[u32]) {
         if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
-            let observed = node.input.first().and_then(|n| scope.values.get_mut(n.as_str()));
+            let observed = node.input.first().zip(slots.first()).and_then(|(n, &s)| scope.read_mut(s, n));
             if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
                 for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
                     *d = fresh_symbol(&mut self.fresh);
@@ -313,40 +320,33 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        produced: &Produced<'m>,
-        index: usize,
+        (producers, index): (&Producers<'m>, usize),
         node: &'m NodeProto,
     ) {
+        let slots = producers.inputs(index);
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
-        if self.opset_missing && env.call.is_none() && ops::is_default_domain(node.domain()) {
+        // Read once: each read of an optional field is a few instructions, and a node is asked about them often.
+        let (domain, op_type) = (node.domain(), node.op_type());
+        if self.opset_missing && env.call.is_none() && ops::is_default_domain(domain) {
             self.opset_missing = false;
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
             self.note(env, Code::MissingOpset, Some((node, index)), msg);
         }
-        self.name_what_shape_reads(scope, node);
-        // References into the scopes, not copies: a node's inputs are only read until its outputs are defined.
-        let mut refs: Vec<Option<&ValueFacts>> = Vec::with_capacity(node.input.len());
-        for name in &node.input {
-            if name.is_empty() {
-                refs.push(None);
-                continue;
-            }
-            let found = self.lookup(env, scope, name);
-            if found.is_none() && !produced.contains(name.as_str()) {
-                let msg = format!("input '{}' is not defined by any graph input, initializer or node", shown(name));
-                self.note(env, Code::UndefinedValue, Some((node, index)), msg);
-            }
-            refs.push(found);
-        }
-        let subgraphs = self.subgraphs(env, scope, (index, node, attrs), &refs);
+        self.name_what_shape_reads(scope, node, slots);
+        let refs = self.read_inputs(env, scope, (index, node), slots);
+        // Most nodes hold no attribute, and so no graph.
+        let subgraphs = match attrs.is_empty() {
+            true => Vec::new(),
+            false => self.subgraphs(env, scope, (index, node, attrs), &refs),
+        };
 
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
         let tainted = refs.iter().flatten().any(|f| f.contradicted)
             || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
-        let decl = self.custom.get(node.domain(), node.op_type()).copied();
-        let broadcast = ops::broadcast_op(node.domain(), node.op_type(), env.opset)
+        let decl = self.custom.get(domain, op_type).copied();
+        let broadcast = ops::broadcast_op(domain, op_type, env.opset)
             .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
-            .or_else(|| ops::contrib_broadcast_op(node.domain(), node.op_type()));
+            .or_else(|| ops::contrib_broadcast_op(domain, op_type));
         // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
         // count for themselves).
         crate::sizes::sym::take_refusals();
@@ -354,7 +354,7 @@ impl<'m> Walker<'m, '_> {
             vec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = broadcast {
             let mut outputs = self.site(env, index, node, attrs, op, &refs);
-            if ops::is_default_domain(node.domain()) {
+            if ops::is_default_domain(domain) {
                 // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
                 let validate: Rule = |ctx| {
                     infer::validate_broadcasting(ctx);
@@ -367,10 +367,9 @@ impl<'m> Walker<'m, '_> {
                 let found = self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
                 self.checked(env, index, node, &refs, found, outputs)
             }
-        } else if let Some(&(k, f)) = self.functions.get(&(node.domain(), node.op_type())) {
+        } else if let Some(&(k, f)) = self.functions.get(&(domain, op_type)) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
         } else {
-            let domain = node.domain();
             let (inferred, found) = match decl {
                 Some(decl) => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| decl.infer(ctx)),
                 None => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx)),
@@ -381,8 +380,36 @@ impl<'m> Walker<'m, '_> {
         let refused = crate::sizes::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
         let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
-        self.define_outputs(env, scope, declared, index, node, outputs);
+        drop(refs);
+        self.define_outputs(env, scope, declared, (index, producers.first_output(index)), node, outputs);
         super::index_bound::keep_range(scope, node, range);
+    }
+
+    /// The facts node `index` reads, input by input, from the slots its inputs resolve to: references into the
+    /// scopes, not copies, since a node's inputs are only read until its outputs are defined.
+    fn read_inputs<'s>(
+        &mut self,
+        env: &'s Env<'m, '_>,
+        scope: &'s Scope<'m>,
+        (index, node): (usize, &'m NodeProto),
+        slots: &[u32],
+    ) -> smallvec::SmallVec<[Option<&'s ValueFacts>; 4]> {
+        // Inline: most nodes read at most four values, and a list on the heap was an allocation per node.
+        let mut refs = smallvec::SmallVec::new();
+        for (name, &s) in node.input.iter().zip(slots) {
+            if name.is_empty() {
+                refs.push(None);
+                continue;
+            }
+            let found = self.lookup(env, scope, (s, name));
+            // A value some node of the body makes, not yet walked (in a cycle), is not undefined.
+            if found.is_none() && !scope.made_here(s) {
+                let msg = format!("input '{}' is not defined by any graph input, initializer or node", shown(name));
+                self.note(env, Code::UndefinedValue, Some((node, index)), msg);
+            }
+            refs.push(found);
+        }
+        refs
     }
 
     /// What the caller feeds the main graph, as a value range: a boolean is 0 or 1, an integer what fills it (or
@@ -410,8 +437,9 @@ impl<'m> Walker<'m, '_> {
         settled: impl Iterator<Item = &'m str>,
     ) {
         let mut compared = HashSet::default();
-        for name in settled {
-            if let Some(facts) = scope.values.get(name).filter(|_| compared.insert(name)).cloned() {
+        // Only a declared value is compared: no copy of the others' facts.
+        for name in settled.filter(|name| declared.get(name).is_some()) {
+            if let Some(facts) = scope.get(name).filter(|_| compared.insert(name)).cloned() {
                 self.compare_declarations(env, declared, (name, &facts), None, true);
             }
         }

@@ -84,6 +84,20 @@ pub struct Summary {
     pub warnings: usize,
 }
 
+impl Summary {
+    /// Counts one site of this verdict.
+    fn count(&mut self, verdict: VerdictKind) {
+        self.sites += 1;
+        match verdict {
+            VerdictKind::Same => self.same += 1,
+            VerdictKind::Broadcast => self.broadcast += 1,
+            VerdictKind::Violation => self.violations += 1,
+            VerdictKind::Conditional => self.conditional += 1,
+            VerdictKind::Unknown => self.unknown += 1,
+        }
+    }
+}
+
 /// A site whose shapes are not known well enough to decide it, and what is unknown: not a finding unless
 /// `--strict` (or `--warn`/`--deny undecided-broadcast`) asks for proof, but named in the text output so that the
 /// summary's `unknown` count is never a mystery.
@@ -161,6 +175,16 @@ impl Judge {
     }
 
     pub fn judge(&mut self, site: Site<'_>) {
+        // Most sites hold, and a report that lists no site keeps none of them: such a site is only counted, without
+        // building its report (which moved the whole site once more, and dropped it with the report).
+        if !self.keep_sites && self.ranges.is_none() && site.type_mismatch.is_none() {
+            let kind = site.verdict.kind();
+            if holds_quietly(&site, kind, &self.options) {
+                debug_assert!(describe(&site, self.options, None).0.is_none(), "a quiet site has no finding");
+                self.summary.count(kind);
+                return;
+            }
+        }
         self.judge_with(site, |_| {});
     }
 
@@ -179,15 +203,7 @@ impl Judge {
             }
         }
         let site = &report.site;
-        let summary = &mut self.summary;
-        summary.sites += 1;
-        match reported_verdict(&report) {
-            VerdictKind::Same => summary.same += 1,
-            VerdictKind::Broadcast => summary.broadcast += 1,
-            VerdictKind::Violation => summary.violations += 1,
-            VerdictKind::Conditional => summary.conditional += 1,
-            VerdictKind::Unknown => summary.unknown += 1,
-        }
+        self.summary.count(reported_verdict(&report));
         if let Some(code) = report.code {
             let severity = match code {
                 // Strict means proof: a site that holds only for some sizes fails it, an explicit Expand included.
@@ -302,6 +318,19 @@ pub fn reported_verdict(report: &SiteReport) -> VerdictKind {
 /// [`reported_verdict`]'s name, as JSON and dot output write it.
 pub fn report_verdict(report: &SiteReport) -> &'static str {
     reported_verdict(report).as_str()
+}
+
+/// Whether a site of verdict `kind` (no type mismatch, no ranges) is no finding: a site that is the same, or that
+/// broadcasts where implicit broadcasting is allowed (or explicit, as Expand's) — [`describe`]'s rule for these two
+/// verdicts, without building its judgement.
+fn holds_quietly(site: &Site<'_>, kind: VerdictKind, options: &CheckOptions) -> bool {
+    match kind {
+        VerdictKind::Same => true,
+        VerdictKind::Broadcast => {
+            !(options.strict || options.rules.enables(Code::ImplicitBroadcast)) || site.rule == Rule::Bidirectional
+        }
+        _ => false,
+    }
 }
 
 /// What judging a site found: its finding's code, the offending axis, the conditions in words and their decision

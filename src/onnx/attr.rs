@@ -24,6 +24,11 @@ impl<'m> Attrs<'m> {
         Attrs { node, call }
     }
 
+    /// Whether the node has no attribute at all (then every lookup finds nothing).
+    pub fn is_empty(&self) -> bool {
+        self.node.attribute.is_empty()
+    }
+
     /// The attribute named `name`, with a function's `ref_attr_name` followed to the call site.
     pub fn get(&self, name: &str) -> Option<&'m AttributeProto> {
         let attr = self.node.attribute.iter().find(|a| a.name() == name)?;

@@ -256,7 +256,8 @@ pub fn survey(folder: &Path, model: &crate::onnx::pb::ModelProto) -> (HashMap<St
 pub fn all_tensors(model: &crate::onnx::pb::ModelProto) -> Vec<&TensorProto> {
     use crate::onnx::pb::{GraphProto, NodeProto};
     fn nodes<'a>(ns: &'a [NodeProto], out: &mut Vec<&'a TensorProto>) {
-        for n in ns {
+        // Tensors and graphs are attributes; most nodes hold none.
+        for n in ns.iter().filter(|n| crate::onnx::attr::has_any(n)) {
             out.extend(crate::onnx::attr::tensors(n));
             for g in crate::onnx::attr::subgraphs(n) {
                 graph(g, out);

@@ -60,6 +60,10 @@ pub struct SiteAttrs {
 
 impl SiteAttrs {
     pub fn of(attrs: Attrs<'_>) -> SiteAttrs {
+        // Most broadcasting nodes have no attribute: three lookups found nothing.
+        if attrs.is_empty() {
+            return SiteAttrs { trans_a: false, trans_b: false, axis: None };
+        }
         SiteAttrs {
             trans_a: attrs.int("transA").unwrap_or(0) != 0,
             trans_b: attrs.int("transB").unwrap_or(0) != 0,

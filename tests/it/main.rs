@@ -58,3 +58,4 @@ mod spec_rules;
 mod strict;
 mod sym_props;
 mod torch_models;
+mod value_names;
