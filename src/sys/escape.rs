@@ -54,7 +54,7 @@ impl Name<'_> {
     /// The name marked, as [`Display`](fmt::Display) writes it, straight to `out`.
     pub fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
         out.write_char(OPEN)?;
-        if !self.0.contains([OPEN, CLOSE, QUOTE]) {
+        if printable_ascii(self.0) || !self.0.contains([OPEN, CLOSE, QUOTE]) {
             out.write_str(self.0)?;
             return out.write_char(CLOSE);
         }
@@ -195,27 +195,25 @@ pub fn shown_as_written(marked: &str) -> Option<String> {
     let command_like = |part: &str| part.trim_start_matches(' ').starts_with(':');
     while at < bytes.len() {
         let b = bytes[at];
-        if b == 0xEF {
-            // OPEN and CLOSE are EF B7 90 and EF B7 91 in UTF-8; QUOTE, or a mark out of place, takes the long way.
-            let opens = match bytes.get(at + 1..at + 3) {
-                Some([0xB7, 0x90]) => true,
-                Some([0xB7, 0x91]) => false,
-                _ => return None,
-            };
-            let part = &marked[start..at];
-            if opens == in_name || command_like(part) || (in_name && part.len() > NAME_CHARS) {
-                return None;
-            }
-            out.push_str(part);
-            in_name = opens;
-            at += 3;
-            start = at;
+        if b.wrapping_sub(b' ') < 0x5f && b != b'\\' {
+            at += 1;
             continue;
         }
-        if !(b == b' ' || (b.is_ascii_graphic() && b != b'\\')) {
+        // OPEN and CLOSE are EF B7 90 and EF B7 91 in UTF-8; QUOTE, a mark out of place or any other byte
+        // takes the long way.
+        let opens = match bytes.get(at..at + 3) {
+            Some([0xEF, 0xB7, 0x90]) => true,
+            Some([0xEF, 0xB7, 0x91]) => false,
+            _ => return None,
+        };
+        let part = &marked[start..at];
+        if opens == in_name || command_like(part) || (in_name && part.len() > NAME_CHARS) {
             return None;
         }
-        at += 1;
+        out.push_str(part);
+        in_name = opens;
+        at += 3;
+        start = at;
     }
     let part = &marked[start..];
     if in_name || command_like(part) {
@@ -223,6 +221,12 @@ pub fn shown_as_written(marked: &str) -> Option<String> {
     }
     out.push_str(part);
     Some(out)
+}
+
+/// Printable ASCII other than `\`: shown as it is. Checked over every byte without stopping early, which the
+/// compiler turns into a few wide compares for the short texts of a line.
+fn printable_ascii(text: &str) -> bool {
+    text.bytes().fold(true, |ok, b| ok & (b.wrapping_sub(b' ') < 0x5f) & (b != b'\\'))
 }
 
 /// The text with its names whole and unescaped, marks gone.
@@ -298,8 +302,7 @@ pub fn text(raw: &str) -> Cow<'_, str> {
     // A leading `:` could make `::` with what follows the name on its line (`  NAME: float [2]` in `shapes`).
     let command_like = raw.trim_start_matches(' ').starts_with(':');
     // ASCII shown as it is, byte by byte (most text is); anything else char by char.
-    let plain_ascii = raw.bytes().all(|b| b == b' ' || (b.is_ascii_graphic() && b != b'\\'));
-    if !command_like && (plain_ascii || raw.chars().all(shown_as_is)) {
+    if !command_like && (printable_ascii(raw) || raw.chars().all(shown_as_is)) {
         return Cow::Borrowed(raw);
     }
     let mut out = String::with_capacity(raw.len() + 8);
