@@ -21,8 +21,11 @@ pub(super) struct Planner<'m> {
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
     /// The edits of the nodes made explicit, by graph in the order planned (which is by position): put in the
     /// edit's maps at the end, each built at once from its sorted list rather than by 100,000 inserts.
-    node_edits: Vec<(Vec<GraphStep>, Vec<(usize, NodeEdit)>)>,
+    node_edits: Vec<(Vec<GraphStep>, NodeEdits)>,
 }
+
+/// The edits of one graph's nodes, by position.
+type NodeEdits = Vec<(usize, NodeEdit)>;
 
 /// One input to make explicit, its name and shape borrowed from the site.
 struct Operand<'s> {
@@ -289,8 +292,8 @@ impl<'m> Planner<'m> {
                 Alignment::Numpy => None,
             };
             if self.options.materialize_constants {
-                if let Some(name) = self.b.materialize(at, &op.name, mapped.as_deref(), out) {
-                    done.add(op.position, name, step(&op.name, &op.shape, "constant of shape", out_shape));
+                if let Some(name) = self.b.materialize(at, op.name, mapped.as_deref(), out) {
+                    done.add(op.position, name, step(op.name, op.shape, "constant of shape", out_shape));
                     continue;
                 }
             }
@@ -354,8 +357,8 @@ impl<'m> Planner<'m> {
         };
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.has(o.position)).collect();
         for op in remaining {
-            let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-            done.add(op.position, name, computed_step(&op.name, &op.shape, site));
+            let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
+            done.add(op.position, name, computed_step(op.name, op.shape, site));
         }
         done.replaced.retain(|(position, name)| *name != node.input[*position]);
         Ok(done)
