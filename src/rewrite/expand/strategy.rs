@@ -19,13 +19,7 @@ pub(super) struct Planner<'m> {
     pub options: ExpandOptions,
     pub summary: ExpandSummary,
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
-    /// The edits of the nodes made explicit, by graph in the order planned (which is by position): put in the
-    /// edit's maps at the end, each built at once from its sorted list rather than by 100,000 inserts.
-    node_edits: Vec<(Vec<GraphStep>, NodeEdits)>,
 }
-
-/// The edits of one graph's nodes, by position.
-type NodeEdits = Vec<(usize, NodeEdit)>;
 
 /// One input to make explicit, its name and shape borrowed from the site.
 struct Operand<'s> {
@@ -78,10 +72,16 @@ impl Rewritten {
 }
 
 /// What an input made explicit became, in words (the name marked): `NAME FROM -> HOW TO`, e.g.
-/// `B [3] -> Expand to [2, 3]`. Put together without a formatter: a large model's plan makes one per site.
+/// `B [3] -> Expand to [2, 3]`. Put together without a formatter (a large model's plan makes one per site), then
+/// kept in a string of its own length: the plan keeps every line to the end of the command.
 fn step(name: &str, from: &Shape, how: &str, to: &Shape) -> String {
+    step_then(name, from, how, to, "")
+}
+
+/// [`step`] followed by `after`.
+fn step_then(name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
     let rank = |s: &Shape| s.rank().unwrap_or(2);
-    let mut line = String::with_capacity(name.len() + how.len() + 44 + 8 * (rank(from) + rank(to)));
+    let mut line = String::with_capacity(name.len() + how.len() + after.len() + 20 + 8 * (rank(from) + rank(to)));
     shown(name).push_to(&mut line);
     line.push(' ');
     from.push_to(&mut line);
@@ -89,14 +89,13 @@ fn step(name: &str, from: &Shape, how: &str, to: &Shape) -> String {
     line.push_str(how);
     line.push(' ');
     to.push_to(&mut line);
-    line
+    line.push_str(after);
+    line.as_str().into()
 }
 
 /// What an input made explicit at a shape computed in the graph became, in words (the name marked).
 fn computed_step(name: &str, shape: &Shape, site: &Site) -> String {
-    let mut line = step(name, shape, "Expand to", &site.output_shape);
-    line.push_str(" (computed in the graph)");
-    line
+    step_then(name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
 }
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
@@ -106,8 +105,12 @@ fn left(site: &Site, reason: LeftReason) -> SitePlan {
 
 impl<'m> Planner<'m> {
     pub fn new(b: Builder<'m>, options: ExpandOptions) -> Self {
-        let summary = ExpandSummary::default();
-        Planner { b, options, summary, producers: HashMap::new(), node_edits: Vec::new() }
+        // Room for a line per node of the main graph at once (of which the nodes that broadcast and are rewritten
+        // are written, the rest of the room never touched): a list of 100,000 lines grown by doubling leaves its
+        // old copies freed but not yet returned to the system at the command's peak.
+        let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
+        let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
+        Planner { b, options, summary, producers: HashMap::new() }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -116,10 +119,7 @@ impl<'m> Planner<'m> {
             SitePlan::Nothing => {}
             SitePlan::Left(site) => self.summary.left.push(site),
             SitePlan::Explicit(edit, action) => {
-                match self.node_edits.last_mut() {
-                    Some((graph, edits)) if *graph == loc.graph => edits.push((loc.node, edit)),
-                    _ => self.node_edits.push((loc.graph.clone(), vec![(loc.node, edit)])),
-                }
+                self.b.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, edit);
                 self.summary.made_explicit += 1;
                 self.summary.actions.push(action);
             }
@@ -127,14 +127,7 @@ impl<'m> Planner<'m> {
     }
 
     /// The plan: the edit, and the summary with what the builder added.
-    pub fn finish(mut self) -> super::Plan {
-        // The summary is kept to the end of the command: no room to spare for more lines.
-        self.summary.actions.shrink_to_fit();
-        for (graph, edits) in std::mem::take(&mut self.node_edits) {
-            // Sorted already, so built in one pass; a node planned twice keeps its last edit, as inserts would.
-            let mut built: std::collections::BTreeMap<usize, NodeEdit> = edits.into_iter().collect();
-            self.b.edit.graph_mut(&graph).node_edits.append(&mut built);
-        }
+    pub fn finish(self) -> super::Plan {
         let counts = self.b.counts;
         let summary = ExpandSummary {
             expands_inserted: counts.expands_inserted,
