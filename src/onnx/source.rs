@@ -212,9 +212,13 @@ pub struct Field {
 /// A field's key and a varint (its value or its length) take at most this many bytes.
 const MAX_HEAD: usize = 20;
 
-/// The fields of the message held in `source[range]`, in order. Reads only their headers.
+/// A message of at most this many bytes is read whole to list its fields (one read instead of one per field).
+const SMALL_MESSAGE: usize = 1 << 10;
+
+/// The fields of the message held in `source[range]`, in order. Reads only their headers (a small message whole).
 pub(crate) fn fields(source: &Source, range: Range<usize>) -> Result<Vec<Field>, WireError> {
-    let mut out = Vec::new();
+    // Room for a node's usual fields (inputs, output, name, op type) at once.
+    let mut out = Vec::with_capacity(8);
     for_each_field(source, range, |f| out.push(f))?;
     Ok(out)
 }
@@ -235,14 +239,23 @@ pub fn try_for_each_field(
 ) -> Result<(), WireError> {
     let mut pos = range.start;
     let err = |offset, reason| WireError::Malformed { offset, reason };
-    let mut head = Vec::with_capacity(MAX_HEAD);
+    // A small message (a node, an attribute) is read once, whole; a large one header by header.
+    let small = range.len() <= SMALL_MESSAGE;
+    let mut head = Vec::with_capacity(if small { range.len() } else { MAX_HEAD });
+    if small {
+        source.read_into(range.clone(), &mut head)?;
+    }
     while pos < range.end {
         let start = pos;
-        head.clear();
-        source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
-        let mut rest = head.as_slice();
         // Bytes of the message after the head that was read.
-        let beyond = range.end - pos - head.len();
+        let (mut rest, beyond) = match small {
+            true => (&head[pos - range.start..], 0),
+            false => {
+                head.clear();
+                source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
+                (head.as_slice(), range.end - pos - head.len())
+            }
+        };
         let before = rest.len();
         let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
         let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;

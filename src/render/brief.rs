@@ -61,6 +61,12 @@ pub fn abbreviate(marked: &str, budget: usize) -> Brief {
 /// [`abbreviate`] with the given [`Naming`].
 pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
     use crate::sys::escape::{segments, Segment};
+    if naming == Naming::AsNeeded {
+        // Plain ASCII throughout, its names short: the line is the text without its marks.
+        if let Some(message) = crate::sys::escape::shown_as_written(marked).filter(|m| m.len() <= budget) {
+            return Brief { message, names: Vec::new() };
+        }
+    }
     let segments = segments(marked);
     if naming == Naming::AsNeeded {
         // What fits needs no names (the most common line, and the one thing `expand` prints per site).
@@ -71,7 +77,7 @@ pub fn abbreviate_with(marked: &str, budget: usize, naming: Naming) -> Brief {
                 Segment::Name(n) => message.push_str(&crate::sys::escape::short(n)),
             }
         }
-        if message.chars().count() <= budget {
+        if message.len() <= budget || message.chars().count() <= budget {
             return Brief { message, names: Vec::new() };
         }
     }

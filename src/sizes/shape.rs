@@ -119,12 +119,20 @@ impl Dim {
 
 impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
+    }
+}
+
+impl Dim {
+    /// The dim as [`Display`](fmt::Display) shows it, written straight to `out`: a size's digits without a
+    /// formatter of their own (a large model's `expand` writes a shape into each of its 100,000 lines).
+    pub fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
         match self {
-            Dim::Known(n) => write!(f, "{n}"),
-            Dim::Sym(s) => f.write_str(s),
-            Dim::Expr(p) => write!(f, "{p}"),
-            Dim::Broadcast(names) => write!(f, "broadcast({})", names.join(", ")),
-            Dim::Unknown => f.write_str("?"),
+            Dim::Known(n) => out.write_str(itoa::Buffer::new().format(*n)),
+            Dim::Sym(s) => out.write_str(s),
+            Dim::Expr(p) => write!(out, "{p}"),
+            Dim::Broadcast(names) => write!(out, "broadcast({})", names.join(", ")),
+            Dim::Unknown => out.write_str("?"),
         }
     }
 }
@@ -189,19 +197,28 @@ impl Shape {
 
 impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.dims() {
-            None => f.write_str("[unknown rank]"),
-            Some(dims) => {
-                f.write_str("[")?;
-                for (i, d) in dims.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{d}")?;
-                }
-                f.write_str("]")
+        self.write_to(f)
+    }
+}
+
+impl Shape {
+    /// The shape as [`Display`](fmt::Display) shows it (`[2, N, ?]`), written straight to `out`: with a `String`,
+    /// no formatter at all.
+    pub fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        let Some(dims) = self.dims() else { return out.write_str("[unknown rank]") };
+        out.write_str("[")?;
+        for (i, d) in dims.iter().enumerate() {
+            if i > 0 {
+                out.write_str(", ")?;
             }
+            d.write_to(out)?;
         }
+        out.write_str("]")
+    }
+
+    /// [`Shape::write_to`] a `String`, which cannot fail.
+    pub fn push_to(&self, out: &mut String) {
+        let _ = self.write_to(out);
     }
 }
 
@@ -235,4 +252,24 @@ pub fn parse_shape(text: &str) -> Shape {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape is written the same into a `String` as through a formatter, and a size's digits ignore the
+    /// formatter's width and fill as before (the digits were never padded).
+    #[test]
+    fn a_shape_written_to_a_string_reads_as_its_display() {
+        let expr = Dim::from_dim_param("2*N + 1");
+        let both = Dim::Broadcast(vec![Arc::from("A"), Arc::from("B")].into());
+        let shape = Shape::ranked(vec![Dim::Known(0), Dim::Known(u64::MAX), Dim::sym("N"), Dim::Unknown, expr, both]);
+        let mut written = String::new();
+        shape.push_to(&mut written);
+        assert_eq!(written, format!("[0, {}, N, ?, 2*N + 1, broadcast(A, B)]", u64::MAX));
+        assert_eq!(format!("{shape}"), written);
+        assert_eq!(format!("{shape:>60}"), written);
+        assert_eq!(format!("{}|{}", Shape::unranked(), Shape::scalar()), "[unknown rank]|[]");
+    }
 }

@@ -24,7 +24,7 @@
 //! (`crate::render::brief`) touch only the text between names. [`Message`] holds such a text.
 
 use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 /// The longest name shown whole in one-line formats, in characters (as escaped).
 pub const NAME_CHARS: usize = 80;
@@ -46,18 +46,30 @@ pub struct Name<'a>(&'a str);
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_char(OPEN)?;
-        if !self.0.contains([OPEN, CLOSE, QUOTE]) {
-            f.write_str(self.0)?;
-            return f.write_char(CLOSE);
+        self.write_to(f)
+    }
+}
+
+impl Name<'_> {
+    /// The name marked, as [`Display`](fmt::Display) writes it, straight to `out`.
+    pub fn write_to(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        out.write_char(OPEN)?;
+        if printable_ascii(self.0) || !self.0.contains([OPEN, CLOSE, QUOTE]) {
+            out.write_str(self.0)?;
+            return out.write_char(CLOSE);
         }
         for c in self.0.chars() {
             if matches!(c, OPEN | CLOSE | QUOTE) {
-                f.write_char(QUOTE)?;
+                out.write_char(QUOTE)?;
             }
-            f.write_char(c)?;
+            out.write_char(c)?;
         }
-        f.write_char(CLOSE)
+        out.write_char(CLOSE)
+    }
+
+    /// [`Name::write_to`] a `String`, which cannot fail: a message put together without a formatter.
+    pub fn push_to(&self, out: &mut String) {
+        let _ = self.write_to(out);
     }
 }
 
@@ -144,6 +156,10 @@ pub fn segments(marked: &str) -> Vec<Segment<'_>> {
 
 /// A name after its opening mark: the name unquoted and what follows its closing mark.
 fn read_name(body: &str) -> (Cow<'_, str>, &str) {
+    // Most names hold no mark of their own: found by searching for the closing mark, and borrowed.
+    if let Some(close) = body.find(CLOSE).filter(|&close| !body[..close].contains(QUOTE)) {
+        return (Cow::Borrowed(&body[..close]), &body[close + CLOSE.len_utf8()..]);
+    }
     let mut chars = body.char_indices();
     let mut quoted: Option<String> = None;
     while let Some((i, c)) = chars.next() {
@@ -166,6 +182,51 @@ fn read_name(body: &str) -> (Cow<'_, str>, &str) {
         }
     }
     (quoted.map_or(Cow::Borrowed(body), Cow::Owned), "")
+}
+
+/// A marked text whose every part is shown as it is written (printable ASCII, no name past [`NAME_CHARS`], no
+/// part starting with `:`): the text without its marks, which is what [`text`] and [`short`] make of it part by
+/// part. `None` for any other text, which takes the way through [`segments`]. One pass over the bytes, for the
+/// line of each of a large model's sites.
+pub fn shown_as_written(marked: &str) -> Option<String> {
+    let bytes = marked.as_bytes();
+    let mut out = String::with_capacity(bytes.len());
+    let (mut at, mut start, mut in_name) = (0, 0, false);
+    let command_like = |part: &str| part.trim_start_matches(' ').starts_with(':');
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b.wrapping_sub(b' ') < 0x5f && b != b'\\' {
+            at += 1;
+            continue;
+        }
+        // OPEN and CLOSE are EF B7 90 and EF B7 91 in UTF-8; QUOTE, a mark out of place or any other byte
+        // takes the long way.
+        let opens = match bytes.get(at..at + 3) {
+            Some([0xEF, 0xB7, 0x90]) => true,
+            Some([0xEF, 0xB7, 0x91]) => false,
+            _ => return None,
+        };
+        let part = &marked[start..at];
+        if opens == in_name || command_like(part) || (in_name && part.len() > NAME_CHARS) {
+            return None;
+        }
+        out.push_str(part);
+        in_name = opens;
+        at += 3;
+        start = at;
+    }
+    let part = &marked[start..];
+    if in_name || command_like(part) {
+        return None;
+    }
+    out.push_str(part);
+    Some(out)
+}
+
+/// Printable ASCII other than `\`: shown as it is. Checked over every byte without stopping early, which the
+/// compiler turns into a few wide compares for the short texts of a line.
+fn printable_ascii(text: &str) -> bool {
+    text.bytes().fold(true, |ok, b| ok & (b.wrapping_sub(b' ') < 0x5f) & (b != b'\\'))
 }
 
 /// The text with its names whole and unescaped, marks gone.
@@ -274,7 +335,8 @@ pub fn escaped(marked: &str) -> String {
 pub fn text(raw: &str) -> Cow<'_, str> {
     // A leading `:` could make `::` with what follows the name on its line (`  NAME: float [2]` in `shapes`).
     let command_like = raw.trim_start_matches(' ').starts_with(':');
-    if !command_like && raw.chars().all(shown_as_is) {
+    // ASCII shown as it is, byte by byte (most text is); anything else char by char.
+    if !command_like && (printable_ascii(raw) || raw.chars().all(shown_as_is)) {
         return Cow::Borrowed(raw);
     }
     let mut out = String::with_capacity(raw.len() + 8);
@@ -296,7 +358,8 @@ pub fn short(raw: &str) -> Cow<'_, str> {
     // At most NAME_CHARS bytes is at most NAME_CHARS characters: the name is its own head.
     if raw.len() <= NAME_CHARS {
         let shown = text(raw);
-        if shown.chars().count() <= NAME_CHARS {
+        // Shown as it is, it has at most as many characters as bytes.
+        if matches!(shown, Cow::Borrowed(_)) || shown.chars().count() <= NAME_CHARS {
             return shown;
         }
     }
@@ -463,6 +526,41 @@ mod tests {
             "{shown}"
         );
         assert_eq!(segments("no names"), [Segment::Text("no names")]);
+    }
+
+    /// The one-pass way of a plain line gives what showing it part by part gives, and declines every line that
+    /// needs an escape, a shortened name or a name's own marks (or is not ASCII: shown the long way).
+    #[test]
+    fn a_line_shown_as_written_is_its_parts_shown_one_by_one() {
+        let by_parts = |marked: &str| -> String {
+            let parts = segments(marked).into_iter().map(|s| match s {
+                Segment::Text(t) => text(t).into_owned(),
+                Segment::Name(n) => short(&n).into_owned(),
+            });
+            parts.collect()
+        };
+        let long = "n".repeat(NAME_CHARS + 1);
+        let lines = [
+            (format!("{} [64] -> Expand to [8, 64]", name("small_0")), true),
+            (format!("{} [1, N] and {} [N]", name("a/b:c"), name("")), true),
+            ("no names at all".to_string(), true),
+            (format!("{} [2]", name(&"n".repeat(NAME_CHARS))), true),
+            (format!("{} [2]", name("x\\y")), false),
+            (format!("{} [2]", name("größe")), false),
+            (format!("{} [2]", name(": cmd")), false),
+            (format!(" :: {} [2]", name("x")), false),
+            (format!("{} [2]", name(&long)), false),
+            (format!("{} [2]", name("a\u{FDD1}b")), false),
+            (format!("{}\n", name("x")), false),
+            ("\u{FDD0}open to the end".to_string(), false),
+            ("\u{FDD1}closed".to_string(), false),
+        ];
+        for (line, plain) in &lines {
+            match shown_as_written(line) {
+                Some(shown) => assert!(*plain && shown == by_parts(line), "{line:?}: {shown:?}"),
+                None => assert!(!plain, "{line:?} declined"),
+            }
+        }
     }
 
     #[test]

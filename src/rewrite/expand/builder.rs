@@ -40,7 +40,20 @@ pub(super) struct Builder<'m> {
     pub counts: Counts,
     names: Names<'m>,
     cache: HashMap<(Vec<GraphStep>, Made), String>,
+    /// By graph, the values made for nearly every site, found without building a key (see [`Hot`]).
+    hot: HashMap<Vec<GraphStep>, Hot>,
     max_materialize_bytes: u64,
+}
+
+/// The values a plan asks for at nearly every site (a shape constant and an `Expand` to it), memoised apart from
+/// the others so that asking again is a lookup by borrowed text: a plan of 100,000 sites asks 100,000 times for
+/// the few it makes, and a key made of owned copies cost more than the rest of the lookup.
+#[derive(Default)]
+struct Hot {
+    /// By the dims.
+    shape_constants: HashMap<Vec<i64>, String>,
+    /// By the value expanded, then the target shape's value.
+    expands: HashMap<String, HashMap<String, String>>,
 }
 
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
@@ -60,6 +73,9 @@ impl<'m> Names<'m> {
     fn of(model: &'m ModelProto) -> Names<'m> {
         let mut names = Names { taken: Default::default(), made: Default::default(), next: HashMap::default() };
         if let Some(g) = &model.graph {
+            // About as many names as the main graph has nodes' names and outputs (its inputs are mostly those
+            // outputs): room for them at once rather than by doubling.
+            names.taken.reserve(2 * g.node.len() + g.initializer.len() + g.input.len() + g.value_info.len());
             names.graph(g);
         }
         for f in &model.functions {
@@ -126,16 +142,15 @@ impl<'m> Names<'m> {
     }
 }
 
-/// What a new value is, for sharing: the same value made explicit the same way twice is one set of nodes.
+/// What a new value is, for sharing: the same value made explicit the same way twice is one set of nodes. (Shape
+/// constants and `Expand`s are memoised in [`Hot`].)
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Made {
-    ShapeConstant(Vec<i64>),
     ShapeOf(String),
     /// `Shape` of any value provably of this (fully resolved) shape, by its text.
     ShapeFor(String),
     Gathered(String, i64),
     Concat(Vec<String>),
-    Expand(String, String),
     Reshape(String, Vec<i64>),
     Tile(String, Vec<i64>),
     Materialized(String, Vec<i64>, Vec<i64>),
@@ -149,6 +164,7 @@ impl<'m> Builder<'m> {
             counts: Counts::default(),
             names: Names::of(model),
             cache: HashMap::default(),
+            hot: HashMap::default(),
             max_materialize_bytes,
         }
     }
@@ -222,13 +238,16 @@ impl<'m> Builder<'m> {
 
     /// A constant int64 shape vector.
     pub fn shape_constant(&mut self, at: &At<'_>, dims: &[u64]) -> String {
-        self.memo(at, Made::ShapeConstant(as_i64(dims)), |b| {
-            let label: Vec<String> = dims.iter().map(u64::to_string).collect();
-            let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
-            let name = b.names.fresh(&format!("bcast_shape_{label}"));
-            b.constant(at, int64_tensor(&name, &as_i64(dims)));
-            name
-        })
+        let values: smallvec::SmallVec<[i64; 8]> = dims.iter().map(|&d| d as i64).collect();
+        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.shape_constants.get(&values[..])) {
+            return name.clone();
+        }
+        let label: Vec<String> = dims.iter().map(u64::to_string).collect();
+        let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
+        let name = self.names.fresh(&format!("bcast_shape_{label}"));
+        self.constant(at, int64_tensor(&name, &values));
+        self.hot.entry(at.graph.to_vec()).or_default().shape_constants.insert(values.to_vec(), name.clone());
+        name
     }
 
     /// `Shape(value)`, where `value` has shape `of`. One `Shape` serves every later value of the graph whose
@@ -282,19 +301,18 @@ impl<'m> Builder<'m> {
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
     pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> String {
-        let mut built = false;
-        let name = self.memo(at, Made::Expand(value.to_string(), target.to_string()), |b| {
-            built = true;
-            let name = b.names.fresh(&format!("{}_expanded", sanitize(value)));
-            let node = b.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
-            let vi = elem.map(|e| value_info(&name, e, out));
-            b.add_node(at, node, vi);
-            b.counts.expands_inserted += 1;
-            name
-        });
-        if !built {
+        let made = self.hot.get(at.graph).and_then(|h| h.expands.get(value)).and_then(|t| t.get(target));
+        if let Some(name) = made {
             self.counts.expands_shared += 1;
+            return name.clone();
         }
+        let name = self.names.fresh(&format!("{}_expanded", sanitize(value)));
+        let node = self.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
+        let vi = elem.map(|e| value_info(&name, e, out));
+        self.add_node(at, node, vi);
+        self.counts.expands_inserted += 1;
+        let hot = self.hot.entry(at.graph.to_vec()).or_default();
+        hot.expands.entry(value.to_string()).or_default().insert(target.to_string(), name.clone());
         name
     }
 

@@ -4,11 +4,12 @@
 //! then each body's, by path): fresh names, which of two sites sharing an explicit broadcast gets its nodes, and
 //! the order of the summary's lines all follow from it. The walk evaluates nodes in topological order, which for
 //! the main graph of a model stored in that order (as ONNX requires) is the file's order, and the main graph's
-//! places come before every body's. So a main-graph site is planned as soon as it arrives and then dropped, and
-//! only the sites of bodies (subgraphs and functions, whose calls evaluate one node several times) wait for the
+//! places come before every body's. The walk evaluates a main-graph node once (only bodies, whose calls evaluate
+//! one node several times, give a node several sites), so a main-graph site is planned as it arrives, borrowed
+//! from the walk, and never copied; only the sites of bodies (subgraphs and functions) are kept, copied, for the
 //! end: memory for sites no longer grows with the main graph. When the walk takes the main graph in another order
-//! (Kahn's, for a graph stored out of order), the sites arrive out of order and the plan is made again from all
-//! of them at once ([`InOrder::out_of_order`]).
+//! (Kahn's, for a graph stored out of order), or hands over a main-graph node twice, the sites arrive out of order
+//! and the plan is made again from all of them at once ([`InOrder::out_of_order`]).
 
 use crate::analysis::Site;
 
@@ -17,18 +18,18 @@ use super::strategy::Planner;
 /// The sites of a walk, planned in order as they arrive where they can be.
 #[derive(Default)]
 pub(super) struct InOrder {
-    /// The evaluations of the main-graph node being gathered (one, unless the walk evaluates a node twice).
-    current: Vec<Site<'static>>,
+    /// The position of the last main-graph node planned.
+    last: Option<usize>,
     /// The sites of bodies, planned after the main graph's.
     later: Vec<Site<'static>>,
-    /// A main-graph site arrived after one of a later node: what was planned is not in order.
+    /// A main-graph site arrived after one of a later node, or twice: what was planned is not in order.
     out_of_order: bool,
     /// Main-graph nodes planned.
     planned: usize,
 }
 
 impl InOrder {
-    /// Takes the next site the walk evaluated, planning the main graph's node before it once the walk has moved on.
+    /// Takes the next site the walk evaluated: a main-graph node's is planned at once.
     pub fn take(&mut self, planner: &mut Planner<'_>, site: Site<'_>) {
         if self.out_of_order {
             return;
@@ -37,17 +38,14 @@ impl InOrder {
             self.later.push(site.into_owned());
             return;
         }
-        match self.current.first().map(|c| c.loc.node.cmp(&site.loc.node)) {
-            Some(std::cmp::Ordering::Greater) => {
-                self.out_of_order = true;
-                self.current.clear();
-                self.later.clear();
-                return;
-            }
-            Some(std::cmp::Ordering::Less) => self.flush(planner),
-            _ => {}
+        if self.last.is_some_and(|last| last >= site.loc.node) {
+            self.out_of_order = true;
+            self.later = Vec::new();
+            return;
         }
-        self.current.push(site.into_owned());
+        self.last = Some(site.loc.node);
+        planner.site(&site.loc, std::slice::from_ref(&site));
+        self.planned += 1;
     }
 
     /// Whether the walk took the main graph out of the file's order, so that nothing planned can be used.
@@ -55,21 +53,11 @@ impl InOrder {
         self.out_of_order
     }
 
-    /// Plans what is left once the walk is over: the last main-graph node, then the bodies' sites by place.
-    /// Returns how many nodes were planned in all (the summary's `sites`).
+    /// Plans what is left once the walk is over: the bodies' sites by place. Returns how many nodes were planned in
+    /// all (the summary's `sites`).
     pub fn finish(mut self, planner: &mut Planner<'_>) -> usize {
-        self.flush(planner);
         let later = std::mem::take(&mut self.later);
         self.planned + plan_sorted(planner, later)
-    }
-
-    fn flush(&mut self, planner: &mut Planner<'_>) {
-        if let Some(first) = self.current.first() {
-            let loc = first.loc.clone();
-            planner.site(&loc, &self.current);
-            self.planned += 1;
-            self.current.clear();
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! it is. The nodes themselves come from the [`Builder`].
 
 use crate::sys::escape::name as shown;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::builder::{is_default, At, Builder};
 use super::{Action, ExpandOptions, ExpandSummary, LeftReason, LeftSite};
@@ -21,11 +21,11 @@ pub(super) struct Planner<'m> {
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
 }
 
-/// One input to make explicit.
-struct Operand {
+/// One input to make explicit, its name and shape borrowed from the site.
+struct Operand<'s> {
     position: usize,
-    name: String,
-    shape: Shape,
+    name: &'s str,
+    shape: &'s Shape,
     elem: Option<i32>,
     alignment: Alignment,
 }
@@ -42,25 +42,60 @@ enum SitePlan {
 
 /// The inputs of one node made explicit: the new value for each input position, and a line per input.
 struct Rewritten {
-    replaced: BTreeMap<usize, String>,
+    /// By position, in order (a node has a few inputs: held inline).
+    replaced: smallvec::SmallVec<[(usize, String); 2]>,
     steps: Vec<String>,
 }
 
 impl Rewritten {
     /// Room for a line per operand: a plan keeps the lines of every node it rewrites, so no spare room.
     fn for_operands(operands: &[Operand]) -> Rewritten {
-        Rewritten { replaced: BTreeMap::new(), steps: Vec::with_capacity(operands.len()) }
+        Rewritten { replaced: smallvec::SmallVec::new(), steps: Vec::with_capacity(operands.len()) }
     }
 
     fn add(&mut self, position: usize, name: String, step: String) {
-        self.replaced.insert(position, name);
+        self.set(position, name);
         self.steps.push(step);
+    }
+
+    /// The input at `position` becomes `name`.
+    fn set(&mut self, position: usize, name: String) {
+        match self.replaced.binary_search_by_key(&position, |(p, _)| *p) {
+            Ok(i) => self.replaced[i].1 = name,
+            Err(i) => self.replaced.insert(i, (position, name)),
+        }
+    }
+
+    fn has(&self, position: usize) -> bool {
+        self.replaced.iter().any(|(p, _)| *p == position)
     }
 }
 
+/// What an input made explicit became, in words (the name marked): `NAME FROM -> HOW TO`, e.g.
+/// `B [3] -> Expand to [2, 3]`. Put together without a formatter (a large model's plan makes one per site), then
+/// kept in a string of its own length: the plan keeps every line to the end of the command.
+fn step(name: &str, from: &Shape, how: &str, to: &Shape) -> String {
+    step_then(name, from, how, to, "")
+}
+
+/// [`step`] followed by `after`.
+fn step_then(name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
+    let rank = |s: &Shape| s.rank().unwrap_or(2);
+    let mut line = String::with_capacity(name.len() + how.len() + after.len() + 20 + 8 * (rank(from) + rank(to)));
+    shown(name).push_to(&mut line);
+    line.push(' ');
+    from.push_to(&mut line);
+    line.push_str(" -> ");
+    line.push_str(how);
+    line.push(' ');
+    to.push_to(&mut line);
+    line.push_str(after);
+    line.as_str().into()
+}
+
 /// What an input made explicit at a shape computed in the graph became, in words (the name marked).
-fn computed_step(name: &str, shape: &crate::sizes::shape::Shape, site: &Site) -> String {
-    format!("{} {shape} -> Expand to {} (computed in the graph)", shown(name), site.output_shape)
+fn computed_step(name: &str, shape: &Shape, site: &Site) -> String {
+    step_then(name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
 }
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
@@ -70,7 +105,12 @@ fn left(site: &Site, reason: LeftReason) -> SitePlan {
 
 impl<'m> Planner<'m> {
     pub fn new(b: Builder<'m>, options: ExpandOptions) -> Self {
-        Planner { b, options, summary: ExpandSummary::default(), producers: HashMap::new() }
+        // Room for a line per node of the main graph at once (of which the nodes that broadcast and are rewritten
+        // are written, the rest of the room never touched): a list of 100,000 lines grown by doubling leaves its
+        // old copies freed but not yet returned to the system at the command's peak.
+        let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
+        let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
+        Planner { b, options, summary, producers: HashMap::new() }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -87,9 +127,7 @@ impl<'m> Planner<'m> {
     }
 
     /// The plan: the edit, and the summary with what the builder added.
-    pub fn finish(mut self) -> super::Plan {
-        // The summary is kept to the end of the command: no room to spare for more lines.
-        self.summary.actions.shrink_to_fit();
+    pub fn finish(self) -> super::Plan {
         let counts = self.b.counts;
         let summary = ExpandSummary {
             expands_inserted: counts.expands_inserted,
@@ -107,15 +145,19 @@ impl<'m> Planner<'m> {
             return plan;
         }
         // A function body is shared by its calls: a constant target is only right if every call agrees on it.
-        let agreed = sites.iter().all(|s| s.output_shape == first.output_shape && same_inputs(s, first));
+        let agreed =
+            sites.len() == 1 || sites.iter().all(|s| s.output_shape == first.output_shape && same_inputs(s, first));
         let node = self.node_proto(loc);
         let operands = self.operands(first);
         if operands.is_empty() {
             return SitePlan::Nothing;
         }
         let at = At { graph: &loc.graph, before: loc.node };
-        let result = match first.output_shape.known_dims().filter(|_| agreed) {
-            Some(out) => self.make_static(&at, &operands, &out, first.opset),
+        let known: Option<smallvec::SmallVec<[u64; 6]>> =
+            first.output_shape.dims().and_then(|dims| dims.iter().map(Dim::known).collect());
+        let result = match known.filter(|_| agreed) {
+            // The output shape is `out`'s, every dim known.
+            Some(out) => self.make_static(&at, &operands, (&out, &first.output_shape), first.opset),
             None => self.make_dynamic(&at, first, &operands, node, first.opset),
         };
         let done = match result {
@@ -123,8 +165,8 @@ impl<'m> Planner<'m> {
             Err(reason) => return left(first, reason),
         };
         let mut inputs = node.input.clone();
-        for (position, name) in &done.replaced {
-            inputs[*position] = name.clone();
+        for (position, name) in done.replaced {
+            inputs[position] = name;
         }
         let mut drop_attributes = Vec::new();
         if first.rule == Rule::LegacyAxis || first.kind == (SiteKind::Gemm { legacy: true }) {
@@ -212,16 +254,16 @@ impl<'m> Planner<'m> {
 
     /// The inputs of a site that do not already have the shape they are broadcast to.
     /// The inputs to make explicit, as the site's rule says, with their positions in the node.
-    fn operands(&self, site: &Site) -> Vec<Operand> {
+    fn operands<'s>(&self, site: &'s Site) -> smallvec::SmallVec<[Operand<'s>; 2]> {
         // Site inputs are the node's present inputs in order; recover their positions in the node.
         let node = self.node_proto(&site.loc);
-        let node_positions: Vec<usize> = (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).collect();
+        let position = |input: usize| (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).nth(input);
         let operand = |RewriteOperand { input, alignment }| {
             let site_input = &site.inputs[input];
             Operand {
-                position: node_positions[input],
-                name: site_input.name.to_string(),
-                shape: site_input.shape.clone().into_owned(),
+                position: position(input).expect("a site input is a present input of its node"),
+                name: &site_input.name,
+                shape: &site_input.shape,
                 elem: site_input.elem,
                 alignment,
             }
@@ -233,10 +275,9 @@ impl<'m> Planner<'m> {
         &mut self,
         at: &At<'_>,
         operands: &[Operand],
-        out: &[u64],
+        (out, out_shape): (&[u64], &Shape),
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
-        let out_shape = Shape::known(out);
         let mut done = Rewritten::for_operands(operands);
         for op in operands {
             let mapped = match &op.alignment {
@@ -244,19 +285,15 @@ impl<'m> Planner<'m> {
                 Alignment::Numpy => None,
             };
             if self.options.materialize_constants {
-                if let Some(name) = self.b.materialize(at, &op.name, mapped.as_deref(), out) {
-                    done.add(
-                        op.position,
-                        name,
-                        format!("{} {} -> constant of shape {}", shown(&op.name), op.shape, out_shape),
-                    );
+                if let Some(name) = self.b.materialize(at, op.name, mapped.as_deref(), out) {
+                    done.add(op.position, name, step(op.name, op.shape, "constant of shape", out_shape));
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
                 let target = self.b.shape_constant(at, out);
-                let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-                done.add(op.position, name, format!("{} {} -> Expand to {}", shown(&op.name), op.shape, out_shape));
+                let name = self.b.expand(at, op.name, &target, op.elem, out_shape);
+                done.add(op.position, name, step(op.name, op.shape, "Expand to", out_shape));
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -264,14 +301,14 @@ impl<'m> Planner<'m> {
                 return Err(LeftReason::NoShapeInputs { opset });
             }
             let Some(input_dims) = op.shape.known_dims() else {
-                return Err(LeftReason::NoStaticInputShape { input: op.name.clone() });
+                return Err(LeftReason::NoStaticInputShape { input: op.name.to_string() });
             };
             let aligned = mapped.unwrap_or_else(|| {
                 let mut d = vec![1u64; out.len() - input_dims.len().min(out.len())];
                 d.extend(&input_dims);
                 d
             });
-            let mut current = op.name.clone();
+            let mut current = op.name.to_string();
             if aligned != input_dims {
                 current = self.b.reshape(at, &current, &aligned, op.elem);
             }
@@ -279,11 +316,7 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(
-                op.position,
-                current,
-                format!("{} {} -> Reshape/Tile to {}", shown(&op.name), op.shape, out_shape),
-            );
+            done.add(op.position, current, step(op.name, op.shape, "Reshape/Tile to", out_shape));
         }
         Ok(done)
     }
@@ -310,17 +343,17 @@ impl<'m> Planner<'m> {
                 let (target, anchor) = self.numpy_target(at, site, node, &out_shape, &mut done);
                 if let Some(position) = anchor {
                     // The anchor has the output shape already: it stays as it is.
-                    done.replaced.insert(position, node.input[position].clone());
+                    done.set(position, node.input[position].clone());
                 }
                 target
             }
         };
-        let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.replaced.contains_key(&o.position)).collect();
+        let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.has(o.position)).collect();
         for op in remaining {
-            let name = self.b.expand(at, &op.name, &target, op.elem, &out_shape);
-            done.add(op.position, name, computed_step(&op.name, &op.shape, site));
+            let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
+            done.add(op.position, name, computed_step(op.name, op.shape, site));
         }
-        done.replaced.retain(|&position, name| *name != node.input[position]);
+        done.replaced.retain(|(position, name)| *name != node.input[*position]);
         Ok(done)
     }
 
