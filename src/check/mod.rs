@@ -431,12 +431,15 @@ fn write_message(
             format!("implicit broadcast of {} to {}", broadcast_inputs(site), site.output_shape)
         }
         (Verdict::Broadcast, _) => {
-            let _ = site.write_inputs(out, form).and_then(|()| write!(out, " broadcast to {}", site.output_shape));
+            let _ = site.write_inputs(out, form);
+            out.push_str(" broadcast to ");
+            site.output_shape.push_to(out);
             return;
         }
         (Verdict::Same, _) => {
-            let _ =
-                site.write_inputs(out, form).and_then(|()| write!(out, ": no broadcast, output {}", site.output_shape));
+            let _ = site.write_inputs(out, form);
+            out.push_str(": no broadcast, output ");
+            site.output_shape.push_to(out);
             return;
         }
         (Verdict::Unknown, Some(Code::UndecidedBroadcast)) => format!(

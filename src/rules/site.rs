@@ -230,7 +230,8 @@ impl Site<'_> {
                 _ => out.write_str(", ")?,
             }
             form.write(out, &input.name)?;
-            write!(out, " {}", input.shape)?;
+            out.write_char(' ')?;
+            input.shape.write_to(out)?;
         }
         Ok(())
     }
