@@ -20,10 +20,18 @@ static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimall
 
 fn main() -> ExitCode {
     let mut status = ExitCode::SUCCESS;
-    for path in std::env::args_os().skip(1) {
+    let paths: Vec<_> = std::env::args_os().skip(1).collect();
+    let only = paths.len() == 1;
+    for path in paths {
         match Model::open(&path) {
             // The node count shows the model was decoded, and keeps the decoded model alive until it is known.
-            Ok(model) => println!("{}: {} nodes", model.path().display(), nodes(&model)),
+            Ok(model) => {
+                println!("{}: {} nodes", model.path().display(), nodes(&model));
+                // As `check` does with its only model: the process ends here, and freeing is not decoding.
+                if only {
+                    onnx_bcast::sys::exit_without_freeing(model);
+                }
+            }
             Err(e) => {
                 eprintln!("decode_model: {e}");
                 status = ExitCode::from(2);

@@ -26,8 +26,8 @@ pub type Asked<'a> = (&'a Request, Option<&'a std::path::Path>);
 
 /// Checks one model on a worker thread: each site is judged and dropped as the analysis reaches it. For JSON
 /// output (`json`) each site is written to the model's spool as it is judged, so memory does not grow with the
-/// number of sites.
-fn check_target(target: &Target, options: CheckOptions, json: bool, (request, witness): Asked) -> Outcome {
+/// number of sites. `only`: this is the only model, and the process exits once its result is out.
+fn check_target(target: &Target, options: CheckOptions, json: bool, asked: Asked, only: bool) -> Outcome {
     let shown = target.path().display().to_string();
     let mut spool = None;
     let report = match target {
@@ -36,7 +36,13 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, (request, wi
         Target::Model(path) => onnx_bcast::sys::panics::guard(|| match super::open_model(path) {
             Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
             Ok(Err(e)) => Err(Failure::Load(e.to_string())),
-            Ok(Ok(model)) => check_model(&model, &shown, (options, json), (request, witness), &mut spool),
+            Ok(Ok(model)) => {
+                let report = check_model(&model, &shown, (options, json), asked, &mut spool);
+                if only {
+                    onnx_bcast::sys::exit_without_freeing(model);
+                }
+                report
+            }
         })
         .unwrap_or_else(|panic| Err(Failure::Internal(panic))),
     };
@@ -181,7 +187,7 @@ pub fn run_checks(
         let cancel = &cancel;
         let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {
             if !cancel.load(Ordering::Relaxed) {
-                let _ = tx.send((i, check_target(target, options, streams_json, asked)));
+                let _ = tx.send((i, check_target(target, options, streams_json, asked, targets.len() == 1)));
             }
         };
         let worker = std::thread::Builder::new().stack_size(STACK).name("onnx-bcast-check".into());
