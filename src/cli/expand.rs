@@ -91,6 +91,7 @@ fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: 
         Err(status) => return Ok(status),
     };
     write_summary(&shown, written.as_deref(), &plan.summary, request, verified)?;
+    onnx_bcast::sys::exit_without_freeing(planned);
     Ok(status.max(verified.unwrap_or(Status::Clean)))
 }
 

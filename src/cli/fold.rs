@@ -18,6 +18,7 @@ pub fn command(args: &FoldArgs) -> io::Result<Status> {
         };
     let plan = &planned.plan;
     write_summary(&shown, written.as_deref(), &plan.summary, args)?;
+    onnx_bcast::sys::exit_without_freeing(planned);
     // A broadcast kept is not a finding: the model written is valid, with the reason listed.
     Ok(Status::Clean)
 }

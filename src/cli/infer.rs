@@ -27,6 +27,7 @@ pub fn command(args: &InferArgs) -> io::Result<Status> {
     let plan = &planned.plan;
     write_summary(&shown, written.as_deref(), &plan.summary, args.format)?;
     let kept = plan.summary.mismatches.iter().any(|m| !m.replaced);
+    onnx_bcast::sys::exit_without_freeing(planned);
     Ok(if kept { Status::Findings } else { Status::Clean })
 }
 
