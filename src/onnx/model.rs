@@ -141,7 +141,9 @@ impl Model {
             let head = &bytes[..bytes.len().min(512)];
             looks_like(head).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
         };
-        let proto = ModelProto::decode(bytes.clone()).map_err(|e| {
+        // Small initializers stay views of `bytes` (prost's path): only the nodes take the fast path.
+        let mut proto = ModelProto::default();
+        crate::onnx::decode::merge_model(&mut proto, bytes.clone(), false).map_err(|e| {
             not_binary(&path)
                 .unwrap_or_else(|| LoadError::Decode { path: path.clone(), reason: decode_reason(&e.to_string()) })
         })?;

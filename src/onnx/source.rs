@@ -161,9 +161,18 @@ pub fn decode<M: Message + Default>(file: &File, map: &Bytes) -> Result<M, Decod
 }
 
 fn merge(file: &File, map: &Bytes, message: &mut impl Message) -> Result<(), DecodeFailure> {
+    merge_with(file, map, |buf| message.merge(buf))
+}
+
+/// Runs `merge` over the file read through the window, large fields as views of `map`.
+fn merge_with(
+    file: &File,
+    map: &Bytes,
+    merge: impl FnOnce(&mut FileBuf) -> Result<(), prost::DecodeError>,
+) -> Result<(), DecodeFailure> {
     let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
     buf.refill_at_pos();
-    let merged = message.merge(&mut buf);
+    let merged = merge(&mut buf);
     match (buf.error, merged) {
         (Some(e), _) => Err(DecodeFailure::Io(e)),
         (None, merged) => merged.map_err(DecodeFailure::Decode),
@@ -184,7 +193,8 @@ pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailur
             ..Default::default()
         });
     }
-    merge(file, map, &mut model)?;
+    // The window copies fields under LARGE, so the initializers' fast path copies what this buffer would.
+    merge_with(file, map, |buf| crate::onnx::decode::merge_model(&mut model, buf, true))?;
     if let Some(graph) = &mut model.graph {
         fit_name_lists(&mut graph.node);
     }
@@ -320,17 +330,49 @@ fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
     }
     let mut counts = [0; 5];
     for graph in graphs {
-        for_each_field(&source, graph, |f| match f.number {
-            field::graph::NODE => counts[0] += 1,
-            field::graph::INITIALIZER => counts[1] += 1,
-            field::graph::INPUT => counts[2] += 1,
-            field::graph::OUTPUT => counts[3] += 1,
-            field::graph::VALUE_INFO => counts[4] += 1,
-            _ => {}
-        })
-        .ok()?;
+        count_fields(file, len, graph, &mut counts)?;
     }
     Some(counts)
+}
+
+/// Adds the main graph's nodes, initializers, inputs, outputs and value_infos in `file[graph]` to `counts`. The
+/// headers are parsed in place in the window (the graph has a field per node: a copy and a callback each cost more
+/// than the parse); payloads are skipped, so tensor data is not read.
+fn count_fields(file: &File, len: usize, graph: Range<usize>, counts: &mut [usize; 5]) -> Option<()> {
+    let mut window = Window::default();
+    let mut pos = graph.start;
+    while pos < graph.end {
+        let need = MAX_HEAD.min(graph.end - pos);
+        if !window.covers(&(pos..pos + need)) {
+            window.fill(file, pos, need, len).ok()?;
+        }
+        let head = &window.bytes[pos - window.start..];
+        let head = &head[..head.len().min(graph.end - pos)];
+        let mut rest = head;
+        let key = decode_varint(&mut rest).ok()?;
+        let skip = match key & 7 {
+            0 => decode_varint(&mut rest).map(|_| 0).ok()?,
+            1 => 8,
+            2 => usize::try_from(decode_varint(&mut rest).ok()?).ok()?,
+            5 => 4,
+            _ => return None,
+        };
+        if key & 7 == 2 {
+            let slot = match u32::try_from(key >> 3).ok()? {
+                field::graph::NODE => 0,
+                field::graph::INITIALIZER => 1,
+                field::graph::INPUT => 2,
+                field::graph::OUTPUT => 3,
+                field::graph::VALUE_INFO => 4,
+                _ => 5,
+            };
+            if let Some(count) = counts.get_mut(slot) {
+                *count += 1;
+            }
+        }
+        pos = (pos + head.len() - rest.len()).checked_add(skip).filter(|&end| end <= graph.end)?;
+    }
+    Some(())
 }
 
 #[derive(Debug)]
