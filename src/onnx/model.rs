@@ -11,6 +11,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use crate::onnx::pb::{FunctionProto, GraphProto, ModelProto, NodeProto};
+use crate::onnx::presize;
 use crate::onnx::source::{DecodeFailure, FileSource, Source};
 
 /// One step from a model down to a graph body.
@@ -142,11 +143,12 @@ impl Model {
             looks_like(head).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
         };
         // Small initializers stay views of `bytes` (prost's path): only the nodes take the fast path.
-        let mut proto = ModelProto::default();
+        let mut proto = presize::presized(presize::counts_in_memory(&bytes));
         crate::onnx::decode::merge_model(&mut proto, bytes.clone(), false).map_err(|e| {
             not_binary(&path)
                 .unwrap_or_else(|| LoadError::Decode { path: path.clone(), reason: decode_reason(&e.to_string()) })
         })?;
+        presize::fit_name_lists(&mut proto);
         if proto.graph.is_none() {
             return Err(not_binary(&path).unwrap_or(LoadError::NoGraph { path }));
         }

@@ -19,7 +19,8 @@ use bytes::{Buf, Bytes};
 use prost::encoding::decode_varint;
 use prost::Message;
 
-use crate::onnx::pb::{field, GraphProto, ModelProto, NodeProto};
+use crate::onnx::pb::ModelProto;
+use crate::onnx::presize;
 
 /// `bytes` fields of this size or more become views of the map instead of copies.
 pub const LARGE: usize = 16 << 10;
@@ -116,13 +117,23 @@ impl<'a> FileSource<'a> {
 
 /// The bytes of the file from `start`, and how much to read next time.
 #[derive(Default)]
-struct Window {
+pub(crate) struct Window {
     start: usize,
     bytes: Vec<u8>,
     next_read: usize,
 }
 
 impl Window {
+    /// The bytes from `at` on, at least `need` of them (fewer only at the end of the file), read if the window does
+    /// not hold them.
+    #[inline(always)]
+    pub(crate) fn head(&mut self, file: &File, at: usize, need: usize, file_len: usize) -> io::Result<&[u8]> {
+        if !self.covers(&(at..at + need)) {
+            self.fill(file, at, need, file_len)?;
+        }
+        Ok(&self.bytes[at - self.start..])
+    }
+
     fn end(&self) -> usize {
         self.start + self.bytes.len()
     }
@@ -182,25 +193,10 @@ fn merge_with(
 /// Decodes a model from a file like [`decode`], with the main graph's lists sized up front: they are counted
 /// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
 pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
-    let mut model = ModelProto::default();
-    if let Some(counts) = graph_counts(file, map.len()) {
-        model.graph = Some(GraphProto {
-            node: Vec::with_capacity(counts[0]),
-            initializer: Vec::with_capacity(counts[1]),
-            input: Vec::with_capacity(counts[2]),
-            output: Vec::with_capacity(counts[3]),
-            value_info: Vec::with_capacity(counts[4]),
-            ..Default::default()
-        });
-    }
+    let mut model = presize::presized(presize::counts_in_file(file, map.len()));
     // The window copies fields under LARGE, so the initializers' fast path copies what this buffer would.
     merge_with(file, map, |buf| crate::onnx::decode::merge_model(&mut model, buf, true))?;
-    if let Some(graph) = &mut model.graph {
-        fit_name_lists(&mut graph.node);
-    }
-    for function in &mut model.functions {
-        fit_name_lists(&mut function.node);
-    }
+    presize::fit_name_lists(&mut model);
     Ok(model)
 }
 
@@ -220,7 +216,7 @@ pub struct Field {
 }
 
 /// A field's key and a varint (its value or its length) take at most this many bytes.
-const MAX_HEAD: usize = 20;
+pub(crate) const MAX_HEAD: usize = 20;
 
 /// A message of at most this many bytes is read whole to list its fields (one read instead of one per field).
 const SMALL_MESSAGE: usize = 1 << 10;
@@ -297,82 +293,6 @@ pub fn try_for_each_field(
         each(Field { number, range: start..pos, payload })?;
     }
     Ok(())
-}
-
-/// The decoder leaves each node's input and output lists with room for four names (a `Vec`'s first growth) where
-/// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (whose check is to
-/// stay under 500 MiB: bench/run.sh hostile). Moving the names into lists of their exact length gives it back.
-fn fit_name_lists(nodes: &mut [NodeProto]) {
-    for node in nodes {
-        for list in [&mut node.input, &mut node.output] {
-            if list.capacity() > list.len() {
-                let mut exact = Vec::with_capacity(list.len());
-                exact.append(list);
-                *list = exact;
-            }
-        }
-    }
-}
-
-/// How many nodes, initializers, inputs, outputs and value_infos the main graph has, from the field headers;
-/// `None` when there is no graph or the headers do not parse (the decoder then reports what is wrong).
-fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
-    let source = Source::File(FileSource::new(file, len));
-    let mut graphs = Vec::new();
-    for_each_field(&source, 0..len, |f| {
-        if f.number == field::model::GRAPH {
-            graphs.push(f.payload)
-        }
-    })
-    .ok()?;
-    if graphs.is_empty() {
-        return None;
-    }
-    let mut counts = [0; 5];
-    for graph in graphs {
-        count_fields(file, len, graph, &mut counts)?;
-    }
-    Some(counts)
-}
-
-/// Adds the main graph's nodes, initializers, inputs, outputs and value_infos in `file[graph]` to `counts`. The
-/// headers are parsed in place in the window (the graph has a field per node: a copy and a callback each cost more
-/// than the parse); payloads are skipped, so tensor data is not read.
-fn count_fields(file: &File, len: usize, graph: Range<usize>, counts: &mut [usize; 5]) -> Option<()> {
-    let mut window = Window::default();
-    let mut pos = graph.start;
-    while pos < graph.end {
-        let need = MAX_HEAD.min(graph.end - pos);
-        if !window.covers(&(pos..pos + need)) {
-            window.fill(file, pos, need, len).ok()?;
-        }
-        let head = &window.bytes[pos - window.start..];
-        let head = &head[..head.len().min(graph.end - pos)];
-        let mut rest = head;
-        let key = decode_varint(&mut rest).ok()?;
-        let skip = match key & 7 {
-            0 => decode_varint(&mut rest).map(|_| 0).ok()?,
-            1 => 8,
-            2 => usize::try_from(decode_varint(&mut rest).ok()?).ok()?,
-            5 => 4,
-            _ => return None,
-        };
-        if key & 7 == 2 {
-            let slot = match u32::try_from(key >> 3).ok()? {
-                field::graph::NODE => 0,
-                field::graph::INITIALIZER => 1,
-                field::graph::INPUT => 2,
-                field::graph::OUTPUT => 3,
-                field::graph::VALUE_INFO => 4,
-                _ => 5,
-            };
-            if let Some(count) = counts.get_mut(slot) {
-                *count += 1;
-            }
-        }
-        pos = (pos + head.len() - rest.len()).checked_add(skip).filter(|&end| end <= graph.end)?;
-    }
-    Some(())
 }
 
 #[derive(Debug)]
@@ -454,7 +374,7 @@ impl Buf for FileBuf<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::pb::{NodeProto, TensorProto};
+    use crate::onnx::pb::{GraphProto, NodeProto, TensorProto};
     use std::io::Write;
 
     fn model_with_tensors(sizes: &[usize]) -> Vec<u8> {
