@@ -10,9 +10,9 @@ fn node(i: usize, inputs: usize) -> NodeProto {
         output: vec![format!("v{}", i + inputs), String::new()],
         name: Some(format!("n\u{e9}{i}")),
         op_type: Some("Add".into()),
-        domain: (i % 3 == 0).then(|| "ai.onnx".into()),
-        doc_string: (i % 5 == 0).then(|| "doc".into()),
-        overload: (i % 7 == 0).then(|| "o".into()),
+        domain: i.is_multiple_of(3).then(|| "ai.onnx".into()),
+        doc_string: i.is_multiple_of(5).then(|| "doc".into()),
+        overload: i.is_multiple_of(7).then(|| "o".into()),
         attribute: (0..i % 3)
             .map(|k| AttributeProto {
                 name: Some(format!("a{k}")),
@@ -34,9 +34,9 @@ fn tensor(i: usize) -> TensorProto {
         name: Some(format!("t{i}")),
         dims: vec![i as i64, -1, 3],
         data_type: Some(1),
-        raw_data: (i % 2 == 0).then(|| Bytes::from(vec![i as u8; i * 3])),
-        float_data: if i % 3 == 0 { vec![1.5, -2.0] } else { vec![] },
-        doc_string: (i % 4 == 0).then(|| "d".into()),
+        raw_data: i.is_multiple_of(2).then(|| Bytes::from(vec![i as u8; i * 3])),
+        float_data: if i.is_multiple_of(3) { vec![1.5, -2.0] } else { vec![] },
+        doc_string: i.is_multiple_of(4).then(|| "d".into()),
         ..Default::default()
     }
 }
