@@ -23,7 +23,9 @@ use prost::encoding::{decode_varint, message, skip_field, DecodeContext, WireTyp
 use prost::{DecodeError, Message};
 
 use crate::onnx::pb::{field, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto};
-use crate::onnx::source::LARGE;
+use crate::onnx::presize;
+use crate::onnx::source::{merge_with, DecodeFailure, LARGE};
+use std::fs::File;
 
 /// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
 /// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
@@ -31,6 +33,16 @@ use crate::onnx::source::LARGE;
 /// it is decoded with `tensors` false.
 pub fn merge_model(model: &mut ModelProto, buf: impl Buf, tensors: bool) -> Result<(), DecodeError> {
     ModelMerge { model, tensors }.merge(buf)
+}
+
+/// Decodes a model from a file like [`crate::onnx::source::decode`], with the main graph's lists sized up front: they are counted
+/// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
+pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
+    let mut model = presize::presized(presize::counts_in_file(file, map.len()));
+    // The window copies fields under LARGE, so the initializers' fast path copies what this buffer would.
+    merge_with(file, map, |buf| merge_model(&mut model, buf, true))?;
+    presize::fit_name_lists(&mut model);
+    Ok(model)
 }
 
 /// Adds prost's path step to an error, as the generated code does for a field's failure.

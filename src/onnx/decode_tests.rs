@@ -45,12 +45,8 @@ fn tensor(i: usize) -> TensorProto {
 /// graph of its own), initializers, a function, and fields of the model itself.
 fn model() -> ModelProto {
     let inner = GraphProto { node: vec![node(100, 1)], name: Some("body".into()), ..Default::default() };
-    let mut with_graph = node(50, 2);
-    with_graph.attribute.push(AttributeProto {
-        name: Some("then_branch".into()),
-        g: Some(inner),
-        ..Default::default()
-    });
+    let then_branch = AttributeProto { name: Some("then_branch".into()), g: Some(inner), ..Default::default() };
+    let with_graph = NodeProto { attribute: vec![then_branch], ..node(50, 2) };
     let mut nodes: Vec<NodeProto> = (0..40).map(|i| node(i, i % 4)).collect();
     nodes.insert(7, with_graph);
     let graph = GraphProto {
@@ -104,8 +100,8 @@ fn the_recursion_limit_is_prosts() {
     for depth in 28..36 {
         let mut graph = GraphProto { node: vec![node(0, 1)], ..Default::default() };
         for _ in 0..depth {
-            let mut holder = node(1, 1);
-            holder.attribute = vec![AttributeProto { name: Some("body".into()), g: Some(graph), ..Default::default() }];
+            let body = AttributeProto { name: Some("body".into()), g: Some(graph), ..Default::default() };
+            let holder = NodeProto { attribute: vec![body], ..node(1, 1) };
             graph = GraphProto { node: vec![holder], ..Default::default() };
         }
         let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
@@ -181,4 +177,27 @@ proptest! {
     fn arbitrary_bytes_decode_alike(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         assert_agree(&bytes);
     }
+}
+
+fn file_with(bytes: &[u8]) -> (tempfile::NamedTempFile, Bytes) {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(bytes).unwrap();
+    let map = unsafe { memmap2::Mmap::map(f.as_file()) }.unwrap();
+    (f, Bytes::from_owner(map))
+}
+
+#[test]
+fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
+    let node = |i: usize| NodeProto { op_type: Some("Relu".into()), name: Some(format!("n{i}")), ..Default::default() };
+    let graph = GraphProto { node: (0..1000).map(node).collect(), ..Default::default() };
+    let bytes = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
+    let (f, map) = file_with(&bytes);
+    let model = decode_model(f.as_file(), &map).unwrap();
+    assert_eq!(model, ModelProto::decode(bytes.as_slice()).unwrap());
+    assert_eq!(model.graph.unwrap().node.capacity(), 1000);
+    // No graph field: none is made up.
+    let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
+    let (f, map) = file_with(&bytes);
+    assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
 }

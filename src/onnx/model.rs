@@ -117,7 +117,7 @@ impl Model {
         // that is the documented limit of memory-mapped I/O and the price of never copying weights.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         let bytes = Bytes::from_owner(map);
-        let proto = match crate::onnx::source::decode_model(&file, &bytes) {
+        let proto = match crate::onnx::decode::decode_model(&file, &bytes) {
             Ok(proto) => proto,
             Err(DecodeFailure::Io(source)) => return Err(LoadError::Io { path, source }),
             Err(DecodeFailure::Decode(e)) => {

@@ -19,9 +19,6 @@ use bytes::{Buf, Bytes};
 use prost::encoding::decode_varint;
 use prost::Message;
 
-use crate::onnx::pb::ModelProto;
-use crate::onnx::presize;
-
 /// `bytes` fields of this size or more become views of the map instead of copies.
 pub const LARGE: usize = 16 << 10;
 /// The first read after a skip: one page, the one that holds the header just read.
@@ -176,7 +173,7 @@ fn merge(file: &File, map: &Bytes, message: &mut impl Message) -> Result<(), Dec
 }
 
 /// Runs `merge` over the file read through the window, large fields as views of `map`.
-fn merge_with(
+pub(crate) fn merge_with(
     file: &File,
     map: &Bytes,
     merge: impl FnOnce(&mut FileBuf) -> Result<(), prost::DecodeError>,
@@ -188,16 +185,6 @@ fn merge_with(
         (Some(e), _) => Err(DecodeFailure::Io(e)),
         (None, merged) => merged.map_err(DecodeFailure::Decode),
     }
-}
-
-/// Decodes a model from a file like [`decode`], with the main graph's lists sized up front: they are counted
-/// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
-pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
-    let mut model = presize::presized(presize::counts_in_file(file, map.len()));
-    // The window copies fields under LARGE, so the initializers' fast path copies what this buffer would.
-    merge_with(file, map, |buf| crate::onnx::decode::merge_model(&mut model, buf, true))?;
-    presize::fit_name_lists(&mut model);
-    Ok(model)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -302,7 +289,7 @@ pub enum DecodeFailure {
 }
 
 /// The decoder's view of the file. Invariant: the window holds `pos` whenever anything remains.
-struct FileBuf<'a> {
+pub(crate) struct FileBuf<'a> {
     file: &'a File,
     map: &'a Bytes,
     window: Window,
@@ -374,7 +361,7 @@ impl Buf for FileBuf<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::pb::{GraphProto, NodeProto, TensorProto};
+    use crate::onnx::pb::{GraphProto, ModelProto, TensorProto};
     use std::io::Write;
 
     fn model_with_tensors(sizes: &[usize]) -> Vec<u8> {
@@ -411,22 +398,6 @@ mod tests {
         let (f, map) = file_with(&bytes);
         let from_file: ModelProto = decode(f.as_file(), &map).unwrap();
         assert_eq!(from_file, ModelProto::decode(bytes.as_slice()).unwrap());
-    }
-
-    #[test]
-    fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
-        let node =
-            |i: usize| NodeProto { op_type: Some("Relu".into()), name: Some(format!("n{i}")), ..Default::default() };
-        let graph = GraphProto { node: (0..1000).map(node).collect(), ..Default::default() };
-        let bytes = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
-        let (f, map) = file_with(&bytes);
-        let model = decode_model(f.as_file(), &map).unwrap();
-        assert_eq!(model, ModelProto::decode(bytes.as_slice()).unwrap());
-        assert_eq!(model.graph.unwrap().node.capacity(), 1000);
-        // No graph field: none is made up.
-        let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
-        let (f, map) = file_with(&bytes);
-        assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
     }
 
     #[test]

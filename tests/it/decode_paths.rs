@@ -8,9 +8,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use onnx_bcast::onnx::decode::merge_model;
+use onnx_bcast::onnx::decode::{decode_model, merge_model};
 use onnx_bcast::onnx::pb::ModelProto;
-use onnx_bcast::onnx::source::{decode_model, DecodeFailure};
+use onnx_bcast::onnx::source::DecodeFailure;
 use prost::Message;
 
 /// Every `.onnx` file under `dir`, at any depth.
