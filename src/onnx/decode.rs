@@ -4,8 +4,9 @@
 //! Why: in prost's generated decoding a node of five short strings costs ~3,500 instructions: every field goes
 //! through the `Buf` trait, each string is cleared, grown and copied, then validated, and each name list grows to
 //! room for four. Here a node whose bytes lie in the buffer's current chunk is read from that slice: each string
-//! takes one exact allocation (ASCII checked by a word-at-a-time scan before the general UTF-8 check), and the input
-//! and output lists are counted before they are filled, so they are allocated once at their length.
+//! takes one exact allocation (a short ASCII name is checked and copied a word at a time), the input and output
+//! lists are counted before they are filled, so they are allocated once at their length, and the node is built in
+//! place in its list.
 //!
 //! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the
 //! buffer untouched otherwise. Anything it does not read itself (attributes, unknown fields, packed dims, a
@@ -35,8 +36,8 @@ pub fn merge_model(model: &mut ModelProto, buf: impl Buf, tensors: bool) -> Resu
     ModelMerge { model, tensors }.merge(buf)
 }
 
-/// Decodes a model from a file like [`crate::onnx::source::decode`], with the main graph's lists sized up front: they are counted
-/// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
+/// Decodes a model from a file like [`crate::onnx::source::decode`], with the main graph's lists sized up front
+/// ([`presize`]): 100,000 nodes are not copied over and over as their list doubles.
 pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
     let mut model = presize::presized(presize::counts_in_file(file, map.len()));
     // The window copies fields under LARGE, so the initializers' fast path copies what this buffer would.
