@@ -11,6 +11,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use crate::onnx::pb::{FunctionProto, GraphProto, ModelProto, NodeProto};
+use crate::onnx::presize;
 use crate::onnx::source::{DecodeFailure, FileSource, Source};
 
 /// One step from a model down to a graph body.
@@ -116,7 +117,7 @@ impl Model {
         // that is the documented limit of memory-mapped I/O and the price of never copying weights.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         let bytes = Bytes::from_owner(map);
-        let proto = match crate::onnx::source::decode_model(&file, &bytes) {
+        let proto = match crate::onnx::decode::decode_model(&file, &bytes) {
             Ok(proto) => proto,
             Err(DecodeFailure::Io(source)) => return Err(LoadError::Io { path, source }),
             Err(DecodeFailure::Decode(e)) => {
@@ -141,10 +142,13 @@ impl Model {
             let head = &bytes[..bytes.len().min(512)];
             looks_like(head).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
         };
-        let proto = ModelProto::decode(bytes.clone()).map_err(|e| {
+        // Small initializers stay views of `bytes` (prost's path): only the nodes take the fast path.
+        let mut proto = presize::presized(presize::counts_in_memory(&bytes));
+        crate::onnx::decode::merge_model(&mut proto, bytes.clone(), false).map_err(|e| {
             not_binary(&path)
                 .unwrap_or_else(|| LoadError::Decode { path: path.clone(), reason: decode_reason(&e.to_string()) })
         })?;
+        presize::fit_name_lists(&mut proto);
         if proto.graph.is_none() {
             return Err(not_binary(&path).unwrap_or(LoadError::NoGraph { path }));
         }

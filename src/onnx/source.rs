@@ -19,8 +19,6 @@ use bytes::{Buf, Bytes};
 use prost::encoding::decode_varint;
 use prost::Message;
 
-use crate::onnx::pb::{field, GraphProto, ModelProto, NodeProto};
-
 /// `bytes` fields of this size or more become views of the map instead of copies.
 pub const LARGE: usize = 16 << 10;
 /// The first read after a skip: one page, the one that holds the header just read.
@@ -116,13 +114,23 @@ impl<'a> FileSource<'a> {
 
 /// The bytes of the file from `start`, and how much to read next time.
 #[derive(Default)]
-struct Window {
+pub(crate) struct Window {
     start: usize,
     bytes: Vec<u8>,
     next_read: usize,
 }
 
 impl Window {
+    /// The bytes from `at` on, at least `need` of them (fewer only at the end of the file), read if the window does
+    /// not hold them.
+    #[inline(always)]
+    pub(crate) fn head(&mut self, file: &File, at: usize, need: usize, file_len: usize) -> io::Result<&[u8]> {
+        if !self.covers(&(at..at + need)) {
+            self.fill(file, at, need, file_len)?;
+        }
+        Ok(&self.bytes[at - self.start..])
+    }
+
     fn end(&self) -> usize {
         self.start + self.bytes.len()
     }
@@ -161,37 +169,22 @@ pub fn decode<M: Message + Default>(file: &File, map: &Bytes) -> Result<M, Decod
 }
 
 fn merge(file: &File, map: &Bytes, message: &mut impl Message) -> Result<(), DecodeFailure> {
+    merge_with(file, map, |buf| message.merge(buf))
+}
+
+/// Runs `merge` over the file read through the window, large fields as views of `map`.
+pub(crate) fn merge_with(
+    file: &File,
+    map: &Bytes,
+    merge: impl FnOnce(&mut FileBuf) -> Result<(), prost::DecodeError>,
+) -> Result<(), DecodeFailure> {
     let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
     buf.refill_at_pos();
-    let merged = message.merge(&mut buf);
+    let merged = merge(&mut buf);
     match (buf.error, merged) {
         (Some(e), _) => Err(DecodeFailure::Io(e)),
         (None, merged) => merged.map_err(DecodeFailure::Decode),
     }
-}
-
-/// Decodes a model from a file like [`decode`], with the main graph's lists sized up front: they are counted
-/// from the field headers first, so that 100,000 nodes are not copied over and over as their list doubles.
-pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
-    let mut model = ModelProto::default();
-    if let Some(counts) = graph_counts(file, map.len()) {
-        model.graph = Some(GraphProto {
-            node: Vec::with_capacity(counts[0]),
-            initializer: Vec::with_capacity(counts[1]),
-            input: Vec::with_capacity(counts[2]),
-            output: Vec::with_capacity(counts[3]),
-            value_info: Vec::with_capacity(counts[4]),
-            ..Default::default()
-        });
-    }
-    merge(file, map, &mut model)?;
-    if let Some(graph) = &mut model.graph {
-        fit_name_lists(&mut graph.node);
-    }
-    for function in &mut model.functions {
-        fit_name_lists(&mut function.node);
-    }
-    Ok(model)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -210,7 +203,7 @@ pub struct Field {
 }
 
 /// A field's key and a varint (its value or its length) take at most this many bytes.
-const MAX_HEAD: usize = 20;
+pub(crate) const MAX_HEAD: usize = 20;
 
 /// A message of at most this many bytes is read whole to list its fields (one read instead of one per field).
 const SMALL_MESSAGE: usize = 1 << 10;
@@ -289,50 +282,6 @@ pub fn try_for_each_field(
     Ok(())
 }
 
-/// The decoder leaves each node's input and output lists with room for four names (a `Vec`'s first growth) where
-/// most nodes have one or two: 120 bytes a node to spare, 120 MB on a chain of a million nodes (whose check is to
-/// stay under 500 MiB: bench/run.sh hostile). Moving the names into lists of their exact length gives it back.
-fn fit_name_lists(nodes: &mut [NodeProto]) {
-    for node in nodes {
-        for list in [&mut node.input, &mut node.output] {
-            if list.capacity() > list.len() {
-                let mut exact = Vec::with_capacity(list.len());
-                exact.append(list);
-                *list = exact;
-            }
-        }
-    }
-}
-
-/// How many nodes, initializers, inputs, outputs and value_infos the main graph has, from the field headers;
-/// `None` when there is no graph or the headers do not parse (the decoder then reports what is wrong).
-fn graph_counts(file: &File, len: usize) -> Option<[usize; 5]> {
-    let source = Source::File(FileSource::new(file, len));
-    let mut graphs = Vec::new();
-    for_each_field(&source, 0..len, |f| {
-        if f.number == field::model::GRAPH {
-            graphs.push(f.payload)
-        }
-    })
-    .ok()?;
-    if graphs.is_empty() {
-        return None;
-    }
-    let mut counts = [0; 5];
-    for graph in graphs {
-        for_each_field(&source, graph, |f| match f.number {
-            field::graph::NODE => counts[0] += 1,
-            field::graph::INITIALIZER => counts[1] += 1,
-            field::graph::INPUT => counts[2] += 1,
-            field::graph::OUTPUT => counts[3] += 1,
-            field::graph::VALUE_INFO => counts[4] += 1,
-            _ => {}
-        })
-        .ok()?;
-    }
-    Some(counts)
-}
-
 #[derive(Debug)]
 pub enum DecodeFailure {
     Io(io::Error),
@@ -340,7 +289,7 @@ pub enum DecodeFailure {
 }
 
 /// The decoder's view of the file. Invariant: the window holds `pos` whenever anything remains.
-struct FileBuf<'a> {
+pub(crate) struct FileBuf<'a> {
     file: &'a File,
     map: &'a Bytes,
     window: Window,
@@ -412,7 +361,7 @@ impl Buf for FileBuf<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::pb::{NodeProto, TensorProto};
+    use crate::onnx::pb::{GraphProto, ModelProto, TensorProto};
     use std::io::Write;
 
     fn model_with_tensors(sizes: &[usize]) -> Vec<u8> {
@@ -449,22 +398,6 @@ mod tests {
         let (f, map) = file_with(&bytes);
         let from_file: ModelProto = decode(f.as_file(), &map).unwrap();
         assert_eq!(from_file, ModelProto::decode(bytes.as_slice()).unwrap());
-    }
-
-    #[test]
-    fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
-        let node =
-            |i: usize| NodeProto { op_type: Some("Relu".into()), name: Some(format!("n{i}")), ..Default::default() };
-        let graph = GraphProto { node: (0..1000).map(node).collect(), ..Default::default() };
-        let bytes = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
-        let (f, map) = file_with(&bytes);
-        let model = decode_model(f.as_file(), &map).unwrap();
-        assert_eq!(model, ModelProto::decode(bytes.as_slice()).unwrap());
-        assert_eq!(model.graph.unwrap().node.capacity(), 1000);
-        // No graph field: none is made up.
-        let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
-        let (f, map) = file_with(&bytes);
-        assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod contradictions;
 mod contrib;
 mod contrib_requirements;
 mod crafted;
+mod decode_paths;
 mod deploy_models;
 mod docs;
 mod exit_codes;

@@ -43,7 +43,13 @@ pub mod field {
     /// `NodeProto`.
     pub mod node {
         pub const INPUT: u32 = 1;
+        pub const OUTPUT: u32 = 2;
+        pub const NAME: u32 = 3;
+        pub const OP_TYPE: u32 = 4;
         pub const ATTRIBUTE: u32 = 5;
+        pub const DOC_STRING: u32 = 6;
+        pub const DOMAIN: u32 = 7;
+        pub const OVERLOAD: u32 = 8;
     }
 
     /// `AttributeProto`.
@@ -55,6 +61,9 @@ pub mod field {
 
     /// `TensorProto`.
     pub mod tensor {
+        pub const DIMS: u32 = 1;
+        pub const DATA_TYPE: u32 = 2;
+        pub const NAME: u32 = 8;
         pub const RAW_DATA: u32 = 9;
     }
 }

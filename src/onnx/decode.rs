@@ -1,0 +1,420 @@
+//! Decoding a model with the hottest messages (the nodes of the main graph and of the model's functions, and the
+//! main graph's initializers) read from contiguous bytes, and everything else by prost's generated code.
+//!
+//! Why: in prost's generated decoding a node of five short strings costs ~3,500 instructions: every field goes
+//! through the `Buf` trait, each string is cleared, grown and copied, then validated, and each name list grows to
+//! room for four. Here a node whose bytes lie in the buffer's current chunk is read from that slice: each string
+//! takes one exact allocation (a short ASCII name is checked and copied a word at a time), the input and output
+//! lists are counted before they are filled, so they are allocated once at their length, and the node is built in
+//! place in its list.
+//!
+//! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the
+//! buffer untouched otherwise. Anything it does not read itself (attributes, unknown fields, packed dims, a
+//! malformed key or length, bad UTF-8, a message cut by the chunk's end or over [`LARGE`] bytes) makes it give up,
+//! and prost's generated `merge_field` then decodes the same bytes from the same position: the same value, or the
+//! same error, with the same path of `Message.field` steps. Fields it hands to prost from inside a node or tensor
+//! (an attribute, say) are merged with the context prost itself would pass, so the recursion limit counts the
+//! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
+//! file's map (see [`crate::onnx::source`]).
+//!
+//! The types are prost's generated ones, untouched; this only replaces how a few of them are filled.
+
+use bytes::{Buf, BufMut, Bytes};
+use prost::encoding::{decode_varint, message, skip_field, DecodeContext, WireType};
+use prost::{DecodeError, Message};
+
+use crate::onnx::pb::{field, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto};
+use crate::onnx::presize;
+use crate::onnx::source::{merge_with, DecodeFailure, LARGE};
+use std::fs::File;
+
+/// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
+/// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
+/// a buffer that copies small fields (the file's window) gives anyway; a buffer of shared `Bytes` gives views, so
+/// it is decoded with `tensors` false.
+pub fn merge_model(model: &mut ModelProto, buf: impl Buf, tensors: bool) -> Result<(), DecodeError> {
+    ModelMerge { model, tensors }.merge(buf)
+}
+
+/// Decodes a model from a file like [`crate::onnx::source::decode`], with the main graph's lists sized up front
+/// ([`presize`]): 100,000 nodes are not copied over and over as their list doubles.
+pub fn decode_model(file: &File, map: &Bytes) -> Result<ModelProto, DecodeFailure> {
+    let mut model = presize::presized(presize::counts_in_file(file, map.len()));
+    // The window copies fields under LARGE, so the initializers' fast path copies what this buffer would.
+    merge_with(file, map, |buf| merge_model(&mut model, buf, true))?;
+    presize::fit_name_lists(&mut model);
+    Ok(model)
+}
+
+/// Adds prost's path step to an error, as the generated code does for a field's failure.
+fn step(mut error: DecodeError, message: &'static str, field: &'static str) -> DecodeError {
+    error.push(message, field);
+    error
+}
+
+/// `ModelProto` with its graph and functions decoded by [`BodyMerge`]; every other field is prost's.
+#[derive(Debug)]
+struct ModelMerge<'a> {
+    model: &'a mut ModelProto,
+    tensors: bool,
+}
+
+impl Message for ModelMerge<'_> {
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        match tag {
+            field::model::GRAPH => {
+                // As generated: the graph is made before the wire type is checked.
+                let graph = self.model.graph.get_or_insert_with(Default::default);
+                let mut body = BodyMerge::new(graph, self.tensors);
+                message::merge(wire_type, &mut body, buf, ctx).map_err(|e| step(e, "ModelProto", "graph"))
+            }
+            field::model::FUNCTIONS => {
+                let mut function = FunctionProto::default();
+                message::merge(wire_type, &mut BodyMerge::new(&mut function, false), buf, ctx)
+                    .map_err(|e| step(e, "ModelProto", "functions"))?;
+                self.model.functions.push(function);
+                Ok(())
+            }
+            _ => self.model.merge_field(tag, wire_type, buf, ctx),
+        }
+    }
+
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        self.model.encode_raw(buf)
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.model.encoded_len()
+    }
+
+    fn clear(&mut self) {
+        self.model.clear()
+    }
+}
+
+/// A message that holds nodes (and maybe initializers) in repeated fields.
+trait Body: Message {
+    /// The field number of its nodes.
+    const NODE: u32;
+    /// The field number of its initializers, if it has any.
+    const INITIALIZER: Option<u32>;
+    fn nodes(&mut self) -> &mut Vec<NodeProto>;
+    fn initializers(&mut self) -> &mut Vec<TensorProto>;
+}
+
+impl Body for GraphProto {
+    const NODE: u32 = field::graph::NODE;
+    const INITIALIZER: Option<u32> = Some(field::graph::INITIALIZER);
+    fn nodes(&mut self) -> &mut Vec<NodeProto> {
+        &mut self.node
+    }
+    fn initializers(&mut self) -> &mut Vec<TensorProto> {
+        &mut self.initializer
+    }
+}
+
+impl Body for FunctionProto {
+    const NODE: u32 = field::function::NODE;
+    const INITIALIZER: Option<u32> = None;
+    fn nodes(&mut self) -> &mut Vec<NodeProto> {
+        &mut self.node
+    }
+    fn initializers(&mut self) -> &mut Vec<TensorProto> {
+        unreachable!("a function has no initializers")
+    }
+}
+
+/// A graph or function body whose nodes (and initializers) take the fast path where they can.
+#[derive(Debug)]
+struct BodyMerge<'a, M> {
+    body: &'a mut M,
+    tensors: bool,
+    /// The context prost passes to the fields of a node (or tensor) of this body, found at the first one; `None`
+    /// inside while unknown, and `Some(None)` when the recursion limit is reached (prost then reports it).
+    inner: Option<Option<DecodeContext>>,
+}
+
+impl<'a, M: Body> BodyMerge<'a, M> {
+    fn new(body: &'a mut M, tensors: bool) -> Self {
+        BodyMerge { body, tensors, inner: None }
+    }
+
+    /// Reads one message of the body from the buffer's current chunk with `decode`, into a new last element of
+    /// `list`, and moves past it (filled in place: a node is 240 bytes, which a move copies). False, with the
+    /// buffer and the list as they were, where the fast path does not apply.
+    fn fast<T: Default>(
+        &mut self,
+        buf: &mut impl Buf,
+        ctx: &DecodeContext,
+        list: fn(&mut M) -> &mut Vec<T>,
+        decode: fn(&[u8], &DecodeContext, &mut T) -> Option<()>,
+    ) -> bool {
+        let BodyMerge { body, inner, .. } = self;
+        let Some(inner) = inner.get_or_insert_with(|| inner_context(ctx)) else { return false };
+        let chunk = buf.chunk();
+        let mut rest = chunk;
+        let len = varint(&mut rest).and_then(|len| usize::try_from(len).ok());
+        let Some(len) = len.filter(|&len| len < LARGE && len <= rest.len()) else { return false };
+        let list = list(body);
+        list.push(T::default());
+        let last = list.last_mut().expect("just pushed");
+        if decode(&rest[..len], inner, last).is_none() {
+            list.pop();
+            return false;
+        }
+        let used = chunk.len() - rest.len() + len;
+        buf.advance(used);
+        true
+    }
+}
+
+impl<M: Body> Message for BodyMerge<'_, M> {
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if wire_type == WireType::LengthDelimited {
+            let done = if tag == M::NODE {
+                self.fast(buf, &ctx, M::nodes, decode_node)
+            } else if self.tensors && Some(tag) == M::INITIALIZER {
+                self.fast(buf, &ctx, M::initializers, decode_tensor)
+            } else {
+                false
+            };
+            if done {
+                return Ok(());
+            }
+        }
+        self.body.merge_field(tag, wire_type, buf, ctx)
+    }
+
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        self.body.encode_raw(buf)
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.body.encoded_len()
+    }
+
+    fn clear(&mut self) {
+        self.body.clear()
+    }
+}
+
+/// The context prost gives the fields of a message nested in a message decoded with `ctx`. prost keeps the
+/// recursion count private, so it is had from prost: a one-field message is merged and its field's context kept.
+fn inner_context(ctx: &DecodeContext) -> Option<DecodeContext> {
+    #[derive(Debug, Default)]
+    struct Probe(Option<DecodeContext>);
+    impl Message for Probe {
+        fn merge_field(
+            &mut self,
+            tag: u32,
+            wire_type: WireType,
+            buf: &mut impl Buf,
+            ctx: DecodeContext,
+        ) -> Result<(), DecodeError> {
+            self.0 = Some(ctx.clone());
+            skip_field(wire_type, tag, buf, ctx)
+        }
+        fn encode_raw(&self, _: &mut impl BufMut) {}
+        fn encoded_len(&self) -> usize {
+            0
+        }
+        fn clear(&mut self) {}
+    }
+    let mut probe = Probe::default();
+    // A message of two bytes: field 1, varint 0.
+    message::merge(WireType::LengthDelimited, &mut probe, &mut &[2u8, 8, 0][..], ctx.clone()).ok()?;
+    probe.0
+}
+
+/// A varint, as prost reads it; one byte inline.
+#[inline(always)]
+fn varint(rest: &mut &[u8]) -> Option<u64> {
+    match rest.first() {
+        Some(&b) if b < 0x80 => {
+            *rest = &rest[1..];
+            Some(u64::from(b))
+        }
+        _ => decode_varint(rest).ok(),
+    }
+}
+
+/// A field key that prost's `decode_key` accepts: at most `u32::MAX`, a known wire type, a tag of at least 1.
+#[inline(always)]
+fn key(rest: &mut &[u8]) -> Option<(u32, WireType)> {
+    let key = u32::try_from(varint(rest)?).ok()?;
+    let wire_type = match key & 7 {
+        0 => WireType::Varint,
+        1 => WireType::SixtyFourBit,
+        2 => WireType::LengthDelimited,
+        3 => WireType::StartGroup,
+        4 => WireType::EndGroup,
+        5 => WireType::ThirtyTwoBit,
+        _ => return None,
+    };
+    let tag = key >> 3;
+    (tag >= 1).then_some((tag, wire_type))
+}
+
+/// The payload of a length-delimited field.
+#[inline(always)]
+fn payload<'b>(rest: &mut &'b [u8]) -> Option<&'b [u8]> {
+    let len = usize::try_from(varint(rest)?).ok()?;
+    if len > rest.len() {
+        return None;
+    }
+    let (bytes, after) = rest.split_at(len);
+    *rest = after;
+    Some(bytes)
+}
+
+/// A string field's value in one exact allocation; `None` when it is not UTF-8.
+#[inline(always)]
+fn string(rest: &mut &[u8]) -> Option<String> {
+    let bytes = payload(rest)?;
+    if let Some(ascii) = short_ascii(bytes) {
+        // SAFETY: ASCII is UTF-8.
+        return Some(unsafe { String::from_utf8_unchecked(ascii) });
+    }
+    std::str::from_utf8(bytes).ok().map(str::to_owned)
+}
+
+/// A copy of `bytes` when they are 1 to 16 bytes of ASCII (most names), checked and copied a word at a time:
+/// the first and last word (or half-word) cover them, overlapping. `None` for anything else.
+#[inline(always)]
+fn short_ascii(bytes: &[u8]) -> Option<Vec<u8>> {
+    let len = bytes.len();
+    if !(1..=16).contains(&len) {
+        return None;
+    }
+    let src = bytes.as_ptr();
+    // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
+    let (head, tail, width) = unsafe {
+        match len {
+            8.. => (src.cast::<u64>().read_unaligned(), src.add(len - 8).cast::<u64>().read_unaligned(), 8),
+            4.. => {
+                let (head, tail) =
+                    (src.cast::<u32>().read_unaligned(), src.add(len - 4).cast::<u32>().read_unaligned());
+                (u64::from(head), u64::from(tail), 4)
+            }
+            _ => (u64::from(*src) | u64::from(*src.add(len / 2)) << 8, u64::from(*src.add(len - 1)), 1),
+        }
+    };
+    if (head | tail) & 0x8080_8080_8080_8080 != 0 {
+        return None;
+    }
+    let mut out = Vec::<u8>::with_capacity(len);
+    let dst = out.as_mut_ptr();
+    // SAFETY: `out` has room for `len` bytes; the writes put back what was read, at the same offsets, so all `len`
+    // bytes are written before `set_len`.
+    unsafe {
+        match width {
+            8 => {
+                dst.cast::<u64>().write_unaligned(head);
+                dst.add(len - 8).cast::<u64>().write_unaligned(tail);
+            }
+            4 => {
+                dst.cast::<u32>().write_unaligned(head as u32);
+                dst.add(len - 4).cast::<u32>().write_unaligned(tail as u32);
+            }
+            _ => {
+                *dst = head as u8;
+                *dst.add(len / 2) = (head >> 8) as u8;
+                *dst.add(len - 1) = tail as u8;
+            }
+        }
+        out.set_len(len);
+    }
+    Some(out)
+}
+
+/// How many inputs and outputs the node in `bytes` has; `None` when its fields do not parse as plain fields.
+fn count_names(bytes: &[u8]) -> Option<(usize, usize)> {
+    use field::node::{INPUT, OUTPUT};
+    let (mut inputs, mut outputs) = (0, 0);
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (tag, wire_type) = key(&mut rest)?;
+        match wire_type {
+            WireType::Varint => drop(varint(&mut rest)?),
+            WireType::SixtyFourBit => rest = rest.get(8..)?,
+            WireType::ThirtyTwoBit => rest = rest.get(4..)?,
+            WireType::LengthDelimited => {
+                payload(&mut rest)?;
+                inputs += usize::from(tag == INPUT);
+                outputs += usize::from(tag == OUTPUT);
+            }
+            WireType::StartGroup | WireType::EndGroup => return None,
+        }
+    }
+    Some((inputs, outputs))
+}
+
+/// `node` (a default one) decoded from its bytes, its name lists at their exact length; fields other than its strings are
+/// merged by prost with `ctx`. `None` where prost should decode it.
+fn decode_node(bytes: &[u8], ctx: &DecodeContext, node: &mut NodeProto) -> Option<()> {
+    use field::node::*;
+    let (inputs, outputs) = count_names(bytes)?;
+    node.input = Vec::with_capacity(inputs);
+    node.output = Vec::with_capacity(outputs);
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (tag, wire_type) = key(&mut rest)?;
+        let slot = match tag {
+            _ if wire_type != WireType::LengthDelimited => None,
+            NAME => Some(&mut node.name),
+            OP_TYPE => Some(&mut node.op_type),
+            DOMAIN => Some(&mut node.domain),
+            OVERLOAD => Some(&mut node.overload),
+            DOC_STRING => Some(&mut node.doc_string),
+            INPUT | OUTPUT => {
+                let s = string(&mut rest)?;
+                if tag == INPUT { &mut node.input } else { &mut node.output }.push(s);
+                continue;
+            }
+            _ => None,
+        };
+        match slot {
+            Some(slot) => *slot = Some(string(&mut rest)?),
+            None => node.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?,
+        }
+    }
+    Some(())
+}
+
+/// `tensor` (a default one) decoded from its bytes (all under [`LARGE`]: `raw_data` is copied, as the file's window copies it);
+/// fields other than dims, element type, name and data are merged by prost with `ctx`. `None` where prost should
+/// decode it.
+fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) -> Option<()> {
+    use field::tensor::*;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (tag, wire_type) = key(&mut rest)?;
+        match (tag, wire_type) {
+            // prost reads int64 and int32 as a varint cast to the type.
+            (DIMS, WireType::Varint) => tensor.dims.push(varint(&mut rest)? as i64),
+            (DATA_TYPE, WireType::Varint) => tensor.data_type = Some(varint(&mut rest)? as i32),
+            (NAME, WireType::LengthDelimited) => tensor.name = Some(string(&mut rest)?),
+            (RAW_DATA, WireType::LengthDelimited) => {
+                tensor.raw_data = Some(Bytes::copy_from_slice(payload(&mut rest)?))
+            }
+            _ => tensor.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?,
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+#[path = "decode_tests.rs"]
+mod tests;

@@ -1,0 +1,203 @@
+//! Tests of `decode.rs`: the fast path against prost's generated decoding, on crafted and mutated models.
+
+use super::*;
+use crate::onnx::pb::{attribute_proto, AttributeProto, StringStringEntryProto};
+use proptest::prelude::*;
+
+fn node(i: usize, inputs: usize) -> NodeProto {
+    NodeProto {
+        input: (0..inputs).map(|k| format!("v{}", i + k)).collect(),
+        output: vec![format!("v{}", i + inputs), String::new()],
+        name: Some(format!("n\u{e9}{i}")),
+        op_type: Some("Add".into()),
+        domain: i.is_multiple_of(3).then(|| "ai.onnx".into()),
+        doc_string: i.is_multiple_of(5).then(|| "doc".into()),
+        overload: i.is_multiple_of(7).then(|| "o".into()),
+        attribute: (0..i % 3)
+            .map(|k| AttributeProto {
+                name: Some(format!("a{k}")),
+                r#type: Some(attribute_proto::AttributeType::Int as i32),
+                i: Some(k as i64 - 1),
+                ..Default::default()
+            })
+            .collect(),
+        metadata_props: (i % 4 == 1)
+            .then(|| StringStringEntryProto { key: Some("k".into()), value: Some("v".into()) })
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn tensor(i: usize) -> TensorProto {
+    TensorProto {
+        name: Some(format!("t{i}")),
+        dims: vec![i as i64, -1, 3],
+        data_type: Some(1),
+        raw_data: i.is_multiple_of(2).then(|| Bytes::from(vec![i as u8; i * 3])),
+        float_data: if i.is_multiple_of(3) { vec![1.5, -2.0] } else { vec![] },
+        doc_string: i.is_multiple_of(4).then(|| "d".into()),
+        ..Default::default()
+    }
+}
+
+/// A model with every kind of field the fast paths read or hand over: nodes with attributes (one holding a
+/// graph of its own), initializers, a function, and fields of the model itself.
+fn model() -> ModelProto {
+    let inner = GraphProto { node: vec![node(100, 1)], name: Some("body".into()), ..Default::default() };
+    let then_branch = AttributeProto { name: Some("then_branch".into()), g: Some(inner), ..Default::default() };
+    let with_graph = NodeProto { attribute: vec![then_branch], ..node(50, 2) };
+    let mut nodes: Vec<NodeProto> = (0..40).map(|i| node(i, i % 4)).collect();
+    nodes.insert(7, with_graph);
+    let graph = GraphProto {
+        node: nodes,
+        initializer: (0..12).map(tensor).collect(),
+        name: Some("g".into()),
+        ..Default::default()
+    };
+    let function = FunctionProto { name: Some("f".into()), node: vec![node(3, 2), node(4, 0)], ..Default::default() };
+    ModelProto {
+        ir_version: Some(8),
+        producer_name: Some("test".into()),
+        graph: Some(graph),
+        functions: vec![function],
+        ..Default::default()
+    }
+}
+
+/// What prost's generated code and this module make of `bytes`, from a slice and from shared `Bytes`, with and
+/// without the initializers' fast path: the same value or the same error, in words.
+fn assert_agree(bytes: &[u8]) {
+    let show = |r: Result<ModelProto, DecodeError>| r.map(|m| (m.encode_to_vec(), m)).map_err(|e| e.to_string());
+    let reference = show(ModelProto::decode(bytes));
+    for tensors in [false, true] {
+        let mut from_slice = ModelProto::default();
+        let slice = merge_model(&mut from_slice, bytes, tensors).map(|_| from_slice);
+        assert_eq!(show(slice), reference, "from a slice, tensors {tensors}");
+        let mut shared = ModelProto::default();
+        let shared = merge_model(&mut shared, Bytes::copy_from_slice(bytes), tensors).map(|_| shared);
+        assert_eq!(show(shared), reference, "from Bytes, tensors {tensors}");
+    }
+}
+
+#[test]
+fn the_fast_path_decodes_what_prost_decodes() {
+    let bytes = model().encode_to_vec();
+    assert_agree(&bytes);
+    let mut decoded = ModelProto::default();
+    merge_model(&mut decoded, &bytes[..], true).unwrap();
+    assert_eq!(decoded, model());
+    for node in &decoded.graph.unwrap().node {
+        assert_eq!((node.input.capacity(), node.output.capacity()), (node.input.len(), node.output.len()));
+    }
+}
+
+/// Graphs nested in attributes down to prost's recursion limit and past it: the fast path counts the levels
+/// prost counts, so the deepest model that decodes and the error of the next one are the same.
+#[test]
+fn the_recursion_limit_is_prosts() {
+    let mut outcomes = Vec::new();
+    for depth in 28..36 {
+        let mut graph = GraphProto { node: vec![node(0, 1)], ..Default::default() };
+        for _ in 0..depth {
+            let body = AttributeProto { name: Some("body".into()), g: Some(graph), ..Default::default() };
+            let holder = NodeProto { attribute: vec![body], ..node(1, 1) };
+            graph = GraphProto { node: vec![holder], ..Default::default() };
+        }
+        let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+        assert_agree(&bytes);
+        outcomes.push(ModelProto::decode(bytes.as_slice()).is_ok());
+    }
+    assert!(outcomes.contains(&true) && outcomes.contains(&false), "the limit lies in the range: {outcomes:?}");
+}
+
+#[test]
+fn malformed_nodes_fail_as_prost_fails() {
+    let good = model().encode_to_vec();
+    // A node's string that is not UTF-8, a key of tag 0, a wire type that does not exist, a group, a length
+    // past the node: spliced into the first node.
+    let graph_at = good.iter().position(|&b| b == 0x3a).unwrap(); // ModelProto.graph, LEN
+    for bad in [&[0x0a, 0x02, 0xff, 0xfe][..], &[0x00, 0x01], &[0x0e, 0x01], &[0x0b, 0x0c], &[0x0a, 0x7f, 0x61]] {
+        let node = NodeProto { op_type: Some("Relu".into()), ..Default::default() }.encode_to_vec();
+        let mut node_bytes = bad.to_vec();
+        node_bytes.extend_from_slice(&node);
+        let mut graph = vec![0x0a, node_bytes.len() as u8];
+        graph.extend_from_slice(&node_bytes);
+        let mut bytes = good[..graph_at].to_vec();
+        bytes.push(0x3a);
+        bytes.push(graph.len() as u8);
+        bytes.extend_from_slice(&graph);
+        assert!(ModelProto::decode(bytes.as_slice()).is_err(), "{bad:?} is malformed");
+        assert_agree(&bytes);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// A valid model with bytes overwritten, inserted or cut away: both decoders agree, on success and on
+    /// failure.
+    #[test]
+    fn mutated_models_decode_alike(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..6),
+    ) {
+        let mut bytes = model().encode_to_vec();
+        for (at, byte, how) in edits {
+            let i = at.index(bytes.len());
+            match how {
+                0 => bytes[i] = byte,
+                1 => bytes.insert(i, byte),
+                _ => bytes.truncate(i.max(1)),
+            }
+        }
+        assert_agree(&bytes);
+    }
+
+    /// Arbitrary bytes as the payload of a main-graph node, a main-graph initializer and a function's node
+    /// (the fast paths' inputs), after a valid node: both decoders agree.
+    #[test]
+    fn arbitrary_nodes_and_tensors_decode_alike(payload in prop::collection::vec(any::<u8>(), 0..120)) {
+        let wrap = |number: u32, inner: &[u8]| {
+            let mut out = Vec::new();
+            prost::encoding::encode_key(number, WireType::LengthDelimited, &mut out);
+            prost::encoding::encode_varint(inner.len() as u64, &mut out);
+            out.extend_from_slice(inner);
+            out
+        };
+        let first = wrap(field::graph::NODE, &node(1, 2).encode_to_vec());
+        for (outer, number) in [(field::model::GRAPH, field::graph::NODE), (field::model::GRAPH,
+            field::graph::INITIALIZER), (field::model::FUNCTIONS, field::function::NODE)] {
+            let mut body = first.clone();
+            body.extend(wrap(number, &payload));
+            assert_agree(&wrap(outer, &body));
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_decode_alike(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        assert_agree(&bytes);
+    }
+}
+
+fn file_with(bytes: &[u8]) -> (tempfile::NamedTempFile, Bytes) {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(bytes).unwrap();
+    let map = unsafe { memmap2::Mmap::map(f.as_file()) }.unwrap();
+    (f, Bytes::from_owner(map))
+}
+
+#[test]
+fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
+    let node = |i: usize| NodeProto { op_type: Some("Relu".into()), name: Some(format!("n{i}")), ..Default::default() };
+    let graph = GraphProto { node: (0..1000).map(node).collect(), ..Default::default() };
+    let bytes = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
+    let (f, map) = file_with(&bytes);
+    let model = decode_model(f.as_file(), &map).unwrap();
+    assert_eq!(model, ModelProto::decode(bytes.as_slice()).unwrap());
+    assert_eq!(model.graph.unwrap().node.capacity(), 1000);
+    // No graph field: none is made up.
+    let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
+    let (f, map) = file_with(&bytes);
+    assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
+}
