@@ -214,6 +214,17 @@ pub fn analyze_model_request(
     request: &Request,
     each_site: Option<&mut dyn FnMut(Site<'_>)>,
 ) -> Result<Analysis, BindError> {
+    let mut each_site = each_site;
+    analyze_model_sites(model, options, request, each_site.as_mut().map(|f| f as &mut dyn Sites))
+}
+
+/// [`analyze_model_request`], handing the sites to a taker that may count some of them only (see [`Sites`]).
+pub fn analyze_model_sites(
+    model: &crate::onnx::model::Model,
+    options: Options,
+    request: &Request,
+    each_site: Option<&mut dyn Sites>,
+) -> Result<Analysis, BindError> {
     let (request, _) = prepare(model.proto(), request)?;
     let request = &request;
     request.bindings.check_names(model.proto())?;

@@ -80,7 +80,9 @@ fn need(x: &Poly, size: &Poly, axis: usize) -> Option<Need> {
 
 /// Keeps the range of a node's first output beside its facts.
 pub(super) fn keep_range<'m>(scope: &mut Scope<'m>, node: &'m NodeProto, range: Option<ValueRange>) {
-    if let (Some(r), Some(name)) = (range, node.output.first().filter(|n| !n.is_empty())) {
+    // Most nodes have none: their output is not looked at.
+    let Some(r) = range else { return };
+    if let Some(name) = node.output.first().filter(|n| !n.is_empty()) {
         scope.ranges.insert(name, r);
     }
 }

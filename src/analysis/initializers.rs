@@ -20,11 +20,21 @@ impl<'m> Walker<'m, '_> {
         sparse: &'m [SparseTensorProto],
         inputs: &[&'m ValueInfoProto],
     ) {
-        let mut initialized: HashSet<&str> = HashSet::default();
+        // The slots from here on are initializers'; a name found before them is an input's. Which inputs an
+        // initializer gives a value is kept by name: an initializer named like no input is found given before by
+        // its slot, with the one lookup that defines it.
+        let first = scope.defined();
+        let mut inputs_given: HashSet<&str> = HashSet::default();
+        let mut given_before = |name: &'m str, slot: Result<u32, u32>| match slot {
+            Ok(_) => false,
+            Err(s) if s >= first => true,
+            Err(_) => !inputs_given.insert(name),
+        };
         // The inputs' declarations by name, made only when an initializer names an input.
         let mut declared_inputs: Option<HashMap<&str, &ValueInfoProto>> = None;
         for init in initializers {
-            if !initialized.insert(init.name()) {
+            let slot = scope.claim(init.name());
+            if given_before(init.name(), slot) {
                 let msg = format!("initializer '{}' is given more than once", name(init.name()));
                 self.note(env, Code::DuplicateValue, None, msg);
             }
@@ -32,25 +42,29 @@ impl<'m> Walker<'m, '_> {
                 let msg = format!("initializer '{}' {why}", name(init.name()));
                 self.note(env, Code::TensorDataMismatch, None, msg);
             }
+            let Err(_) = slot else {
+                // A name of its own (most initializers): the tensor's facts, its floating-point contents read when
+                // a node asks.
+                let mut facts = tensor::facts_from_tensor_but_floats(init);
+                self.external_contents(init.name(), &mut facts);
+                scope.set_lazy(slot.unwrap_or_else(|s| s), facts, init);
+                continue;
+            };
             let mut from_tensor = tensor::facts_from_tensor(init);
-            if let Some(v) = self.external.get(init.name()) {
-                from_tensor.value = Some(v.iter().map(|&x| Some(crate::sizes::sym::Poly::constant(x))).collect());
-            }
+            self.external_contents(init.name(), &mut from_tensor);
             // An initializer that contradicts its input's declaration is refused by runtimes: the value is
             // contradicted.
-            if scope.contains(init.name()) {
-                let by_name = declared_inputs.get_or_insert_with(|| inputs.iter().map(|vi| (vi.name(), *vi)).collect());
-                let declared = by_name.get(init.name()).copied();
-                if self.initializer_contradicts(env, init.name(), declared, &from_tensor) {
-                    scope.define(init.name(), ValueFacts::contradicted());
-                    continue;
-                }
+            let by_name = declared_inputs.get_or_insert_with(|| inputs.iter().map(|vi| (vi.name(), *vi)).collect());
+            let declared = by_name.get(init.name()).copied();
+            if self.initializer_contradicts(env, init.name(), declared, &from_tensor) {
+                scope.define(init.name(), ValueFacts::contradicted());
+                continue;
             }
             self.define_initializer(scope, init.name(), from_tensor);
         }
         for s in sparse {
             let value = s.values.as_ref().map_or("", |v| v.name());
-            if !value.is_empty() && !initialized.insert(value) {
+            if !value.is_empty() && given_before(value, scope.claim(value)) {
                 let msg = format!("initializer '{}' is given more than once", name(value));
                 self.note(env, Code::DuplicateValue, None, msg);
             }
@@ -61,6 +75,17 @@ impl<'m> Walker<'m, '_> {
             if !value.is_empty() {
                 self.define_initializer(scope, value, sparse_facts(s));
             }
+        }
+    }
+
+    /// The contents of a small integer tensor whose data lives outside the model file, when they were read.
+    fn external_contents(&self, name: &str, facts: &mut ValueFacts) {
+        // Most models keep none: no lookup then.
+        if self.external.is_empty() {
+            return;
+        }
+        if let Some(v) = self.external.get(name) {
+            facts.value = Some(v.iter().map(|&x| Some(crate::sizes::sym::Poly::constant(x))).collect());
         }
     }
 

@@ -108,14 +108,15 @@ pub fn analyze_model_each(
     options: Options,
     each_site: &mut dyn FnMut(Site<'_>),
 ) -> Analysis {
-    analyze_model_impl(model, options, &Request::default(), Some(each_site))
+    let mut each_site = each_site;
+    analyze_model_impl(model, options, &Request::default(), Some(&mut each_site))
 }
 
 fn analyze_model_impl(
     model: &crate::onnx::model::Model,
     options: Options,
     request: &Request,
-    each_site: Option<&mut dyn FnMut(Site<'_>)>,
+    each_site: Option<&mut dyn Sites>,
 ) -> Analysis {
     let folder = model.folder();
     let (values, problems) = crate::onnx::external::survey(folder, model.proto());
@@ -149,13 +150,15 @@ fn analyze_with(
     external: HashMap<String, Vec<i64>>,
     notes: Vec<Note>,
     (options, request): (Options, &Request),
-    each_site: Option<&mut dyn FnMut(Site<'_>)>,
+    each_site: Option<&mut dyn Sites>,
 ) -> Analysis {
+    let counted_only = each_site.as_ref().map_or(sites::CountedOnly::NONE, |s| s.counted_only());
     let mut walker = Walker {
         options,
         bindings: request.bindings.clone(),
         function_facts: request.function_facts,
         each_site,
+        counted_only,
         functions: HashMap::default(),
         active: Vec::new(),
         out: Analysis { notes, ..Analysis::default() },
@@ -167,6 +170,7 @@ fn analyze_with(
         custom: request.custom_ops.clone(),
         budget_noted: false,
         input_values: request.input_values.clone(),
+        ops: op_memo::OpMemo::new(),
     };
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
@@ -205,8 +209,10 @@ mod contradiction;
 mod declared;
 pub mod index_bound;
 mod initializers;
+mod op_memo;
 mod scope;
 mod site;
+pub mod sites;
 mod training;
 mod walk;
 mod walker;
@@ -214,6 +220,7 @@ mod walker;
 use scope::{Body, Env};
 use walker::Walker;
 
-pub use bind::{analyze_model_request, prepare, BindError, Bindings, Request};
+pub use bind::{analyze_model_request, analyze_model_sites, prepare, BindError, Bindings, Request};
 pub use contradiction::ShapeFinding;
 pub use index_bound::{BoundVerdict, IndexBound};
+pub use sites::{CountedOnly, Sites};

@@ -35,6 +35,8 @@ pub(super) struct Scope<'m> {
     /// The value ranges of integer tensors, where known ([`crate::infer::value_range`]): a side table of the
     /// walk, dropped with the values.
     pub(super) ranges: HashMap<&'m str, crate::infer::value_range::ValueRange>,
+    /// The initializers whose floating-point contents are not read yet, by slot (see [`Scope::define_lazy`]).
+    unread_floats: Vec<Option<&'m TensorProto>>,
 }
 
 /// How the walk finds the value a node input reads.
@@ -45,6 +47,9 @@ enum Follow {
     /// By name, the names following each definition as it is walked: some name is made by two nodes.
     Names,
 }
+
+/// The facts of a node's outputs: inline for the one output of most nodes, which then costs no allocation.
+pub(super) type Outputs = smallvec::SmallVec<[ValueFacts; 1]>;
 
 /// No slot: a name this body does not define.
 pub(super) const NONE: u32 = u32::MAX;
@@ -70,22 +75,84 @@ impl<'m> Scope<'m> {
             spare: Vec::new(),
             order,
             ranges: HashMap::default(),
+            unread_floats: Vec::new(),
         }
     }
 
     /// Defines (or defines again) an input or an initializer, before the nodes are numbered.
     pub(super) fn define(&mut self, name: &'m str, facts: ValueFacts) {
+        let s = self.claim(name).unwrap_or_else(|s| s);
+        self.set(s, facts);
+    }
+
+    /// The slot of an input or initializer named `name`: a new one (`Ok`, empty until [`Scope::set`]), or the one
+    /// an earlier definition took (`Err`), found with one lookup of the name.
+    pub(super) fn claim(&mut self, name: &'m str) -> Result<u32, u32> {
         debug_assert_eq!(self.base, NONE, "inputs and initializers are defined before the nodes");
         match self.names.entry(name) {
-            std::collections::hash_map::Entry::Occupied(e) => self.slots[*e.get() as usize] = Some(Box::new(facts)),
+            std::collections::hash_map::Entry::Occupied(e) => Err(*e.get()),
             std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(self.slots.len() as u32);
-                self.slots.push(Some(Box::new(facts)));
+                let s = self.slots.len() as u32;
+                e.insert(s);
+                self.slots.push(None);
                 if let Some(order) = &mut self.order {
                     order.push(name);
                 }
+                Ok(s)
             }
         }
+    }
+
+    /// Sets the facts of the input or initializer in slot `s` (from [`Scope::claim`]).
+    pub(super) fn set(&mut self, s: u32, facts: ValueFacts) {
+        self.slots[s as usize] = Some(Box::new(facts));
+        if let Some(unread) = self.unread_floats.get_mut(s as usize) {
+            *unread = None;
+        }
+    }
+
+    /// [`Scope::set`], with facts whose floating-point contents are still `tensor`'s to read: most initializers
+    /// are weights that only broadcasting sites read, which look at their shapes and types and at integer contents
+    /// only. [`Scope::read_floats`] reads them for a node that may ask for them, [`Scope::read_all_floats`] for
+    /// whatever else reads the scope (a subgraph, the recorded facts).
+    pub(super) fn set_lazy(&mut self, s: u32, facts: ValueFacts, tensor: &'m TensorProto) {
+        self.set(s, facts);
+        if self.unread_floats.len() <= s as usize {
+            self.unread_floats.resize(s as usize + 1, None);
+        }
+        self.unread_floats[s as usize] = Some(tensor);
+    }
+
+    /// Reads the floating-point contents of the initializer in slot `s`, if they are not read yet.
+    fn read_floats_at(&mut self, s: usize) {
+        if let Some(t) = self.unread_floats.get_mut(s).and_then(Option::take) {
+            if let Some(facts) = self.slots[s].as_deref_mut() {
+                facts.floats = tensor::float_values(t);
+            }
+        }
+    }
+
+    /// Reads the floating-point contents of whatever initializers a node input named `name`, resolved to slot
+    /// `s`, reads (see [`Scope::read`]).
+    pub(super) fn read_floats(&mut self, s: u32, name: &str) {
+        if !self.unread_floats.is_empty() {
+            if let Some(s) = self.resolve(s, name) {
+                self.read_floats_at(s);
+            }
+        }
+    }
+
+    /// Reads the floating-point contents of every initializer whose contents are not read yet.
+    pub(super) fn read_all_floats(&mut self) {
+        for s in 0..self.unread_floats.len() {
+            self.read_floats_at(s);
+        }
+        self.unread_floats = Vec::new();
+    }
+
+    /// How many slots are taken: before the nodes are numbered, the inputs' and initializers' defined so far.
+    pub(super) fn defined(&self) -> u32 {
+        self.slots.len() as u32
     }
 
     /// Whether `name` is defined here.
@@ -125,6 +192,12 @@ impl<'m> Scope<'m> {
 
     /// [`Scope::read`], to change the facts in place.
     pub(super) fn read_mut(&mut self, s: u32, name: &str) -> Option<&mut ValueFacts> {
+        let s = self.resolve(s, name)?;
+        self.slots.get_mut(s)?.as_deref_mut()
+    }
+
+    /// The slot whose facts [`Scope::read`] reads.
+    fn resolve(&self, s: u32, name: &str) -> Option<usize> {
         let s = match self.follow {
             Follow::Numbers if self.slots.get(s as usize).is_some_and(Option::is_none) && s >= self.base => {
                 *self.shadows.get(&s)?
@@ -132,7 +205,7 @@ impl<'m> Scope<'m> {
             Follow::Numbers => s,
             Follow::Names => *self.names.get(name)?,
         };
-        self.slots.get_mut(s as usize)?.as_deref_mut()
+        Some(s as usize)
     }
 
     /// Whether each name is made by one node at most, so that the walk follows values by number.
@@ -223,6 +296,7 @@ impl<'m> Scope<'m> {
 
     /// Every value's facts in definition order, each name once with what it stands for at the end.
     pub(super) fn into_recorded(mut self) -> Vec<(String, ValueFacts)> {
+        self.read_all_floats();
         let order = self.order.take().unwrap_or_default();
         let mut values = Vec::with_capacity(order.len());
         for name in order {

@@ -17,22 +17,13 @@ impl<'m> Walker<'m, '_> {
         attrs: Attrs<'m>,
         op: BroadcastOp,
         inputs: &[Option<&ValueFacts>],
-    ) -> Vec<ValueFacts> {
+    ) -> super::scope::Outputs {
         let view = rules::NodeView::new(&node.input, inputs, attrs);
         let rules::Binding { rule, outcome: rules::Outcome { output, verdict }, rule_inputs, target } =
             rules::bind(op.kind, &view);
         let present = view.present();
         let shape_at = |pos: usize| view.shape(pos);
 
-        let elem = if op.bool_output {
-            Some(tensor::BOOL)
-        } else {
-            let typed = match op.same_type {
-                SameType::Inputs(group) => group.first().copied().unwrap_or(0),
-                _ => 0,
-            };
-            view.site_pos(typed).and_then(|_| inputs.get(typed).copied().flatten()).and_then(|f| f.elem)
-        };
         let unknown_out = output.dims().is_some_and(|d| d.iter().any(|d| matches!(d, Dim::Unknown)));
         let output_shape = match op.kind {
             SiteKind::Multi | SiteKind::Expand if unknown_out => {
@@ -44,20 +35,20 @@ impl<'m> Walker<'m, '_> {
             }
             _ => output,
         };
+        let outputs = output_facts(node, op, &view, output_shape);
 
-        // Shape arithmetic is the ONNX ops' (an op of another domain may share a name, not a meaning); only an input
-        // of known contents gives the output contents.
-        let any_value = inputs.iter().any(|f| f.is_some_and(|f| f.value.is_some()));
-        let value = (any_value && ops::is_default_domain(node.domain()))
-            .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
-            .flatten();
-        let mut outputs = vec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
-        if node.output.len() > 1 {
-            outputs.resize_with(node.output.len(), ValueFacts::unknown);
+        let elem_of = |i: usize| inputs.get(present[i]).copied().flatten().and_then(|f| f.elem);
+        let type_mismatch = type_mismatch(op.same_type, present, elem_of);
+        // A site the taker only counts (it holds, and nothing is to be said of it) is counted without its record;
+        // debug builds make the record all the same, to assert that the full judgement agrees.
+        let kind = verdict.kind();
+        let counted = type_mismatch.is_none() && self.counted_only.contains(kind, rule);
+        if counted && !cfg!(debug_assertions) {
+            if let Some(each) = &mut self.each_site {
+                each.count(kind);
+            }
+            return outputs;
         }
-
-        let site_inputs = site_inputs(node, present, inputs);
-        let type_mismatch = type_mismatch(op.same_type, present, &site_inputs);
         let (graph, node_name, node_index, functions) = reported_at(env, node, index);
         let site = Site {
             loc: NodeLoc { graph: env.loc.clone(), node: index },
@@ -67,7 +58,7 @@ impl<'m> Walker<'m, '_> {
             op: Cow::Borrowed(node.op_type()),
             kind: op.kind,
             rule,
-            inputs: site_inputs,
+            inputs: site_inputs(node, present, inputs),
             target,
             output_shape: Cow::Borrowed(&outputs[0].shape),
             verdict,
@@ -78,11 +69,47 @@ impl<'m> Walker<'m, '_> {
             attrs: SiteAttrs::of(attrs),
         };
         match &mut self.each_site {
-            Some(each) => each(site),
+            Some(each) if counted => {
+                debug_assert!(each.agrees(&site), "a site counted only has no finding: {site:?}");
+                drop(site);
+                each.count(kind);
+            }
+            Some(each) => each.site(site),
             None => self.out.sites.push(site.into_owned()),
         }
         outputs
     }
+}
+
+/// The facts of a broadcasting node's outputs: the broadcast's shape, with the type of its output (boolean for a
+/// comparison, else the inputs'), and its contents where the inputs' are known; further outputs unknown.
+fn output_facts(
+    node: &NodeProto,
+    op: BroadcastOp,
+    view: &rules::NodeView,
+    output_shape: Shape,
+) -> super::scope::Outputs {
+    let inputs = view.facts;
+    let elem = if op.bool_output {
+        Some(tensor::BOOL)
+    } else {
+        let typed = match op.same_type {
+            SameType::Inputs(group) => group.first().copied().unwrap_or(0),
+            _ => 0,
+        };
+        view.site_pos(typed).and_then(|_| inputs.get(typed).copied().flatten()).and_then(|f| f.elem)
+    };
+    // Shape arithmetic is the ONNX ops' (an op of another domain may share a name, not a meaning); only an input
+    // of known contents gives the output contents.
+    let any_value = inputs.iter().any(|f| f.is_some_and(|f| f.value.is_some()));
+    let value = (any_value && ops::is_default_domain(node.domain()))
+        .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
+        .flatten();
+    let mut outputs = smallvec::smallvec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
+    if node.output.len() > 1 {
+        outputs.resize_with(node.output.len(), ValueFacts::unknown);
+    }
+    outputs
 }
 
 /// The present inputs of a site, their names and shapes borrowed from the node and the scope: the site lives only
@@ -176,28 +203,28 @@ fn name_unknown_parts(output: &Shape, inputs: &[&Shape], fresh: &mut dyn FnMut()
     Shape::ranked(dims)
 }
 
-/// The first input of a type group whose element type differs from the group's first known type.
-fn type_mismatch(same: SameType, present: &[usize], inputs: &[SiteInput<'_>]) -> Option<TypeMismatch> {
+/// The first input of a type group whose element type differs from the group's first known type; `elem` gives
+/// the element type of each present input, by position among them.
+fn type_mismatch(same: SameType, present: &[usize], elem: impl Fn(usize) -> Option<i32>) -> Option<TypeMismatch> {
     // The group's members in the order of the group (`Inputs`) or of the inputs (`All`).
-    let (mut all, mut grouped);
-    let members: &mut dyn Iterator<Item = usize> = match same {
-        SameType::Nothing => return None,
-        SameType::All => {
-            all = 0..inputs.len();
-            &mut all
-        }
+    match same {
+        SameType::Nothing => None,
+        SameType::All => first_mismatch(0..present.len(), elem),
         SameType::Inputs(group) => {
-            grouped = group.iter().filter_map(|p| present.iter().position(|q| q == p));
-            &mut grouped
+            first_mismatch(group.iter().filter_map(|p| present.iter().position(|q| q == p)), elem)
         }
-    };
+    }
+}
+
+/// The first of `members` whose element type differs from the first known one among them.
+fn first_mismatch(members: impl Iterator<Item = usize>, elem: impl Fn(usize) -> Option<i32>) -> Option<TypeMismatch> {
     let mut first: Option<(usize, i32)> = None;
     for i in members {
-        let Some(elem) = inputs[i].elem else { continue };
+        let Some(found) = elem(i) else { continue };
         match first {
-            None => first = Some((i, elem)),
-            Some((against, expected)) if expected != elem => {
-                return Some(TypeMismatch { input: i, found: elem, against, expected })
+            None => first = Some((i, found)),
+            Some((against, expected)) if expected != found => {
+                return Some(TypeMismatch { input: i, found, against, expected })
             }
             Some(_) => {}
         }

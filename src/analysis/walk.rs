@@ -3,7 +3,8 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
-use super::scope::{Body, Env, Producers, Reads, Scope};
+use super::op_memo::OpFacts;
+use super::scope::{Body, Env, Outputs, Producers, Reads, Scope};
 use super::walker::{fresh_symbol, Walker};
 use super::*;
 use crate::onnx::location::node_label;
@@ -31,8 +32,8 @@ impl<'m> Walker<'m, '_> {
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
         // after its last reader, unless a subgraph of this body might still read it by name.
-        let keep_all = (body.record && self.options.value_facts)
-            || body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
+        let has_subgraphs = body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
+        let keep_all = (body.record && self.options.value_facts) || has_subgraphs;
         let mut scope = if keep_all {
             let defined =
                 body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
@@ -59,6 +60,8 @@ impl<'m> Walker<'m, '_> {
         }
         let inputs = &body.declared[..body.declared_inputs];
         self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
+        // A subgraph reads this body's values by name, through a scope it cannot change: it gets them whole.
+        has_subgraphs.then(|| scope.read_all_floats());
         // What inputs and initializers are is settled: their other declarations must agree with it.
         let sparse = body.sparse_initializers.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name());
         let settled = input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse);
@@ -92,6 +95,7 @@ impl<'m> Walker<'m, '_> {
             }
         }
 
+        body.outputs.iter().zip(&outputs).for_each(|(name, &s)| scope.read_floats(s, name));
         let outputs = (body.outputs.iter().zip(outputs))
             .map(|(name, s)| self.lookup(env, &scope, (s, name)).cloned().unwrap_or_default())
             .collect();
@@ -153,7 +157,7 @@ impl<'m> Walker<'m, '_> {
         declared: &Declared<'m>,
         (index, first): (usize, u32),
         node: &'m NodeProto,
-        outputs: Vec<ValueFacts>,
+        outputs: Outputs,
     ) {
         for (k, (name, facts)) in node.output.iter().zip(outputs).enumerate() {
             if name.is_empty() {
@@ -332,6 +336,19 @@ impl<'m> Walker<'m, '_> {
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
             self.note(env, Code::MissingOpset, Some((node, index)), msg);
         }
+        let custom = &self.custom;
+        let OpFacts { decl, broadcast } = self.ops.get((domain, op_type, env.opset), || {
+            let decl = custom.get(domain, op_type).copied();
+            let broadcast = ops::broadcast_op(domain, op_type, env.opset)
+                .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
+                .or_else(|| ops::contrib_broadcast_op(domain, op_type));
+            OpFacts { decl, broadcast }
+        });
+        // A broadcasting node of the ONNX domain reads its inputs' shapes, types and integer contents; any other
+        // node may ask for an initializer's floating-point contents.
+        if broadcast.is_none() || !ops::is_default_domain(domain) {
+            node.input.iter().zip(slots).for_each(|(name, &s)| scope.read_floats(s, name));
+        }
         self.name_what_shape_reads(scope, node, slots);
         let refs = self.read_inputs(env, scope, (index, node), slots);
         // Most nodes hold no attribute, and so no graph.
@@ -343,39 +360,37 @@ impl<'m> Walker<'m, '_> {
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
         let tainted = refs.iter().flatten().any(|f| f.contradicted)
             || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
-        let decl = self.custom.get(domain, op_type).copied();
-        let broadcast = ops::broadcast_op(domain, op_type, env.opset)
-            .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
-            .or_else(|| ops::contrib_broadcast_op(domain, op_type));
         // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
         // count for themselves).
         crate::sizes::sym::take_refusals();
-        let mut outputs = if tainted {
-            vec![ValueFacts::contradicted(); node.output.len()]
+        let mut outputs: Outputs = if tainted {
+            smallvec::smallvec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = broadcast {
             let mut outputs = self.site(env, index, node, attrs, op, &refs);
-            if ops::is_default_domain(domain) {
+            if ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type) {
+                outputs
+            } else if ops::is_default_domain(domain) {
                 // What the op requires beyond its broadcast, which its rule judged: Gemm's inner sizes.
                 let validate: Rule = |ctx| {
                     infer::validate_broadcasting(ctx);
                     None
                 };
                 let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
-                self.checked(env, index, node, &refs, found, outputs)
+                self.checked(env, index, node, &refs, found, outputs.into_vec()).into()
             } else {
                 // A contrib or declared site: its other outputs come from the op's own rule.
                 let found = self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
-                self.checked(env, index, node, &refs, found, outputs)
+                self.checked(env, index, node, &refs, found, outputs.into_vec()).into()
             }
         } else if let Some(&(k, f)) = self.functions.get(&(domain, op_type)) {
-            self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect())
+            self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect()).into()
         } else {
             let (inferred, found) = match decl {
                 Some(decl) => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| decl.infer(ctx)),
                 None => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx)),
             };
             let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
-            self.checked(env, index, node, &refs, found, outputs)
+            self.checked(env, index, node, &refs, found, outputs).into()
         };
         let refused = crate::sizes::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);

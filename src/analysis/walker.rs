@@ -10,7 +10,9 @@ pub(super) struct Walker<'m, 's> {
     /// Record function bodies' facts too (`infer` writes them).
     pub(super) function_facts: bool,
     /// Where sites go when they are not kept in the analysis.
-    pub(super) each_site: Option<&'s mut dyn FnMut(Site<'_>)>,
+    pub(super) each_site: Option<&'s mut dyn super::Sites>,
+    /// The sites `each_site` only counts: no record of them is made.
+    pub(super) counted_only: super::CountedOnly,
     pub(super) functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     pub(super) active: Vec<(&'m str, &'m str)>,
     pub(super) out: Analysis,
@@ -30,6 +32,8 @@ pub(super) struct Walker<'m, 's> {
     pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
     /// The body being walked has had its note about the expression budget (see `budget`).
     pub(super) budget_noted: bool,
+    /// What each op met so far is to the walk.
+    pub(super) ops: super::op_memo::OpMemo<'m>,
     /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
     pub(super) input_values: Vec<(std::sync::Arc<str>, crate::rules::ranges::SizeRange)>,
 }

@@ -179,7 +179,7 @@ impl Judge {
         // building its report (which moved the whole site once more, and dropped it with the report).
         if !self.keep_sites && self.ranges.is_none() && site.type_mismatch.is_none() {
             let kind = site.verdict.kind();
-            if holds_quietly(&site, kind, &self.options) {
+            if holds_quietly(site.rule, kind, &self.options) {
                 debug_assert!(describe(&site, self.options, None).0.is_none(), "a quiet site has no finding");
                 self.summary.count(kind);
                 return;
@@ -323,13 +323,36 @@ pub fn report_verdict(report: &SiteReport) -> &'static str {
 /// Whether a site of verdict `kind` (no type mismatch, no ranges) is no finding: a site that is the same, or that
 /// broadcasts where implicit broadcasting is allowed (or explicit, as Expand's) — [`describe`]'s rule for these two
 /// verdicts, without building its judgement.
-fn holds_quietly(site: &Site<'_>, kind: VerdictKind, options: &CheckOptions) -> bool {
+fn holds_quietly(rule: Rule, kind: VerdictKind, options: &CheckOptions) -> bool {
     match kind {
         VerdictKind::Same => true,
         VerdictKind::Broadcast => {
-            !(options.strict || options.rules.enables(Code::ImplicitBroadcast)) || site.rule == Rule::Bidirectional
+            !(options.strict || options.rules.enables(Code::ImplicitBroadcast)) || rule == Rule::Bidirectional
         }
         _ => false,
+    }
+}
+
+/// A judge takes a walk's sites as [`Judge::judge`] does, and lets the walk count the sites its fast path only
+/// counts without making their records (`check`'s text output, whose report lists no site).
+impl crate::analysis::Sites for Judge {
+    fn site(&mut self, site: Site<'_>) {
+        self.judge(site)
+    }
+
+    fn counted_only(&self) -> crate::analysis::CountedOnly {
+        match self.keep_sites || self.ranges.is_some() {
+            true => crate::analysis::CountedOnly::NONE,
+            false => crate::analysis::CountedOnly::of(|kind, rule| holds_quietly(rule, kind, &self.options)),
+        }
+    }
+
+    fn count(&mut self, kind: VerdictKind) {
+        self.summary.count(kind);
+    }
+
+    fn agrees(&self, site: &Site<'_>) -> bool {
+        describe(site, self.options, None).0.is_none()
     }
 }
 

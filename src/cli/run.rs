@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
-use onnx_bcast::analysis::{analyze_model_request, prepare, Request};
+use onnx_bcast::analysis::{analyze_model_request, analyze_model_sites, prepare, Request};
 use onnx_bcast::check::{CheckOptions, Judge};
 use onnx_bcast::cli::config::Target;
 use onnx_bcast::onnx::model::Model;
@@ -69,8 +69,8 @@ fn check_model(
         return Ok(report);
     }
     let mut judge = judge;
-    let analysis =
-        analyze_model_request(model, SITES_ONLY, &request, Some(&mut |site| judge.judge(site))).map_err(bad_request)?;
+    // The judge counts the sites that hold without their records (`Judge`'s `Sites`).
+    let analysis = analyze_model_sites(model, SITES_ONLY, &request, Some(&mut judge)).map_err(bad_request)?;
     let mut report = judge.finish(&analysis);
     write_witnesses(model, shown, &mut report, witness)?;
     Ok(report)

@@ -168,9 +168,15 @@ pub(crate) fn ints_attr<'m>(ctx: &Ctx<'_, 'm>, name: &str) -> Option<&'m [i64]> 
 
 /// Checks what a broadcasting op requires beyond its broadcast, which its rule judges: Gemm's inner sizes.
 pub fn validate_broadcasting(ctx: &Ctx<'_, '_>) {
-    if ctx.op == "Gemm" {
+    if requires_beyond_broadcasting(ctx.op) {
         nn::gemm_requirements(ctx);
     }
+}
+
+/// Whether [`validate_broadcasting`] has anything to check for a broadcasting op of the default domain: a walk
+/// then skips the call for the others (most broadcasting nodes).
+pub fn requires_beyond_broadcasting(op: &str) -> bool {
+    op == "Gemm"
 }
 
 /// Infers the outputs of a non-broadcasting node; `None` when no rule knows the op.

@@ -267,12 +267,18 @@ fn map_facts(
     }
 }
 
-/// Facts from a tensor (initializer or Constant). Only small integer tensors stored in the file are read.
+/// Facts from a tensor (initializer or Constant). Only small tensors stored in the file are read.
 pub fn facts_from_tensor(t: &TensorProto) -> ValueFacts {
+    ValueFacts { floats: float_values(t), ..facts_from_tensor_but_floats(t) }
+}
+
+/// [`facts_from_tensor`] without the floating-point contents ([`float_values`]), which few ops read: a walk reads
+/// them for an initializer only when a node that may ask for them reads it.
+pub fn facts_from_tensor_but_floats(t: &TensorProto) -> ValueFacts {
     let shape =
         Shape::ranked(t.dims.iter().map(|&d| if d >= 0 { Dim::Known(d as u64) } else { Dim::Unknown }).collect());
     let value = int_values(t).map(|v| v.into_iter().map(|x| Some(Poly::constant(x))).collect());
-    ValueFacts { value, floats: float_values(t), ..ValueFacts::tensor(valid_elem(t.data_type()), shape) }
+    ValueFacts { value, ..ValueFacts::tensor(valid_elem(t.data_type()), shape) }
 }
 
 /// A tensor's element type, when it is one: `UNDEFINED` (0, also what an unset `data_type` reads as) and numbers

@@ -338,6 +338,11 @@ static UNRANKED: Shape = Shape(None);
 
 impl<'a, 'm> NodeView<'a, 'm> {
     pub fn new(inputs: &'m [String], facts: &'a [Option<&'a ValueFacts>], attrs: Attrs<'m>) -> Self {
+        // Most nodes have every input, and at most four: their positions are then a prefix of 0, 1, 2, 3.
+        if inputs.len() <= 4 && inputs.iter().all(|name| !name.is_empty()) {
+            let present = SmallVec::from_buf_and_len([0, 1, 2, 3], inputs.len());
+            return NodeView { inputs, facts, attrs, present };
+        }
         // Pushed one by one: collecting a filter into a SmallVec costs several times as much.
         let mut present = SmallVec::new();
         for (i, name) in inputs.iter().enumerate() {
@@ -369,6 +374,10 @@ impl<'a, 'm> NodeView<'a, 'm> {
     }
 
     fn present_shapes(&self) -> SmallVec<[&Shape; 4]> {
+        // Filled in place for the few inputs of most nodes: a push checks the capacity each time.
+        if let [a, b] = self.present[..] {
+            return SmallVec::from_buf_and_len([self.shape(a), self.shape(b), &UNRANKED, &UNRANKED], 2);
+        }
         let mut shapes = SmallVec::new();
         for &p in &self.present {
             shapes.push(self.shape(p));
@@ -377,6 +386,9 @@ impl<'a, 'm> NodeView<'a, 'm> {
     }
 
     fn all_present(&self) -> RuleInputs {
+        if self.present.len() <= 4 {
+            return RuleInputs::from_buf_and_len([Some(0), Some(1), Some(2), Some(3)], self.present.len());
+        }
         let mut all = RuleInputs::new();
         for i in 0..self.present.len() {
             all.push(Some(i));

@@ -32,9 +32,11 @@ pub fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
 
 /// numpy (multidirectional) broadcasting of any number of shapes.
 pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
-    if let Some(outcome) = known_sizes(inputs) {
-        return outcome;
-    }
+    known_sizes(inputs).unwrap_or_else(|| by_axis(inputs))
+}
+
+/// [`multidirectional`] axis by axis, each axis's column of dims merged by [`merge_axis`].
+fn by_axis(inputs: &[&Shape]) -> Outcome {
     let Some(ranked) = inputs.iter().map(|s| s.dims()).collect::<Option<SmallVec<[&[Dim]; 4]>>>() else {
         return Outcome { output: Shape::unranked(), verdict: Verdict::Unknown };
     };
@@ -72,37 +74,83 @@ pub fn multidirectional(inputs: &[&Shape]) -> Outcome {
 /// and a second size other than 1 is the violation; what [`merge_axis`] concludes on such columns, without
 /// gathering them. `None` when some rank or size is not known.
 fn known_sizes(inputs: &[&Shape]) -> Option<Outcome> {
+    if let [a, b] = inputs {
+        return known_pair(a.dims()?, b.dims()?);
+    }
     let mut rank = 0;
     for shape in inputs {
         let dims = shape.dims()?;
-        if !dims.iter().all(|d| matches!(d, Dim::Known(_))) {
+        if dims.iter().any(|d| !matches!(d, Dim::Known(_))) {
             return None;
         }
         rank = rank.max(dims.len());
     }
-    let size = |input: &Shape, axis: usize| {
-        let dims = input.dims().unwrap_or_default();
-        (axis + dims.len()).checked_sub(rank).and_then(|i| dims[i].known())
+    let size = |d: &Dim| match d {
+        Dim::Known(k) => *k,
+        _ => 1,
     };
     let mut output = Vec::with_capacity(rank);
     for axis in 0..rank {
-        let mut first: Option<(usize, u64)> = None;
-        for (m, input) in inputs.iter().enumerate() {
-            match (size(input, axis), first) {
-                (None | Some(1), _) => {}
-                (Some(k), None) => first = Some((m, k)),
-                (Some(k), Some((m0, k0))) if k != k0 => {
-                    let kind = ViolationKind::Mismatch { found: Dim::Known(k), expected: Dim::Known(k0), against: m0 };
-                    let verdict = Verdict::Violation(Violation { input: m, axis: Some(axis), kind });
-                    return Some(Outcome { output: Shape::unranked(), verdict });
-                }
-                (Some(_), Some(_)) => {}
+        // The first size other than 1, from input `from`; inputs with fewer dims are padded with 1s on the left.
+        let (mut out, mut from) = (1, 0);
+        for (m, shape) in inputs.iter().enumerate() {
+            let dims = shape.dims().unwrap_or_default();
+            let Some(i) = (axis + dims.len()).checked_sub(rank) else { continue };
+            let k = size(&dims[i]);
+            if k == 1 || k == out {
+                continue;
             }
+            if out != 1 {
+                let kind = ViolationKind::Mismatch { found: Dim::Known(k), expected: Dim::Known(out), against: from };
+                let verdict = Verdict::Violation(Violation { input: m, axis: Some(axis), kind });
+                return Some(Outcome { output: Shape::unranked(), verdict });
+            }
+            (out, from) = (k, m);
         }
-        output.push(Dim::Known(first.map_or(1, |(_, k)| k)));
+        output.push(Dim::Known(out));
     }
-    let same = inputs.iter().all(|s| s.dims() == Some(&output[..]));
+    // Every input is the output's shape: compared as sizes, every dim being known.
+    let same = inputs.iter().all(|shape| {
+        let dims = shape.dims().unwrap_or_default();
+        dims.len() == rank && dims.iter().zip(&output).all(|(a, b)| size(a) == size(b))
+    });
     let verdict = if same { Verdict::Same } else { Verdict::Broadcast };
+    Some(Outcome { output: Shape::ranked(output), verdict })
+}
+
+/// [`known_sizes`] of two shapes, the inputs of most broadcasting nodes: the same conclusions, in one pass over
+/// the axes.
+fn known_pair(a: &[Dim], b: &[Dim]) -> Option<Outcome> {
+    let size = |d: &Dim| match d {
+        Dim::Known(k) => Some(*k),
+        _ => None,
+    };
+    // Every size known first: a violation is concluded only of shapes that are known throughout.
+    if !a.iter().chain(b).all(|d| matches!(d, Dim::Known(_))) {
+        return None;
+    }
+    let rank = a.len().max(b.len());
+    // Where each shape starts among the output's axes, padded with 1s on the left.
+    let (from_a, from_b) = (rank - a.len(), rank - b.len());
+    let (mut same_a, mut same_b) = (from_a == 0, from_b == 0);
+    let mut output = Vec::with_capacity(rank);
+    for axis in 0..rank {
+        let x = axis.checked_sub(from_a).and_then(|i| size(&a[i])).unwrap_or(1);
+        let y = axis.checked_sub(from_b).and_then(|i| size(&b[i])).unwrap_or(1);
+        let out = match (x, y) {
+            (1, k) | (k, 1) => k,
+            (x, y) if x == y => x,
+            (x, y) => {
+                let kind = ViolationKind::Mismatch { found: Dim::Known(y), expected: Dim::Known(x), against: 0 };
+                let verdict = Verdict::Violation(Violation { input: 1, axis: Some(axis), kind });
+                return Some(Outcome { output: Shape::unranked(), verdict });
+            }
+        };
+        same_a &= x == out;
+        same_b &= y == out;
+        output.push(Dim::Known(out));
+    }
+    let verdict = if same_a && same_b { Verdict::Same } else { Verdict::Broadcast };
     Some(Outcome { output: Shape::ranked(output), verdict })
 }
 
@@ -347,5 +395,45 @@ pub fn broadcasting_inputs(site: &Site) -> Vec<usize> {
     match site.kind {
         SiteKind::Multi | SiteKind::NumpyOf(_) => site.rule_inputs.iter().flatten().copied().collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shape of rank 0 to 3 with sizes among 0, 1, 2 and 3.
+    fn small_shapes() -> Vec<Shape> {
+        let mut shapes = vec![Vec::new()];
+        for rank in 1..=3 {
+            for n in 0..4usize.pow(rank) {
+                shapes.push((0..rank).map(|i| (n / 4usize.pow(i) % 4) as u64).collect());
+            }
+        }
+        shapes.iter().map(|s: &Vec<u64>| Shape::known(s)).collect()
+    }
+
+    #[test]
+    fn known_sizes_conclude_what_merging_axis_by_axis_concludes() {
+        let shapes = small_shapes();
+        for a in &shapes {
+            for b in &shapes {
+                assert_eq!(known_sizes(&[a, b]), Some(by_axis(&[a, b])), "{a} {b}");
+            }
+        }
+        // Three shapes take the general way.
+        for c in [&shapes[0], &shapes[7], &shapes[40]] {
+            for (a, b) in shapes.iter().step_by(3).flat_map(|a| shapes.iter().step_by(5).map(move |b| (a, b))) {
+                assert_eq!(known_sizes(&[a, b, c]), Some(by_axis(&[a, b, c])), "{a} {b} {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn known_sizes_leave_a_shape_with_a_symbol_to_merging_axis_by_axis() {
+        let n = Shape::ranked(vec![Dim::Known(2), Dim::sym("N")]);
+        let three = Shape::known(&[3, 1]);
+        assert_eq!(known_sizes(&[&n, &three]), None, "a mismatch on a known axis is not concluded before the symbol");
+        assert_eq!(known_sizes(&[&three, &Shape::unranked()]), None);
     }
 }

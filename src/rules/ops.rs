@@ -146,9 +146,10 @@ pub fn broadcast_op(domain: &str, op: &str, opset: i64) -> Option<BroadcastOp> {
     if !is_default_domain(domain) {
         return None;
     }
-    let versions = &TABLE[by_op().get(op)?.clone()];
+    let (range, bool_output) = by_op().get(op)?;
+    let versions = &TABLE[range.clone()];
     let entry = versions.iter().rfind(|entry| entry.since <= opset).unwrap_or(&versions[0]);
-    Some(BroadcastOp { kind: entry.kind, same_type: entry.same_type, bool_output: COMPARISONS.contains(&op) })
+    Some(BroadcastOp { kind: entry.kind, same_type: entry.same_type, bool_output: *bool_output })
 }
 
 /// The broadcasting contrib ops of onnxruntime (`com.microsoft`), each with its section of onnxruntime's
@@ -192,14 +193,15 @@ pub fn declared_broadcast(mask: u64) -> BroadcastOp {
     BroadcastOp { kind: SiteKind::NumpyOf(mask), same_type: Nothing, bool_output: false }
 }
 
-/// Where each op's entries are in [`TABLE`]: every node of a model is looked up, so not by a scan.
-fn by_op() -> &'static rustc_hash::FxHashMap<&'static str, std::ops::Range<usize>> {
-    static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, std::ops::Range<usize>>> =
-        std::sync::OnceLock::new();
+/// Where each op's entries are in [`TABLE`], and whether its output is boolean (one of [`COMPARISONS`]): every
+/// node of a model is looked up, so not by a scan.
+fn by_op() -> &'static rustc_hash::FxHashMap<&'static str, (std::ops::Range<usize>, bool)> {
+    type Index = rustc_hash::FxHashMap<&'static str, (std::ops::Range<usize>, bool)>;
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut index = rustc_hash::FxHashMap::default();
+        let mut index = Index::default();
         for (i, entry) in TABLE.iter().enumerate() {
-            index.entry(entry.op).or_insert(i..i).end = i + 1;
+            index.entry(entry.op).or_insert((i..i, COMPARISONS.contains(&entry.op))).0.end = i + 1;
         }
         index
     })
@@ -241,11 +243,11 @@ mod tests {
 
     #[test]
     fn each_op_is_listed_in_one_run_of_increasing_versions() {
-        for (op, range) in by_op() {
+        for (op, (range, _)) in by_op() {
             assert!(TABLE[range.clone()].iter().all(|e| e.op == *op), "{op} is split");
             assert!(TABLE[range.clone()].windows(2).all(|w| w[0].since < w[1].since), "{op} out of order");
         }
-        assert_eq!(by_op().values().map(|r| r.len()).sum::<usize>(), TABLE.len());
+        assert_eq!(by_op().values().map(|(r, _)| r.len()).sum::<usize>(), TABLE.len());
     }
 
     #[test]

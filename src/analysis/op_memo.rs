@@ -1,0 +1,106 @@
+//! What the walk makes of each node's op (a broadcasting site or not, and how; the config file's declaration),
+//! remembered by domain, op name and opset. Every node asks, a model has few distinct ops, and asking the op table
+//! and the declarations is a hash of the name each: the memo finds the answer with one comparison of names.
+
+use crate::infer::custom::OpDecl;
+use crate::rules::ops::BroadcastOp;
+
+/// What the walk makes of an op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct OpFacts {
+    /// The config file's declaration of the op (`[ops]`).
+    pub(super) decl: Option<OpDecl>,
+    /// How the op broadcasts, when it does: from the op table, a declaration, or the contrib ops.
+    pub(super) broadcast: Option<BroadcastOp>,
+}
+
+/// The places of the memo: an op's place follows from its name (see [`place`]).
+const PLACES: usize = 64;
+
+/// The facts of the last op met at each place, with the domain, name and opset they are for. Two ops that share a
+/// place take turns: each is asked again when the other came between, which costs what no memo would.
+pub(super) struct OpMemo<'m> {
+    places: Vec<Option<(&'m str, &'m str, i64, OpFacts)>>,
+}
+
+impl<'m> OpMemo<'m> {
+    pub(super) fn new() -> OpMemo<'m> {
+        OpMemo { places: vec![None; PLACES] }
+    }
+
+    /// The facts of `op` in `domain` at `opset`: remembered, or found by `find` and remembered.
+    #[inline]
+    pub(super) fn get(
+        &mut self,
+        (domain, op, opset): (&'m str, &'m str, i64),
+        find: impl FnOnce() -> OpFacts,
+    ) -> OpFacts {
+        let at = &mut self.places[place(op)];
+        match at {
+            Some((d, o, v, facts)) if *o == op && *d == domain && *v == opset => *facts,
+            _ => {
+                let facts = find();
+                *at = Some((domain, op, opset, facts));
+                facts
+            }
+        }
+    }
+}
+
+/// The place of an op's name: its length and its first, middle and last bytes, mixed by a multiplication (as
+/// FxHash mixes), which tells the standard ops' names apart well enough for a memo.
+#[inline]
+fn place(op: &str) -> usize {
+    let b = op.as_bytes();
+    let Some(&last) = b.last() else { return 0 };
+    let key = b.len() as u64 | (b[0] as u64) << 8 | (b[b.len() / 2] as u64) << 16 | (last as u64) << 24;
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % PLACES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::ops;
+
+    fn facts(op: &str, opset: i64) -> OpFacts {
+        OpFacts { decl: None, broadcast: ops::broadcast_op("", op, opset) }
+    }
+
+    #[test]
+    fn the_memo_answers_what_the_op_table_does_for_each_domain_op_and_opset() {
+        let mut memo = OpMemo::new();
+        let asks = [("", "Add", 17), ("", "Add", 6), ("", "Relu", 17), ("com.microsoft", "Add", 17), ("", "Equal", 17)];
+        for _ in 0..3 {
+            for (domain, op, opset) in asks {
+                let found = memo.get((domain, op, opset), || OpFacts {
+                    decl: None,
+                    broadcast: ops::broadcast_op(domain, op, opset),
+                });
+                assert_eq!(found.broadcast, ops::broadcast_op(domain, op, opset), "{domain} {op} {opset}");
+            }
+        }
+        assert_ne!(facts("Add", 6), facts("Add", 17), "the opset is part of what is remembered");
+    }
+
+    #[test]
+    fn an_op_remembered_is_not_asked_again_and_one_at_the_same_place_is() {
+        let other =
+            (0..1000).map(|i| format!("Op{i}")).find(|n| place(n) == place("Mul")).expect("a name at Mul's place");
+        let mut memo = OpMemo::new();
+        let mut asked = 0;
+        for _ in 0..4 {
+            memo.get(("", "Mul", 17), || {
+                asked += 1;
+                facts("Mul", 17)
+            });
+        }
+        assert_eq!(asked, 1);
+        // An op at Mul's place, with another name, is asked and takes the place; Mul is asked again after it.
+        memo.get(("", &other, 17), || facts(&other, 17));
+        memo.get(("", "Mul", 17), || {
+            asked += 1;
+            facts("Mul", 17)
+        });
+        assert_eq!(asked, 2);
+    }
+}

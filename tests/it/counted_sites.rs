@@ -1,0 +1,129 @@
+//! A walk's taker may count some sites without their records (`src/analysis/sites.rs`): `check`'s text output
+//! counts the sites that hold. The sites counted must be exactly the ones named, a site whose inputs' types differ
+//! is never only counted, and `check`'s report must be the same whether its judge counts or judges each site.
+
+use std::path::PathBuf;
+
+use onnx_bcast::analysis::{analyze_model_request, analyze_model_sites, CountedOnly, Options, Request, Site, Sites};
+use onnx_bcast::check::{CheckOptions, Judge, Level, Report, Selector};
+use onnx_bcast::diagnostic::Code;
+use onnx_bcast::onnx::model::Model;
+use onnx_bcast::onnx::pb::{tensor_proto::DataType, GraphProto, ModelProto, NodeProto, OperatorSetIdProto};
+use onnx_bcast::rules::{Rule, VerdictKind};
+use prost::Message;
+
+use crate::common::{float_input, repo_root};
+
+const SITES_ONLY: Options = Options { value_facts: false };
+
+/// The fixtures of every rule's sites, one model each.
+fn fixtures() -> Vec<(PathBuf, Model)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo_root().join("fixtures"))
+        .expect("the fixtures folder")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() > 20, "the fixtures are there");
+    paths.into_iter().map(|p| (p.clone(), Model::open(&p).expect("a fixture loads"))).collect()
+}
+
+/// Takes the sites whole but those of the verdicts it names, which it counts.
+struct Counter {
+    counted_only: CountedOnly,
+    counted: Vec<VerdictKind>,
+    whole: Vec<(String, VerdictKind, bool)>,
+}
+
+impl Sites for Counter {
+    fn site(&mut self, site: Site<'_>) {
+        self.whole.push((site.node.to_string(), site.verdict.kind(), site.type_mismatch.is_some()));
+    }
+    fn counted_only(&self) -> CountedOnly {
+        self.counted_only
+    }
+    fn count(&mut self, kind: VerdictKind) {
+        self.counted.push(kind);
+    }
+}
+
+fn counter(quiet: impl Fn(VerdictKind, Rule) -> bool) -> Counter {
+    Counter { counted_only: CountedOnly::of(quiet), counted: Vec::new(), whole: Vec::new() }
+}
+
+#[test]
+fn a_taker_counts_only_the_sites_it_names_and_takes_every_other_whole() {
+    let quiet = |kind: VerdictKind, rule: Rule| {
+        kind == VerdictKind::Same || (kind == VerdictKind::Broadcast && rule == Rule::Multidirectional)
+    };
+    let (mut counted, mut taken) = (0, 0);
+    for (path, model) in fixtures() {
+        let mut all = Vec::new();
+        let mut each = |site: Site<'_>| {
+            all.push((site.node.to_string(), site.verdict.kind(), site.rule, site.type_mismatch.is_some()))
+        };
+        analyze_model_request(&model, SITES_ONLY, &Request::default(), Some(&mut each)).expect("analysed");
+        let mut taker = counter(quiet);
+        analyze_model_sites(&model, SITES_ONLY, &Request::default(), Some(&mut taker)).expect("analysed");
+        let (only_counted, whole): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|(_, kind, rule, mismatch)| !mismatch && quiet(*kind, *rule));
+        let whole: Vec<_> = whole.into_iter().map(|(node, kind, _, mismatch)| (node, kind, mismatch)).collect();
+        assert_eq!(taker.whole, whole, "{}", path.display());
+        assert_eq!(taker.counted, only_counted.iter().map(|s| s.1).collect::<Vec<_>>(), "{}", path.display());
+        counted += taker.counted.len();
+        taken += taker.whole.len();
+    }
+    assert!(counted > 5 && taken > 5, "the fixtures hold sites of both kinds ({counted} counted, {taken} taken)");
+}
+
+#[test]
+fn a_site_whose_input_types_differ_is_taken_whole_though_its_verdict_is_counted_only() {
+    let mut ints = float_input("y", &[3]);
+    if let Some(t) = ints.r#type.as_mut().and_then(|t| t.tensor_type.as_mut()) {
+        t.elem_type = Some(DataType::Int64 as i32);
+    }
+    let add = NodeProto {
+        op_type: Some("Add".into()),
+        name: Some("mixed".into()),
+        input: vec!["x".into(), "y".into()],
+        output: vec!["z".into()],
+        ..Default::default()
+    };
+    let g = GraphProto { node: vec![add], input: vec![float_input("x", &[2, 3]), ints], ..Default::default() };
+    let m = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
+        graph: Some(g),
+        ..Default::default()
+    };
+    let model = Model::from_bytes("mixed.onnx", m.encode_to_vec().into()).expect("decodes");
+    let mut taker = counter(|_, _| true);
+    analyze_model_sites(&model, SITES_ONLY, &Request::default(), Some(&mut taker)).expect("analysed");
+    assert_eq!(taker.whole, [("mixed".to_string(), VerdictKind::Broadcast, true)]);
+    assert!(taker.counted.is_empty());
+}
+
+/// The report of `check` whose judge counts the sites that hold, and of one judging every site.
+fn both_reports(model: &Model, options: CheckOptions) -> (Report, Report) {
+    let mut counting = Judge::new(options, false);
+    let a = analyze_model_sites(model, SITES_ONLY, &Request::default(), Some(&mut counting)).expect("analysed");
+    let mut judging = Judge::new(options, false);
+    let b = analyze_model_request(model, SITES_ONLY, &Request::default(), Some(&mut |s| judging.judge(s)))
+        .expect("analysed");
+    (counting.finish(&a), judging.finish(&b))
+}
+
+#[test]
+fn check_reports_the_same_whether_its_judge_counts_the_sites_that_hold_or_judges_each() {
+    let mut implicit = CheckOptions::default();
+    implicit.rules.select(Selector::Code(Code::ImplicitBroadcast), Level::Warn);
+    let strict = CheckOptions { strict: true, ..Default::default() };
+    for (path, model) in fixtures() {
+        for options in [CheckOptions::default(), strict, implicit] {
+            let (counting, judging) = both_reports(&model, options);
+            assert_eq!(counting.summary, judging.summary, "{} {options:?}", path.display());
+            assert_eq!(format!("{:?}", counting.findings), format!("{:?}", judging.findings), "{}", path.display());
+            assert_eq!(format!("{:?}", counting.undecided), format!("{:?}", judging.undecided), "{}", path.display());
+        }
+    }
+}
