@@ -1,16 +1,17 @@
 //! `check`'s report as Python holds it. A model of many nodes is checked as the command line checks it: each site
-//! judged and dropped, only the findings' sites kept; the list of every site (`Report.sites`, `to_json()`) is made
-//! on first request, by checking the same bytes again. Keeping every site's report of a 100,000-node model cost
-//! 110 MB and a third more time than the command's check, for a list most callers never read.
+//! judged and dropped, only the findings' sites kept; the list of every site (`to_json()`, which `Report.sites`
+//! reads) is written when asked for, as `check --format json` writes it, by checking the same bytes again. Keeping
+//! every site's report of a 100,000-node model cost 150 MB and a third more time than the command's check, for a
+//! list most callers never read.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use pyo3::prelude::*;
 
 use onnx_bcast::analysis::{self, analyze_model_request, Request};
-use onnx_bcast::check::{CheckOptions, Judge, Report};
+use onnx_bcast::check::{CheckOptions, Judge, Report, SiteReport};
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
 
@@ -37,16 +38,53 @@ struct Again {
 }
 
 impl Again {
-    /// The report with every site: the same check of the same bytes, keeping every site's report.
-    fn every_site(&self) -> Result<Report, Failure> {
+    /// The model as it was checked.
+    fn model(&self) -> Result<Model, Failure> {
         let model = Model::from_bytes(self.name.clone(), self.bytes.clone());
         let model = match self.left_out.is_empty() {
             true => model,
             false => model.and_then(|m| onnx_bcast::onnx::tensor::with_placeholder_data(m, &self.left_out)),
         };
-        let model = model.map_err(|e| Failure::Model(e.to_string()))?;
-        judged(&model, self.options, &self.request, true)
+        model.map_err(|e| Failure::Model(e.to_string()))
     }
+
+    /// The report's JSON object, as `check --format json` writes it: the same check of the same bytes, each site
+    /// written as it is judged, and kept by none.
+    fn json(&self, shown: &str) -> Result<String, Failure> {
+        let model = self.model()?;
+        let bad = |e: analysis::BindError| Failure::Bind(format!("{}: {e}", model.path().display()));
+        let (request, ranges) = analysis::prepare(model.proto(), &self.request).map_err(bad)?;
+        let mut judge = Judge::new(self.options, false).with_ranges(ranges);
+        let mut out = Vec::new();
+        write_json(&mut out, |out| render::write_json_model_start(out, shown))?;
+        let (mut sites, mut written) = (render::SiteWriter::default(), Ok(()));
+        let mut write = |report: &SiteReport<'_>| {
+            if written.is_ok() {
+                written = sites.write(&mut out, report);
+            }
+        };
+        let sites_only = analysis::Options { value_facts: false };
+        let analysis =
+            analyze_model_request(&model, sites_only, &request, Some(&mut |site| judge.judge_with(site, &mut write)))
+                .map_err(bad)?;
+        write_json(&mut out, |_| written)?;
+        let report = judge.finish(&analysis);
+        write_json(&mut out, |out| render::write_json_model_end(out, &report))?;
+        json_text(out)
+    }
+}
+
+/// Writes to memory, which cannot fail (but for a report too large for it).
+fn write_json(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<(), Failure> {
+    write(out).map_err(|e| Failure::Other(format!("cannot hold the JSON report: {e}")))
+}
+
+/// A model's JSON object as `check --format json` writes it, as text, without its newline.
+fn json_text(mut out: Vec<u8>) -> Result<String, Failure> {
+    if out.last() == Some(&b'\n') {
+        out.pop();
+    }
+    String::from_utf8(out).map_err(|e| Failure::Internal(format!("the JSON report is not UTF-8: {e}")))
 }
 
 /// Checks `input`: the report (every site's, or only the findings' for a model of many nodes) and, when not every
@@ -64,7 +102,7 @@ pub(crate) fn check(input: Input, options: CheckOptions, request: Request) -> Re
         let (bytes, left_out) = held.unwrap_or_else(|| (Bytes::copy_from_slice(model.bytes()), Vec::new()));
         Arc::new(Again { name: model.path().to_path_buf(), bytes, left_out, options, request })
     });
-    Ok(NativeReport { shown, report, again, every_site: OnceLock::new() })
+    Ok(NativeReport { shown, report, again })
 }
 
 /// The check of an opened model, keeping every site's report or only the findings'.
@@ -87,33 +125,15 @@ pub(crate) struct NativeReport {
     /// The findings with their sites, and the totals; every site too unless `again` is there.
     report: Report,
     again: Option<Arc<Again>>,
-    /// The report with every site, once asked for (when `report` does not have them).
-    every_site: OnceLock<Report>,
-}
-
-impl NativeReport {
-    /// The report that lists every site: made by checking the model again the first time it is asked for.
-    fn with_every_site(&self, py: Python<'_>) -> PyResult<&Report> {
-        let Some(again) = &self.again else { return Ok(&self.report) };
-        if let Some(report) = self.every_site.get() {
-            return Ok(report);
-        }
-        let again = again.clone();
-        let report = without_gil(py, &self.shown, move || again.every_site())?;
-        // Two threads asking at once both check; the first one's report is kept (they are the same).
-        Ok(self.every_site.get_or_init(|| report))
-    }
 }
 
 impl Drop for NativeReport {
     /// A report of many sites takes a while to free (11 ms for 100,000): that happens on a thread of its own, not
     /// in the caller's time and with the GIL held.
     fn drop(&mut self) {
-        for report in [Some(&mut self.report), self.every_site.get_mut()].into_iter().flatten() {
-            if report.sites.len() > 10_000 {
-                let sites = std::mem::take(&mut report.sites);
-                std::thread::spawn(move || drop(sites));
-            }
+        if self.report.sites.len() > 10_000 {
+            let sites = std::mem::take(&mut self.report.sites);
+            std::thread::spawn(move || drop(sites));
         }
     }
 }
@@ -163,9 +183,24 @@ impl NativeReport {
         serde_json::Value::Array(findings).to_string()
     }
 
-    /// The whole report: exactly the object `onnx-bcast check --format json` writes for this model.
+    /// The whole report: exactly the object `onnx-bcast check --format json` writes for this model (without its
+    /// newline), written site by site as the command writes it; for a report that kept only its findings' sites,
+    /// by checking the model again.
     fn to_json(&self, py: Python<'_>) -> PyResult<String> {
-        let report = self.with_every_site(py)?;
-        Ok(py.detach(|| render::report_json(&self.shown, report).to_string()))
+        let shown = self.shown.clone();
+        if let Some(again) = &self.again {
+            let again = again.clone();
+            return without_gil(py, &self.shown, move || again.json(&shown));
+        }
+        let kept = |out: &mut Vec<u8>| {
+            render::write_json_model_start(out, &self.shown)?;
+            let mut sites = render::SiteWriter::default();
+            self.report.sites.iter().try_for_each(|site| sites.write(out, site))?;
+            render::write_json_model_end(out, &self.report)
+        };
+        Ok(py.detach(|| {
+            let mut out = Vec::new();
+            write_json(&mut out, kept).and_then(|()| json_text(out))
+        })?)
     }
 }
