@@ -15,7 +15,10 @@ makes.) `bench/run.sh python` runs it with those defaults.
    `onnx.shape_inference.infer_shapes(model_proto)` on the same loaded object.
 3. With `--corpus DIR` (the PyTorch corpus of corpus/torch_fetch.sh), per model: `check(model_proto)` against
    `infer_shapes(model_proto)`, and `check(path)` in process against the `onnx-bcast check` command on the same
-   file, all four interleaved round by round (a burst of load from other work falls on every contender), medians.
+   file, all four interleaved round by round (a burst of load from other work falls on every contender), medians;
+   and what check(ModelProto) pays before any work of its own, alone: the model serialized (`SerializeToString()`;
+   over 8 MiB of weights, a copy without them, serialized): infer_shapes divided by it is the most check(ModelProto)
+   could be faster ("bound"), were decoding and checking free.
    Goals of issue 29: check(ModelProto) at least 10x faster than infer_shapes on every model, check(path) within
    1.2x of the command.
 
@@ -25,6 +28,7 @@ Prints a table; exit 0.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -34,6 +38,7 @@ from pathlib import Path
 import onnx
 
 import onnx_bcast
+from onnx_bcast._api import _analysable
 
 
 def timed(f) -> float:
@@ -51,7 +56,8 @@ def cli_overhead(binary: str, model: str, rounds: int) -> None:
         fresh.append(timed(lambda: subprocess.run(
             [sys.executable, "-c", "import sys, onnx_bcast; onnx_bcast.check(sys.argv[1])", model])))
     c, a, f = (statistics.median(x) for x in (cli, api, fresh))
-    print(f"## check of {Path(model).name}, {rounds} interleaved rounds (median, min)\n")
+    load = os.getloadavg()[0]
+    print(f"## check of {Path(model).name}, {rounds} interleaved rounds (median, min; load average {load:.1f})\n")
     print("| | median | min | vs CLI |")
     print("|---|--:|--:|--:|")
     print(f"| `onnx-bcast check` (command) | {c:.3f} s | {min(cli):.3f} s | 1.00× |")
@@ -90,35 +96,43 @@ def against_corpus(binary: str, folder: Path, rounds: int) -> None:
           f"{rounds} interleaved rounds (median wall time; CPU time of this process beside, which a loaded machine "
           "leaves alone)\n")
     print("| model | nodes | MB | infer_shapes | check(ModelProto) | faster | CPU: infer_shapes | check | faster "
-          "| command | check(path) | vs command |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-    faster, faster_cpu, versus = [], [], []
+          "| serialize | bound | command | check(path) | vs command |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    faster, faster_cpu, versus, bounds = [], [], [], []
     for path in models:
         model = onnx.load(str(path))
         onnx_bcast.check(model), onnx.shape_inference.infer_shapes(model)  # first calls (imports, caches) untimed
-        times: dict[str, list[tuple[float, float]]] = {"theirs": [], "ours": [], "cli": [], "api": []}
+        times: dict[str, list[tuple[float, float]]] = {"theirs": [], "ours": [], "ser": [], "cli": [], "api": []}
         for _ in range(rounds):
             times["theirs"].append(timed_cpu(lambda: onnx.shape_inference.infer_shapes(model)))
             times["ours"].append(timed_cpu(lambda: onnx_bcast.check(model)))
+            times["ser"].append(timed_cpu(lambda: _analysable(model)))
             times["cli"].append(timed_cpu(
                 lambda: subprocess.run([binary, "check", str(path)], stdout=subprocess.DEVNULL)))
             times["api"].append(timed_cpu(lambda: onnx_bcast.check(str(path))))
-        theirs, ours, cli, api = (statistics.median(w for w, _ in times[k]) for k in ("theirs", "ours", "cli", "api"))
+        theirs, ours, ser, cli, api = (
+            statistics.median(w for w, _ in times[k]) for k in ("theirs", "ours", "ser", "cli", "api"))
         theirs_cpu, ours_cpu = (statistics.median(c for _, c in times[k]) for k in ("theirs", "ours"))
         faster.append((theirs / ours, path.name))
         faster_cpu.append((theirs_cpu / ours_cpu, path.name))
         versus.append((api / cli, path.name))
+        bounds.append((theirs / ser, path.name))
         print(f"| {path.name} | {len(model.graph.node)} | {path.stat().st_size / 1e6:.1f} | {theirs * 1e3:.2f} ms "
               f"| {ours * 1e3:.2f} ms | {theirs / ours:.1f}× | {theirs_cpu * 1e3:.2f} ms | {ours_cpu * 1e3:.2f} ms "
-              f"| {theirs_cpu / ours_cpu:.1f}× | {cli * 1e3:.2f} ms | {api * 1e3:.2f} ms | {api / cli:.2f}× |")
+              f"| {theirs_cpu / ours_cpu:.1f}× | {ser * 1e3:.2f} ms | {theirs / ser:.0f}× | {cli * 1e3:.2f} ms "
+              f"| {api * 1e3:.2f} ms | {api / cli:.2f}× |")
     for label, ratios in (("wall", faster), ("CPU", faster_cpu)):
         least = min(ratios)
         print(f"\ncheck(ModelProto) against infer_shapes ({label}): median "
               f"{statistics.median(r for r, _ in ratios):.1f}×, least {least[0]:.1f}× ({least[1]}); "
               f"{sum(r >= 10 for r, _ in ratios)} of {len(ratios)} models at least 10×")
+    print(f"\nserialization alone against infer_shapes (the bound): median {statistics.median(r for r, _ in bounds):.0f}×, "
+          f"least {min(bounds)[0]:.1f}× ({min(bounds)[1]}); {sum(r < 10 for r, _ in bounds)} of {len(bounds)} models "
+          "under 10× even with decoding and checking free")
     worst = max(versus)
     print(f"\ncheck(path) against the command: median {statistics.median(r for r, _ in versus):.2f}×, most "
-          f"{worst[0]:.2f}× ({worst[1]}); {sum(r <= 1.2 for r, _ in versus)} of {len(versus)} models within 1.2×\n")
+          f"{worst[0]:.2f}× ({worst[1]}); {sum(r <= 1.2 for r, _ in versus)} of {len(versus)} models within 1.2×; "
+          f"load average {os.getloadavg()[0]:.1f}\n")
 
 
 def main() -> int:

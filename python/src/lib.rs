@@ -16,7 +16,7 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
 use onnx_bcast::analysis::{self, analyze_model_request, Bindings, Request};
-use onnx_bcast::check::{CheckOptions, Judge, Level, RuleSelection, Selector};
+use onnx_bcast::check::{CheckOptions, Level, RuleSelection, Selector};
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::onnx::wire::Pieces;
 use onnx_bcast::render;
@@ -25,6 +25,7 @@ use onnx_bcast::rewrite::driver;
 use onnx_bcast::rewrite::expand::{Expand, ExpandError, ExpandOptions};
 use onnx_bcast::rewrite::fold::Fold;
 
+mod report;
 mod worker;
 use worker::without_gil;
 
@@ -85,17 +86,30 @@ impl Input {
     }
 
     fn open(self) -> Result<Model, Failure> {
+        self.opened().map(|(model, _)| model)
+    }
+
+    /// The model, and for bytes the bytes themselves (shared with the model, not copied) and the initializers
+    /// left out of them.
+    fn opened(self) -> Result<(Model, Option<Held>), Failure> {
         let opened = match self {
-            Input::Path(path) => Model::open(path),
-            Input::Bytes(bytes, name, left_out) if left_out.is_empty() => {
-                Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
+            Input::Path(path) => Model::open(path).map(|model| (model, None)),
+            Input::Bytes(bytes, name, left_out) => {
+                let bytes = bytes::Bytes::from_owner(bytes);
+                let model = Model::from_bytes(name, bytes.clone());
+                let model = match left_out.is_empty() {
+                    true => model,
+                    false => model.and_then(|m| onnx_bcast::onnx::tensor::with_placeholder_data(m, &left_out)),
+                };
+                model.map(|model| (model, Some((bytes, left_out))))
             }
-            Input::Bytes(bytes, name, left_out) => Model::from_bytes(name, bytes::Bytes::from_owner(bytes))
-                .and_then(|model| onnx_bcast::onnx::tensor::with_placeholder_data(model, &left_out)),
         };
         opened.map_err(|e| Failure::Model(e.to_string()))
     }
 }
+
+/// A model's bytes as the caller gave them, and the main-graph initializers whose data was left out of them.
+type Held = (bytes::Bytes, Vec<(usize, usize)>);
 
 /// What went wrong, decided without the GIL and turned into an exception with it.
 enum Failure {
@@ -190,76 +204,6 @@ fn requested(
     Ok(request)
 }
 
-/// A model's check: its findings, sites and totals. The Python `Report` wraps it and reads the parts it is asked
-/// for, so a model with a hundred thousand sites costs nothing more until `sites` or `to_json()` is read.
-#[pyclass(frozen, module = "onnx_bcast._native")]
-struct NativeReport {
-    shown: String,
-    report: onnx_bcast::check::Report,
-}
-
-impl Drop for NativeReport {
-    /// A report of many sites takes a while to free (11 ms for 100,000): that happens on a thread of its own, not
-    /// in the caller's time and with the GIL held.
-    fn drop(&mut self) {
-        if self.report.sites.len() > 10_000 {
-            let sites = std::mem::take(&mut self.report.sites);
-            std::thread::spawn(move || drop(sites));
-        }
-    }
-}
-
-#[pymethods]
-impl NativeReport {
-    /// Whether an error-level finding fails the check (the command line's exit status 1).
-    fn failed(&self) -> bool {
-        self.report.failed()
-    }
-
-    /// The `summary` object of the command line's JSON report.
-    fn summary_json(&self) -> String {
-        render::summary_json(&self.report).to_string()
-    }
-
-    /// The totals in words, as the command line's text output ends: `1 site: 0 same, 0 broadcast, 1 violation, ...`.
-    fn summary_text(&self) -> String {
-        let s = self.report.summary;
-        let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
-        format!(
-            "{}; {}, {}",
-            render::summary_text(&self.report),
-            plural(s.errors, "error"),
-            plural(s.warnings, "warning")
-        )
-    }
-
-    /// The findings as the command line's JSON lists them, each with its site's JSON object (or null).
-    fn findings_json(&self) -> String {
-        let findings: Vec<serde_json::Value> = self
-            .report
-            .findings
-            .iter()
-            .map(|f| {
-                serde_json::json!({
-                    "code": f.code.as_str(),
-                    "severity": f.severity.as_str(),
-                    "graph": f.graph,
-                    "node": f.node,
-                    "op": f.op,
-                    "message": f.message.plain(),
-                    "site": f.site.and_then(|i| self.report.sites.get(i)).map(render::site_json),
-                })
-            })
-            .collect();
-        serde_json::Value::Array(findings).to_string()
-    }
-
-    /// The whole report: exactly the object `onnx-bcast check --format json` writes for this model.
-    fn to_json(&self, py: Python<'_>) -> String {
-        py.detach(|| render::report_json(&self.shown, &self.report).to_string())
-    }
-}
-
 #[pyfunction]
 #[pyo3(signature = (model, name=None, strict=false, deny=Vec::new(), warn=Vec::new(), allow=Vec::new(), left_out=Vec::new(), bind=Vec::new(), ranges=Vec::new(), profile=None, safe_ranges=false))]
 #[allow(clippy::too_many_arguments)]
@@ -276,23 +220,12 @@ fn check(
     ranges: Vec<(String, String)>,
     profile: Option<(String, String, String)>,
     safe_ranges: bool,
-) -> PyResult<NativeReport> {
+) -> PyResult<report::NativeReport> {
     let input = Input::from_py(model, name, left_out)?;
     let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
     let request = requested(&bind, &ranges, profile, safe_ranges)?;
     let shown = input.shown();
-    let report = without_gil(py, &shown, move || {
-        let model = input.open()?;
-        onnx_bcast::sys::panics::test_point("check");
-        let bad = |e: analysis::BindError| Failure::Bind(format!("{}: {e}", model.path().display()));
-        let (request, ranges) = analysis::prepare(model.proto(), &request).map_err(bad)?;
-        let mut judge = Judge::new(options, true).with_ranges(ranges);
-        let sites_only = analysis::Options { value_facts: false };
-        let analysis = analyze_model_request(&model, sites_only, &request, Some(&mut |site| judge.judge(site)))
-            .map_err(|e| Failure::Bind(format!("{}: {e}", model.path().display())))?;
-        Ok(judge.finish(&analysis))
-    })?;
-    Ok(NativeReport { shown, report })
+    without_gil(py, &shown, move || report::check(input, options, request))
 }
 
 /// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
@@ -517,7 +450,7 @@ fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     onnx_bcast::sys::panics::install_hook();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_class::<NativeReport>()?;
+    m.add_class::<report::NativeReport>()?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(shapes, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;

@@ -207,6 +207,42 @@ def test_the_gil_is_released_while_rust_works(tmp_path):
     assert during > 1000, f"the counting thread advanced {during} times while check ran"
 
 
+def _wide(n: int) -> onnx.ModelProto:
+    """A chain of `n` Adds, every 1,000th value also added to a [3] (a violation) and to an [M] (a condition)."""
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Add", [f"v{i}", "b"], [f"v{i + 1}"], name=f"add{i}") for i in range(n)]
+    for i in range(0, n, 1000):
+        nodes.append(helper.make_node("Add", [f"v{i}", "c"], [f"bad{i}"], name=f"bad{i}"))
+        nodes.append(helper.make_node("Add", [f"v{i}", "m"], [f"if{i}"], name=f"if{i}"))
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes, "wide",
+        [info("v0", TensorProto.FLOAT, ["N", 8]), info("b", TensorProto.FLOAT, [8]),
+         info("c", TensorProto.FLOAT, [3]), info("m", TensorProto.FLOAT, ["M"])],
+        [info(f"v{n}", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_model_of_many_nodes_lists_its_sites_on_request_from_the_bytes_it_checked(tmp_path):
+    """A model of 12,000 nodes is checked as the command line checks it, keeping only its findings' sites; `sites`
+    and `to_json()` check it again, from the bytes that were checked (a copy, for a file): the same findings, sites
+    and JSON as the command line's, even once the file is overwritten."""
+    model = _wide(12000)
+    path = tmp_path / "wide.onnx"
+    onnx.save(model, path)
+    expected = cli_json(path)[str(path)]
+    by_node = {s["node"]: onnx_bcast.Site._from_json(s) for s in expected["sites"]}
+    reports = [onnx_bcast.check(path), onnx_bcast.check(model), onnx_bcast.check(model.SerializeToString())]
+    onnx.save(onnx.load(BAD), path)
+    for report in reports:
+        assert [(f.code, f.severity, f.node, f.message) for f in report.findings] == [
+            (f["code"], f["severity"], f["node"], f["message"]) for f in expected["findings"]]
+        assert all(f.site == by_node[f.node] for f in report.findings) and len(report.findings) == 24
+        assert len(report.sites) == report.summary.sites == 12024
+        assert report.sites == list(map(onnx_bcast.Site._from_json, expected["sites"]))
+        assert json.loads(report.to_json()) == {**expected, "model": report.model}
+
+
 WORKERS = """
 import os, sys, time, onnx_bcast
 from concurrent.futures import ThreadPoolExecutor

@@ -112,6 +112,8 @@ pub struct Undecided {
 
 #[derive(Clone, Debug)]
 pub struct Report {
+    /// Every site, in the order the analysis reached them; only the findings' sites with
+    /// [`Judge::keeping_finding_sites`], none when the judge kept none.
     pub sites: Vec<SiteReport<'static>>,
     pub findings: Vec<Finding>,
     /// The undecided sites no finding names (without `--strict`).
@@ -143,6 +145,8 @@ pub fn check(analysis: &Analysis, options: CheckOptions) -> Report {
 pub struct Judge {
     options: CheckOptions,
     keep_sites: bool,
+    /// Whether the sites of findings are kept (when not every site is): see [`Judge::keeping_finding_sites`].
+    finding_sites: bool,
     sites: Vec<SiteReport<'static>>,
     /// Findings of sites; the analysis's notes come before them in the report.
     findings: Vec<Finding>,
@@ -158,6 +162,7 @@ impl Judge {
         Judge {
             options,
             keep_sites,
+            finding_sites: false,
             sites: Vec::new(),
             findings: Vec::new(),
             undecided: Vec::new(),
@@ -171,6 +176,14 @@ impl Judge {
     /// `broadcast-violation` at its smallest failing sizes, one left undecided stays `conditional-broadcast`.
     pub fn with_ranges(mut self, ranges: Option<crate::rules::ranges::ModelRanges>) -> Judge {
         self.ranges = ranges.map(crate::check::range_report::Ranged::new);
+        self
+    }
+
+    /// Keeps the report of each site that has a finding (each finding's `site` indexes [`Report::sites`], which
+    /// holds only these) and of no other site: a caller that shows every finding with its site, but lists all the
+    /// sites only on request, keeps what a judge that keeps no site keeps, plus one report per finding.
+    pub fn keeping_finding_sites(mut self) -> Judge {
+        self.finding_sites = true;
         self
     }
 
@@ -204,6 +217,7 @@ impl Judge {
         }
         let site = &report.site;
         self.summary.count(reported_verdict(&report));
+        let mut found = false;
         if let Some(code) = report.code {
             let severity = match code {
                 // Strict means proof: a site that holds only for some sizes fails it, an explicit Expand included.
@@ -212,6 +226,7 @@ impl Judge {
             };
             // The rule selection (--deny/--warn/--allow, the config file) has the last word.
             if let Some(severity) = options.rules.severity(code, severity) {
+                found = true;
                 self.findings.push(Finding {
                     code,
                     severity,
@@ -220,7 +235,7 @@ impl Judge {
                     op: Some(site.op.to_string()),
                     message: report.message(),
                     conditions: Vec::new(),
-                    site: self.keep_sites.then_some(self.sites.len()),
+                    site: (self.keep_sites || self.finding_sites).then_some(self.sites.len()),
                 });
             }
         } else if reported_verdict(&report) == VerdictKind::Unknown {
@@ -228,7 +243,7 @@ impl Judge {
             self.undecided.push(Undecided { graph, node, op, unknown: site.unknown_parts() });
         }
         each(&report);
-        if self.keep_sites {
+        if self.keep_sites || (found && self.finding_sites) {
             self.sites.push(report.into_owned());
         }
     }

@@ -1,11 +1,12 @@
 //! `check --format json` streams each site's object straight from its report (`render::SiteWriter`, issue 29): the
 //! bytes must be those of the report's `Value` (`render::report_json`), which serde_json writes, on every fixture,
-//! the crafted models with hostile names included.
+//! the crafted models with hostile names included. A judge that keeps only its findings' sites (the Python API's
+//! check of a large model) points each finding at the same site as one that keeps every site.
 
 use std::path::{Path, PathBuf};
 
-use onnx_bcast::analysis::analyze_model;
-use onnx_bcast::check::{check, CheckOptions, Report};
+use onnx_bcast::analysis::{analyze_model, analyze_model_request, Options, Request};
+use onnx_bcast::check::{check, CheckOptions, Judge, Report};
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::render;
 
@@ -62,4 +63,38 @@ fn a_streamed_report_is_its_json_value_written_out() {
     }
     // The fixtures hold hundreds of models and sites; an empty walk proves nothing.
     assert!(models > 250 && sites > 1000, "{models} models, {sites} sites");
+}
+
+/// The report of `judge` over `model` as `check` walks it (training graphs included), or `None` when the model
+/// cannot be analysed.
+fn judged(model: &Model, mut judge: Judge) -> Option<Report> {
+    let request = Request { training_graphs: true, ..Default::default() };
+    let sites_only = Options { value_facts: false };
+    let analysis = analyze_model_request(model, sites_only, &request, Some(&mut |site| judge.judge(site))).ok()?;
+    Some(judge.finish(&analysis))
+}
+
+#[test]
+fn a_judge_keeping_the_findings_sites_keeps_each_findings_site_and_no_other() {
+    let (mut models, mut findings) = (0, 0);
+    for path in fixture_models() {
+        let Ok(model) = Model::open(&path) else { continue };
+        for strict in [false, true] {
+            let options = CheckOptions { strict, ..Default::default() };
+            let Some(every) = judged(&model, Judge::new(options, true)) else { continue };
+            let lean = judged(&model, Judge::new(options, false).keeping_finding_sites()).expect("analysed once");
+            let shown = format!("{} (strict: {strict})", path.display());
+            assert_eq!(lean.summary, every.summary, "{shown}");
+            assert_eq!(lean.findings.len(), every.findings.len(), "{shown}");
+            let site = |report: &Report, i: Option<usize>| i.map(|i| render::site_json(&report.sites[i]));
+            for (a, b) in lean.findings.iter().zip(&every.findings) {
+                assert_eq!((a.code, a.severity, a.message.plain()), (b.code, b.severity, b.message.plain()), "{shown}");
+                assert_eq!(site(&lean, a.site), site(&every, b.site), "{shown}: {}", a.message.plain());
+            }
+            assert_eq!(lean.sites.len(), lean.findings.iter().filter(|f| f.site.is_some()).count(), "{shown}");
+            findings += lean.sites.len();
+        }
+        models += 1;
+    }
+    assert!(models > 250 && findings > 100, "{models} models, {findings} findings with a site");
 }
