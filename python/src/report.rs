@@ -112,8 +112,8 @@ fn judged(model: &Model, options: CheckOptions, request: &Request, every_site: b
     let judge = Judge::new(options, every_site).with_ranges(ranges);
     let mut judge = if every_site { judge } else { judge.keeping_finding_sites() };
     let sites_only = analysis::Options { value_facts: false };
-    let analysis =
-        analyze_model_request(model, sites_only, &request, Some(&mut |site| judge.judge(site))).map_err(bad)?;
+    // The judge takes the sites itself, as the command's does: a site it would only count is never built.
+    let analysis = analysis::analyze_model_sites(model, sites_only, &request, Some(&mut judge)).map_err(bad)?;
     Ok(judge.finish(&analysis))
 }
 
