@@ -12,17 +12,7 @@ use onnx_bcast::onnx::pb::{
 };
 use prost::Message;
 
-use crate::common::float_input;
-
-fn node(op: &str, name: &str, inputs: &[&str], output: &str) -> NodeProto {
-    NodeProto {
-        op_type: Some(op.into()),
-        name: Some(name.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
-        ..Default::default()
-    }
-}
+use crate::common::{float_input, named_node as node};
 
 /// Resize's scales, doubling the last two axes.
 fn scales(name: &str) -> TensorProto {

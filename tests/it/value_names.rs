@@ -13,17 +13,7 @@ use onnx_bcast::onnx::pb::{
 };
 use prost::Message;
 
-use crate::common::float_input;
-
-fn node(op: &str, name: &str, inputs: &[&str], output: &str) -> NodeProto {
-    NodeProto {
-        op_type: Some(op.into()),
-        name: Some(name.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
-        ..Default::default()
-    }
-}
+use crate::common::{float_input, named_node as node};
 
 fn initializer(name: &str, dims: &[i64]) -> TensorProto {
     let len = dims.iter().product::<i64>() as usize;

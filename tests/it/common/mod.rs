@@ -168,6 +168,18 @@ pub fn run_corpus_script(python: &Path, name: &str, models: &Path, figures: &str
     let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", out_json.display()));
     (report, String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// A node of the ONNX domain with one output: `op` named `name`, reading `inputs`.
+pub fn named_node(op: &str, name: &str, inputs: &[&str], output: &str) -> onnx_bcast::onnx::pb::NodeProto {
+    onnx_bcast::onnx::pb::NodeProto {
+        op_type: Some(op.into()),
+        name: Some(name.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        ..Default::default()
+    }
+}
+
 /// A float tensor's declaration (a graph input or output) of these sizes.
 pub fn float_input(name: &str, dims: &[i64]) -> onnx_bcast::onnx::pb::ValueInfoProto {
     use onnx_bcast::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
