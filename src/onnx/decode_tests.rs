@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::onnx::pb::{attribute_proto, AttributeProto, StringStringEntryProto};
+use crate::onnx::source::tests::file_with;
 use proptest::prelude::*;
 
 fn node(i: usize, inputs: usize) -> NodeProto {
@@ -177,14 +178,6 @@ proptest! {
     fn arbitrary_bytes_decode_alike(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         assert_agree(&bytes);
     }
-}
-
-fn file_with(bytes: &[u8]) -> (tempfile::NamedTempFile, Bytes) {
-    use std::io::Write;
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(bytes).unwrap();
-    let map = unsafe { memmap2::Mmap::map(f.as_file()) }.unwrap();
-    (f, Bytes::from_owner(map))
 }
 
 #[test]

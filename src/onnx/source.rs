@@ -359,7 +359,7 @@ impl Buf for FileBuf<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::onnx::pb::{GraphProto, ModelProto, TensorProto};
     use std::io::Write;
@@ -380,7 +380,8 @@ mod tests {
         ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec()
     }
 
-    fn file_with(bytes: &[u8]) -> (tempfile::NamedTempFile, Bytes) {
+    /// `bytes` in a temporary file, and the file mapped (the decoder's tests in `decode_tests.rs` use it too).
+    pub(in crate::onnx) fn file_with(bytes: &[u8]) -> (tempfile::NamedTempFile, Bytes) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(bytes).unwrap();
         let map = unsafe { memmap2::Mmap::map(f.as_file()) }.unwrap();
