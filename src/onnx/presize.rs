@@ -9,10 +9,8 @@
 use std::fs::File;
 use std::ops::Range;
 
-use prost::encoding::decode_varint;
-
 use crate::onnx::pb::{field, GraphProto, ModelProto, NodeProto};
-use crate::onnx::source::{for_each_field, FileSource, Source, Window, MAX_HEAD};
+use crate::onnx::source::{for_each_field, varint, FileSource, Source, Window, MAX_HEAD};
 
 /// How many nodes, initializers, inputs, outputs and value_infos the main graph has.
 type Counts = [usize; 5];
@@ -101,14 +99,7 @@ fn count_field(head: &[u8], rest: Range<usize>, counts: &mut Counts) -> Option<u
 /// A field's key, the length of its header (key and length or value) and how many bytes of payload follow it.
 #[inline(always)]
 fn header(head: &[u8]) -> Option<(u64, usize, usize)> {
-    // Keys and lengths of one byte (most of them) without a call.
-    let varint = |rest: &mut &[u8]| match rest.first() {
-        Some(&b) if b < 0x80 => {
-            *rest = &rest[1..];
-            Some(u64::from(b))
-        }
-        _ => decode_varint(rest).ok(),
-    };
+    // Keys and lengths of one or two bytes (most of them) without a call.
     let mut rest = head;
     let key = varint(&mut rest)?;
     let skip = match key & 7 {
