@@ -432,13 +432,18 @@ fn decode_node(bytes: &[u8], ctx: &DecodeContext, node: &mut NodeProto) -> Optio
 /// decode it.
 fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) -> Option<()> {
     use field::tensor::*;
+    // The keys of the fields read here, each one byte (their numbers are under 16): a key is matched as it is
+    // written, and any other key (or a longer form of these) is read and handed to prost.
     const DIMS_KEY: u8 = (DIMS << 3) as u8;
+    const DATA_TYPE_KEY: u8 = (DATA_TYPE << 3) as u8;
+    const NAME_KEY: u8 = (NAME << 3 | field::LEN) as u8;
+    const RAW_DATA_KEY: u8 = (RAW_DATA << 3 | field::LEN) as u8;
     let mut rest = bytes;
-    while !rest.is_empty() {
-        let (tag, wire_type) = key(&mut rest)?;
-        match (tag, wire_type) {
+    while let [first, ref after @ ..] = *rest {
+        match first {
             // prost reads int64 and int32 as a varint cast to the type.
-            (DIMS, WireType::Varint) => {
+            DIMS_KEY => {
+                rest = after;
                 // A run of dims (all of them, as writers put them) in one exact allocation.
                 let mut dims = [varint(&mut rest)? as i64; 8];
                 let mut n = 1;
@@ -450,12 +455,22 @@ fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) ->
                 tensor.dims.reserve_exact(n);
                 tensor.dims.extend_from_slice(&dims[..n]);
             }
-            (DATA_TYPE, WireType::Varint) => tensor.data_type = Some(varint(&mut rest)? as i32),
-            (NAME, WireType::LengthDelimited) => tensor.name = Some(string(&mut rest)?),
-            (RAW_DATA, WireType::LengthDelimited) => {
-                tensor.raw_data = Some(Bytes::copy_from_slice(payload(&mut rest)?))
+            DATA_TYPE_KEY => {
+                rest = after;
+                tensor.data_type = Some(varint(&mut rest)? as i32);
             }
-            _ => tensor.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?,
+            NAME_KEY => {
+                rest = after;
+                tensor.name = Some(string(&mut rest)?);
+            }
+            RAW_DATA_KEY => {
+                rest = after;
+                tensor.raw_data = Some(Bytes::copy_from_slice(payload(&mut rest)?));
+            }
+            _ => {
+                let (tag, wire_type) = key(&mut rest)?;
+                tensor.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?;
+            }
         }
     }
     Some(())
