@@ -51,7 +51,7 @@ pub fn counts_in_file(file: &File, len: usize) -> Option<Counts> {
             // 270 bytes hold one header: ~90 instructions a field went to asking).
             let mut at = 0;
             loop {
-                at = count_field(&head[at..], pos + at..graph.end, counts)? - pos;
+                at = count_usual_field(&head[at..], pos + at..graph.end, counts)? - pos;
                 if at >= head.len() || (head.len() - at < MAX_HEAD && pos + head.len() < graph.end) {
                     break;
                 }
@@ -85,25 +85,43 @@ pub fn counts_in_memory(bytes: &[u8]) -> Option<Counts> {
     counts
 }
 
+/// [`count_field`], with the usual header read first in a few instructions: the one-byte key of a
+/// length-delimited field (numbers under 16: nodes, initializers) and a length of one or two bytes.
+#[inline(always)]
+fn count_usual_field(head: &[u8], rest: Range<usize>, counts: &mut Counts) -> Option<usize> {
+    let usual = |key: u8| key & 0x87 == field::LEN as u8;
+    let (key, header, skip) = match *head {
+        [key, len, ..] if usual(key) && len < 0x80 => (key, 2, usize::from(len)),
+        [key, low, high, ..] if usual(key) && high < 0x80 => (key, 3, usize::from(low & 0x7f) | usize::from(high) << 7),
+        _ => return count_field(head, rest, counts),
+    };
+    count(u32::from(key >> 3), counts);
+    (rest.start + header).checked_add(skip).filter(|&end| end <= rest.end)
+}
+
 /// Counts the graph field whose header starts `head` (the bytes at `rest.start`, up to `rest.end` at most) and
 /// returns where the next field starts.
 #[inline(always)]
 fn count_field(head: &[u8], rest: Range<usize>, counts: &mut Counts) -> Option<usize> {
     let (key, header, skip) = header(head)?;
     if key & 7 == u64::from(field::LEN) {
-        let slot = match u32::try_from(key >> 3).ok()? {
-            field::graph::NODE => 0,
-            field::graph::INITIALIZER => 1,
-            field::graph::INPUT => 2,
-            field::graph::OUTPUT => 3,
-            field::graph::VALUE_INFO => 4,
-            _ => 5,
-        };
-        if let Some(count) = counts.get_mut(slot) {
-            *count += 1;
-        }
+        count(u32::try_from(key >> 3).ok()?, counts);
     }
     (rest.start + header).checked_add(skip).filter(|&end| end <= rest.end)
+}
+
+/// Counts a length-delimited field of the graph of number `number`.
+#[inline(always)]
+fn count(number: u32, counts: &mut Counts) {
+    let slot = match number {
+        field::graph::NODE => 0,
+        field::graph::INITIALIZER => 1,
+        field::graph::INPUT => 2,
+        field::graph::OUTPUT => 3,
+        field::graph::VALUE_INFO => 4,
+        _ => return,
+    };
+    counts[slot] += 1;
 }
 
 /// A field's key, the length of its header (key and length or value) and how many bytes of payload follow it.
