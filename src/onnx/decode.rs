@@ -20,12 +20,12 @@
 //! The types are prost's generated ones, untouched; this only replaces how a few of them are filled.
 
 use bytes::{Buf, BufMut, Bytes};
-use prost::encoding::{decode_varint, message, skip_field, DecodeContext, WireType};
+use prost::encoding::{message, skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
 use crate::onnx::pb::{field, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto};
 use crate::onnx::presize;
-use crate::onnx::source::{merge_with, DecodeFailure, LARGE};
+use crate::onnx::source::{merge_with, varint, DecodeFailure, LARGE};
 use std::fs::File;
 
 /// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
@@ -71,12 +71,11 @@ impl Message for ModelMerge<'_> {
             field::model::GRAPH => {
                 // As generated: the graph is made before the wire type is checked.
                 let graph = self.model.graph.get_or_insert_with(Default::default);
-                let mut body = BodyMerge::new(graph, self.tensors);
-                message::merge(wire_type, &mut body, buf, ctx).map_err(|e| step(e, "ModelProto", "graph"))
+                merge_body(wire_type, graph, self.tensors, buf, ctx).map_err(|e| step(e, "ModelProto", "graph"))
             }
             field::model::FUNCTIONS => {
                 let mut function = FunctionProto::default();
-                message::merge(wire_type, &mut BodyMerge::new(&mut function, false), buf, ctx)
+                merge_body(wire_type, &mut function, false, buf, ctx)
                     .map_err(|e| step(e, "ModelProto", "functions"))?;
                 self.model.functions.push(function);
                 Ok(())
@@ -130,6 +129,27 @@ impl Body for FunctionProto {
     }
 }
 
+/// Merges a graph or function body as `message::merge` does (the same value or error), through [`BodyMerge`].
+fn merge_body<M: Body>(
+    wire_type: WireType,
+    body: &mut M,
+    tensors: bool,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<(), DecodeError> {
+    let end = end_of_message(buf);
+    message::merge(wire_type, &mut BodyMerge { body, tensors, inner: None, end }, buf, ctx)
+}
+
+/// What `buf.remaining()` will be once past the length-delimited message whose length starts `buf`, when that
+/// length is in the current chunk and the message within the buffer (prost reports the other cases itself).
+fn end_of_message(buf: &impl Buf) -> Option<usize> {
+    let chunk = buf.chunk();
+    let mut rest = chunk;
+    let len = usize::try_from(varint(&mut rest)?).ok()?;
+    buf.remaining().checked_sub(chunk.len() - rest.len())?.checked_sub(len)
+}
+
 /// A graph or function body whose nodes (and initializers) take the fast path where they can.
 #[derive(Debug)]
 struct BodyMerge<'a, M> {
@@ -138,27 +158,53 @@ struct BodyMerge<'a, M> {
     /// The context prost passes to the fields of a node (or tensor) of this body, found at the first one; `None`
     /// inside while unknown, and `Some(None)` when the recursion limit is reached (prost then reports it).
     inner: Option<Option<DecodeContext>>,
+    /// `buf.remaining()` at the body's end ([`end_of_message`]), when known: fields are read in runs up to it.
+    end: Option<usize>,
 }
 
-impl<'a, M: Body> BodyMerge<'a, M> {
-    fn new(body: &'a mut M, tensors: bool) -> Self {
-        BodyMerge { body, tensors, inner: None }
+impl<M: Body> BodyMerge<'_, M> {
+    /// Reads the field of number `tag` whose key prost has just read, and the fields of the same key that follow
+    /// it in the body, as long as each takes the fast path ([`BodyMerge::fast`]). Why runs: a graph's nodes and
+    /// initializers come one after another, and prost's loop costs ~200 instructions a field to read a key and
+    /// hand the field over; here the next key is one byte compared. False, with the buffer and the list as they
+    /// were, when the first field does not take the fast path.
+    #[inline(always)]
+    fn run<T: Default>(
+        &mut self,
+        buf: &mut impl Buf,
+        ctx: &DecodeContext,
+        tag: u32,
+        list: fn(&mut M) -> &mut Vec<T>,
+        decode: fn(&[u8], &DecodeContext, &mut T) -> Option<()>,
+    ) -> bool {
+        if !self.fast(buf, ctx, 0, list, decode) {
+            return false;
+        }
+        // The key of a length-delimited field of number `tag`, one byte for the numbers read here (1, 5 and 7).
+        let key = u8::try_from(tag << 3 | field::LEN).expect("a field number under 16");
+        let Some(end) = self.end else { return true };
+        while buf.remaining() > end && buf.chunk().first() == Some(&key) && self.fast(buf, ctx, 1, list, decode) {}
+        true
     }
 
     /// Reads one message of the body from the buffer's current chunk with `decode`, into a new last element of
-    /// `list`, and moves past it (filled in place: a node is 240 bytes, which a move copies). False, with the
-    /// buffer and the list as they were, where the fast path does not apply.
+    /// `list`, and moves past it (filled in place: a node is 240 bytes, which a move copies). The chunk starts
+    /// with `key` bytes of the field's key (0 when prost has read it), then the message's length. False, with the
+    /// buffer and the list as they were, where the fast path does not apply. (A field that ends past the body is
+    /// read as prost reads it, which then fails on the body's length.)
+    #[inline(always)]
     fn fast<T: Default>(
         &mut self,
         buf: &mut impl Buf,
         ctx: &DecodeContext,
+        key: usize,
         list: fn(&mut M) -> &mut Vec<T>,
         decode: fn(&[u8], &DecodeContext, &mut T) -> Option<()>,
     ) -> bool {
         let BodyMerge { body, inner, .. } = self;
         let Some(inner) = inner.get_or_insert_with(|| inner_context(ctx)) else { return false };
         let chunk = buf.chunk();
-        let mut rest = chunk;
+        let mut rest = &chunk[key..];
         let len = varint(&mut rest).and_then(|len| usize::try_from(len).ok());
         let Some(len) = len.filter(|&len| len < LARGE && len <= rest.len()) else { return false };
         let list = list(body);
@@ -184,9 +230,9 @@ impl<M: Body> Message for BodyMerge<'_, M> {
     ) -> Result<(), DecodeError> {
         if wire_type == WireType::LengthDelimited {
             let done = if tag == M::NODE {
-                self.fast(buf, &ctx, M::nodes, decode_node)
+                self.run(buf, &ctx, tag, M::nodes, decode_node)
             } else if self.tensors && Some(tag) == M::INITIALIZER {
-                self.fast(buf, &ctx, M::initializers, decode_tensor)
+                self.run(buf, &ctx, tag, M::initializers, decode_tensor)
             } else {
                 false
             };
@@ -236,18 +282,6 @@ fn inner_context(ctx: &DecodeContext) -> Option<DecodeContext> {
     // A message of two bytes: field 1, varint 0.
     message::merge(WireType::LengthDelimited, &mut probe, &mut &[2u8, 8, 0][..], ctx.clone()).ok()?;
     probe.0
-}
-
-/// A varint, as prost reads it; one byte inline.
-#[inline(always)]
-fn varint(rest: &mut &[u8]) -> Option<u64> {
-    match rest.first() {
-        Some(&b) if b < 0x80 => {
-            *rest = &rest[1..];
-            Some(u64::from(b))
-        }
-        _ => decode_varint(rest).ok(),
-    }
 }
 
 /// A field key that prost's `decode_key` accepts: at most `u32::MAX`, a known wire type, a tag of at least 1.
@@ -398,18 +432,45 @@ fn decode_node(bytes: &[u8], ctx: &DecodeContext, node: &mut NodeProto) -> Optio
 /// decode it.
 fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) -> Option<()> {
     use field::tensor::*;
+    // The keys of the fields read here, each one byte (their numbers are under 16): a key is matched as it is
+    // written, and any other key (or a longer form of these) is read and handed to prost.
+    const DIMS_KEY: u8 = (DIMS << 3) as u8;
+    const DATA_TYPE_KEY: u8 = (DATA_TYPE << 3) as u8;
+    const NAME_KEY: u8 = (NAME << 3 | field::LEN) as u8;
+    const RAW_DATA_KEY: u8 = (RAW_DATA << 3 | field::LEN) as u8;
     let mut rest = bytes;
-    while !rest.is_empty() {
-        let (tag, wire_type) = key(&mut rest)?;
-        match (tag, wire_type) {
+    while let [first, ref after @ ..] = *rest {
+        match first {
             // prost reads int64 and int32 as a varint cast to the type.
-            (DIMS, WireType::Varint) => tensor.dims.push(varint(&mut rest)? as i64),
-            (DATA_TYPE, WireType::Varint) => tensor.data_type = Some(varint(&mut rest)? as i32),
-            (NAME, WireType::LengthDelimited) => tensor.name = Some(string(&mut rest)?),
-            (RAW_DATA, WireType::LengthDelimited) => {
-                tensor.raw_data = Some(Bytes::copy_from_slice(payload(&mut rest)?))
+            DIMS_KEY => {
+                rest = after;
+                // A run of dims (all of them, as writers put them) in one exact allocation.
+                let mut dims = [varint(&mut rest)? as i64; 8];
+                let mut n = 1;
+                while n < dims.len() && rest.first() == Some(&DIMS_KEY) {
+                    rest = &rest[1..];
+                    dims[n] = varint(&mut rest)? as i64;
+                    n += 1;
+                }
+                tensor.dims.reserve_exact(n);
+                tensor.dims.extend_from_slice(&dims[..n]);
             }
-            _ => tensor.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?,
+            DATA_TYPE_KEY => {
+                rest = after;
+                tensor.data_type = Some(varint(&mut rest)? as i32);
+            }
+            NAME_KEY => {
+                rest = after;
+                tensor.name = Some(string(&mut rest)?);
+            }
+            RAW_DATA_KEY => {
+                rest = after;
+                tensor.raw_data = Some(Bytes::copy_from_slice(payload(&mut rest)?));
+            }
+            _ => {
+                let (tag, wire_type) = key(&mut rest)?;
+                tensor.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?;
+            }
         }
     }
     Some(())

@@ -158,13 +158,6 @@ proptest! {
     /// (the fast paths' inputs), after a valid node: both decoders agree.
     #[test]
     fn arbitrary_nodes_and_tensors_decode_alike(payload in prop::collection::vec(any::<u8>(), 0..120)) {
-        let wrap = |number: u32, inner: &[u8]| {
-            let mut out = Vec::new();
-            prost::encoding::encode_key(number, WireType::LengthDelimited, &mut out);
-            prost::encoding::encode_varint(inner.len() as u64, &mut out);
-            out.extend_from_slice(inner);
-            out
-        };
         let first = wrap(field::graph::NODE, &node(1, 2).encode_to_vec());
         for (outer, number) in [(field::model::GRAPH, field::graph::NODE), (field::model::GRAPH,
             field::graph::INITIALIZER), (field::model::FUNCTIONS, field::function::NODE)] {
@@ -193,4 +186,89 @@ fn a_model_decodes_with_its_lists_sized_as_they_end_up() {
     let bytes = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
     let (f, map) = file_with(&bytes);
     assert_eq!(decode_model(f.as_file(), &map).unwrap().graph, None);
+}
+
+/// A field's bytes: key and length of a length-delimited field of `number`, then `inner`.
+fn wrap(number: u32, inner: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(number, WireType::LengthDelimited, &mut out);
+    prost::encoding::encode_varint(inner.len() as u64, &mut out);
+    out.extend_from_slice(inner);
+    out
+}
+
+/// Initializers are read in runs (one key byte compared, then the next initializer): a run ends with its graph,
+/// though the model's next field has the key of an initializer (`ModelProto.model_version`, number 5, written
+/// length-delimited, which prost refuses) or of a node (number 1), and a graph's run ends with the graph's own
+/// length even where a later field is an initializer of the graph merged again.
+#[test]
+fn a_run_of_initializers_ends_with_its_graph_though_the_next_field_has_an_initializers_key() {
+    let tensors =
+        |from: usize| GraphProto { initializer: (from..from + 3).map(tensor).collect(), ..Default::default() };
+    let graph = wrap(field::model::GRAPH, &tensors(0).encode_to_vec());
+    for after in [wrap(5, &tensor(9).encode_to_vec()), wrap(1, &tensor(9).encode_to_vec())] {
+        let bytes = [graph.clone(), after].concat();
+        assert!(ModelProto::decode(bytes.as_slice()).is_err(), "prost refuses a model_version of wire type 2");
+        assert_agree(&bytes);
+    }
+    let twice = [graph.clone(), wrap(field::model::GRAPH, &tensors(3).encode_to_vec())].concat();
+    assert_agree(&twice);
+    let mut decoded = ModelProto::default();
+    merge_model(&mut decoded, &twice[..], true).unwrap();
+    assert_eq!(decoded.graph.unwrap().initializer, (0..6).map(tensor).collect::<Vec<_>>());
+}
+
+/// A function's nodes are read in runs too; its key (number 7) is also `ModelProto.graph`'s, so a run that went
+/// past the function would read the graph after it as a node (this one reads as a node: its node as an input
+/// name, its name as an output).
+#[test]
+fn a_run_of_function_nodes_ends_with_its_function_though_the_graph_after_it_has_a_nodes_key() {
+    let function = FunctionProto { name: Some("f".into()), node: vec![node(3, 2), node(4, 1)], ..Default::default() };
+    let relu = NodeProto { op_type: Some("Relu".into()), ..Default::default() };
+    let graph = GraphProto { node: vec![relu], name: Some("g".into()), ..Default::default() };
+    assert!(NodeProto::decode(graph.encode_to_vec().as_slice()).is_ok());
+    let bytes =
+        [wrap(field::model::FUNCTIONS, &function.encode_to_vec()), wrap(field::model::GRAPH, &graph.encode_to_vec())]
+            .concat();
+    assert_agree(&bytes);
+    let mut decoded = ModelProto::default();
+    merge_model(&mut decoded, &bytes[..], true).unwrap();
+    assert_eq!((decoded.functions, decoded.graph), (vec![function], Some(graph)));
+}
+
+/// A tensor's dims, read as a run into one allocation of their number: prost's values (negative ones are
+/// ten-byte varints), more dims than the run holds at once, dims split by another field, packed dims (prost's),
+/// and `raw_data` of 200 bytes (a length of two bytes).
+#[test]
+fn a_tensors_dims_are_prosts_in_one_exact_allocation() {
+    let dims: Vec<i64> = vec![3, -1, 0, 1 << 40, 7, 1, 1, 2, 9, -5, 4];
+    let base = TensorProto {
+        name: Some("t".into()),
+        data_type: Some(2),
+        raw_data: Some(Bytes::from(vec![5; 200])),
+        ..Default::default()
+    };
+    for run in [1, 4, 8, 9, dims.len()] {
+        let graph = GraphProto {
+            initializer: vec![TensorProto { dims: dims[..run].to_vec(), ..base.clone() }],
+            ..Default::default()
+        };
+        let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+        assert_agree(&bytes);
+        let mut decoded = ModelProto::default();
+        merge_model(&mut decoded, &bytes[..], true).unwrap();
+        let t = &decoded.graph.unwrap().initializer[0];
+        assert_eq!((&t.dims[..], t.dims.capacity()), (&dims[..run], run));
+    }
+    // One tensor's dims in two runs, with its name between them (a tensor's fields may come in any order).
+    let mut inner = TensorProto { dims: dims[..3].to_vec(), ..Default::default() }.encode_to_vec();
+    inner.extend(TensorProto { name: Some("n".into()), dims: dims[3..].to_vec(), ..base.clone() }.encode_to_vec());
+    let bytes = wrap(field::model::GRAPH, &wrap(field::graph::INITIALIZER, &inner));
+    assert_agree(&bytes);
+    // Packed dims, which writers do not use but prost reads.
+    let mut packed = Vec::new();
+    prost::encoding::int64::encode_packed(field::tensor::DIMS, &dims, &mut packed);
+    let bytes = wrap(field::model::GRAPH, &wrap(field::graph::INITIALIZER, &packed));
+    assert_agree(&bytes);
+    assert_eq!(ModelProto::decode(bytes.as_slice()).unwrap().graph.unwrap().initializer[0].dims, dims);
 }

@@ -216,7 +216,9 @@ pub fn survey(folder: &Path, model: &crate::onnx::pb::ModelProto) -> (HashMap<St
     use crate::onnx::tensor;
     let mut values = HashMap::default();
     let mut problems = Vec::new();
-    for t in all_tensors(model) {
+    // Most tensors are held in the file: only the others are looked at further.
+    let external = |t: &&TensorProto| t.data_location == Some(DataLocation::External as i32);
+    for t in all_tensors(model).into_iter().filter(external) {
         let r = match reference(t) {
             None => continue,
             Some(Err(e)) => {

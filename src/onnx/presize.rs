@@ -9,10 +9,8 @@
 use std::fs::File;
 use std::ops::Range;
 
-use prost::encoding::decode_varint;
-
 use crate::onnx::pb::{field, GraphProto, ModelProto, NodeProto};
-use crate::onnx::source::{for_each_field, FileSource, Source, Window, MAX_HEAD};
+use crate::onnx::source::{for_each_field, varint, FileSource, Source, Window, MAX_HEAD};
 
 /// How many nodes, initializers, inputs, outputs and value_infos the main graph has.
 type Counts = [usize; 5];
@@ -48,7 +46,17 @@ pub fn counts_in_file(file: &File, len: usize) -> Option<Counts> {
         let mut pos = graph.start;
         while pos < graph.end {
             let head = window.head(file, pos, MAX_HEAD.min(graph.end - pos), len).ok()?;
-            pos = count_field(&head[..head.len().min(graph.end - pos)], pos..graph.end, counts)?;
+            let head = &head[..head.len().min(graph.end - pos)];
+            // Every header that lies whole in what was read, without asking the window again (a small tensor's
+            // 270 bytes hold one header: ~90 instructions a field went to asking).
+            let mut at = 0;
+            loop {
+                at = count_usual_field(&head[at..], pos + at..graph.end, counts)? - pos;
+                if at >= head.len() || (head.len() - at < MAX_HEAD && pos + head.len() < graph.end) {
+                    break;
+                }
+            }
+            pos += at;
         }
     }
     counts
@@ -77,38 +85,49 @@ pub fn counts_in_memory(bytes: &[u8]) -> Option<Counts> {
     counts
 }
 
+/// [`count_field`], with the usual header read first in a few instructions: the one-byte key of a
+/// length-delimited field (numbers under 16: nodes, initializers) and a length of one or two bytes.
+#[inline(always)]
+fn count_usual_field(head: &[u8], rest: Range<usize>, counts: &mut Counts) -> Option<usize> {
+    let usual = |key: u8| key & 0x87 == field::LEN as u8;
+    let (key, header, skip) = match *head {
+        [key, len, ..] if usual(key) && len < 0x80 => (key, 2, usize::from(len)),
+        [key, low, high, ..] if usual(key) && high < 0x80 => (key, 3, usize::from(low & 0x7f) | usize::from(high) << 7),
+        _ => return count_field(head, rest, counts),
+    };
+    count(u32::from(key >> 3), counts);
+    (rest.start + header).checked_add(skip).filter(|&end| end <= rest.end)
+}
+
 /// Counts the graph field whose header starts `head` (the bytes at `rest.start`, up to `rest.end` at most) and
 /// returns where the next field starts.
 #[inline(always)]
 fn count_field(head: &[u8], rest: Range<usize>, counts: &mut Counts) -> Option<usize> {
     let (key, header, skip) = header(head)?;
     if key & 7 == u64::from(field::LEN) {
-        let slot = match u32::try_from(key >> 3).ok()? {
-            field::graph::NODE => 0,
-            field::graph::INITIALIZER => 1,
-            field::graph::INPUT => 2,
-            field::graph::OUTPUT => 3,
-            field::graph::VALUE_INFO => 4,
-            _ => 5,
-        };
-        if let Some(count) = counts.get_mut(slot) {
-            *count += 1;
-        }
+        count(u32::try_from(key >> 3).ok()?, counts);
     }
     (rest.start + header).checked_add(skip).filter(|&end| end <= rest.end)
+}
+
+/// Counts a length-delimited field of the graph of number `number`.
+#[inline(always)]
+fn count(number: u32, counts: &mut Counts) {
+    let slot = match number {
+        field::graph::NODE => 0,
+        field::graph::INITIALIZER => 1,
+        field::graph::INPUT => 2,
+        field::graph::OUTPUT => 3,
+        field::graph::VALUE_INFO => 4,
+        _ => return,
+    };
+    counts[slot] += 1;
 }
 
 /// A field's key, the length of its header (key and length or value) and how many bytes of payload follow it.
 #[inline(always)]
 fn header(head: &[u8]) -> Option<(u64, usize, usize)> {
-    // Keys and lengths of one byte (most of them) without a call.
-    let varint = |rest: &mut &[u8]| match rest.first() {
-        Some(&b) if b < 0x80 => {
-            *rest = &rest[1..];
-            Some(u64::from(b))
-        }
-        _ => decode_varint(rest).ok(),
-    };
+    // Keys and lengths of one or two bytes (most of them) without a call.
     let mut rest = head;
     let key = varint(&mut rest)?;
     let skip = match key & 7 {
@@ -183,6 +202,20 @@ mod tests {
         assert_eq!(counts_both_ways(&bytes), Some([302, 401, 4, 2, 6]));
         let decoded = ModelProto::decode(bytes.as_slice()).unwrap().graph.unwrap();
         assert_eq!((decoded.node.len(), decoded.initializer.len()), (302, 401));
+    }
+
+    /// Headers are counted from what one read brought in, many at a time, and a header cut by the read's end is
+    /// read again: nodes of 166 to 186 bytes with headers of three bytes (a length of two). A read starts at a
+    /// field and takes 4 KiB, so with 178-byte fields (4,096 = 23 × 178 + 2) every read ends two bytes into a
+    /// header.
+    #[test]
+    fn headers_cut_by_the_end_of_a_read_are_read_again() {
+        for len in 160..=180 {
+            let node = NodeProto { input: vec!["x".repeat(len)], ..Default::default() };
+            let graph = GraphProto { node: vec![node; 1_000], ..Default::default() };
+            let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
+            assert_eq!(counts_both_ways(&bytes), Some([1_000, 0, 0, 0, 0]), "inputs of {len} bytes");
+        }
     }
 
     #[test]

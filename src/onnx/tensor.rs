@@ -319,9 +319,15 @@ fn small_count(t: &TensorProto) -> Option<usize> {
 
 /// The contents of a small int32/int64 tensor held in the file.
 pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
-    let count = small_count(t)?;
     use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
-    let values: Vec<i64> = match (DataType::try_from(t.data_type?).ok()?, t.raw_data.as_ref()) {
+    // The element type first: most tensors (every initializer's facts ask) are not integers, and their dims need
+    // not be multiplied out.
+    let elem = DataType::try_from(t.data_type?).ok()?;
+    if !matches!(elem, Bool | Uint8 | Int8 | Uint16 | Int16 | Int32 | Int64) {
+        return None;
+    }
+    let count = small_count(t)?;
+    let values: Vec<i64> = match (elem, t.raw_data.as_ref()) {
         (Int8, Some(raw)) => raw.iter().map(|&b| b as i8 as i64).collect(),
         (Bool | Uint8, Some(raw)) => raw.iter().map(|&b| b as i64).collect(),
         (Bool | Uint8 | Int8 | Uint16 | Int16, None) => t.int32_data.iter().map(|&v| v as i64).collect(),
