@@ -41,9 +41,9 @@ pub fn write_expand_text(
 ) -> io::Result<()> {
     let input = text(input);
     if !quiet {
+        // A line per site: put together in one buffer, reused, when its parts are shown as they are written.
+        let mut line = String::new();
         for a in &summary.actions {
-            let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
-            at.push_str(": ");
             let text: std::borrow::Cow<'_, str> = match (a.steps.as_slice(), a.conditions.is_empty()) {
                 ([step], true) => step.into(),
                 (steps, true) => steps.join("; ").into(),
@@ -51,6 +51,20 @@ pub fn write_expand_text(
                     format!("{} (still holds only if {})", steps.join("; "), crate::rules::all_of(&a.conditions)).into()
                 }
             };
+            line.clear();
+            line.push_str(&input);
+            line.push_str(": ");
+            let lead = line.len();
+            if crate::onnx::location::push_plain_at(&mut line, &a.graph, Some(&a.node), Some(&a.op)) {
+                line.push_str(": ");
+                if crate::render::brief::push_fitted_as_written(&mut line, lead, &text) {
+                    line.push('\n');
+                    out.write_all(line.as_bytes())?;
+                    continue;
+                }
+            }
+            let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            at.push_str(": ");
             crate::render::brief::write_fitted(out, &input, &at, &text)?;
         }
     }

@@ -189,26 +189,39 @@ fn read_name(body: &str) -> (Cow<'_, str>, &str) {
 /// part. `None` for any other text, which takes the way through [`segments`]. One pass over the bytes, for the
 /// line of each of a large model's sites.
 pub fn shown_as_written(marked: &str) -> Option<String> {
+    let mut out = String::with_capacity(marked.len());
+    push_shown_as_written(&mut out, marked).then_some(out)
+}
+
+/// [`shown_as_written`] appended to `out`: `false`, and `out` as it was, for a text it does not show so. A large
+/// model's `expand` writes a line per site into one buffer it reuses.
+pub fn push_shown_as_written(out: &mut String, marked: &str) -> bool {
+    let kept = out.len();
+    let shown = push_as_written(out, marked);
+    if !shown {
+        out.truncate(kept);
+    }
+    shown
+}
+
+fn push_as_written(out: &mut String, marked: &str) -> bool {
     let bytes = marked.as_bytes();
-    let mut out = String::with_capacity(bytes.len());
     let (mut at, mut start, mut in_name) = (0, 0, false);
-    let command_like = |part: &str| part.trim_start_matches(' ').starts_with(':');
-    while at < bytes.len() {
-        let b = bytes[at];
-        if b.wrapping_sub(b' ') < 0x5f && b != b'\\' {
-            at += 1;
-            continue;
+    loop {
+        at += printable_run(&bytes[at..]);
+        if at == bytes.len() {
+            break;
         }
         // OPEN and CLOSE are EF B7 90 and EF B7 91 in UTF-8; QUOTE, a mark out of place or any other byte
         // takes the long way.
         let opens = match bytes.get(at..at + 3) {
             Some([0xEF, 0xB7, 0x90]) => true,
             Some([0xEF, 0xB7, 0x91]) => false,
-            _ => return None,
+            _ => return false,
         };
         let part = &marked[start..at];
-        if opens == in_name || command_like(part) || (in_name && part.len() > NAME_CHARS) {
-            return None;
+        if opens == in_name || starts_like_a_command(part) || (in_name && part.len() > NAME_CHARS) {
+            return false;
         }
         out.push_str(part);
         in_name = opens;
@@ -216,17 +229,43 @@ pub fn shown_as_written(marked: &str) -> Option<String> {
         start = at;
     }
     let part = &marked[start..];
-    if in_name || command_like(part) {
-        return None;
+    if in_name || starts_like_a_command(part) {
+        return false;
     }
     out.push_str(part);
-    Some(out)
+    true
 }
 
 /// Printable ASCII other than `\`: shown as it is. Checked over every byte without stopping early, which the
 /// compiler turns into a few wide compares for the short texts of a line.
 fn printable_ascii(text: &str) -> bool {
-    text.bytes().fold(true, |ok, b| ok & (b.wrapping_sub(b' ') < 0x5f) & (b != b'\\'))
+    printable_run(text.as_bytes()) == text.len()
+}
+
+/// How many bytes `bytes` starts with that are printable ASCII other than `\`: eight at a time, as one word each
+/// (the names and lines of a large model, checked once per line, are mostly such bytes).
+fn printable_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    // Whether any byte of `v` is 0 (a flag in the high bit of the first such byte, and maybe of later ones).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // Not ASCII, below ' ' (a borrow out of a byte only flags later bytes), DEL, or `\`.
+        let odd =
+            (w & HIGH) | (w.wrapping_sub(ONES * 0x20) & !w & HIGH) | zero(w ^ (ONES * 0x7f)) | zero(w ^ (ONES * 0x5c));
+        if odd != 0 {
+            return at + (odd.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + bytes[at..].iter().position(|&b| b.wrapping_sub(b' ') >= 0x5f || b == b'\\').unwrap_or(bytes.len() - at)
+}
+
+/// Whether the first character of `part` other than spaces is `:` (see [`text`]).
+fn starts_like_a_command(part: &str) -> bool {
+    part.bytes().find(|&b| b != b' ') == Some(b':')
 }
 
 /// The text with its names whole and unescaped, marks gone.
@@ -334,7 +373,7 @@ pub fn escaped(marked: &str) -> String {
 /// Any text from outside the tool (a path, a name, a `dim_param`) escaped for a terminal or a log, whole.
 pub fn text(raw: &str) -> Cow<'_, str> {
     // A leading `:` could make `::` with what follows the name on its line (`  NAME: float [2]` in `shapes`).
-    let command_like = raw.trim_start_matches(' ').starts_with(':');
+    let command_like = starts_like_a_command(raw);
     // ASCII shown as it is, byte by byte (most text is); anything else char by char.
     if !command_like && (printable_ascii(raw) || raw.chars().all(shown_as_is)) {
         return Cow::Borrowed(raw);
@@ -561,6 +600,37 @@ mod tests {
                 None => assert!(!plain, "{line:?} declined"),
             }
         }
+    }
+
+    #[test]
+    fn a_run_of_printable_ascii_ends_at_the_first_byte_shown_otherwise() {
+        // Every byte value, at every place of the word-at-a-time scan and of the bytes after the last word, among
+        // plain bytes and after a byte that is not (the scan must stop at the first of them).
+        for b in 0..=255u8 {
+            let plain = (b' '..=b'~').contains(&b) && b != b'\\';
+            for len in 1..20 {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = b;
+                    let expected = if plain { len } else { at };
+                    assert_eq!(printable_run(&bytes), expected, "{b:#x} at {at} of {len}");
+                    if at + 1 < len {
+                        bytes[at + 1] = 0x1f;
+                        assert_eq!(printable_run(&bytes), if plain { at + 1 } else { at }, "{b:#x} at {at}, then 0x1f");
+                    }
+                }
+            }
+        }
+        assert_eq!(printable_run(b""), 0);
+    }
+
+    #[test]
+    fn a_line_shown_as_written_in_place_leaves_a_declined_line_as_it_was() {
+        let mut out = "kept: ".to_string();
+        assert!(!push_shown_as_written(&mut out, &format!("{} [2]", name("x\\y"))));
+        assert_eq!(out, "kept: ");
+        assert!(push_shown_as_written(&mut out, &format!("{} [2]", name("x"))));
+        assert_eq!(out, "kept: x [2]");
     }
 
     #[test]
