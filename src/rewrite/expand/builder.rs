@@ -193,7 +193,7 @@ impl<'m> Builder<'m> {
     fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {
         let edit = self.edit.graph_mut(at.graph);
         // Most nodes get one new node before them: no room for four.
-        edit.insert_before.entry(at.before).or_insert_with(|| Vec::with_capacity(1)).push(node);
+        edit.insert_before.get_or_insert_with(at.before, || Vec::with_capacity(1)).push(node);
         edit.value_info.extend(value_info);
         self.counts.nodes_added += 1;
     }
