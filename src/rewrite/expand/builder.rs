@@ -42,6 +42,8 @@ pub(super) struct Builder<'m> {
     cache: HashMap<(Vec<GraphStep>, Made), String>,
     /// By graph, the values made for nearly every site, found without building a key (see [`Hot`]).
     hot: HashMap<Vec<GraphStep>, Hot>,
+    /// The key of an `Expand` in [`Hot::expands`], put together here for every lookup.
+    key: Vec<u8>,
     max_materialize_bytes: u64,
 }
 
@@ -51,9 +53,19 @@ pub(super) struct Builder<'m> {
 #[derive(Default)]
 struct Hot {
     /// By the dims.
-    shape_constants: HashMap<Vec<i64>, String>,
-    /// By the value expanded, then the target shape's value.
-    expands: HashMap<String, HashMap<String, String>>,
+    shape_constants: HashMap<Vec<u64>, String>,
+    /// By the value expanded and the target shape's value, as [`expand_key`] puts them together: one lookup, and one
+    /// small key for each `Expand` made (a map per value expanded cost a table each).
+    expands: HashMap<Vec<u8>, String>,
+}
+
+/// The key of `Expand(value, target)`: the value's length (eight bytes), the value and the target, which no other
+/// pair of names spells.
+fn expand_key(key: &mut Vec<u8>, value: &str, target: &str) {
+    key.clear();
+    key.extend_from_slice(&(value.len() as u64).to_le_bytes());
+    key.extend_from_slice(value.as_bytes());
+    key.extend_from_slice(target.as_bytes());
 }
 
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
@@ -165,6 +177,7 @@ impl<'m> Builder<'m> {
             names: Names::of(model),
             cache: HashMap::default(),
             hot: HashMap::default(),
+            key: Vec::new(),
             max_materialize_bytes,
         }
     }
@@ -199,10 +212,15 @@ impl<'m> Builder<'m> {
     }
 
     fn new_node(&mut self, op: &str, inputs: Vec<String>, output: &str, attrs: Vec<AttributeProto>) -> NodeProto {
+        // `OUTPUT_op`: the ops made here are named in ASCII.
+        let mut base = String::with_capacity(output.len() + 1 + op.len());
+        base.push_str(output);
+        base.push('_');
+        base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
         NodeProto {
             input: inputs,
             output: vec![output.to_string()],
-            name: Some(self.names.fresh(&format!("{output}_{}", op.to_lowercase()))),
+            name: Some(self.names.fresh(&base)),
             op_type: Some(op.to_string()),
             attribute: attrs,
             ..Default::default()
@@ -238,16 +256,38 @@ impl<'m> Builder<'m> {
 
     /// A constant int64 shape vector.
     pub fn shape_constant(&mut self, at: &At<'_>, dims: &[u64]) -> String {
-        let values: smallvec::SmallVec<[i64; 8]> = dims.iter().map(|&d| d as i64).collect();
-        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.shape_constants.get(&values[..])) {
+        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.shape_constants.get(dims)) {
             return name.clone();
         }
         let label: Vec<String> = dims.iter().map(u64::to_string).collect();
         let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
         let name = self.names.fresh(&format!("bcast_shape_{label}"));
-        self.constant(at, int64_tensor(&name, &values));
-        self.hot.entry(at.graph.to_vec()).or_default().shape_constants.insert(values.to_vec(), name.clone());
+        self.constant(at, int64_tensor(&name, &as_i64(dims)));
+        self.hot.entry(at.graph.to_vec()).or_default().shape_constants.insert(dims.to_vec(), name.clone());
         name
+    }
+
+    /// `Expand(value, shape_constant(dims))`, declared with `out` when the element type is known: what nearly
+    /// every static site asks for, found with a lookup of the constant and one of the `Expand` when both exist.
+    pub fn expand_to_constant(
+        &mut self,
+        at: &At<'_>,
+        value: &str,
+        dims: &[u64],
+        elem: Option<i32>,
+        out: &Shape,
+    ) -> String {
+        if let Some(hot) = self.hot.get(at.graph) {
+            if let Some(target) = hot.shape_constants.get(dims) {
+                expand_key(&mut self.key, value, target);
+                if let Some(name) = hot.expands.get(self.key.as_slice()) {
+                    self.counts.expands_shared += 1;
+                    return name.clone();
+                }
+            }
+        }
+        let target = self.shape_constant(at, dims);
+        self.expand(at, value, &target, elem, out)
     }
 
     /// `Shape(value)`, where `value` has shape `of`. One `Shape` serves every later value of the graph whose
@@ -301,18 +341,20 @@ impl<'m> Builder<'m> {
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
     pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> String {
-        let made = self.hot.get(at.graph).and_then(|h| h.expands.get(value)).and_then(|t| t.get(target));
-        if let Some(name) = made {
+        expand_key(&mut self.key, value, target);
+        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.expands.get(self.key.as_slice())) {
             self.counts.expands_shared += 1;
             return name.clone();
         }
-        let name = self.names.fresh(&format!("{}_expanded", sanitize(value)));
+        let mut base = sanitize(value);
+        base.push_str("_expanded");
+        let name = self.names.fresh(&base);
         let node = self.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
         let vi = elem.map(|e| value_info(&name, e, out));
         self.add_node(at, node, vi);
         self.counts.expands_inserted += 1;
         let hot = self.hot.entry(at.graph.to_vec()).or_default();
-        hot.expands.entry(value.to_string()).or_default().insert(target.to_string(), name.clone());
+        hot.expands.insert(self.key.clone(), name.clone());
         name
     }
 
@@ -389,6 +431,10 @@ fn as_i64(dims: &[u64]) -> Vec<i64> {
 /// A name fragment made of characters every tool accepts in names, at most [`MAX_FRAGMENT`] of them: new names are
 /// made from the names they derive from, and a fold over many inputs would otherwise grow them step by step.
 fn sanitize(name: &str) -> String {
+    if name.len() <= MAX_FRAGMENT && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        // Such a name is its own fragment (the common case: checked by bytes, copied once).
+        return name.trim_matches('_').to_string();
+    }
     let s: String =
         name.chars().take(MAX_FRAGMENT).map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     s.trim_matches('_').to_string()

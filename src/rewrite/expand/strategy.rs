@@ -19,6 +19,8 @@ pub(super) struct Planner<'m> {
     pub options: ExpandOptions,
     pub summary: ExpandSummary,
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
+    /// Where a step's line is put together before it is kept in a string of its own length.
+    line: String,
 }
 
 /// One input to make explicit, its name and shape borrowed from the site.
@@ -72,30 +74,29 @@ impl Rewritten {
 }
 
 /// What an input made explicit became, in words (the name marked): `NAME FROM -> HOW TO`, e.g.
-/// `B [3] -> Expand to [2, 3]`. Put together without a formatter (a large model's plan makes one per site), then
-/// kept in a string of its own length: the plan keeps every line to the end of the command.
-fn step(name: &str, from: &Shape, how: &str, to: &Shape) -> String {
-    step_then(name, from, how, to, "")
+/// `B [3] -> Expand to [2, 3]`. Put together in `line` without a formatter (a large model's plan makes one per
+/// site), then kept in a string of its own length: the plan keeps every line to the end of the command.
+fn step(line: &mut String, name: &str, from: &Shape, how: &str, to: &Shape) -> String {
+    step_then(line, name, from, how, to, "")
 }
 
 /// [`step`] followed by `after`.
-fn step_then(name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
-    let rank = |s: &Shape| s.rank().unwrap_or(2);
-    let mut line = String::with_capacity(name.len() + how.len() + after.len() + 20 + 8 * (rank(from) + rank(to)));
-    shown(name).push_to(&mut line);
+fn step_then(line: &mut String, name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
+    line.clear();
+    shown(name).push_to(line);
     line.push(' ');
-    from.push_to(&mut line);
+    from.push_to(line);
     line.push_str(" -> ");
     line.push_str(how);
     line.push(' ');
-    to.push_to(&mut line);
+    to.push_to(line);
     line.push_str(after);
     line.as_str().into()
 }
 
 /// What an input made explicit at a shape computed in the graph became, in words (the name marked).
-fn computed_step(name: &str, shape: &Shape, site: &Site) -> String {
-    step_then(name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
+fn computed_step(line: &mut String, name: &str, shape: &Shape, site: &Site) -> String {
+    step_then(line, name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
 }
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
@@ -110,7 +111,7 @@ impl<'m> Planner<'m> {
         // old copies freed but not yet returned to the system at the command's peak.
         let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
         let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
-        Planner { b, options, summary, producers: HashMap::new() }
+        Planner { b, options, summary, producers: HashMap::new(), line: String::new() }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -286,14 +287,17 @@ impl<'m> Planner<'m> {
             };
             if self.options.materialize_constants {
                 if let Some(name) = self.b.materialize(at, op.name, mapped.as_deref(), out) {
-                    done.add(op.position, name, step(op.name, op.shape, "constant of shape", out_shape));
+                    done.add(
+                        op.position,
+                        name,
+                        step(&mut self.line, op.name, op.shape, "constant of shape", out_shape),
+                    );
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
-                let target = self.b.shape_constant(at, out);
-                let name = self.b.expand(at, op.name, &target, op.elem, out_shape);
-                done.add(op.position, name, step(op.name, op.shape, "Expand to", out_shape));
+                let name = self.b.expand_to_constant(at, op.name, out, op.elem, out_shape);
+                done.add(op.position, name, step(&mut self.line, op.name, op.shape, "Expand to", out_shape));
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -316,7 +320,7 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(op.position, current, step(op.name, op.shape, "Reshape/Tile to", out_shape));
+            done.add(op.position, current, step(&mut self.line, op.name, op.shape, "Reshape/Tile to", out_shape));
         }
         Ok(done)
     }
@@ -351,7 +355,7 @@ impl<'m> Planner<'m> {
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.has(o.position)).collect();
         for op in remaining {
             let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
-            done.add(op.position, name, computed_step(op.name, op.shape, site));
+            done.add(op.position, name, computed_step(&mut self.line, op.name, op.shape, site));
         }
         done.replaced.retain(|(position, name)| *name != node.input[*position]);
         Ok(done)
@@ -393,7 +397,11 @@ impl<'m> Planner<'m> {
         }
         // The folded value has the output shape: it stands for the first input, always, so that every input reads
         // as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
-        done.add(present[rule_inputs[0]], acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
+        done.add(
+            present[rule_inputs[0]],
+            acc.clone(),
+            computed_step(&mut self.line, &names[0].name, &names[0].shape, site),
+        );
         (self.b.shape_of(at, &acc, &site.output_shape), None)
     }
 
