@@ -88,7 +88,7 @@ impl<'m> Names<'m> {
             // About as many names as the main graph has nodes' names and outputs (its inputs are mostly those
             // outputs): room for them at once rather than by doubling.
             names.taken.reserve(2 * g.node.len() + g.initializer.len() + g.input.len() + g.value_info.len());
-            names.graph(g);
+            names.main_graph(g);
         }
         for f in &model.functions {
             names.take(f.name());
@@ -115,8 +115,24 @@ impl<'m> Names<'m> {
         }
     }
 
+    /// The main graph's names but its nodes' inputs: each is a graph input, an initializer or a node's output
+    /// (taken as such), or undefined, and a model that reads an undefined value is refused before any plan of it is
+    /// used ([`crate::rewrite::refuse`]). Half the names of a large graph, not hashed.
+    fn main_graph(&mut self, g: &'m GraphProto) {
+        for n in &g.node {
+            self.take(n.name());
+            n.output.iter().for_each(|v| self.take(v));
+        }
+        self.graph_but_nodes(g);
+    }
+
     fn graph(&mut self, g: &'m GraphProto) {
         self.nodes(&g.node);
+        self.graph_but_nodes(g);
+    }
+
+    /// A graph's initializers, declarations and subgraphs.
+    fn graph_but_nodes(&mut self, g: &'m GraphProto) {
         g.initializer.iter().for_each(|t| self.take(t.name()));
         g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).for_each(|t| self.take(t.name()));
         for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
@@ -484,5 +500,57 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
             ..Default::default()
         }),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_name_avoids_every_name_the_model_defines_or_gives() {
+        // The candidates for `v_expanded` are, in turn: a node's output, a graph input a node reads, an
+        // initializer, a node's name, a dim param, and a name a function's node reads.
+        let node = |name: &str, inputs: &[&str], output: &str| NodeProto {
+            name: Some(name.into()),
+            op_type: Some("Add".into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        };
+        let declared = |name: &str, dims: &[&str]| ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(TypeProto {
+                tensor_type: Some(type_proto::Tensor {
+                    elem_type: Some(1),
+                    shape: Some(TensorShapeProto {
+                        dim: dims
+                            .iter()
+                            .map(|d| tensor_shape_proto::Dimension {
+                                value: Some(tensor_shape_proto::dimension::Value::DimParam(d.to_string())),
+                                denotation: None,
+                            })
+                            .collect(),
+                    }),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let graph = GraphProto {
+            node: vec![node("v_expanded_3", &["v_expanded_1", "v_expanded_2"], "v_expanded")],
+            input: vec![declared("v_expanded_1", &["v_expanded_4"])],
+            initializer: vec![int64_tensor("v_expanded_2", &[1])],
+            ..Default::default()
+        };
+        let function = crate::onnx::pb::FunctionProto {
+            name: Some("f".into()),
+            node: vec![node("g", &["v_expanded_5"], "y")],
+            ..Default::default()
+        };
+        let model = ModelProto { graph: Some(graph), functions: vec![function], ..Default::default() };
+        let mut names = Names::of(&model);
+        assert_eq!(names.fresh("v_expanded"), "v_expanded_6");
+        assert_eq!(names.fresh("v_expanded"), "v_expanded_7");
     }
 }
