@@ -19,8 +19,7 @@ pub(super) struct Planner<'m> {
     pub options: ExpandOptions,
     pub summary: ExpandSummary,
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
-    /// Where a step's line is put together before it is kept in a string of its own length.
-    line: String,
+    lines: Lines,
 }
 
 /// One input to make explicit, its name and shape borrowed from the site.
@@ -73,30 +72,59 @@ impl Rewritten {
     }
 }
 
+/// Where the lines of steps are put together (a large model's plan makes one per site, each then kept in a string
+/// of its own length to the end of the command), with the text of the last shape of known sizes a step went to:
+/// consecutive sites mostly share their output's shape, written once rather than at each.
+#[derive(Default)]
+struct Lines {
+    line: String,
+    last_to: Option<(smallvec::SmallVec<[u64; 6]>, String)>,
+}
+
+impl Lines {
+    /// `to` as [`Shape::push_to`] writes it.
+    fn push_to_shape(&mut self, to: &Shape) {
+        let known = |d: &Dim| match d {
+            Dim::Known(n) => Some(*n),
+            _ => None,
+        };
+        if let (Some(dims), Some((sizes, text))) = (to.dims(), &self.last_to) {
+            if dims.len() == sizes.len() && dims.iter().zip(sizes).all(|(d, s)| known(d) == Some(*s)) {
+                self.line.push_str(text);
+                return;
+            }
+        }
+        let start = self.line.len();
+        to.push_to(&mut self.line);
+        if let Some(sizes) = to.dims().and_then(|dims| dims.iter().map(known).collect::<Option<_>>()) {
+            self.last_to = Some((sizes, self.line[start..].to_string()));
+        }
+    }
+}
+
 /// What an input made explicit became, in words (the name marked): `NAME FROM -> HOW TO`, e.g.
-/// `B [3] -> Expand to [2, 3]`. Put together in `line` without a formatter (a large model's plan makes one per
-/// site), then kept in a string of its own length: the plan keeps every line to the end of the command.
-fn step(line: &mut String, name: &str, from: &Shape, how: &str, to: &Shape) -> String {
-    step_then(line, name, from, how, to, "")
+/// `B [3] -> Expand to [2, 3]`, put together without a formatter.
+fn step(lines: &mut Lines, name: &str, from: &Shape, how: &str, to: &Shape) -> String {
+    step_then(lines, name, from, how, to, "")
 }
 
 /// [`step`] followed by `after`.
-fn step_then(line: &mut String, name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
-    line.clear();
-    shown(name).push_to(line);
-    line.push(' ');
-    from.push_to(line);
-    line.push_str(" -> ");
-    line.push_str(how);
-    line.push(' ');
-    to.push_to(line);
-    line.push_str(after);
-    line.as_str().into()
+fn step_then(lines: &mut Lines, name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
+    lines.line.clear();
+    shown(name).push_to(&mut lines.line);
+    lines.line.push(' ');
+    from.push_to(&mut lines.line);
+    lines.line.push_str(" -> ");
+    lines.line.push_str(how);
+    lines.line.push(' ');
+    lines.push_to_shape(to);
+    lines.line.push_str(after);
+    lines.line.as_str().into()
 }
 
 /// What an input made explicit at a shape computed in the graph became, in words (the name marked).
-fn computed_step(line: &mut String, name: &str, shape: &Shape, site: &Site) -> String {
-    step_then(line, name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
+fn computed_step(lines: &mut Lines, name: &str, shape: &Shape, site: &Site) -> String {
+    step_then(lines, name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
 }
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
@@ -111,7 +139,7 @@ impl<'m> Planner<'m> {
         // old copies freed but not yet returned to the system at the command's peak.
         let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
         let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
-        Planner { b, options, summary, producers: HashMap::new(), line: String::new() }
+        Planner { b, options, summary, producers: HashMap::new(), lines: Lines::default() }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -165,10 +193,11 @@ impl<'m> Planner<'m> {
             Ok(done) => done,
             Err(reason) => return left(first, reason),
         };
-        let mut inputs = node.input.clone();
-        for (position, name) in done.replaced {
-            inputs[position] = name;
-        }
+        // The node's inputs with the replaced ones moved in (in order of position), the others copied.
+        let mut replaced = done.replaced.into_iter().peekable();
+        let inputs: Vec<String> = (node.input.iter().enumerate())
+            .map(|(i, name)| replaced.next_if(|(p, _)| *p == i).map_or_else(|| name.clone(), |(_, new)| new))
+            .collect();
         let mut drop_attributes = Vec::new();
         if first.rule == Rule::LegacyAxis || first.kind == (SiteKind::Gemm { legacy: true }) {
             drop_attributes = ["broadcast", "axis"].iter().map(|s| s.to_string()).collect();
@@ -290,14 +319,14 @@ impl<'m> Planner<'m> {
                     done.add(
                         op.position,
                         name,
-                        step(&mut self.line, op.name, op.shape, "constant of shape", out_shape),
+                        step(&mut self.lines, op.name, op.shape, "constant of shape", out_shape),
                     );
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
                 let name = self.b.expand_to_constant(at, op.name, out, op.elem, out_shape);
-                done.add(op.position, name, step(&mut self.line, op.name, op.shape, "Expand to", out_shape));
+                done.add(op.position, name, step(&mut self.lines, op.name, op.shape, "Expand to", out_shape));
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -320,7 +349,7 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(op.position, current, step(&mut self.line, op.name, op.shape, "Reshape/Tile to", out_shape));
+            done.add(op.position, current, step(&mut self.lines, op.name, op.shape, "Reshape/Tile to", out_shape));
         }
         Ok(done)
     }
@@ -355,7 +384,7 @@ impl<'m> Planner<'m> {
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.has(o.position)).collect();
         for op in remaining {
             let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
-            done.add(op.position, name, computed_step(&mut self.line, op.name, op.shape, site));
+            done.add(op.position, name, computed_step(&mut self.lines, op.name, op.shape, site));
         }
         done.replaced.retain(|(position, name)| *name != node.input[*position]);
         Ok(done)
@@ -400,7 +429,7 @@ impl<'m> Planner<'m> {
         done.add(
             present[rule_inputs[0]],
             acc.clone(),
-            computed_step(&mut self.line, &names[0].name, &names[0].shape, site),
+            computed_step(&mut self.lines, &names[0].name, &names[0].shape, site),
         );
         (self.b.shape_of(at, &acc, &site.output_shape), None)
     }
