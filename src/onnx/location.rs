@@ -35,11 +35,12 @@ pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
 }
 
 /// [`at`] appended to `out` when every part is shown as it is written (printable ASCII, not too long to show
-/// whole, not starting with `:`), which is what [`at`] then makes of them: put together without a copy of each
+/// whole, not starting like a command), which is what [`at`] then makes of them: put together without a copy of each
 /// part. `false`, and `out` as it was, for other parts. `expand` writes a large model's line per site this way.
 pub fn push_plain_at(out: &mut String, graph: &str, node: Option<&str>, op: Option<&str>) -> bool {
     use crate::sys::escape::NAME_CHARS;
-    let as_written = |part: &str| matches!(crate::sys::escape::text(part), std::borrow::Cow::Borrowed(_));
+    // What `text` shows as it is and is not ASCII takes the way of `escaped_at`, which gives the same.
+    let as_written = crate::sys::escape::plain_ascii;
     let short_enough = |part: Option<&str>| part.is_none_or(|p| p.len() <= NAME_CHARS && as_written(p));
     // A path of at most LONGEST_GRAPH_PATH bytes has at most as many characters: `graph` keeps it whole.
     if !(graph.len() <= LONGEST_GRAPH_PATH && as_written(graph) && short_enough(node) && short_enough(op)) {
@@ -121,7 +122,7 @@ mod tests {
             ("main", Some("#12 (Add)"), Some("Add"), true),
             ("main", Some("#12 (Add)"), Some("Mul"), true),
             ("main", Some("#12 Add)"), Some("Add"), true),
-            ("main/If_0/then_branch", Some("größe"), None, true),
+            ("main/If_0/then_branch", Some("größe"), None, false),
             ("main", None, Some("Add"), true),
             ("main", Some("a\nb"), Some("Add"), false),
             ("main", Some(": cmd"), Some("Add"), false),

@@ -442,8 +442,15 @@ fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
 }
 
 fn string_field(tag: u32, s: &str, v: &mut Vec<u8>) {
-    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), v);
-    encode_varint(s.len() as u64, v);
+    let key = tag << 3 | WireType::LengthDelimited as u32;
+    match (u8::try_from(key), u8::try_from(s.len())) {
+        // Both varints of one byte (a node's input field and a name under 128 bytes): written as they are.
+        (Ok(key @ ..=0x7f), Ok(len @ ..=0x7f)) => v.extend_from_slice(&[key, len]),
+        _ => {
+            encode_varint(u64::from(key), v);
+            encode_varint(s.len() as u64, v);
+        }
+    }
     v.extend_from_slice(s.as_bytes());
 }
 

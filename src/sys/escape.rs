@@ -263,6 +263,12 @@ fn printable_run(bytes: &[u8]) -> usize {
     at + bytes[at..].iter().position(|&b| b.wrapping_sub(b' ') >= 0x5f || b == b'\\').unwrap_or(bytes.len() - at)
 }
 
+/// Whether [`text`] shows `raw` as it is because it is printable ASCII (other than `\`) not starting like a
+/// command: checked without making the text.
+pub fn plain_ascii(raw: &str) -> bool {
+    printable_ascii(raw) && !starts_like_a_command(raw)
+}
+
 /// Whether the first character of `part` other than spaces is `:` (see [`text`]).
 fn starts_like_a_command(part: &str) -> bool {
     part.bytes().find(|&b| b != b' ') == Some(b':')
