@@ -133,12 +133,15 @@ fn left(site: &Site, reason: LeftReason) -> SitePlan {
 }
 
 impl<'m> Planner<'m> {
-    pub fn new(b: Builder<'m>, options: ExpandOptions) -> Self {
-        // Room for a line per node of the main graph at once (of which the nodes that broadcast and are rewritten
-        // are written, the rest of the room never touched): a list of 100,000 lines grown by doubling leaves its
-        // old copies freed but not yet returned to the system at the command's peak.
+    pub fn new(mut b: Builder<'m>, options: ExpandOptions) -> Self {
+        // Room for a line and a node edit per node of the main graph at once (of which the nodes that broadcast and
+        // are rewritten are written, the rest of the room never touched): a list of 100,000 grown by doubling
+        // leaves its old copies freed but not yet returned to the system at the command's peak.
         let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
         let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
+        if nodes > 0 {
+            b.edit.graph_mut(&[]).node_edits.reserve(nodes);
+        }
         Planner { b, options, summary, producers: HashMap::new(), lines: Lines::default() }
     }
 
