@@ -129,7 +129,9 @@ mod tests {
     #[test]
     fn a_cursor_finds_each_entry_asked_in_order_and_nothing_between() {
         let mut by = ByPosition::default();
-        [2, 3, 8].iter().for_each(|&p| drop(by.insert(p, p)));
+        for p in [2, 3, 8] {
+            by.insert(p, p);
+        }
         let mut cursor = by.cursor();
         let found: Vec<Option<usize>> = (0..10).map(|p| cursor.at(p).copied()).collect();
         assert_eq!(found, [None, None, Some(2), Some(3), None, None, None, None, Some(8), None]);
