@@ -23,6 +23,7 @@ impl<T> Default for ByPosition<T> {
 impl<T> ByPosition<T> {
     /// Where the entry at `position` is (`Ok`) or would go (`Err`): the end, for the position after the last,
     /// without a search.
+    #[inline]
     fn find(&self, position: usize) -> Result<usize, usize> {
         match self.entries.last() {
             None => Err(0),
@@ -32,6 +33,7 @@ impl<T> ByPosition<T> {
     }
 
     /// Sets the value at `position`; returns the value it replaces.
+    #[inline]
     pub fn insert(&mut self, position: usize, value: T) -> Option<T> {
         match self.find(position) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),

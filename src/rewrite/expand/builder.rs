@@ -9,7 +9,7 @@ use crate::onnx::pb::{
     GraphProto, ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use crate::onnx::tensor::INT64;
-use crate::onnx::wire::ModelEdit;
+use crate::onnx::wire::{GraphEdit, ModelEdit};
 use crate::sizes::shape::{Dim, Shape};
 
 /// The graph being edited and the node new nodes go before.
@@ -36,7 +36,11 @@ pub(super) struct Counts {
 /// The edit being built: new nodes, constants and value_infos, with fresh names.
 pub(super) struct Builder<'m> {
     pub model: &'m ModelProto,
-    pub edit: ModelEdit,
+    /// The edits of bodies (subgraphs and functions); see [`Builder::into_edit`].
+    edit: ModelEdit,
+    /// The main graph's edit, kept apart until the plan is made: it is asked for at every node a plan edits, and
+    /// finding it by its (empty) path in the map of graphs cost more than recording the node's edit.
+    main: GraphEdit,
     pub counts: Counts,
     names: Names<'m>,
     cache: HashMap<(Vec<GraphStep>, Made), String>,
@@ -189,6 +193,7 @@ impl<'m> Builder<'m> {
         Builder {
             model,
             edit: ModelEdit::default(),
+            main: GraphEdit::default(),
             counts: Counts::default(),
             names: Names::of(model),
             cache: HashMap::default(),
@@ -196,6 +201,23 @@ impl<'m> Builder<'m> {
             key: Vec::new(),
             max_materialize_bytes,
         }
+    }
+
+    /// The edit of the graph or function body at `graph`.
+    pub fn graph_edit(&mut self, graph: &[GraphStep]) -> &mut GraphEdit {
+        match graph.is_empty() {
+            true => &mut self.main,
+            false => self.edit.graph_mut(graph),
+        }
+    }
+
+    /// The edit of the whole model.
+    pub fn into_edit(self) -> ModelEdit {
+        let mut edit = self.edit;
+        if !self.main.is_empty() {
+            edit.graphs.insert(Vec::new(), self.main);
+        }
+        edit
     }
 
     /// The value `made` in the graph at `at`: the one made before, or a new one from `make` (which may decline).
@@ -220,7 +242,7 @@ impl<'m> Builder<'m> {
     }
 
     fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {
-        let edit = self.edit.graph_mut(at.graph);
+        let edit = self.graph_edit(at.graph);
         // Most nodes get one new node before them: no room for four.
         edit.insert_before.get_or_insert_with(at.before, || Vec::with_capacity(1)).push(node);
         edit.value_info.extend(value_info);
@@ -251,9 +273,10 @@ impl<'m> Builder<'m> {
         let dims: Vec<u64> = tensor.dims.iter().map(|&d| d as u64).collect();
         let vi = value_info(&name, tensor.data_type(), &Shape::known(&dims));
         if at.in_main_graph() {
-            let edit = self.edit.graph_mut(at.graph);
+            let declared_too = self.model.ir_version() < 4;
+            let edit = self.graph_edit(at.graph);
             edit.initializers.push(tensor);
-            if self.model.ir_version() < 4 {
+            if declared_too {
                 edit.inputs.push(vi);
             }
         } else {

@@ -140,7 +140,7 @@ impl<'m> Planner<'m> {
         let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
         let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
         if nodes > 0 {
-            b.edit.graph_mut(&[]).node_edits.reserve(nodes);
+            b.graph_edit(&[]).node_edits.reserve(nodes);
         }
         Planner { b, options, summary, producers: HashMap::new(), lines: Lines::default() }
     }
@@ -151,7 +151,7 @@ impl<'m> Planner<'m> {
             SitePlan::Nothing => {}
             SitePlan::Left(site) => self.summary.left.push(site),
             SitePlan::Explicit(edit, action) => {
-                self.b.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, edit);
+                self.b.graph_edit(&loc.graph).node_edits.insert(loc.node, edit);
                 self.summary.made_explicit += 1;
                 self.summary.actions.push(action);
             }
@@ -168,7 +168,7 @@ impl<'m> Planner<'m> {
             nodes_added: counts.nodes_added,
             ..self.summary
         };
-        super::Plan { edit: self.b.edit, summary, external: Default::default() }
+        super::Plan { edit: self.b.into_edit(), summary, external: Default::default() }
     }
 
     fn plan_site(&mut self, loc: &NodeLoc, sites: &[Site]) -> SitePlan {
