@@ -27,6 +27,45 @@ pub fn graph(path: &str) -> std::borrow::Cow<'_, str> {
 /// Every part is escaped and a long node or op name shortened ([`crate::sys::escape::short`]): the parts are the
 /// model's.
 pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
+    let mut at = String::with_capacity(graph.len() + GRAPH_NODE.len() + node.map_or(0, str::len) + 32);
+    if !push_plain_at(&mut at, graph, node, op) {
+        at = escaped_at(graph, node, op);
+    }
+    at
+}
+
+/// [`at`] appended to `out` when every part is shown as it is written (printable ASCII, not too long to show
+/// whole, not starting like a command), which is what [`at`] then makes of them: put together without a copy of each
+/// part. `false`, and `out` as it was, for other parts. `expand` writes a large model's line per site this way.
+pub fn push_plain_at(out: &mut String, graph: &str, node: Option<&str>, op: Option<&str>) -> bool {
+    use crate::sys::escape::NAME_CHARS;
+    // What `text` shows as it is and is not ASCII takes the way of `escaped_at`, which gives the same.
+    let as_written = crate::sys::escape::plain_ascii;
+    let short_enough = |part: Option<&str>| part.is_none_or(|p| p.len() <= NAME_CHARS && as_written(p));
+    // A path of at most LONGEST_GRAPH_PATH bytes has at most as many characters: `graph` keeps it whole.
+    if !(graph.len() <= LONGEST_GRAPH_PATH && as_written(graph) && short_enough(node) && short_enough(op)) {
+        return false;
+    }
+    out.push_str(graph);
+    if let Some(node) = node {
+        out.push_str(GRAPH_NODE);
+        out.push_str(node);
+        // An unnamed node's label `#INDEX (OP)` already ends with its op.
+        let labelled = node.starts_with('#')
+            && op.is_some_and(|op| {
+                node.strip_suffix(')').and_then(|n| n.strip_suffix(op)).is_some_and(|n| n.ends_with(" ("))
+            });
+        if let Some(op) = op.filter(|_| !labelled) {
+            out.push_str(" (");
+            out.push_str(op);
+            out.push(')');
+        }
+    }
+    true
+}
+
+/// [`at`] for parts that are escaped or shortened.
+fn escaped_at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
     use crate::sys::escape::short;
     let graph = crate::sys::escape::text(graph);
     let graph = self::graph(&graph);
@@ -72,6 +111,35 @@ mod tests {
         assert_eq!(at("main/If_0/then_branch", Some("add"), None), "main/If_0/then_branch › add");
         assert_eq!(at("main", Some("#12 (Add)"), Some("Add")), "main › #12 (Add)");
         assert_eq!(at("main", None, Some("Add")), "main");
+    }
+
+    #[test]
+    fn a_location_put_together_in_place_is_the_one_shown_part_by_part() {
+        let long = "n".repeat(crate::sys::escape::NAME_CHARS + 1);
+        let deep = "g/".repeat(LONGEST_GRAPH_PATH);
+        let places: [(&str, Option<&str>, Option<&str>, bool); 11] = [
+            ("main", Some("node_0"), Some("Sub"), true),
+            ("main", Some("#12 (Add)"), Some("Add"), true),
+            ("main", Some("#12 (Add)"), Some("Mul"), true),
+            ("main", Some("#12 Add)"), Some("Add"), true),
+            ("main/If_0/then_branch", Some("größe"), None, false),
+            ("main", None, Some("Add"), true),
+            ("main", Some("a\nb"), Some("Add"), false),
+            ("main", Some(": cmd"), Some("Add"), false),
+            ("main", Some(&long), Some("Add"), false),
+            ("main", Some("x"), Some(&long), false),
+            (&deep, Some("x"), Some("Add"), false),
+        ];
+        for (graph, node, op, plain) in places {
+            let mut out = "before ".to_string();
+            assert_eq!(push_plain_at(&mut out, graph, node, op), plain, "{graph} {node:?} {op:?}");
+            let expected = escaped_at(graph, node, op);
+            match plain {
+                true => assert_eq!(out, format!("before {expected}")),
+                false => assert_eq!(out, "before "),
+            }
+            assert_eq!(at(graph, node, op), expected);
+        }
     }
 
     #[test]

@@ -18,12 +18,15 @@ use crate::onnx::pb::field;
 pub use crate::onnx::source::WireError;
 use crate::onnx::source::{fields, try_for_each_field, Source};
 
+mod by_position;
+pub use by_position::{ByPosition, Cursor};
+
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
 pub struct GraphEdit {
     /// New nodes to place right before the node at this position.
-    pub insert_before: BTreeMap<usize, Vec<crate::onnx::pb::NodeProto>>,
-    pub node_edits: BTreeMap<usize, NodeEdit>,
+    pub insert_before: ByPosition<Vec<crate::onnx::pb::NodeProto>>,
+    pub node_edits: ByPosition<NodeEdit>,
     /// Existing initializers replaced whole, by position (external data moved or inlined).
     pub initializer_edits: BTreeMap<usize, crate::onnx::pb::TensorProto>,
     /// New initializers (graphs only; function bodies get Constant nodes instead).
@@ -332,6 +335,10 @@ fn body(
     // Positions among the fields of each number other than nodes and initializers: a declaration may be replaced
     // (`infer`), an input or value_info left out (`fold`).
     let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
+    // The edits of nodes, read in the order of the nodes.
+    let (mut inserts, mut node_edits) = (here.insert_before.cursor(), here.node_edits.cursor());
+    let subs = nodes_with_edited_subgraphs(edit, &loc);
+    let mut subs = subs.iter().peekable();
     // Field by field as the headers are read: a list of a graph's fields would be as long as its nodes.
     try_for_each_field(source, range, |f| {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
@@ -358,25 +365,21 @@ fn body(
             }
             return Ok(());
         }
-        if let Some(new_nodes) = here.insert_before.get(&node_index) {
+        if let Some(new_nodes) = inserts.at(node_index) {
             new_nodes.iter().for_each(|n| out.message(kind.node, n));
         }
         if here.remove_nodes.contains(&node_index) {
             node_index += 1;
             return Ok(());
         }
-        let node_edit = here.node_edits.get(&node_index);
+        let node_edit = node_edits.at(node_index);
         let below = |attribute: usize, graph: usize| {
             let mut l = loc.clone();
             l.push(GraphStep::Subgraph { node: node_index, attribute, graph });
             l
         };
-        let has_sub = edit.graphs.iter().any(|(k, e)| {
-            !e.is_empty()
-                && k.len() > loc.len()
-                && k.starts_with(&loc)
-                && matches!(k[loc.len()], GraphStep::Subgraph { node, .. } if node == node_index)
-        });
+        while subs.next_if(|&&n| n < node_index).is_some() {}
+        let has_sub = subs.peek() == Some(&&node_index);
         if node_edit.is_some() || has_sub {
             out.field(kind.node, |out| node(source, f.payload, node_edit, edit, &below, out))?;
         } else {
@@ -389,6 +392,21 @@ fn body(
         out.append(p);
     }
     Ok(())
+}
+
+/// The positions of the nodes of the body at `loc` that have an edited graph among their attributes (or deeper), in
+/// order.
+fn nodes_with_edited_subgraphs(edit: &ModelEdit, loc: &[GraphStep]) -> Vec<usize> {
+    let below = edit.graphs.iter().filter(|(k, e)| k.len() > loc.len() && k.starts_with(loc) && !e.is_empty());
+    let mut nodes: Vec<usize> = below
+        .filter_map(|(k, _)| match k[loc.len()] {
+            GraphStep::Subgraph { node, .. } => Some(node),
+            _ => None,
+        })
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
 }
 
 /// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
@@ -424,8 +442,15 @@ fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
 }
 
 fn string_field(tag: u32, s: &str, v: &mut Vec<u8>) {
-    encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), v);
-    encode_varint(s.len() as u64, v);
+    let key = tag << 3 | WireType::LengthDelimited as u32;
+    match (u8::try_from(key), u8::try_from(s.len())) {
+        // Both varints of one byte (a node's input field and a name under 128 bytes): written as they are.
+        (Ok(key @ ..=0x7f), Ok(len @ ..=0x7f)) => v.extend_from_slice(&[key, len]),
+        _ => {
+            encode_varint(u64::from(key), v);
+            encode_varint(s.len() as u64, v);
+        }
+    }
     v.extend_from_slice(s.as_bytes());
 }
 
@@ -444,14 +469,16 @@ fn node(
             out.owned_with(|v| string_field(NODE_INPUT, name, v));
         }
     };
-    for f in fields(source, range)? {
-        match (f.number, edit.and_then(|e| e.inputs.as_deref())) {
+    let inputs = edit.and_then(|e| e.inputs.as_deref());
+    // Field by field as they are read: a rewrite of every node of a graph lists no node's fields.
+    try_for_each_field(source, range, |f| {
+        match (f.number, inputs) {
             (NODE_INPUT, Some(inputs)) => {
                 if !inputs_written {
                     write_inputs(out, inputs);
                     inputs_written = true;
                 }
-                continue;
+                return Ok(());
             }
             (n, Some(inputs)) if n > NODE_INPUT && !inputs_written => {
                 write_inputs(out, inputs);
@@ -461,138 +488,57 @@ fn node(
         }
         if f.number != NODE_ATTRIBUTE {
             out.copy(f.range);
-            continue;
+            return Ok(());
         }
-        let this = attribute;
         attribute += 1;
-        let attr_fields = fields(source, f.payload.clone())?;
-        let mut name = Vec::new();
-        if let Some(a) = attr_fields.iter().find(|a| a.number == ATTRIBUTE_NAME) {
-            source.read_into(a.payload.clone(), &mut name)?;
-        }
-        if edit.is_some_and(|e| e.drop_attributes.iter().any(|d| d.as_bytes() == name)) {
-            continue;
-        }
-        let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
-        let graphs = attr_fields.iter().filter(|a| a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS).count();
-        if !(0..graphs).any(edited_graph) {
-            out.copy(f.range);
-            continue;
-        }
-        out.field(NODE_ATTRIBUTE, |out| {
-            let mut graph_index = 0;
-            for a in attr_fields {
-                if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
-                    let k = graph_index;
-                    graph_index += 1;
-                    if edited_graph(k) {
-                        out.field(a.number, |out| body(source, a.payload, model, below(this, k), &GRAPH, out))?;
-                        continue;
-                    }
-                }
-                out.copy(a.range);
-            }
-            Ok::<(), WireError>(())
-        })?;
-    }
-    if let (Some(inputs), false) = (edit.and_then(|e| e.inputs.as_deref()), inputs_written) {
+        node_attribute(source, f, (attribute - 1, edit), model, below, out)
+    })?;
+    if let (Some(inputs), false) = (inputs, inputs_written) {
         write_inputs(out, inputs);
     }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto};
-
-    fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
-        NodeProto {
-            op_type: Some(op.into()),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![output.into()],
-            ..Default::default()
+/// The node's attribute `f`, the `this`-th: left out if the edit drops it, rebuilt if a graph in it is edited,
+/// else copied.
+fn node_attribute(
+    source: &Source,
+    f: crate::onnx::source::Field,
+    (this, edit): (usize, Option<&NodeEdit>),
+    model: &ModelEdit,
+    below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
+    out: &mut Pieces,
+) -> Result<(), WireError> {
+    let attr_fields = fields(source, f.payload.clone())?;
+    let mut name = Vec::new();
+    if let Some(a) = attr_fields.iter().find(|a| a.number == ATTRIBUTE_NAME) {
+        source.read_into(a.payload.clone(), &mut name)?;
+    }
+    if edit.is_some_and(|e| e.drop_attributes.iter().any(|d| d.as_bytes() == name)) {
+        return Ok(());
+    }
+    let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
+    let graphs = attr_fields.iter().filter(|a| a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS).count();
+    if !(0..graphs).any(edited_graph) {
+        out.copy(f.range);
+        return Ok(());
+    }
+    out.field(NODE_ATTRIBUTE, |out| {
+        let mut graph_index = 0;
+        for a in attr_fields {
+            if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
+                let k = graph_index;
+                graph_index += 1;
+                if edited_graph(k) {
+                    out.field(a.number, |out| body(source, a.payload, model, below(this, k), &GRAPH, out))?;
+                    continue;
+                }
+            }
+            out.copy(a.range);
         }
-    }
-
-    /// A model whose graph carries a field this schema does not know (number 99), as a newer exporter might write.
-    fn model_with_unknown_field() -> Vec<u8> {
-        let graph =
-            GraphProto { node: vec![node("Add", &["a", "b"], "c")], name: Some("g".into()), ..Default::default() };
-        let mut graph_bytes = graph.encode_to_vec();
-        encode_varint(99 << 3, &mut graph_bytes); // field 99, varint
-        encode_varint(42, &mut graph_bytes);
-        let mut model = ModelProto { ir_version: Some(8), ..Default::default() }.encode_to_vec();
-        encode_varint(u64::from(MODEL_GRAPH << 3 | 2), &mut model);
-        encode_varint(graph_bytes.len() as u64, &mut model);
-        model.extend_from_slice(&graph_bytes);
-        model
-    }
-
-    #[test]
-    fn an_empty_edit_reproduces_the_input_byte_for_byte() {
-        let source = model_with_unknown_field();
-        assert_eq!(apply(&source, &ModelEdit::default()).unwrap().to_vec(&source).unwrap(), source);
-    }
-
-    #[test]
-    fn an_edit_keeps_unknown_fields_and_places_new_nodes_before_their_consumer() {
-        let source = model_with_unknown_field();
-        let mut edit = ModelEdit::default();
-        let g = edit.graph_mut(&[]);
-        g.insert_before.insert(0, vec![node("Expand", &["b", "s"], "b2")]);
-        g.node_edits.insert(0, NodeEdit { inputs: Some(vec!["a".into(), "b2".into()]), drop_attributes: vec![] });
-        let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
-        let model = ModelProto::decode(out.as_slice()).unwrap();
-        let nodes = &model.graph.as_ref().unwrap().node;
-        assert_eq!(nodes.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Expand", "Add"]);
-        assert_eq!(nodes[1].input, ["a", "b2"]);
-        let mut unknown = Vec::new();
-        encode_varint(99 << 3, &mut unknown);
-        encode_varint(42, &mut unknown);
-        assert!(out.windows(unknown.len()).any(|w| w == unknown), "the unknown field survives");
-    }
-
-    #[test]
-    fn a_declaration_replaced_by_position_leaves_its_neighbours_byte_for_byte() {
-        use crate::onnx::pb::ValueInfoProto;
-        let named = |n: &str| ValueInfoProto { name: Some(n.into()), ..Default::default() };
-        let graph = GraphProto {
-            node: vec![node("Add", &["a", "b"], "c")],
-            output: vec![named("c"), named("d")],
-            value_info: vec![named("e")],
-            ..Default::default()
-        };
-        let source = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
-        let mut edit = ModelEdit::default();
-        let doc = ValueInfoProto { doc_string: Some("new".into()), ..named("d") };
-        edit.graph_mut(&[]).declaration_edits.insert((field::graph::OUTPUT, 1), doc.clone());
-        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
-        let g = out.graph.unwrap();
-        assert_eq!(g.output, [named("c"), doc]);
-        assert_eq!(g.value_info, [named("e")]);
-    }
-
-    #[test]
-    fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
-        let inner = GraphProto { node: vec![node("Add", &["x", "y"], "z")], ..Default::default() };
-        let branch =
-            AttributeProto { name: Some("then_branch".into()), g: Some(inner), r#type: Some(5), ..Default::default() };
-        let legacy =
-            AttributeProto { name: Some("broadcast".into()), i: Some(1), r#type: Some(2), ..Default::default() };
-        let mut outer = node("If", &["cond"], "out");
-        outer.attribute = vec![legacy, branch];
-        let model =
-            ModelProto { graph: Some(GraphProto { node: vec![outer], ..Default::default() }), ..Default::default() };
-        let source = model.encode_to_vec();
-        let mut edit = ModelEdit::default();
-        edit.graph_mut(&[]).node_edits.insert(0, NodeEdit { inputs: None, drop_attributes: vec!["broadcast".into()] });
-        let sub = [GraphStep::Subgraph { node: 0, attribute: 1, graph: 0 }];
-        edit.graph_mut(&sub).insert_before.insert(0, vec![node("Identity", &["y"], "y2")]);
-        let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
-        let if_node = &out.graph.unwrap().node[0];
-        assert_eq!(if_node.attribute.len(), 1);
-        let then = if_node.attribute[0].g.as_ref().unwrap();
-        assert_eq!(then.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Identity", "Add"]);
-    }
+        Ok::<(), WireError>(())
+    })
 }
+
+#[cfg(test)]
+mod tests;

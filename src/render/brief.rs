@@ -219,6 +219,33 @@ pub(crate) fn write_fitted(out: &mut impl std::io::Write, input: &str, lead: &st
     Ok(())
 }
 
+/// [`write_fitted`]'s line, `LEAD TEXT`, appended to `line` (which holds what goes before the lead) when the lead
+/// at `line[lead..]` is kept whole and `text` is shown as it is written and fits: then the line is just that, with
+/// no names to define. `false`, and `line` as it was, for any other text, which takes [`write_fitted`]'s way. A
+/// large model's `expand` writes a line per site into one buffer this way.
+pub(crate) fn push_fitted_as_written(line: &mut String, lead: usize, text: &str) -> bool {
+    let start = line.len();
+    // A lead has at most as many characters as bytes: one that fits counted in bytes fits, and leaves at least
+    // the room it leaves counted in characters. Counted exactly only when that is not enough.
+    let bytes = start - lead;
+    if bytes > AFTER_PATH - 80 && line[lead..].chars().count() > AFTER_PATH - 80 {
+        return false;
+    }
+    if !crate::sys::escape::push_shown_as_written(line, text) {
+        return false;
+    }
+    // As written, the text is printable ASCII: a byte a character.
+    let shown = line.len() - start;
+    if shown > AFTER_PATH.saturating_sub(bytes).max(80) {
+        let chars = line[lead..start].chars().count().min(AFTER_PATH - 80);
+        if shown > (AFTER_PATH - chars).max(80) {
+            line.truncate(start);
+            return false;
+        }
+    }
+    true
+}
+
 /// The text cut to `budget` characters with `…`. A message ends with what matters most (`…: on axis 1, B has 4
 /// where A has 3`), so the part before its last `: ` is cut when that keeps the end whole.
 pub fn cut(text: &str, budget: usize) -> String {
@@ -414,6 +441,43 @@ mod tests {
         let text = "main › /m/Add (Add): holds only if N ∈ {1, 3} and seq ≤ 64 and h₁₂ < 2⁶³ …";
         assert_eq!(ascii(text), "main > /m/Add (Add): holds only if N in {1, 3} and seq <= 64 and h_12 < 2^63 ...");
         assert!(matches!(ascii("plain"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_line_fitted_in_place_is_the_line_written_part_by_part() {
+        use crate::sys::escape::name;
+        let step = |n: usize| format!("{} [64] -> Expand to [8, {}]", name("small_0"), "6".repeat(n));
+        // Leads of bytes and of characters on both sides of the room a lead may take, texts on both sides of the
+        // room left, and texts shown otherwise than as written.
+        let mut cases = Vec::new();
+        for lead in [10, 200, 218, 219, 230] {
+            for text in [step(1), step(200), step(AFTER_PATH - lead - 31), step(AFTER_PATH - lead - 30)] {
+                cases.push(("a".repeat(lead - 2) + ": ", text.clone()));
+                cases.push(("›".repeat(lead - 2) + ": ", text));
+            }
+        }
+        cases.push(("main › x: ".into(), format!("{} [2]", name("x\ny"))));
+        cases.push(("main › x: ".into(), "[1, floor((height - 1) / 2) + 1]".into()));
+        let mut taken = 0;
+        for (lead, text) in cases {
+            let mut expected = Vec::new();
+            write_fitted(&mut expected, "in.onnx", &lead, &text).unwrap();
+            let mut line = format!("in.onnx: {lead}");
+            let fast = push_fitted_as_written(&mut line, "in.onnx: ".len(), &text);
+            match fast {
+                true => assert_eq!(format!("{line}\n").as_bytes(), expected, "{lead} {text}"),
+                false => assert_eq!(line, format!("in.onnx: {lead}")),
+            }
+            // Whatever is declined has to be: it is cut, named or escaped.
+            let (shown_lead, brief) = fit_parts(&lead, &text);
+            let as_written = crate::sys::escape::shown_as_written(&text);
+            let whole = shown_lead == lead && brief.names.is_empty() && as_written.as_ref() == Some(&brief.message);
+            assert_eq!(fast, whole, "{lead} {text}");
+            taken += usize::from(fast);
+        }
+        // Leads of 10, 200 and 218 characters, of one byte each and of three: the short text and the one that just
+        // fits (and the 231-character one after a lead of 10); and the text without names.
+        assert_eq!(taken, 2 * (3 + 2 + 2) + 1);
     }
 
     #[test]

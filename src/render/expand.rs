@@ -41,9 +41,11 @@ pub fn write_expand_text(
 ) -> io::Result<()> {
     let input = text(input);
     if !quiet {
+        // A line per site: put together in one buffer, reused, when its parts are shown as they are written. Every
+        // line starts with the input's path, kept in the buffer.
+        let mut line = format!("{input}: ");
+        let lead = line.len();
         for a in &summary.actions {
-            let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
-            at.push_str(": ");
             let text: std::borrow::Cow<'_, str> = match (a.steps.as_slice(), a.conditions.is_empty()) {
                 ([step], true) => step.into(),
                 (steps, true) => steps.join("; ").into(),
@@ -51,6 +53,17 @@ pub fn write_expand_text(
                     format!("{} (still holds only if {})", steps.join("; "), crate::rules::all_of(&a.conditions)).into()
                 }
             };
+            line.truncate(lead);
+            if crate::onnx::location::push_plain_at(&mut line, &a.graph, Some(&a.node), Some(&a.op)) {
+                line.push_str(": ");
+                if crate::render::brief::push_fitted_as_written(&mut line, lead, &text) {
+                    line.push('\n');
+                    out.write_all(line.as_bytes())?;
+                    continue;
+                }
+            }
+            let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            at.push_str(": ");
             crate::render::brief::write_fitted(out, &input, &at, &text)?;
         }
     }
@@ -74,4 +87,56 @@ pub fn write_expand_text(
         plural(summary.nodes_added, "node", "nodes"),
         summary.left.len(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::expand::Action;
+    use crate::sys::escape::name;
+
+    /// The line of each site as the general way writes it: the location escaped and shortened part by part, the
+    /// text fitted by [`crate::render::brief::write_fitted`].
+    fn line_the_long_way(input: &str, a: &Action) -> Vec<u8> {
+        let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+        at.push_str(": ");
+        let said = match a.conditions.is_empty() {
+            true => a.steps.join("; "),
+            false => format!("{} (still holds only if {})", a.steps.join("; "), crate::rules::all_of(&a.conditions)),
+        };
+        let mut out = Vec::new();
+        crate::render::brief::write_fitted(&mut out, &text(input), &at, &said).unwrap();
+        out
+    }
+
+    #[test]
+    fn each_sites_line_is_the_one_its_parts_fitted_one_by_one_give() {
+        let action = |graph: &str, node: &str, op: &str, steps: Vec<String>, conditions: Vec<String>| Action {
+            graph: graph.into(),
+            node: node.into(),
+            op: op.into(),
+            steps,
+            conditions,
+        };
+        let step = |n: &str, to: &str| format!("{} [64] -> Expand to {to}", name(n));
+        let long = "n".repeat(100);
+        let actions = vec![
+            action("main", "node_0", "Sub", vec![step("small_0", "[8, 64]")], vec![]),
+            action("main", "#3 (Add)", "Add", vec![step("a", "[8, 64]"), step("b", "[8, 64]")], vec![]),
+            action("main", "n", "Add", vec![step("x", "[N, 64]")], vec!["N ∈ {1, 8}".into()]),
+            action("main", "bad\nname", "Add", vec![step("x", "[8, 64]")], vec![]),
+            action("main", &long, "Add", vec![step(&long, "[8, 64]")], vec![]),
+            action("main", "n", "Add", vec![step("x\u{1b}", "[8, 64]")], vec![]),
+            action("main", "n", "Add", vec![step("x", &format!("[{}]", "9, ".repeat(120)))], vec![]),
+            action(&"g/".repeat(100), "n", "Add", vec![step("x", "[8, 64]")], vec![]),
+        ];
+        let summary = ExpandSummary { actions, ..Default::default() };
+        let mut out = Vec::new();
+        write_expand_text(&mut out, "in:put\n.onnx", None, &summary, false).unwrap();
+        let mut expected: Vec<u8> =
+            summary.actions.iter().flat_map(|a| line_the_long_way("in:put\n.onnx", a)).collect();
+        let totals = out.len() - out.iter().rev().skip(1).position(|&b| b == b'\n').unwrap_or(out.len() - 1) - 1;
+        expected.extend_from_slice(&out[totals..]);
+        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));
+    }
 }

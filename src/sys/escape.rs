@@ -189,26 +189,39 @@ fn read_name(body: &str) -> (Cow<'_, str>, &str) {
 /// part. `None` for any other text, which takes the way through [`segments`]. One pass over the bytes, for the
 /// line of each of a large model's sites.
 pub fn shown_as_written(marked: &str) -> Option<String> {
+    let mut out = String::with_capacity(marked.len());
+    push_shown_as_written(&mut out, marked).then_some(out)
+}
+
+/// [`shown_as_written`] appended to `out`: `false`, and `out` as it was, for a text it does not show so. A large
+/// model's `expand` writes a line per site into one buffer it reuses.
+pub fn push_shown_as_written(out: &mut String, marked: &str) -> bool {
+    let kept = out.len();
+    let shown = push_as_written(out, marked);
+    if !shown {
+        out.truncate(kept);
+    }
+    shown
+}
+
+fn push_as_written(out: &mut String, marked: &str) -> bool {
     let bytes = marked.as_bytes();
-    let mut out = String::with_capacity(bytes.len());
     let (mut at, mut start, mut in_name) = (0, 0, false);
-    let command_like = |part: &str| part.trim_start_matches(' ').starts_with(':');
-    while at < bytes.len() {
-        let b = bytes[at];
-        if b.wrapping_sub(b' ') < 0x5f && b != b'\\' {
-            at += 1;
-            continue;
+    loop {
+        at += printable_run(&bytes[at..]);
+        if at == bytes.len() {
+            break;
         }
         // OPEN and CLOSE are EF B7 90 and EF B7 91 in UTF-8; QUOTE, a mark out of place or any other byte
         // takes the long way.
         let opens = match bytes.get(at..at + 3) {
             Some([0xEF, 0xB7, 0x90]) => true,
             Some([0xEF, 0xB7, 0x91]) => false,
-            _ => return None,
+            _ => return false,
         };
         let part = &marked[start..at];
-        if opens == in_name || command_like(part) || (in_name && part.len() > NAME_CHARS) {
-            return None;
+        if opens == in_name || starts_like_a_command(part) || (in_name && part.len() > NAME_CHARS) {
+            return false;
         }
         out.push_str(part);
         in_name = opens;
@@ -216,17 +229,49 @@ pub fn shown_as_written(marked: &str) -> Option<String> {
         start = at;
     }
     let part = &marked[start..];
-    if in_name || command_like(part) {
-        return None;
+    if in_name || starts_like_a_command(part) {
+        return false;
     }
     out.push_str(part);
-    Some(out)
+    true
 }
 
 /// Printable ASCII other than `\`: shown as it is. Checked over every byte without stopping early, which the
 /// compiler turns into a few wide compares for the short texts of a line.
 fn printable_ascii(text: &str) -> bool {
-    text.bytes().fold(true, |ok, b| ok & (b.wrapping_sub(b' ') < 0x5f) & (b != b'\\'))
+    printable_run(text.as_bytes()) == text.len()
+}
+
+/// How many bytes `bytes` starts with that are printable ASCII other than `\`: eight at a time, as one word each
+/// (the names and lines of a large model, checked once per line, are mostly such bytes).
+fn printable_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    // Whether any byte of `v` is 0 (a flag in the high bit of the first such byte, and maybe of later ones).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // Not ASCII, below ' ' (a borrow out of a byte only flags later bytes), DEL, or `\`.
+        let odd =
+            (w & HIGH) | (w.wrapping_sub(ONES * 0x20) & !w & HIGH) | zero(w ^ (ONES * 0x7f)) | zero(w ^ (ONES * 0x5c));
+        if odd != 0 {
+            return at + (odd.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + bytes[at..].iter().position(|&b| b.wrapping_sub(b' ') >= 0x5f || b == b'\\').unwrap_or(bytes.len() - at)
+}
+
+/// Whether [`text`] shows `raw` as it is because it is printable ASCII (other than `\`) not starting like a
+/// command: checked without making the text.
+pub fn plain_ascii(raw: &str) -> bool {
+    printable_ascii(raw) && !starts_like_a_command(raw)
+}
+
+/// Whether the first character of `part` other than spaces is `:` (see [`text`]).
+fn starts_like_a_command(part: &str) -> bool {
+    part.bytes().find(|&b| b != b' ') == Some(b':')
 }
 
 /// The text with its names whole and unescaped, marks gone.
@@ -334,7 +379,7 @@ pub fn escaped(marked: &str) -> String {
 /// Any text from outside the tool (a path, a name, a `dim_param`) escaped for a terminal or a log, whole.
 pub fn text(raw: &str) -> Cow<'_, str> {
     // A leading `:` could make `::` with what follows the name on its line (`  NAME: float [2]` in `shapes`).
-    let command_like = raw.trim_start_matches(' ').starts_with(':');
+    let command_like = starts_like_a_command(raw);
     // ASCII shown as it is, byte by byte (most text is); anything else char by char.
     if !command_like && (printable_ascii(raw) || raw.chars().all(shown_as_is)) {
         return Cow::Borrowed(raw);
@@ -440,132 +485,4 @@ pub fn github_property(shown: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_pushed_in_place_is_the_plain_text_of_any_marked_text() {
-        let odd = format!("a{OPEN}b{CLOSE}c{QUOTE}d");
-        let marked = format!("x {} and {} then {}", name("v_1"), name(&odd), name(""));
-        for text in
-            [marked.as_str(), "no names", "", &format!("open {OPEN}runs{QUOTE}{CLOSE} on"), &format!("{OPEN}x{QUOTE}")]
-        {
-            let mut out = String::from("kept ");
-            push_plain(&mut out, text);
-            assert_eq!(out, format!("kept {}", plain(text)), "{text:?}");
-        }
-        let mut out = String::new();
-        push_plain(&mut out, &marked);
-        assert_eq!(out, format!("x v_1 and {odd} then "));
-    }
-
-    #[test]
-    fn controls_separators_and_bidirectional_overrides_are_escaped() {
-        assert_eq!(text("a\u{1b}[31mred\u{7}\0"), "a\\u{1b}[31mred\\u{7}\\0");
-        assert_eq!(text("one\ntwo\r\u{2028}\u{2029}\u{85}"), "one\\ntwo\\r\\u{2028}\\u{2029}\\u{85}");
-        assert_eq!(text("abc\u{202e}fed\u{2066}\u{200f}"), "abc\\u{202e}fed\\u{2066}\\u{200f}");
-        assert_eq!(text("zero\u{200b}width\u{feff}"), "zero\\u{200b}width\\u{feff}");
-        assert_eq!(text("tab\tdel\u{7f}"), "tab\\tdel\\u{7f}");
-        // Ordinary names, in any script, stay as they are.
-        for name in ["input_ids", "onnx::Add_12", "/model/layers.0/Add", "größe", "入力", "e\u{301}", "x y"] {
-            assert_eq!(text(name), name);
-        }
-    }
-
-    #[test]
-    fn escaping_is_one_to_one() {
-        // A name that spells an escape differs from the name that holds the character.
-        assert_ne!(text("a\u{1b}b"), text("a\\u{1b}b"));
-        assert_eq!(text("a\\u{1b}b"), "a\\\\u{1b}b");
-        assert_ne!(text("\\n"), text("\n"));
-    }
-
-    #[test]
-    fn nothing_shown_starts_a_workflow_command() {
-        assert_eq!(text("::error file=x::pwned"), "\\u{3a}:error file=x::pwned");
-        assert_eq!(text("  ::warning::x"), "  \\u{3a}:warning::x");
-        assert_eq!(text("onnx::Add_12"), "onnx::Add_12");
-        assert_eq!(short("::error::x"), "\\u{3a}:error::x");
-        // A lone colon would make `::` with the `: ` after a name at the start of a line.
-        assert_eq!(text(":"), "\\u{3a}");
-        assert_eq!(text(" :0"), " \\u{3a}0");
-    }
-
-    #[test]
-    fn long_names_are_shortened_and_stay_unique() {
-        let a = format!("{}a", "n".repeat(1 << 20));
-        let b = format!("{}b", "n".repeat(1 << 20));
-        let (sa, sb) = (short(&a), short(&b));
-        assert!(sa.chars().count() <= NAME_CHARS, "{sa}");
-        assert_ne!(sa, sb);
-        assert!(sa.starts_with(&"n".repeat(KEPT_CHARS)) && sa.contains("…#"), "{sa}");
-        let exact = "x".repeat(NAME_CHARS);
-        assert_eq!(short(&exact), exact);
-        // An escape is never cut in half.
-        let escapes = "\u{202e}".repeat(40);
-        let shown = short(&escapes);
-        let kept = shown.split('…').next().unwrap();
-        assert!(kept.ends_with('}'), "{shown}");
-    }
-
-    #[test]
-    fn marked_names_come_back_whole_and_are_shown_escaped_and_short() {
-        let evil = "x\n::error::pwned\u{FDD1}\u{FDD0}";
-        let message = Message::from(format!("value '{}' is {} [2, 3]", name(evil), name("ok")));
-        assert_eq!(message.plain(), format!("value '{evil}' is ok [2, 3]"));
-        assert_eq!(message.one_line(), "value 'x\\n::error::pwned\\u{fdd1}\\u{fdd0}' is ok [2, 3]");
-        assert_eq!(message, format!("value '{evil}' is ok [2, 3]").as_str());
-        let long = "L".repeat(500);
-        let shown = Message::from(format!("input '{}' is not defined", name(&long))).one_line();
-        assert!(shown.chars().count() < 120, "{shown}");
-        // A long word between names (a dim_param in a shape) is shortened too; short words stay.
-        let shape = format!("X [{}, 3] -> Expand to [2, 3]", "N".repeat(100_000));
-        let shown = one_line(&shape);
-        assert!(
-            shown.starts_with("X [NNN") && shown.ends_with(", 3] -> Expand to [2, 3]") && shown.len() < 150,
-            "{shown}"
-        );
-        assert_eq!(segments("no names"), [Segment::Text("no names")]);
-    }
-
-    /// The one-pass way of a plain line gives what showing it part by part gives, and declines every line that
-    /// needs an escape, a shortened name or a name's own marks (or is not ASCII: shown the long way).
-    #[test]
-    fn a_line_shown_as_written_is_its_parts_shown_one_by_one() {
-        let by_parts = |marked: &str| -> String {
-            let parts = segments(marked).into_iter().map(|s| match s {
-                Segment::Text(t) => text(t).into_owned(),
-                Segment::Name(n) => short(&n).into_owned(),
-            });
-            parts.collect()
-        };
-        let long = "n".repeat(NAME_CHARS + 1);
-        let lines = [
-            (format!("{} [64] -> Expand to [8, 64]", name("small_0")), true),
-            (format!("{} [1, N] and {} [N]", name("a/b:c"), name("")), true),
-            ("no names at all".to_string(), true),
-            (format!("{} [2]", name(&"n".repeat(NAME_CHARS))), true),
-            (format!("{} [2]", name("x\\y")), false),
-            (format!("{} [2]", name("größe")), false),
-            (format!("{} [2]", name(": cmd")), false),
-            (format!(" :: {} [2]", name("x")), false),
-            (format!("{} [2]", name(&long)), false),
-            (format!("{} [2]", name("a\u{FDD1}b")), false),
-            (format!("{}\n", name("x")), false),
-            ("\u{FDD0}open to the end".to_string(), false),
-            ("\u{FDD1}closed".to_string(), false),
-        ];
-        for (line, plain) in &lines {
-            match shown_as_written(line) {
-                Some(shown) => assert!(*plain && shown == by_parts(line), "{line:?}: {shown:?}"),
-                None => assert!(!plain, "{line:?} declined"),
-            }
-        }
-    }
-
-    #[test]
-    fn github_escapes_percent_and_line_breaks_on_top() {
-        assert_eq!(github_data("100% a\nb\r"), "100%25 a%0Ab%0D");
-        assert_eq!(github_property("a:b,c%"), "a%3Ab%2Cc%25");
-    }
-}
+mod tests;

@@ -9,7 +9,7 @@ use crate::onnx::pb::{
     GraphProto, ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use crate::onnx::tensor::INT64;
-use crate::onnx::wire::ModelEdit;
+use crate::onnx::wire::{GraphEdit, ModelEdit};
 use crate::sizes::shape::{Dim, Shape};
 
 /// The graph being edited and the node new nodes go before.
@@ -36,12 +36,18 @@ pub(super) struct Counts {
 /// The edit being built: new nodes, constants and value_infos, with fresh names.
 pub(super) struct Builder<'m> {
     pub model: &'m ModelProto,
-    pub edit: ModelEdit,
+    /// The edits of bodies (subgraphs and functions); see [`Builder::into_edit`].
+    edit: ModelEdit,
+    /// The main graph's edit, kept apart until the plan is made: it is asked for at every node a plan edits, and
+    /// finding it by its (empty) path in the map of graphs cost more than recording the node's edit.
+    main: GraphEdit,
     pub counts: Counts,
     names: Names<'m>,
     cache: HashMap<(Vec<GraphStep>, Made), String>,
     /// By graph, the values made for nearly every site, found without building a key (see [`Hot`]).
     hot: HashMap<Vec<GraphStep>, Hot>,
+    /// The key of an `Expand` in [`Hot::expands`], put together here for every lookup.
+    key: Vec<u8>,
     max_materialize_bytes: u64,
 }
 
@@ -51,9 +57,19 @@ pub(super) struct Builder<'m> {
 #[derive(Default)]
 struct Hot {
     /// By the dims.
-    shape_constants: HashMap<Vec<i64>, String>,
-    /// By the value expanded, then the target shape's value.
-    expands: HashMap<String, HashMap<String, String>>,
+    shape_constants: HashMap<Vec<u64>, String>,
+    /// By the value expanded and the target shape's value, as [`expand_key`] puts them together: one lookup, and one
+    /// small key for each `Expand` made (a map per value expanded cost a table each).
+    expands: HashMap<Vec<u8>, String>,
+}
+
+/// The key of `Expand(value, target)`: the value's length (eight bytes), the value and the target, which no other
+/// pair of names spells.
+fn expand_key(key: &mut Vec<u8>, value: &str, target: &str) {
+    key.clear();
+    key.extend_from_slice(&(value.len() as u64).to_le_bytes());
+    key.extend_from_slice(value.as_bytes());
+    key.extend_from_slice(target.as_bytes());
 }
 
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
@@ -76,7 +92,7 @@ impl<'m> Names<'m> {
             // About as many names as the main graph has nodes' names and outputs (its inputs are mostly those
             // outputs): room for them at once rather than by doubling.
             names.taken.reserve(2 * g.node.len() + g.initializer.len() + g.input.len() + g.value_info.len());
-            names.graph(g);
+            names.main_graph(g);
         }
         for f in &model.functions {
             names.take(f.name());
@@ -103,8 +119,24 @@ impl<'m> Names<'m> {
         }
     }
 
+    /// The main graph's names but its nodes' inputs: each is a graph input, an initializer or a node's output
+    /// (taken as such), or undefined, and a model that reads an undefined value is refused before any plan of it is
+    /// used ([`crate::rewrite::refuse`]). Half the names of a large graph, not hashed.
+    fn main_graph(&mut self, g: &'m GraphProto) {
+        for n in &g.node {
+            self.take(n.name());
+            n.output.iter().for_each(|v| self.take(v));
+        }
+        self.graph_but_nodes(g);
+    }
+
     fn graph(&mut self, g: &'m GraphProto) {
         self.nodes(&g.node);
+        self.graph_but_nodes(g);
+    }
+
+    /// A graph's initializers, declarations and subgraphs.
+    fn graph_but_nodes(&mut self, g: &'m GraphProto) {
         g.initializer.iter().for_each(|t| self.take(t.name()));
         g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).for_each(|t| self.take(t.name()));
         for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
@@ -161,12 +193,31 @@ impl<'m> Builder<'m> {
         Builder {
             model,
             edit: ModelEdit::default(),
+            main: GraphEdit::default(),
             counts: Counts::default(),
             names: Names::of(model),
             cache: HashMap::default(),
             hot: HashMap::default(),
+            key: Vec::new(),
             max_materialize_bytes,
         }
+    }
+
+    /// The edit of the graph or function body at `graph`.
+    pub fn graph_edit(&mut self, graph: &[GraphStep]) -> &mut GraphEdit {
+        match graph.is_empty() {
+            true => &mut self.main,
+            false => self.edit.graph_mut(graph),
+        }
+    }
+
+    /// The edit of the whole model.
+    pub fn into_edit(self) -> ModelEdit {
+        let mut edit = self.edit;
+        if !self.main.is_empty() {
+            edit.graphs.insert(Vec::new(), self.main);
+        }
+        edit
     }
 
     /// The value `made` in the graph at `at`: the one made before, or a new one from `make` (which may decline).
@@ -191,18 +242,23 @@ impl<'m> Builder<'m> {
     }
 
     fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {
-        let edit = self.edit.graph_mut(at.graph);
+        let edit = self.graph_edit(at.graph);
         // Most nodes get one new node before them: no room for four.
-        edit.insert_before.entry(at.before).or_insert_with(|| Vec::with_capacity(1)).push(node);
+        edit.insert_before.get_or_insert_with(at.before, || Vec::with_capacity(1)).push(node);
         edit.value_info.extend(value_info);
         self.counts.nodes_added += 1;
     }
 
     fn new_node(&mut self, op: &str, inputs: Vec<String>, output: &str, attrs: Vec<AttributeProto>) -> NodeProto {
+        // `OUTPUT_op`: the ops made here are named in ASCII.
+        let mut base = String::with_capacity(output.len() + 1 + op.len());
+        base.push_str(output);
+        base.push('_');
+        base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
         NodeProto {
             input: inputs,
             output: vec![output.to_string()],
-            name: Some(self.names.fresh(&format!("{output}_{}", op.to_lowercase()))),
+            name: Some(self.names.fresh(&base)),
             op_type: Some(op.to_string()),
             attribute: attrs,
             ..Default::default()
@@ -217,9 +273,10 @@ impl<'m> Builder<'m> {
         let dims: Vec<u64> = tensor.dims.iter().map(|&d| d as u64).collect();
         let vi = value_info(&name, tensor.data_type(), &Shape::known(&dims));
         if at.in_main_graph() {
-            let edit = self.edit.graph_mut(at.graph);
+            let declared_too = self.model.ir_version() < 4;
+            let edit = self.graph_edit(at.graph);
             edit.initializers.push(tensor);
-            if self.model.ir_version() < 4 {
+            if declared_too {
                 edit.inputs.push(vi);
             }
         } else {
@@ -238,16 +295,38 @@ impl<'m> Builder<'m> {
 
     /// A constant int64 shape vector.
     pub fn shape_constant(&mut self, at: &At<'_>, dims: &[u64]) -> String {
-        let values: smallvec::SmallVec<[i64; 8]> = dims.iter().map(|&d| d as i64).collect();
-        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.shape_constants.get(&values[..])) {
+        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.shape_constants.get(dims)) {
             return name.clone();
         }
         let label: Vec<String> = dims.iter().map(u64::to_string).collect();
         let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
         let name = self.names.fresh(&format!("bcast_shape_{label}"));
-        self.constant(at, int64_tensor(&name, &values));
-        self.hot.entry(at.graph.to_vec()).or_default().shape_constants.insert(values.to_vec(), name.clone());
+        self.constant(at, int64_tensor(&name, &as_i64(dims)));
+        self.hot.entry(at.graph.to_vec()).or_default().shape_constants.insert(dims.to_vec(), name.clone());
         name
+    }
+
+    /// `Expand(value, shape_constant(dims))`, declared with `out` when the element type is known: what nearly
+    /// every static site asks for, found with a lookup of the constant and one of the `Expand` when both exist.
+    pub fn expand_to_constant(
+        &mut self,
+        at: &At<'_>,
+        value: &str,
+        dims: &[u64],
+        elem: Option<i32>,
+        out: &Shape,
+    ) -> String {
+        if let Some(hot) = self.hot.get(at.graph) {
+            if let Some(target) = hot.shape_constants.get(dims) {
+                expand_key(&mut self.key, value, target);
+                if let Some(name) = hot.expands.get(self.key.as_slice()) {
+                    self.counts.expands_shared += 1;
+                    return name.clone();
+                }
+            }
+        }
+        let target = self.shape_constant(at, dims);
+        self.expand(at, value, &target, elem, out)
     }
 
     /// `Shape(value)`, where `value` has shape `of`. One `Shape` serves every later value of the graph whose
@@ -301,18 +380,20 @@ impl<'m> Builder<'m> {
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
     pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> String {
-        let made = self.hot.get(at.graph).and_then(|h| h.expands.get(value)).and_then(|t| t.get(target));
-        if let Some(name) = made {
+        expand_key(&mut self.key, value, target);
+        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.expands.get(self.key.as_slice())) {
             self.counts.expands_shared += 1;
             return name.clone();
         }
-        let name = self.names.fresh(&format!("{}_expanded", sanitize(value)));
+        let mut base = sanitize(value);
+        base.push_str("_expanded");
+        let name = self.names.fresh(&base);
         let node = self.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
         let vi = elem.map(|e| value_info(&name, e, out));
         self.add_node(at, node, vi);
         self.counts.expands_inserted += 1;
         let hot = self.hot.entry(at.graph.to_vec()).or_default();
-        hot.expands.entry(value.to_string()).or_default().insert(target.to_string(), name.clone());
+        hot.expands.insert(self.key.clone(), name.clone());
         name
     }
 
@@ -389,6 +470,10 @@ fn as_i64(dims: &[u64]) -> Vec<i64> {
 /// A name fragment made of characters every tool accepts in names, at most [`MAX_FRAGMENT`] of them: new names are
 /// made from the names they derive from, and a fold over many inputs would otherwise grow them step by step.
 fn sanitize(name: &str) -> String {
+    if name.len() <= MAX_FRAGMENT && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        // Such a name is its own fragment (the common case: checked by bytes, copied once).
+        return name.trim_matches('_').to_string();
+    }
     let s: String =
         name.chars().take(MAX_FRAGMENT).map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     s.trim_matches('_').to_string()
@@ -438,5 +523,57 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
             ..Default::default()
         }),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_name_avoids_every_name_the_model_defines_or_gives() {
+        // The candidates for `v_expanded` are, in turn: a node's output, a graph input a node reads, an
+        // initializer, a node's name, a dim param, and a name a function's node reads.
+        let node = |name: &str, inputs: &[&str], output: &str| NodeProto {
+            name: Some(name.into()),
+            op_type: Some("Add".into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        };
+        let declared = |name: &str, dims: &[&str]| ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(TypeProto {
+                tensor_type: Some(type_proto::Tensor {
+                    elem_type: Some(1),
+                    shape: Some(TensorShapeProto {
+                        dim: dims
+                            .iter()
+                            .map(|d| tensor_shape_proto::Dimension {
+                                value: Some(tensor_shape_proto::dimension::Value::DimParam(d.to_string())),
+                                denotation: None,
+                            })
+                            .collect(),
+                    }),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let graph = GraphProto {
+            node: vec![node("v_expanded_3", &["v_expanded_1", "v_expanded_2"], "v_expanded")],
+            input: vec![declared("v_expanded_1", &["v_expanded_4"])],
+            initializer: vec![int64_tensor("v_expanded_2", &[1])],
+            ..Default::default()
+        };
+        let function = crate::onnx::pb::FunctionProto {
+            name: Some("f".into()),
+            node: vec![node("g", &["v_expanded_5"], "y")],
+            ..Default::default()
+        };
+        let model = ModelProto { graph: Some(graph), functions: vec![function], ..Default::default() };
+        let mut names = Names::of(&model);
+        assert_eq!(names.fresh("v_expanded"), "v_expanded_6");
+        assert_eq!(names.fresh("v_expanded"), "v_expanded_7");
     }
 }

@@ -19,6 +19,7 @@ pub(super) struct Planner<'m> {
     pub options: ExpandOptions,
     pub summary: ExpandSummary,
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
+    lines: Lines,
 }
 
 /// One input to make explicit, its name and shape borrowed from the site.
@@ -71,31 +72,59 @@ impl Rewritten {
     }
 }
 
+/// Where the lines of steps are put together (a large model's plan makes one per site, each then kept in a string
+/// of its own length to the end of the command), with the text of the last shape of known sizes a step went to:
+/// consecutive sites mostly share their output's shape, written once rather than at each.
+#[derive(Default)]
+struct Lines {
+    line: String,
+    last_to: Option<(smallvec::SmallVec<[u64; 6]>, String)>,
+}
+
+impl Lines {
+    /// `to` as [`Shape::push_to`] writes it.
+    fn push_to_shape(&mut self, to: &Shape) {
+        let known = |d: &Dim| match d {
+            Dim::Known(n) => Some(*n),
+            _ => None,
+        };
+        if let (Some(dims), Some((sizes, text))) = (to.dims(), &self.last_to) {
+            if dims.len() == sizes.len() && dims.iter().zip(sizes).all(|(d, s)| known(d) == Some(*s)) {
+                self.line.push_str(text);
+                return;
+            }
+        }
+        let start = self.line.len();
+        to.push_to(&mut self.line);
+        if let Some(sizes) = to.dims().and_then(|dims| dims.iter().map(known).collect::<Option<_>>()) {
+            self.last_to = Some((sizes, self.line[start..].to_string()));
+        }
+    }
+}
+
 /// What an input made explicit became, in words (the name marked): `NAME FROM -> HOW TO`, e.g.
-/// `B [3] -> Expand to [2, 3]`. Put together without a formatter (a large model's plan makes one per site), then
-/// kept in a string of its own length: the plan keeps every line to the end of the command.
-fn step(name: &str, from: &Shape, how: &str, to: &Shape) -> String {
-    step_then(name, from, how, to, "")
+/// `B [3] -> Expand to [2, 3]`, put together without a formatter.
+fn step(lines: &mut Lines, name: &str, from: &Shape, how: &str, to: &Shape) -> String {
+    step_then(lines, name, from, how, to, "")
 }
 
 /// [`step`] followed by `after`.
-fn step_then(name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
-    let rank = |s: &Shape| s.rank().unwrap_or(2);
-    let mut line = String::with_capacity(name.len() + how.len() + after.len() + 20 + 8 * (rank(from) + rank(to)));
-    shown(name).push_to(&mut line);
-    line.push(' ');
-    from.push_to(&mut line);
-    line.push_str(" -> ");
-    line.push_str(how);
-    line.push(' ');
-    to.push_to(&mut line);
-    line.push_str(after);
-    line.as_str().into()
+fn step_then(lines: &mut Lines, name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
+    lines.line.clear();
+    shown(name).push_to(&mut lines.line);
+    lines.line.push(' ');
+    from.push_to(&mut lines.line);
+    lines.line.push_str(" -> ");
+    lines.line.push_str(how);
+    lines.line.push(' ');
+    lines.push_to_shape(to);
+    lines.line.push_str(after);
+    lines.line.as_str().into()
 }
 
 /// What an input made explicit at a shape computed in the graph became, in words (the name marked).
-fn computed_step(name: &str, shape: &Shape, site: &Site) -> String {
-    step_then(name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
+fn computed_step(lines: &mut Lines, name: &str, shape: &Shape, site: &Site) -> String {
+    step_then(lines, name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
 }
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
@@ -104,13 +133,16 @@ fn left(site: &Site, reason: LeftReason) -> SitePlan {
 }
 
 impl<'m> Planner<'m> {
-    pub fn new(b: Builder<'m>, options: ExpandOptions) -> Self {
-        // Room for a line per node of the main graph at once (of which the nodes that broadcast and are rewritten
-        // are written, the rest of the room never touched): a list of 100,000 lines grown by doubling leaves its
-        // old copies freed but not yet returned to the system at the command's peak.
+    pub fn new(mut b: Builder<'m>, options: ExpandOptions) -> Self {
+        // Room for a line and a node edit per node of the main graph at once (of which the nodes that broadcast and
+        // are rewritten are written, the rest of the room never touched): a list of 100,000 grown by doubling
+        // leaves its old copies freed but not yet returned to the system at the command's peak.
         let nodes = b.model.graph.as_ref().map_or(0, |g| g.node.len());
         let summary = ExpandSummary { actions: Vec::with_capacity(nodes), ..Default::default() };
-        Planner { b, options, summary, producers: HashMap::new() }
+        if nodes > 0 {
+            b.graph_edit(&[]).node_edits.reserve(nodes);
+        }
+        Planner { b, options, summary, producers: HashMap::new(), lines: Lines::default() }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -119,7 +151,7 @@ impl<'m> Planner<'m> {
             SitePlan::Nothing => {}
             SitePlan::Left(site) => self.summary.left.push(site),
             SitePlan::Explicit(edit, action) => {
-                self.b.edit.graph_mut(&loc.graph).node_edits.insert(loc.node, edit);
+                self.b.graph_edit(&loc.graph).node_edits.insert(loc.node, edit);
                 self.summary.made_explicit += 1;
                 self.summary.actions.push(action);
             }
@@ -136,7 +168,7 @@ impl<'m> Planner<'m> {
             nodes_added: counts.nodes_added,
             ..self.summary
         };
-        super::Plan { edit: self.b.edit, summary, external: Default::default() }
+        super::Plan { edit: self.b.into_edit(), summary, external: Default::default() }
     }
 
     fn plan_site(&mut self, loc: &NodeLoc, sites: &[Site]) -> SitePlan {
@@ -164,10 +196,11 @@ impl<'m> Planner<'m> {
             Ok(done) => done,
             Err(reason) => return left(first, reason),
         };
-        let mut inputs = node.input.clone();
-        for (position, name) in done.replaced {
-            inputs[position] = name;
-        }
+        // The node's inputs with the replaced ones moved in (in order of position), the others copied.
+        let mut replaced = done.replaced.into_iter().peekable();
+        let inputs: Vec<String> = (node.input.iter().enumerate())
+            .map(|(i, name)| replaced.next_if(|(p, _)| *p == i).map_or_else(|| name.clone(), |(_, new)| new))
+            .collect();
         let mut drop_attributes = Vec::new();
         if first.rule == Rule::LegacyAxis || first.kind == (SiteKind::Gemm { legacy: true }) {
             drop_attributes = ["broadcast", "axis"].iter().map(|s| s.to_string()).collect();
@@ -286,14 +319,17 @@ impl<'m> Planner<'m> {
             };
             if self.options.materialize_constants {
                 if let Some(name) = self.b.materialize(at, op.name, mapped.as_deref(), out) {
-                    done.add(op.position, name, step(op.name, op.shape, "constant of shape", out_shape));
+                    done.add(
+                        op.position,
+                        name,
+                        step(&mut self.lines, op.name, op.shape, "constant of shape", out_shape),
+                    );
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
-                let target = self.b.shape_constant(at, out);
-                let name = self.b.expand(at, op.name, &target, op.elem, out_shape);
-                done.add(op.position, name, step(op.name, op.shape, "Expand to", out_shape));
+                let name = self.b.expand_to_constant(at, op.name, out, op.elem, out_shape);
+                done.add(op.position, name, step(&mut self.lines, op.name, op.shape, "Expand to", out_shape));
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -316,7 +352,7 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(op.position, current, step(op.name, op.shape, "Reshape/Tile to", out_shape));
+            done.add(op.position, current, step(&mut self.lines, op.name, op.shape, "Reshape/Tile to", out_shape));
         }
         Ok(done)
     }
@@ -351,7 +387,7 @@ impl<'m> Planner<'m> {
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.has(o.position)).collect();
         for op in remaining {
             let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
-            done.add(op.position, name, computed_step(op.name, op.shape, site));
+            done.add(op.position, name, computed_step(&mut self.lines, op.name, op.shape, site));
         }
         done.replaced.retain(|(position, name)| *name != node.input[*position]);
         Ok(done)
@@ -393,7 +429,11 @@ impl<'m> Planner<'m> {
         }
         // The folded value has the output shape: it stands for the first input, always, so that every input reads
         // as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
-        done.add(present[rule_inputs[0]], acc.clone(), computed_step(&names[0].name, &names[0].shape, site));
+        done.add(
+            present[rule_inputs[0]],
+            acc.clone(),
+            computed_step(&mut self.lines, &names[0].name, &names[0].shape, site),
+        );
         (self.b.shape_of(at, &acc, &site.output_shape), None)
     }
 
