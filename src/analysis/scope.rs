@@ -234,7 +234,8 @@ impl<'m> Scope<'m> {
         };
         self.slots[s as usize] = Some(boxed);
         let new = match self.follow {
-            Follow::Numbers => !self.shadows.contains_key(&s),
+            // Most bodies shadow no input: no lookup then.
+            Follow::Numbers => self.shadows.is_empty() || !self.shadows.contains_key(&s),
             Follow::Names => match self.names.insert(name, s) {
                 Some(before) => {
                     self.slots[before as usize] = None;
