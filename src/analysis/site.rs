@@ -108,7 +108,13 @@ impl Walker<'_, '_> {
     ) -> Option<(super::scope::Outputs, rules::VerdictKind)> {
         let (SiteKind::Multi, [Some(a), Some(b)], Some(_)) = (op.kind, inputs, &self.each_site) else { return None };
         const BOTH: &[usize] = &[0, 1];
-        if type_mismatch(op.same_type, BOTH, |i| inputs[i].and_then(|f| f.elem)).is_some() {
+        // Two inputs of one type variable (every numpy op but Where, whose condition is its own) differ in type
+        // exactly when both types are known and are not the same.
+        let differ = match op.same_type {
+            SameType::All => a.elem.zip(b.elem).is_some_and(|(x, y)| x != y),
+            same => type_mismatch(same, BOTH, |i| inputs[i].and_then(|f| f.elem)).is_some(),
+        };
+        if differ {
             return None;
         }
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, &mut dims)?.ok()?;
@@ -122,6 +128,7 @@ impl Walker<'_, '_> {
 
 /// The facts of a broadcasting node's outputs: the broadcast's shape, with the type of its output (boolean for a
 /// comparison, else the inputs'), and its contents where the inputs' are known; further outputs unknown.
+#[inline]
 fn output_facts(
     node: &NodeProto,
     op: BroadcastOp,

@@ -151,26 +151,26 @@ pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<
     let rank = a.len().max(b.len());
     // Where each shape starts among the output's axes, padded with 1s on the left.
     let (from_a, from_b) = (rank - a.len(), rank - b.len());
-    let size = |dims: &[Dim], from: usize, axis: usize| match axis.checked_sub(from).map(|i| &dims[i]) {
-        None => Some(1),
-        Some(Dim::Known(k)) => Some(*k),
-        Some(_) => None,
-    };
     let (mut same_a, mut same_b) = (from_a == 0, from_b == 0);
     output.reserve(rank);
     for axis in 0..rank {
-        let (Some(x), Some(y)) = (size(a, from_a, axis), size(b, from_b, axis)) else {
-            output.clear();
-            return None;
-        };
-        let out = match (x, y) {
-            (1, k) | (k, 1) => k,
-            (x, y) if x == y => x,
-            (x, y) => {
+        let (x, y) = match (axis.checked_sub(from_a).map(|i| &a[i]), axis.checked_sub(from_b).map(|i| &b[i])) {
+            (Some(Dim::Known(x)), Some(Dim::Known(y))) => (*x, *y),
+            (None, Some(Dim::Known(y))) => (1, *y),
+            (Some(Dim::Known(x)), None) => (*x, 1),
+            _ => {
                 output.clear();
-                let known = a.iter().chain(b).all(|d| matches!(d, Dim::Known(_)));
-                return known.then_some(Err(PairMismatch { axis, a: x, b: y }));
+                return None;
             }
+        };
+        let out = if x == y || y == 1 {
+            x
+        } else if x == 1 {
+            y
+        } else {
+            output.clear();
+            let known = a.iter().chain(b).all(|d| matches!(d, Dim::Known(_)));
+            return known.then_some(Err(PairMismatch { axis, a: x, b: y }));
         };
         same_a &= x == out;
         same_b &= y == out;
