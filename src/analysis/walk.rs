@@ -349,7 +349,7 @@ impl<'m> Walker<'m, '_> {
             node.input.iter().zip(slots).for_each(|(name, &s)| scope.read_floats(s, name));
         }
         self.name_what_shape_reads(scope, node, slots);
-        let dims = broadcast.map(|_| scope.spare_dims()).unwrap_or_default();
+        let dims = broadcast.filter(|_| self.counts_pairs()).map(|_| scope.spare_dims()).unwrap_or_default();
         let refs = self.read_inputs(env, scope, (index, node), slots);
         // Most nodes hold no attribute, and so no graph.
         let subgraphs = match attrs.is_empty() {

@@ -147,6 +147,7 @@ pub struct PairMismatch {
 /// shapes are the result's (`Ok(true)`: the verdict `Same`, else `Broadcast`), or the first axis whose sizes
 /// differ with neither being 1. `None` when some size is not known: a violation is concluded only of shapes that
 /// are known throughout. `output` is left empty unless the result is `Ok`.
+#[inline]
 pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<bool, PairMismatch>> {
     let rank = a.len().max(b.len());
     // Where each shape starts among the output's axes, padded with 1s on the left.
