@@ -234,7 +234,8 @@ impl<'m> Scope<'m> {
         };
         self.slots[s as usize] = Some(boxed);
         let new = match self.follow {
-            Follow::Numbers => !self.shadows.contains_key(&s),
+            // Most bodies shadow no input: no lookup then.
+            Follow::Numbers => self.shadows.is_empty() || !self.shadows.contains_key(&s),
             Follow::Names => match self.names.insert(name, s) {
                 Some(before) => {
                     self.slots[before as usize] = None;
@@ -246,6 +247,14 @@ impl<'m> Scope<'m> {
         if let (true, Some(order)) = (new, &mut self.order) {
             order.push(name);
         }
+    }
+
+    /// An empty list of dims with room for a few, from the last value dropped after its last reader (its box,
+    /// spare, is not read again before it is reused): the next broadcasting site's output then allocates nothing.
+    pub(super) fn spare_dims(&mut self) -> Vec<Dim> {
+        let mut dims = self.spare.last_mut().and_then(|facts| facts.shape.0.take()).unwrap_or_default();
+        dims.clear();
+        dims
     }
 
     /// Drops the value a node made, in slot `s`, after its last reader; `name` names it.
@@ -328,16 +337,30 @@ impl Reads {
     pub(super) fn plan(producers: &Producers<'_>, scope: &Scope<'_>, order: &[usize], outputs: &[u32]) -> Reads {
         const KEPT: u32 = u32::MAX;
         let base = producers.base;
-        let mut position = vec![0; producers.first_output.len() - 1];
-        for (p, &i) in order.iter().enumerate() {
-            position[i] = p as u32;
+        // The walk's position of each node: its number, where the file is in order (as ONNX requires).
+        let in_file_order = order.iter().enumerate().all(|(p, &i)| p == i);
+        let mut position = Vec::new();
+        if !in_file_order {
+            position = vec![0; producers.first_output.len() - 1];
+            for (p, &i) in order.iter().enumerate() {
+                position[i] = p as u32;
+            }
         }
+        let at = |node: u32| if in_file_order { node } else { position[node as usize] };
         // A value nobody reads goes right after its producer; one that is read, after its last reader. Of the values
-        // of one name, only the one the name stands for is followed (the last made, as for the walk's lookups).
-        let mut last = vec![KEPT; producers.value_node.len()];
-        for &s in scope.names.values().filter(|&&s| s >= base) {
-            last[(s - base) as usize] = position[producers.value_node[(s - base) as usize] as usize];
-        }
+        // of one name, only the one the name stands for is followed (the last made, as for the walk's lookups):
+        // where each name is made once at most, that is every value (an unnamed one is never defined, and its drop
+        // finds nothing to drop), found without going through the names.
+        let mut last: Vec<u32> = match scope.by_numbers() {
+            true => producers.value_node.iter().map(|&node| at(node)).collect(),
+            false => {
+                let mut last = vec![KEPT; producers.value_node.len()];
+                for &s in scope.names.values().filter(|&&s| s >= base) {
+                    last[(s - base) as usize] = at(producers.value_node[(s - base) as usize]);
+                }
+                last
+            }
+        };
         for (p, &i) in order.iter().enumerate() {
             for s in producers.reads(i) {
                 let l = &mut last[(s - base) as usize];

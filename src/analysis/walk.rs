@@ -329,8 +329,7 @@ impl<'m> Walker<'m, '_> {
     ) {
         let slots = producers.inputs(index);
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
-        // Read once: each read of an optional field is a few instructions, and a node is asked about them often.
-        let (domain, op_type) = (node.domain(), node.op_type());
+        let (domain, op_type) = (node.domain(), node.op_type()); // Read once: a node is asked about them often.
         if self.opset_missing && env.call.is_none() && ops::is_default_domain(domain) {
             self.opset_missing = false;
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
@@ -350,6 +349,7 @@ impl<'m> Walker<'m, '_> {
             node.input.iter().zip(slots).for_each(|(name, &s)| scope.read_floats(s, name));
         }
         self.name_what_shape_reads(scope, node, slots);
+        let dims = broadcast.filter(|_| self.counts_pairs()).map(|_| scope.spare_dims()).unwrap_or_default();
         let refs = self.read_inputs(env, scope, (index, node), slots);
         // Most nodes hold no attribute, and so no graph.
         let subgraphs = match attrs.is_empty() {
@@ -366,7 +366,7 @@ impl<'m> Walker<'m, '_> {
         let mut outputs: Outputs = if tainted {
             smallvec::smallvec![ValueFacts::contradicted(); node.output.len()]
         } else if let Some(op) = broadcast {
-            let mut outputs = self.site(env, index, node, attrs, op, &refs);
+            let mut outputs = self.site(env, (index, node, attrs), op, &refs, dims);
             if ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type) {
                 outputs
             } else if ops::is_default_domain(domain) {

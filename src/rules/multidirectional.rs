@@ -119,39 +119,65 @@ fn known_sizes(inputs: &[&Shape]) -> Option<Outcome> {
 }
 
 /// [`known_sizes`] of two shapes, the inputs of most broadcasting nodes: the same conclusions, in one pass over
-/// the axes.
+/// the axes ([`pair_sizes`]).
 fn known_pair(a: &[Dim], b: &[Dim]) -> Option<Outcome> {
-    let size = |d: &Dim| match d {
-        Dim::Known(k) => Some(*k),
-        _ => None,
+    let mut output = Vec::with_capacity(a.len().max(b.len()));
+    let verdict = match pair_sizes(a, b, &mut output)? {
+        Ok(true) => Verdict::Same,
+        Ok(false) => Verdict::Broadcast,
+        Err(PairMismatch { axis, a: x, b: y }) => {
+            let kind = ViolationKind::Mismatch { found: Dim::Known(y), expected: Dim::Known(x), against: 0 };
+            let verdict = Verdict::Violation(Violation { input: 1, axis: Some(axis), kind });
+            return Some(Outcome { output: Shape::unranked(), verdict });
+        }
     };
-    // Every size known first: a violation is concluded only of shapes that are known throughout.
-    if !a.iter().chain(b).all(|d| matches!(d, Dim::Known(_))) {
-        return None;
-    }
+    Some(Outcome { output: Shape::ranked(output), verdict })
+}
+
+/// Two sizes other than 1 that differ on one output axis: `a`'s and `b`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairMismatch {
+    pub axis: usize,
+    pub a: u64,
+    pub b: u64,
+}
+
+/// numpy broadcasting of two shapes whose sizes are all known, the dims of the result pushed onto `output` (empty
+/// on entry; a buffer the caller may reuse, so that the walk's most common site allocates nothing): whether both
+/// shapes are the result's (`Ok(true)`: the verdict `Same`, else `Broadcast`), or the first axis whose sizes
+/// differ with neither being 1. `None` when some size is not known: a violation is concluded only of shapes that
+/// are known throughout. `output` is left empty unless the result is `Ok`.
+#[inline]
+pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<bool, PairMismatch>> {
     let rank = a.len().max(b.len());
     // Where each shape starts among the output's axes, padded with 1s on the left.
     let (from_a, from_b) = (rank - a.len(), rank - b.len());
     let (mut same_a, mut same_b) = (from_a == 0, from_b == 0);
-    let mut output = Vec::with_capacity(rank);
+    output.reserve(rank);
     for axis in 0..rank {
-        let x = axis.checked_sub(from_a).and_then(|i| size(&a[i])).unwrap_or(1);
-        let y = axis.checked_sub(from_b).and_then(|i| size(&b[i])).unwrap_or(1);
-        let out = match (x, y) {
-            (1, k) | (k, 1) => k,
-            (x, y) if x == y => x,
-            (x, y) => {
-                let kind = ViolationKind::Mismatch { found: Dim::Known(y), expected: Dim::Known(x), against: 0 };
-                let verdict = Verdict::Violation(Violation { input: 1, axis: Some(axis), kind });
-                return Some(Outcome { output: Shape::unranked(), verdict });
+        let (x, y) = match (axis.checked_sub(from_a).map(|i| &a[i]), axis.checked_sub(from_b).map(|i| &b[i])) {
+            (Some(Dim::Known(x)), Some(Dim::Known(y))) => (*x, *y),
+            (None, Some(Dim::Known(y))) => (1, *y),
+            (Some(Dim::Known(x)), None) => (*x, 1),
+            _ => {
+                output.clear();
+                return None;
             }
+        };
+        let out = if x == y || y == 1 {
+            x
+        } else if x == 1 {
+            y
+        } else {
+            output.clear();
+            let known = a.iter().chain(b).all(|d| matches!(d, Dim::Known(_)));
+            return known.then_some(Err(PairMismatch { axis, a: x, b: y }));
         };
         same_a &= x == out;
         same_b &= y == out;
         output.push(Dim::Known(out));
     }
-    let verdict = if same_a && same_b { Verdict::Same } else { Verdict::Broadcast };
-    Some(Outcome { output: Shape::ranked(output), verdict })
+    Some(Ok(same_a && same_b))
 }
 
 type Mismatch = (usize, Dim, usize, Dim);
@@ -435,5 +461,35 @@ mod tests {
         let three = Shape::known(&[3, 1]);
         assert_eq!(known_sizes(&[&n, &three]), None, "a mismatch on a known axis is not concluded before the symbol");
         assert_eq!(known_sizes(&[&three, &Shape::unranked()]), None);
+    }
+
+    #[test]
+    fn pair_sizes_fill_a_reused_buffer_with_the_broadcast_and_leave_it_empty_on_a_mismatch_or_a_symbol() {
+        let shapes = small_shapes();
+        let mut buffer = vec![Dim::sym("left over")];
+        buffer.clear();
+        for a in &shapes {
+            for b in &shapes {
+                let (x, y) = (a.dims().unwrap_or_default(), b.dims().unwrap_or_default());
+                let found = pair_sizes(x, y, &mut buffer).expect("every size known");
+                let merged = by_axis(&[a, b]);
+                match (found, merged.verdict) {
+                    (Ok(same), verdict) => {
+                        assert_eq!(verdict, if same { Verdict::Same } else { Verdict::Broadcast }, "{a} {b}");
+                        assert_eq!(Shape::ranked(buffer.clone()), merged.output, "{a} {b}");
+                    }
+                    (Err(m), Verdict::Violation(v)) => {
+                        assert_eq!(Some(m.axis), v.axis, "{a} {b}");
+                        assert!(buffer.is_empty(), "{a} {b}");
+                    }
+                    (found, verdict) => panic!("{a} {b}: {found:?} against {verdict:?}"),
+                }
+                buffer.clear();
+            }
+        }
+        let n = [Dim::Known(2), Dim::sym("N")];
+        assert_eq!(pair_sizes(&n, &[Dim::Known(3), Dim::Known(1)], &mut buffer), None);
+        assert_eq!(pair_sizes(&[Dim::Known(3)], &n, &mut buffer), None, "a symbol after the axes met first");
+        assert!(buffer.is_empty());
     }
 }

@@ -127,3 +127,49 @@ fn check_reports_the_same_whether_its_judge_counts_the_sites_that_hold_or_judges
         }
     }
 }
+
+/// A model of `nodes` reading `x` [12] and the int64 initializers `s` = [2, 3] and `one` = [1].
+fn with_int_initializers(nodes: Vec<NodeProto>) -> Model {
+    let int64 = |name: &str, values: &[i64]| onnx_bcast::onnx::pb::TensorProto {
+        name: Some(name.into()),
+        dims: vec![values.len() as i64],
+        data_type: Some(DataType::Int64 as i32),
+        int64_data: values.to_vec(),
+        ..Default::default()
+    };
+    let g = GraphProto {
+        node: nodes,
+        input: vec![float_input("x", &[12])],
+        initializer: vec![int64("s", &[2, 3]), int64("one", &[1])],
+        ..Default::default()
+    };
+    let m = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
+        graph: Some(g),
+        ..Default::default()
+    };
+    Model::from_bytes("contents.onnx", m.encode_to_vec().into()).expect("decodes")
+}
+
+/// The walk settles a site it only counts without binding its rule in full when it is a pair of known shapes
+/// (`Walker::counted_pair`); a pair whose inputs' contents are known still gives the contents of its output, which
+/// a shape computation reads: here `Reshape(x, s + one)` is [3, 4].
+#[test]
+fn a_counted_pair_of_known_contents_gives_its_output_contents_to_what_reads_them() {
+    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        op_type: Some(op.into()),
+        name: Some(output.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        ..Default::default()
+    };
+    let model = with_int_initializers(vec![node("Add", &["s", "one"], "sum"), node("Reshape", &["x", "sum"], "r")]);
+    let mut taker = counter(|_, _| true);
+    let analysis =
+        analyze_model_sites(&model, Options { value_facts: true }, &Request::default(), Some(&mut taker)).expect("ok");
+    assert_eq!(taker.counted, [VerdictKind::Broadcast], "the Add is only counted");
+    let values = &analysis.graphs[0].values;
+    let reshaped = values.iter().find(|(name, _)| name == "r").map(|(_, f)| f.shape.to_string());
+    assert_eq!(reshaped.as_deref(), Some("[3, 4]"));
+}
