@@ -158,25 +158,29 @@ fn clap_exit(e: &clap::Error) -> u8 {
 /// leaves the decoder's spare list room behind (see `source::fit_name_lists`), and a chain of a million nodes (36
 /// MB) then peaks at 493 MiB instead of 555 (503 at a 10 ms delay; the goal is under 500 MiB). Small models keep the
 /// default: purging at once refaults pages that are reused straight after, and cost the 100,000-node check (7.6
-/// MB) 15-25% of its time. `MIMALLOC_PURGE_DELAY` in the environment, mimalloc's own way to set it, still wins.
+/// MB) 15-25% of its time. `expand` draws the line lower, at 4 MB: it frees the analysis's records and the plan's
+/// scratch while the splice builds the output, and with the default delay those freed pages still count at its peak
+/// (nodes_100000: 151 MiB, against 125 MiB purged at once, for 10-18% more time), which would break its bound of twice
+/// check's peak. `MIMALLOC_PURGE_DELAY` in the environment, mimalloc's own way to set it, still wins.
 /// It only matters where mimalloc is the global allocator (the binary, the Python extension).
 #[cfg(feature = "mimalloc")]
 fn purge_freed_memory_at_once_for_large_models(command: &Command) {
     const LARGE: u64 = 32 << 20;
+    const LARGE_TO_EXPAND: u64 = 4 << 20;
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
         return;
     }
-    let paths: &[std::path::PathBuf] = match command {
-        Command::Check(a) => &a.models,
-        Command::Shapes(a) => &a.models,
-        Command::Expand(a) => std::slice::from_ref(&a.input),
-        Command::Infer(a) => std::slice::from_ref(&a.input),
-        Command::Fold(a) => std::slice::from_ref(&a.input),
-        _ => &[],
+    let (paths, large): (&[std::path::PathBuf], u64) = match command {
+        Command::Check(a) => (&a.models, LARGE),
+        Command::Shapes(a) => (&a.models, LARGE),
+        Command::Expand(a) => (std::slice::from_ref(&a.input), LARGE_TO_EXPAND),
+        Command::Infer(a) => (std::slice::from_ref(&a.input), LARGE),
+        Command::Fold(a) => (std::slice::from_ref(&a.input), LARGE),
+        _ => (&[], LARGE),
     };
     // Named files only: a folder's models are many and mostly small.
-    let large = paths.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > LARGE));
-    if !large {
+    let any_large = paths.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > large));
+    if !any_large {
         return;
     }
     // `mi_option_purge_delay` in mimalloc 3's `mi_option_t` (libmimalloc-sys 0.1.49 names no constant for it).
