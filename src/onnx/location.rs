@@ -46,21 +46,7 @@ pub fn push_plain_at(out: &mut String, graph: &str, node: Option<&str>, op: Opti
     if !(graph.len() <= LONGEST_GRAPH_PATH && as_written(graph) && short_enough(node) && short_enough(op)) {
         return false;
     }
-    out.push_str(graph);
-    if let Some(node) = node {
-        out.push_str(GRAPH_NODE);
-        out.push_str(node);
-        // An unnamed node's label `#INDEX (OP)` already ends with its op.
-        let labelled = node.starts_with('#')
-            && op.is_some_and(|op| {
-                node.strip_suffix(')').and_then(|n| n.strip_suffix(op)).is_some_and(|n| n.ends_with(" ("))
-            });
-        if let Some(op) = op.filter(|_| !labelled) {
-            out.push_str(" (");
-            out.push_str(op);
-            out.push(')');
-        }
-    }
+    push_shown(out, graph, node, op);
     true
 }
 
@@ -71,20 +57,28 @@ fn escaped_at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
     let graph = self::graph(&graph);
     let (node, op) = (node.map(short), op.map(short));
     let (node, op) = (node.as_deref(), op.as_deref());
-    let op = op.filter(|op| !(node.is_some_and(|node| node.starts_with('#') && node.ends_with(&format!(" ({op})")))));
-    // Put together by hand: this runs once per line of output, 100,000 times for a large model's `expand`.
     let mut at = String::with_capacity(graph.len() + GRAPH_NODE.len() + node.map_or(0, str::len) + 32);
-    at.push_str(&graph);
-    if let Some(node) = node {
-        at.push_str(GRAPH_NODE);
-        at.push_str(node);
-        if let Some(op) = op {
-            at.push_str(" (");
-            at.push_str(op);
-            at.push(')');
-        }
-    }
+    push_shown(&mut at, &graph, node, op);
     at
+}
+
+/// `GRAPH › NODE (OP)` of parts already as shown, appended to `out`; the op is left out where the node's label is
+/// an unnamed node's `#INDEX (OP)`, which already ends with it. Put together by hand: this runs once per line of
+/// output, 100,000 times for a large model's `expand`.
+fn push_shown(out: &mut String, graph: &str, node: Option<&str>, op: Option<&str>) {
+    out.push_str(graph);
+    let Some(node) = node else { return };
+    out.push_str(GRAPH_NODE);
+    out.push_str(node);
+    let labelled = |op: &str| {
+        node.starts_with('#')
+            && node.strip_suffix(')').and_then(|n| n.strip_suffix(op)).is_some_and(|n| n.ends_with(" ("))
+    };
+    if let Some(op) = op.filter(|&op| !labelled(op)) {
+        out.push_str(" (");
+        out.push_str(op);
+        out.push(')');
+    }
 }
 
 /// A node's label inside its body: its name, or `#INDEX (OP)` for a node without one, so that two unnamed nodes
