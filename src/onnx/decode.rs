@@ -208,12 +208,16 @@ impl<M: Body> BodyMerge<'_, M> {
         let len = varint(&mut rest).and_then(|len| usize::try_from(len).ok());
         let Some(len) = len.filter(|&len| len < LARGE && len <= rest.len()) else { return false };
         let list = list(body);
-        list.push(T::default());
-        let last = list.last_mut().expect("just pushed");
+        list.reserve(1);
+        // Made where it will stay: a default tensor is 360 bytes, which building it apart and pushing it copies.
+        let last = list.spare_capacity_mut()[0].write(T::default());
         if decode(&rest[..len], inner, last).is_none() {
-            list.pop();
+            // SAFETY: `last` was written just above and is not part of the list: dropped here, once.
+            unsafe { std::ptr::drop_in_place(last) };
             return false;
         }
+        // SAFETY: the element after the list's last one was written above, and `reserve` made room for it.
+        unsafe { list.set_len(list.len() + 1) };
         let used = chunk.len() - rest.len() + len;
         buf.advance(used);
         true
@@ -452,8 +456,13 @@ fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) ->
                     dims[n] = varint(&mut rest)? as i64;
                     n += 1;
                 }
-                tensor.dims.reserve_exact(n);
-                tensor.dims.extend_from_slice(&dims[..n]);
+                if tensor.dims.is_empty() {
+                    // One exact allocation, without `reserve`'s path through a growth.
+                    tensor.dims = dims[..n].to_vec();
+                } else {
+                    tensor.dims.reserve_exact(n);
+                    tensor.dims.extend_from_slice(&dims[..n]);
+                }
             }
             DATA_TYPE_KEY => {
                 rest = after;

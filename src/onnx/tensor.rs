@@ -362,6 +362,16 @@ pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
 /// How a tensor's stored data disagrees with its dims and type, if it does (data kept outside the file is not
 /// looked at here).
 pub fn data_mismatch(t: &TensorProto) -> Option<String> {
+    // The usual tensor (every small initializer) first: raw data in the file, of a fixed-size element type, as long
+    // as its dims need. Every check below then passes, so this only answers sooner.
+    if let (Some(raw), Some(size), None) =
+        (&t.raw_data, t.data_type.and_then(crate::onnx::pb::raw_size), t.data_location)
+    {
+        let count = t.dims.iter().try_fold(size as u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?));
+        if count == Some(raw.len() as u64) {
+            return None;
+        }
+    }
     if valid_elem(t.data_type()).is_none() {
         return Some(format!("has data_type {}, which is no element type", elem_label(t.data_type())));
     }
