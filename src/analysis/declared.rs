@@ -30,6 +30,11 @@ impl<'m> Declared<'m> {
         self.first.get(name)
     }
 
+    /// The names declared, in no order.
+    pub(super) fn names(&self) -> impl ExactSizeIterator<Item = &'m str> + '_ {
+        self.first.keys().copied()
+    }
+
     /// Notes which node-made values of `scope`, once numbered, are declared (see `made`).
     pub(super) fn index_made(&mut self, scope: &Scope<'m>) {
         if scope.by_numbers() {

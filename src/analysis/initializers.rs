@@ -79,7 +79,7 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// The contents of a small integer tensor whose data lives outside the model file, when they were read.
-    #[inline]
+    #[inline(always)]
     fn external_contents(&self, name: &str, facts: &mut ValueFacts) {
         // Most models keep none: no lookup then.
         if self.external.is_empty() {

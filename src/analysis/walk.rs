@@ -4,7 +4,7 @@ use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
 use super::op_memo::OpFacts;
-use super::scope::{Body, Env, Outputs, Producers, Reads, Scope};
+use super::scope::{Body, Env, Outputs, Producers, Reads, Scope, NONE};
 use super::walker::{fresh_symbol, Walker};
 use super::*;
 use crate::onnx::location::node_label;
@@ -64,8 +64,9 @@ impl<'m> Walker<'m, '_> {
         has_subgraphs.then(|| scope.read_all_floats());
         // What inputs and initializers are is settled: their other declarations must agree with it.
         let sparse = body.sparse_initializers.iter().filter_map(|s| s.values.as_ref()).map(|t| t.name());
+        let how_many = input_names.len() + body.initializers.len() + body.sparse_initializers.len();
         let settled = input_names.into_iter().chain(body.initializers.iter().map(|t| t.name())).chain(sparse);
-        self.compare_settled(env, &scope, &declared, settled);
+        self.compare_settled(env, &scope, &declared, (settled, how_many));
         if self.constant_initializers {
             // An input with an initializer is a constant below IR 4, not something the caller fills.
             body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
@@ -449,8 +450,22 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &Scope<'m>,
         declared: &Declared<'m>,
-        settled: impl Iterator<Item = &'m str>,
+        (settled, how_many): (impl Iterator<Item = &'m str>, usize),
     ) {
+        if declared.names().len() < how_many {
+            // Fewer declarations than inputs and initializers (a graph of many weights, few declared): each
+            // declared name is looked up among them instead, in the order they were defined (their slots' order,
+            // which is the order of their first mention in `settled`). Only they are in the scope yet.
+            let mut here: Vec<(u32, &'m str)> =
+                declared.names().map(|name| (scope.slot(name), name)).filter(|&(s, _)| s != NONE).collect();
+            here.sort_unstable();
+            for (_, name) in here {
+                if let Some(facts) = scope.get(name).cloned() {
+                    self.compare_declarations(env, declared, (name, &facts), None, true);
+                }
+            }
+            return;
+        }
         let mut compared = HashSet::default();
         // Only a declared value is compared: no copy of the others' facts.
         for name in settled.filter(|name| declared.get(name).is_some()) {

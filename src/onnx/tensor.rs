@@ -318,14 +318,21 @@ fn small_count(t: &TensorProto) -> Option<usize> {
 }
 
 /// The contents of a small int32/int64 tensor held in the file.
+#[inline]
 pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
     use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
-    // The element type first: most tensors (every initializer's facts ask) are not integers, and their dims need
-    // not be multiplied out.
+    // The element type first, without a call: most tensors (every initializer's facts ask) are not integers, and
+    // their dims need not be multiplied out.
     let elem = DataType::try_from(t.data_type?).ok()?;
     if !matches!(elem, Bool | Uint8 | Int8 | Uint16 | Int16 | Int32 | Int64) {
         return None;
     }
+    int_contents(t, elem)
+}
+
+/// [`int_values`] of a tensor of integer element type `elem`.
+fn int_contents(t: &TensorProto, elem: DataType) -> Option<Vec<i64>> {
+    use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
     let count = small_count(t)?;
     let values: Vec<i64> = match (elem, t.raw_data.as_ref()) {
         (Int8, Some(raw)) => raw.iter().map(|&b| b as i8 as i64).collect(),
@@ -361,9 +368,10 @@ pub fn float_values(t: &TensorProto) -> Option<Vec<f64>> {
 
 /// How a tensor's stored data disagrees with its dims and type, if it does (data kept outside the file is not
 /// looked at here).
+#[inline]
 pub fn data_mismatch(t: &TensorProto) -> Option<String> {
-    // The usual tensor (every small initializer) first: raw data in the file, of a fixed-size element type, as long
-    // as its dims need. Every check below then passes, so this only answers sooner.
+    // The usual tensor (every small initializer) first, without a call: raw data in the file, of a fixed-size
+    // element type, as long as its dims need. Every check of `mismatch` then passes, so this only answers sooner.
     if let (Some(raw), Some(size), None) =
         (&t.raw_data, t.data_type.and_then(crate::onnx::pb::raw_size), t.data_location)
     {
@@ -372,6 +380,11 @@ pub fn data_mismatch(t: &TensorProto) -> Option<String> {
             return None;
         }
     }
+    mismatch(t)
+}
+
+/// [`data_mismatch`], every case.
+fn mismatch(t: &TensorProto) -> Option<String> {
     if valid_elem(t.data_type()).is_none() {
         return Some(format!("has data_type {}, which is no element type", elem_label(t.data_type())));
     }
@@ -538,5 +551,41 @@ mod kind_tests {
         assert!(contradiction(&ValueFacts::unknown(), &declared).is_none(), "nothing inferred, nothing claimed");
         let other = ValueFacts::of_kind(Kind::Other, None, Shape::unranked());
         assert!(contradiction(&tensor, &other).is_none(), "an opaque declaration is not judged");
+    }
+}
+
+#[cfg(test)]
+mod mismatch_tests {
+    use super::{data_mismatch, mismatch, DataLocation, TensorProto};
+    use bytes::Bytes;
+
+    /// `data_mismatch` answers the usual raw-data tensor before its full checks: the answer must be theirs for
+    /// every element type (invalid ones too), dims (empty, zero, negative, overflowing), data length and location.
+    #[test]
+    fn the_quick_answer_for_raw_data_is_the_full_checks_answer() {
+        let dims: [&[i64]; 8] = [&[], &[0], &[3], &[2, 3], &[-1, 3], &[i64::MAX, 2], &[1 << 32, 1 << 32], &[1, 6]];
+        let types = (0..=27).chain([100, -1]);
+        let lengths = [None, Some(0), Some(3), Some(6), Some(12), Some(24), Some(48), Some(96)];
+        let locations = [None, Some(0), Some(DataLocation::External as i32)];
+        let mut usual = 0;
+        for data_type in types {
+            for dims in dims {
+                for len in lengths {
+                    for location in locations {
+                        let t = TensorProto {
+                            dims: dims.to_vec(),
+                            data_type: Some(data_type),
+                            raw_data: len.map(|n| Bytes::from(vec![0u8; n])),
+                            data_location: location,
+                            ..Default::default()
+                        };
+                        let full = mismatch(&t);
+                        usual += usize::from(full.is_none() && len.is_some() && location.is_none());
+                        assert_eq!(data_mismatch(&t), full, "{t:?}");
+                    }
+                }
+            }
+        }
+        assert!(usual > 50, "the quick answer was asked of {usual} fitting tensors only");
     }
 }

@@ -227,3 +227,31 @@ fn a_function_body_reads_its_own_inputs_and_values_not_the_callers_of_the_same_n
     assert_eq!(inputs(in_f), ["a [3]", "made [3]"]);
     assert_eq!(site(&a, "after"), ["out [3]", "made [5]"]);
 }
+
+/// The declarations of initializers (here `value_info` entries) are compared with the tensors in the order the
+/// initializers are defined, both where the graph declares fewer values than it has inputs and initializers (each
+/// declaration is then looked up among them) and where it declares more (each of them among the declarations).
+#[test]
+fn declarations_of_initializers_are_compared_in_definition_order_whether_declarations_or_initializers_are_more() {
+    let misdeclared = [9, 2, 7, 0, 11, 4];
+    let mut g = graph(vec![node("Add", "add", &["x", "w_0"], "y")], vec![float_input("x", &[2])], &["y"]);
+    g.initializer = (0..12).map(|k| initializer(&format!("w_{k}"), &[2])).collect();
+    g.value_info = misdeclared.iter().map(|k| float_input(&format!("w_{k}"), &[3])).collect();
+    let compared = |a: &Analysis| -> Vec<String> {
+        let named = a.notes.iter().map(|n| n.message.plain().into_owned());
+        named.filter_map(|m| Some(m.split('\'').nth(1)?.to_string())).filter(|n| n.starts_with("w_")).collect()
+    };
+    let in_order: Vec<String> = [0, 2, 4, 7, 9, 11].iter().map(|k| format!("w_{k}")).collect();
+    let few = analyze(&model(g.clone(), vec![]));
+    assert_eq!(compared(&few), in_order, "{:?}", few.notes);
+    // More declarations than inputs and initializers: a chain of nodes whose outputs are all declared.
+    let mut many = g;
+    for k in 0..20 {
+        let (from, to) = (if k == 0 { "y".to_string() } else { format!("c_{}", k - 1) }, format!("c_{k}"));
+        many.node.push(node("Identity", &format!("id_{k}"), &[&from], &to));
+        many.value_info.push(float_input(&to, &[2]));
+    }
+    many.output[0].name = Some("c_19".into());
+    let more = analyze(&model(many, vec![]));
+    assert_eq!(compared(&more), in_order, "{:?}", more.notes);
+}
