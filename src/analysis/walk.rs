@@ -34,13 +34,11 @@ impl<'m> Walker<'m, '_> {
         // after its last reader, unless a subgraph of this body might still read it by name.
         let has_subgraphs = body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
         let keep_all = (body.record && self.options.value_facts) || has_subgraphs;
-        let mut scope = if keep_all {
-            let defined =
-                body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
-            Scope::with_capacity(defined)
-        } else {
-            Scope::unordered(body.inputs.len() + body.initializers.len())
-        };
+        // Room for every value the body defines, whether kept or not: numbering the nodes (`Producers::of`) adds
+        // their outputs' names to the inputs' and initializers', and a table grown then hashes all of those again.
+        let defined =
+            body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
+        let mut scope = if keep_all { Scope::with_capacity(defined) } else { Scope::unordered(defined) };
         let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
             if scope.contains(name) {
