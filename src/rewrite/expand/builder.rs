@@ -2,6 +2,7 @@
 //! so that the same value made explicit the same way twice, in one graph, is one set of nodes.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
 
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{
@@ -60,7 +61,7 @@ struct Hot {
     shape_constants: HashMap<Vec<u64>, String>,
     /// By the value expanded and the target shape's value, as [`expand_key`] puts them together: one lookup, and one
     /// small key for each `Expand` made (a map per value expanded cost a table each).
-    expands: HashMap<Vec<u8>, String>,
+    expands: HashMap<Vec<u8>, Arc<str>>,
 }
 
 /// The key of `Expand(value, target)`: the value's length (eight bytes), the value and the target, which no other
@@ -315,7 +316,7 @@ impl<'m> Builder<'m> {
         dims: &[u64],
         elem: Option<i32>,
         out: &Shape,
-    ) -> String {
+    ) -> Arc<str> {
         if let Some(hot) = self.hot.get(at.graph) {
             if let Some(target) = hot.shape_constants.get(dims) {
                 expand_key(&mut self.key, value, target);
@@ -379,7 +380,7 @@ impl<'m> Builder<'m> {
     }
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
-    pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> String {
+    pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> Arc<str> {
         expand_key(&mut self.key, value, target);
         if let Some(name) = self.hot.get(at.graph).and_then(|h| h.expands.get(self.key.as_slice())) {
             self.counts.expands_shared += 1;
@@ -392,6 +393,7 @@ impl<'m> Builder<'m> {
         let vi = elem.map(|e| value_info(&name, e, out));
         self.add_node(at, node, vi);
         self.counts.expands_inserted += 1;
+        let name: Arc<str> = name.into();
         let hot = self.hot.entry(at.graph.to_vec()).or_default();
         hot.expands.insert(self.key.clone(), name.clone());
         name
