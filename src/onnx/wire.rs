@@ -228,16 +228,17 @@ impl Pieces {
         });
     }
 
-    /// Room for what `edit` makes at once, from the counts of its parts: grown by doubling, the lists of a rewrite
-    /// of every node of a large graph leave their old copies freed (as much again as they end up) but not yet
-    /// handed back to the system while the output is written, which is the command's peak.
+    /// Room for the nodes `edit` edits and inserts at once, from their counts: grown by doubling, the lists of a
+    /// rewrite of every node of a large graph leave their old copies freed (as much again as they end up) but not
+    /// yet handed back to the system while the output is written, which is `expand`'s peak.
     fn reserve_for(&mut self, edit: &ModelEdit) {
         let (mut edited, mut inserted) = (0, 0);
         for g in edit.graphs.values() {
-            edited += g.node_edits.len() + g.declaration_edits.len() + g.initializer_edits.len();
+            // (Declarations and initializers replaced, `infer`'s edit, are written whole: their size is their own.)
+            edited += g.node_edits.len();
             inserted += g.insert_before.iter().map(|(_, nodes)| nodes.len()).sum::<usize>();
-            inserted += g.initializers.len() + g.inputs.len() + g.value_info.len();
         }
+        // (New initializers, inputs and value_info are laid out apart first: see `pending_fields`.)
         // An edited node is its header and new inputs, then the rest of it copied; a new node is encoded whole,
         // between two copied ranges.
         self.items.reserve(2 * edited + 2 * inserted + 16);
