@@ -161,6 +161,13 @@ impl<'m> Names<'m> {
 
     fn fresh(&mut self, base: &str) -> String {
         let base = if base.is_empty() { "bcast" } else { base };
+        // A base asked for the first time is most often free as it is: taken without noting where to go on from
+        // (asked again, it is made, and the suffixes go on from 0 as if it had been noted). A base asked before is
+        // never free again.
+        if !self.taken.contains(base) && !self.made.contains(base) {
+            self.made.insert(base.to_string());
+            return base.to_string();
+        }
         let k = match self.next.get_mut(base) {
             Some(k) => k,
             None => self.next.entry(base.to_string()).or_insert(0),
@@ -386,8 +393,10 @@ impl<'m> Builder<'m> {
             self.counts.expands_shared += 1;
             return name.clone();
         }
-        let mut base = sanitize(value);
-        base.push_str("_expanded");
+        const EXPANDED: &str = "_expanded";
+        let mut base = String::with_capacity(value.len().min(MAX_FRAGMENT) + EXPANDED.len());
+        base.push_str(&sanitize(value));
+        base.push_str(EXPANDED);
         let name = self.names.fresh(&base);
         let node = self.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
         let vi = elem.map(|e| value_info(&name, e, out));
@@ -577,5 +586,14 @@ mod tests {
         let mut names = Names::of(&model);
         assert_eq!(names.fresh("v_expanded"), "v_expanded_6");
         assert_eq!(names.fresh("v_expanded"), "v_expanded_7");
+    }
+
+    #[test]
+    fn a_base_asked_again_goes_on_past_every_name_made_from_it_or_for_another() {
+        let model = ModelProto::default();
+        let mut names = Names::of(&model);
+        // `a_1` made for a base of its own first; `a` free the first time, then `a_2`, `a_3`; `b` likewise.
+        let made: Vec<String> = ["a_1", "a", "a", "b", "a", "b", "", ""].iter().map(|b| names.fresh(b)).collect();
+        assert_eq!(made, ["a_1", "a", "a_2", "b", "a_3", "b_1", "bcast", "bcast_1"]);
     }
 }
