@@ -55,7 +55,8 @@ pub fn command(args: ExpandArgs) -> io::Result<Status> {
 fn expand(input: &Path, output: Option<&Path>, options: ExpandOptions, request: &Request) -> io::Result<Status> {
     let shown = input.display().to_string();
     let command = Expand { options, request: &request.analysis };
-    let planned = match super::rewrite::plan(&command, input, output, request.dry_run) {
+    let between = super::hand_back_freed_memory_of_large_models;
+    let planned = match super::rewrite::plan(&command, (input, output), request.dry_run, between) {
         Ok(planned) => planned,
         Err(status) => return Ok(status),
     };

@@ -156,30 +156,26 @@ fn clap_exit(e: &clap::Error) -> u8 {
 
 /// For a large model, freed pages go back to the OS at once rather than after mimalloc's default second: decoding
 /// leaves the decoder's spare list room behind (see `source::fit_name_lists`), and a chain of a million nodes (36
-/// MB) then peaks at 493 MiB instead of 555 (503 at a 10 ms delay; the goal is under 500 MiB). Small models keep the
-/// default: purging at once refaults pages that are reused straight after, and cost the 100,000-node check (7.6
-/// MB) 15-25% of its time. `expand` draws the line lower, at 4 MB: it frees the analysis's records and the plan's
-/// scratch while the splice builds the output, and with the default delay those freed pages still count at its peak
-/// (nodes_100000: 151 MiB, against 125 MiB purged at once, for 10-18% more time), which would break its bound of twice
-/// check's peak. `MIMALLOC_PURGE_DELAY` in the environment, mimalloc's own way to set it, still wins.
-/// It only matters where mimalloc is the global allocator (the binary, the Python extension).
+/// MB) then peaks at 493 MiB instead of 555 (503 at a 10 ms delay; the goal is under 500 MiB). Smaller models keep
+/// the default: purging at once refaults pages that are reused straight after, and cost the 100,000-node check (7.6
+/// MB) 15-25% of its time (`expand` hands freed memory back once instead: see
+/// [`hand_back_freed_memory_of_large_models`]). `MIMALLOC_PURGE_DELAY` in the environment, mimalloc's own way to
+/// set it, still wins. It only matters where mimalloc is the global allocator (the binary, the Python extension).
 #[cfg(feature = "mimalloc")]
 fn purge_freed_memory_at_once_for_large_models(command: &Command) {
-    const LARGE: u64 = 32 << 20;
-    const LARGE_TO_EXPAND: u64 = 4 << 20;
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
         return;
     }
-    let (paths, large): (&[std::path::PathBuf], u64) = match command {
-        Command::Check(a) => (&a.models, LARGE),
-        Command::Shapes(a) => (&a.models, LARGE),
-        Command::Expand(a) => (std::slice::from_ref(&a.input), LARGE_TO_EXPAND),
-        Command::Infer(a) => (std::slice::from_ref(&a.input), LARGE),
-        Command::Fold(a) => (std::slice::from_ref(&a.input), LARGE),
-        _ => (&[], LARGE),
+    let paths: &[std::path::PathBuf] = match command {
+        Command::Check(a) => &a.models,
+        Command::Shapes(a) => &a.models,
+        Command::Expand(a) => std::slice::from_ref(&a.input),
+        Command::Infer(a) => std::slice::from_ref(&a.input),
+        Command::Fold(a) => std::slice::from_ref(&a.input),
+        _ => &[],
     };
     // Named files only: a folder's models are many and mostly small.
-    let any_large = paths.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > large));
+    let any_large = paths.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > LARGE));
     if !any_large {
         return;
     }
@@ -187,4 +183,28 @@ fn purge_freed_memory_at_once_for_large_models(command: &Command) {
     const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
     // SAFETY: sets one of mimalloc's numeric options; any value is valid, and options may be set at any time.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+}
+
+/// A model this large (32 MB) has freed pages go back to the OS at once, whatever the command.
+#[cfg(feature = "mimalloc")]
+const LARGE: u64 = 32 << 20;
+
+/// `expand` of a model over 4 MB, once its plan is made and before the splice: the pages the analysis and the
+/// planner freed (their tables, the walk's records) go back to the OS in one call rather than after mimalloc's purge
+/// delay, so that they do not count at the command's peak again with the output's pieces (nodes_100000: 124 MiB,
+/// against 137 with the delay). Purging at every free did the same (1c7ea76) for 10-18% more time, most of it in the
+/// kernel refaulting pages reused straight after; one purge here costs nothing measurable (sys time as with the
+/// delay). `MIMALLOC_PURGE_DELAY` in the environment still wins: nothing is handed back early then.
+pub fn hand_back_freed_memory_of_large_models(model: &onnx_bcast::onnx::model::Model) {
+    #[cfg(feature = "mimalloc")]
+    {
+        const LARGE_TO_EXPAND: u64 = 4 << 20;
+        if (model.bytes().len() as u64) <= LARGE_TO_EXPAND || std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+            return;
+        }
+        // SAFETY: asks mimalloc to free what it holds unused now; nothing in use is touched.
+        unsafe { libmimalloc_sys::mi_collect(true) }
+    }
+    #[cfg(not(feature = "mimalloc"))]
+    let _ = model;
 }

@@ -20,11 +20,18 @@ pub struct Planned<R: Rewrite> {
 }
 
 /// The model at `input` and its plan by `command`; `Err` with the exit status once the reason is printed. OUT is
-/// judged before the plan unless `dry_run` (which needs none).
-pub fn plan<R: Rewrite>(command: &R, input: &Path, output: Option<&Path>, dry_run: bool) -> Result<Planned<R>, Status> {
+/// judged before the plan unless `dry_run` (which needs none). `between` runs once the plan is made, before its
+/// splice (see [`driver::rewrite_planned_then`]).
+pub fn plan<R: Rewrite>(
+    command: &R,
+    (input, output): (&Path, Option<&Path>),
+    dry_run: bool,
+    between: impl FnOnce(&Model),
+) -> Result<Planned<R>, Status> {
     let shown = input.display().to_string();
     let model = open(input, output, dry_run)?;
-    let (plan, pieces) = planned(&shown, R::VERB, || driver::rewrite(command, &model), R::broken)?;
+    let rewrite = || driver::rewrite_planned_then(command, &model, || between(&model));
+    let (plan, pieces) = planned(&shown, R::VERB, rewrite, R::broken)?;
     Ok(Planned { model, plan, pieces })
 }
 
@@ -49,7 +56,7 @@ pub fn plan_and_write<R: Rewrite>(
     dry_run: bool,
 ) -> Result<(Planned<R>, Option<String>), Status> {
     let output = output.filter(|_| !dry_run);
-    let planned = plan(command, input, output, dry_run)?;
+    let planned = plan(command, (input, output), dry_run, |_| {})?;
     let written = write(&planned, input, output)?;
     Ok((planned, written))
 }

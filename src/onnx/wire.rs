@@ -19,7 +19,9 @@ pub use crate::onnx::source::WireError;
 use crate::onnx::source::{fields, try_for_each_field, Source};
 
 mod by_position;
+mod node;
 pub use by_position::{ByPosition, Cursor};
+use node::node;
 
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
@@ -66,8 +68,23 @@ impl GraphEdit {
 /// A change to an existing node: new input names and attributes to drop. Everything else is kept as written.
 #[derive(Clone, Debug, Default)]
 pub struct NodeEdit {
-    pub inputs: Option<Vec<String>>,
+    pub inputs: InputEdit,
     pub drop_attributes: Vec<String>,
+}
+
+/// What becomes of an edited node's inputs. However they change, the node's inputs are written together where its
+/// first field was (as an encoder writes field 1 first), each with the shortest header.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum InputEdit {
+    /// As they are.
+    #[default]
+    Kept,
+    /// The whole list replaced.
+    All(Vec<String>),
+    /// The inputs at these positions replaced (in increasing order of position; a position past the node's inputs
+    /// is ignored), the others kept: `expand` changes one or two inputs of a node, and names them without a copy
+    /// of the node's other inputs (the names it makes are shared by the nodes that read them).
+    At(smallvec::SmallVec<[(usize, std::sync::Arc<str>); 2]>),
 }
 
 /// Edits for a whole model, keyed by the graph they apply to.
@@ -111,6 +128,11 @@ struct FieldStart {
     item: usize,
     len: u64,
 }
+
+/// The new bytes [`Pieces::reserve_for`] expects of an edited node (the room for its header and its new inputs'
+/// fields) and of a new message: more than most take.
+const EDITED_BYTES: usize = MAX_FIELD_HEADER + 48;
+const NEW_BYTES: usize = 96;
 
 /// The longest header of a length-delimited field: its key (a field number up to 2^29) and its length as varints.
 const MAX_FIELD_HEADER: usize = 5 + 10;
@@ -169,10 +191,20 @@ impl Pieces {
     /// the room kept for it (the rest of the room is never written out).
     fn end_field(&mut self, start: FieldStart, tag: u32) {
         let mut header = [0u8; MAX_FIELD_HEADER];
-        let mut buf = &mut header[..];
-        encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), &mut buf);
-        encode_varint(self.len - start.len, &mut buf);
-        let size = MAX_FIELD_HEADER - buf.len();
+        let key = u64::from(tag << 3 | WireType::LengthDelimited as u32);
+        let size = match (key, self.len - start.len) {
+            // Both varints of one byte (a node of a graph, under 128 bytes): written as they are.
+            (..=0x7f, len @ ..=0x7f) => {
+                header[..2].copy_from_slice(&[key as u8, len as u8]);
+                2
+            }
+            (key, len) => {
+                let mut buf = &mut header[..];
+                encode_varint(key, &mut buf);
+                encode_varint(len, &mut buf);
+                MAX_FIELD_HEADER - buf.len()
+            }
+        };
         let Piece::Owned(range) = &mut self.items[start.item] else { unreachable!("a field starts with new bytes") };
         range.start -= size;
         self.owned[range.start..range.start + size].copy_from_slice(&header[..size]);
@@ -189,10 +221,28 @@ impl Pieces {
 
     fn message(&mut self, tag: u32, message: &impl Message) {
         self.owned_with(|bytes| {
-            bytes.reserve(message.encoded_len() + 12);
+            // No room reserved first: that would measure the message once more than encoding it does, and the
+            // buffer of every new byte grows by doubling anyway.
             encode_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32), bytes);
             message.encode_length_delimited(bytes).expect("a Vec grows as needed");
         });
+    }
+
+    /// Room for the nodes `edit` edits and inserts at once, from their counts: grown by doubling, the lists of a
+    /// rewrite of every node of a large graph leave their old copies freed (as much again as they end up) but not
+    /// yet handed back to the system while the output is written, which is `expand`'s peak.
+    fn reserve_for(&mut self, edit: &ModelEdit) {
+        let (mut edited, mut inserted) = (0, 0);
+        for g in edit.graphs.values() {
+            // (Declarations and initializers replaced, `infer`'s edit, are written whole: their size is their own.)
+            edited += g.node_edits.len();
+            inserted += g.insert_before.iter().map(|(_, nodes)| nodes.len()).sum::<usize>();
+        }
+        // (New initializers, inputs and value_info are laid out apart first: see `pending_fields`.)
+        // An edited node is its header and new inputs, then the rest of it copied; a new node is encoded whole,
+        // between two copied ranges.
+        self.items.reserve(2 * edited + 2 * inserted + 16);
+        self.owned.reserve(edited * EDITED_BYTES + inserted * NEW_BYTES);
     }
 
     pub fn len(&self) -> u64 {
@@ -293,6 +343,7 @@ pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Piec
         out.copy(0..source.len());
         return Ok(out);
     }
+    out.reserve_for(edit);
     let mut function_index = 0;
     for f in fields(source, 0..source.len())? {
         let loc = match f.number {
@@ -337,8 +388,12 @@ fn body(
     let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
     // The edits of nodes, read in the order of the nodes.
     let (mut inserts, mut node_edits) = (here.insert_before.cursor(), here.node_edits.cursor());
-    let subs = nodes_with_edited_subgraphs(edit, &loc);
+    let subs = nodes_with_subgraphs_in(edit, &loc, |e| !e.is_empty());
     let mut subs = subs.iter().peekable();
+    // The nodes with any graph of the edit below them, even one left empty: the others' edits may take the short way.
+    let any_below = nodes_with_subgraphs_in(edit, &loc, |_| true);
+    let mut any_below = any_below.iter().peekable();
+    let mut scratch = Vec::new();
     // Field by field as the headers are read: a list of a graph's fields would be as long as its nodes.
     try_for_each_field(source, range, |f| {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
@@ -379,9 +434,12 @@ fn body(
             l
         };
         while subs.next_if(|&&n| n < node_index).is_some() {}
+        while any_below.next_if(|&&n| n < node_index).is_some() {}
         let has_sub = subs.peek() == Some(&&node_index);
         if node_edit.is_some() || has_sub {
-            out.field(kind.node, |out| node(source, f.payload, node_edit, edit, &below, out))?;
+            let no_graph_below = any_below.peek() != Some(&&node_index);
+            let at = node::NodeSplice { source, model: edit, no_graph_below, scratch: &mut scratch };
+            out.field(kind.node, |out| node(at, f.payload, node_edit, &below, out))?;
         } else {
             out.copy(f.range);
         }
@@ -394,10 +452,10 @@ fn body(
     Ok(())
 }
 
-/// The positions of the nodes of the body at `loc` that have an edited graph among their attributes (or deeper), in
-/// order.
-fn nodes_with_edited_subgraphs(edit: &ModelEdit, loc: &[GraphStep]) -> Vec<usize> {
-    let below = edit.graphs.iter().filter(|(k, e)| k.len() > loc.len() && k.starts_with(loc) && !e.is_empty());
+/// The positions of the nodes of the body at `loc` that have a graph of the edit (one that `counts`) among their
+/// attributes (or deeper), in order.
+fn nodes_with_subgraphs_in(edit: &ModelEdit, loc: &[GraphStep], counts: impl Fn(&GraphEdit) -> bool) -> Vec<usize> {
+    let below = edit.graphs.iter().filter(|(k, e)| k.len() > loc.len() && k.starts_with(loc) && counts(e));
     let mut nodes: Vec<usize> = below
         .filter_map(|(k, _)| match k[loc.len()] {
             GraphStep::Subgraph { node, .. } => Some(node),
@@ -439,105 +497,6 @@ fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
     pending.push((kind.value_info, p));
     pending.sort_by_key(|(tag, _)| *tag);
     pending
-}
-
-fn string_field(tag: u32, s: &str, v: &mut Vec<u8>) {
-    let key = tag << 3 | WireType::LengthDelimited as u32;
-    match (u8::try_from(key), u8::try_from(s.len())) {
-        // Both varints of one byte (a node's input field and a name under 128 bytes): written as they are.
-        (Ok(key @ ..=0x7f), Ok(len @ ..=0x7f)) => v.extend_from_slice(&[key, len]),
-        _ => {
-            encode_varint(u64::from(key), v);
-            encode_varint(s.len() as u64, v);
-        }
-    }
-    v.extend_from_slice(s.as_bytes());
-}
-
-fn node(
-    source: &Source,
-    range: Range<usize>,
-    edit: Option<&NodeEdit>,
-    model: &ModelEdit,
-    below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
-    out: &mut Pieces,
-) -> Result<(), WireError> {
-    let mut inputs_written = false;
-    let mut attribute = 0;
-    let write_inputs = |out: &mut Pieces, inputs: &[String]| {
-        for name in inputs {
-            out.owned_with(|v| string_field(NODE_INPUT, name, v));
-        }
-    };
-    let inputs = edit.and_then(|e| e.inputs.as_deref());
-    // Field by field as they are read: a rewrite of every node of a graph lists no node's fields.
-    try_for_each_field(source, range, |f| {
-        match (f.number, inputs) {
-            (NODE_INPUT, Some(inputs)) => {
-                if !inputs_written {
-                    write_inputs(out, inputs);
-                    inputs_written = true;
-                }
-                return Ok(());
-            }
-            (n, Some(inputs)) if n > NODE_INPUT && !inputs_written => {
-                write_inputs(out, inputs);
-                inputs_written = true;
-            }
-            _ => {}
-        }
-        if f.number != NODE_ATTRIBUTE {
-            out.copy(f.range);
-            return Ok(());
-        }
-        attribute += 1;
-        node_attribute(source, f, (attribute - 1, edit), model, below, out)
-    })?;
-    if let (Some(inputs), false) = (inputs, inputs_written) {
-        write_inputs(out, inputs);
-    }
-    Ok(())
-}
-
-/// The node's attribute `f`, the `this`-th: left out if the edit drops it, rebuilt if a graph in it is edited,
-/// else copied.
-fn node_attribute(
-    source: &Source,
-    f: crate::onnx::source::Field,
-    (this, edit): (usize, Option<&NodeEdit>),
-    model: &ModelEdit,
-    below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
-    out: &mut Pieces,
-) -> Result<(), WireError> {
-    let attr_fields = fields(source, f.payload.clone())?;
-    let mut name = Vec::new();
-    if let Some(a) = attr_fields.iter().find(|a| a.number == ATTRIBUTE_NAME) {
-        source.read_into(a.payload.clone(), &mut name)?;
-    }
-    if edit.is_some_and(|e| e.drop_attributes.iter().any(|d| d.as_bytes() == name)) {
-        return Ok(());
-    }
-    let edited_graph = |k: usize| model.graphs.keys().any(|key| key.starts_with(&below(this, k)));
-    let graphs = attr_fields.iter().filter(|a| a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS).count();
-    if !(0..graphs).any(edited_graph) {
-        out.copy(f.range);
-        return Ok(());
-    }
-    out.field(NODE_ATTRIBUTE, |out| {
-        let mut graph_index = 0;
-        for a in attr_fields {
-            if a.number == ATTRIBUTE_G || a.number == ATTRIBUTE_GRAPHS {
-                let k = graph_index;
-                graph_index += 1;
-                if edited_graph(k) {
-                    out.field(a.number, |out| body(source, a.payload, model, below(this, k), &GRAPH, out))?;
-                    continue;
-                }
-            }
-            out.copy(a.range);
-        }
-        Ok::<(), WireError>(())
-    })
 }
 
 #[cfg(test)]

@@ -37,8 +37,20 @@ pub trait Rewrite {
 
 /// Plans `model` and lays out its output: the input's bytes with the edit spliced in.
 pub fn rewrite<R: Rewrite>(command: &R, model: &Model) -> Result<(R::Plan, Pieces), R::Error> {
+    rewrite_planned_then(command, model, || {})
+}
+
+/// [`rewrite()`], with `planned` called once the plan is made, before the splice: when the analysis and the
+/// planner's tables have been freed and the output's pieces are not yet made (the command line hands the freed
+/// memory back to the system there).
+pub fn rewrite_planned_then<R: Rewrite>(
+    command: &R,
+    model: &Model,
+    planned: impl FnOnce(),
+) -> Result<(R::Plan, Pieces), R::Error> {
     crate::sys::panics::test_point(R::COMMAND);
     let plan = command.plan(model)?;
+    planned();
     let pieces = wire::apply(model.source(), R::edit(&plan))?;
     Ok((plan, pieces))
 }

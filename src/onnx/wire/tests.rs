@@ -37,7 +37,7 @@ fn an_edit_keeps_unknown_fields_and_places_new_nodes_before_their_consumer() {
     let mut edit = ModelEdit::default();
     let g = edit.graph_mut(&[]);
     g.insert_before.insert(0, vec![node("Expand", &["b", "s"], "b2")]);
-    g.node_edits.insert(0, NodeEdit { inputs: Some(vec!["a".into(), "b2".into()]), drop_attributes: vec![] });
+    g.node_edits.insert(0, NodeEdit { inputs: InputEdit::All(vec!["a".into(), "b2".into()]), drop_attributes: vec![] });
     let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
     let model = ModelProto::decode(out.as_slice()).unwrap();
     let nodes = &model.graph.as_ref().unwrap().node;
@@ -82,7 +82,9 @@ fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
         ModelProto { graph: Some(GraphProto { node: vec![outer], ..Default::default() }), ..Default::default() };
     let source = model.encode_to_vec();
     let mut edit = ModelEdit::default();
-    edit.graph_mut(&[]).node_edits.insert(0, NodeEdit { inputs: None, drop_attributes: vec!["broadcast".into()] });
+    edit.graph_mut(&[])
+        .node_edits
+        .insert(0, NodeEdit { inputs: InputEdit::Kept, drop_attributes: vec!["broadcast".into()] });
     let sub = [GraphStep::Subgraph { node: 0, attribute: 1, graph: 0 }];
     edit.graph_mut(&sub).insert_before.insert(0, vec![node("Identity", &["y"], "y2")]);
     let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
@@ -90,4 +92,73 @@ fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
     assert_eq!(kept.len(), 1);
     let then = kept[0].g.as_ref().unwrap();
     assert_eq!(then.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Identity", "Add"]);
+}
+
+/// A node's bytes spliced with `edit`, the short way allowed or not: the output's bytes.
+fn spliced_node(bytes: &[u8], edit: &NodeEdit, short_way: bool) -> Vec<u8> {
+    let source = Source::Memory(bytes);
+    let (model, mut scratch, mut out) = (ModelEdit::default(), Vec::new(), Pieces::default());
+    let at = node::NodeSplice { source: &source, model: &model, no_graph_below: short_way, scratch: &mut scratch };
+    node::node(at, 0..bytes.len(), Some(edit), &|_, _| Vec::new(), &mut out).unwrap();
+    out.to_vec(bytes).unwrap()
+}
+
+/// Encodes `fields` (number, payload) as length-delimited fields, with a length of `pad` bytes more than it needs
+/// (a valid, unusual encoding).
+fn encoded(fields: &[(u32, &str)], pad: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for (number, payload) in fields {
+        encode_varint(u64::from(number << 3 | 2), &mut v);
+        let mut len = Vec::new();
+        encode_varint(payload.len() as u64, &mut len);
+        for _ in 0..pad {
+            *len.last_mut().unwrap() |= 0x80;
+            len.push(0);
+        }
+        v.extend_from_slice(&len);
+        v.extend_from_slice(payload.as_bytes());
+    }
+    v
+}
+
+#[test]
+fn a_node_with_new_inputs_is_spliced_the_short_way_as_the_general_way_splices_it() {
+    use smallvec::smallvec;
+    let attribute = AttributeProto { name: Some("axis".into()), i: Some(1), r#type: Some(2), ..Default::default() };
+    let written = NodeProto { attribute: vec![attribute], ..node("Add", &["x", "", "b"], "y") }.encode_to_vec();
+    let nodes = [
+        written,
+        // Inputs after the output, an input with a long length, no inputs, nothing at all.
+        encoded(&[(2, "y"), (1, "x"), (4, "Add"), (1, "b")], 0),
+        encoded(&[(1, "x"), (1, "b"), (2, "y")], 1),
+        encoded(&[(2, "y"), (4, "Add")], 0),
+        Vec::new(),
+    ];
+    let edits = [
+        InputEdit::All(vec!["x2".into(), "b2".into()]),
+        InputEdit::At(smallvec![(0, "x2".into())]),
+        InputEdit::At(smallvec![(1, "b2".into()), (2, "z".into()), (7, "past the end".into())]),
+        InputEdit::At(smallvec![]),
+    ];
+    for (n, bytes) in nodes.iter().enumerate() {
+        for inputs in &edits {
+            let edit = NodeEdit { inputs: inputs.clone(), drop_attributes: Vec::new() };
+            let general = spliced_node(bytes, &edit, false);
+            assert_eq!(spliced_node(bytes, &edit, true), general, "node {n}, {inputs:?}");
+            let decoded = NodeProto::decode(general.as_slice()).unwrap();
+            let was = NodeProto::decode(bytes.as_slice()).unwrap();
+            let expected: Vec<String> = match inputs {
+                InputEdit::All(all) => all.clone(),
+                InputEdit::At(at) => (was.input.iter().enumerate())
+                    .map(|(i, x)| at.iter().find(|(p, _)| *p == i).map_or(x.clone(), |(_, new)| new.to_string()))
+                    .collect(),
+                InputEdit::Kept => unreachable!(),
+            };
+            assert_eq!((decoded.input, decoded.output, decoded.attribute), (expected, was.output, was.attribute));
+        }
+    }
+    // The node as an encoder writes it takes the short way (the general way reads its fields one by one).
+    let mut out = Pieces::default();
+    assert!(node::inputs_only(&nodes[0], 0, &edits[1], &mut out));
+    assert!(!node::inputs_only(&nodes[1], 0, &edits[1], &mut Pieces::default()));
 }

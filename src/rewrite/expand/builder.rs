@@ -2,6 +2,7 @@
 //! so that the same value made explicit the same way twice, in one graph, is one set of nodes.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
 
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{
@@ -60,7 +61,7 @@ struct Hot {
     shape_constants: HashMap<Vec<u64>, String>,
     /// By the value expanded and the target shape's value, as [`expand_key`] puts them together: one lookup, and one
     /// small key for each `Expand` made (a map per value expanded cost a table each).
-    expands: HashMap<Vec<u8>, String>,
+    expands: HashMap<Vec<u8>, Arc<str>>,
 }
 
 /// The key of `Expand(value, target)`: the value's length (eight bytes), the value and the target, which no other
@@ -160,6 +161,13 @@ impl<'m> Names<'m> {
 
     fn fresh(&mut self, base: &str) -> String {
         let base = if base.is_empty() { "bcast" } else { base };
+        // A base asked for the first time is most often free as it is: taken without noting where to go on from
+        // (asked again, it is made, and the suffixes go on from 0 as if it had been noted). A base asked before is
+        // never free again.
+        if !self.taken.contains(base) && !self.made.contains(base) {
+            self.made.insert(base.to_string());
+            return base.to_string();
+        }
         let k = match self.next.get_mut(base) {
             Some(k) => k,
             None => self.next.entry(base.to_string()).or_insert(0),
@@ -315,7 +323,7 @@ impl<'m> Builder<'m> {
         dims: &[u64],
         elem: Option<i32>,
         out: &Shape,
-    ) -> String {
+    ) -> Arc<str> {
         if let Some(hot) = self.hot.get(at.graph) {
             if let Some(target) = hot.shape_constants.get(dims) {
                 expand_key(&mut self.key, value, target);
@@ -379,19 +387,22 @@ impl<'m> Builder<'m> {
     }
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
-    pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> String {
+    pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> Arc<str> {
         expand_key(&mut self.key, value, target);
         if let Some(name) = self.hot.get(at.graph).and_then(|h| h.expands.get(self.key.as_slice())) {
             self.counts.expands_shared += 1;
             return name.clone();
         }
-        let mut base = sanitize(value);
-        base.push_str("_expanded");
+        const EXPANDED: &str = "_expanded";
+        let mut base = String::with_capacity(value.len().min(MAX_FRAGMENT) + EXPANDED.len());
+        base.push_str(&sanitize(value));
+        base.push_str(EXPANDED);
         let name = self.names.fresh(&base);
         let node = self.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
         let vi = elem.map(|e| value_info(&name, e, out));
         self.add_node(at, node, vi);
         self.counts.expands_inserted += 1;
+        let name: Arc<str> = name.into();
         let hot = self.hot.entry(at.graph.to_vec()).or_default();
         hot.expands.insert(self.key.clone(), name.clone());
         name
@@ -575,5 +586,14 @@ mod tests {
         let mut names = Names::of(&model);
         assert_eq!(names.fresh("v_expanded"), "v_expanded_6");
         assert_eq!(names.fresh("v_expanded"), "v_expanded_7");
+    }
+
+    #[test]
+    fn a_base_asked_again_goes_on_past_every_name_made_from_it_or_for_another() {
+        let model = ModelProto::default();
+        let mut names = Names::of(&model);
+        // `a_1` made for a base of its own first; `a` free the first time, then `a_2`, `a_3`; `b` likewise.
+        let made: Vec<String> = ["a_1", "a", "a", "b", "a", "b", "", ""].iter().map(|b| names.fresh(b)).collect();
+        assert_eq!(made, ["a_1", "a", "a_2", "b", "a_3", "b_1", "bcast", "bcast_1"]);
     }
 }

@@ -9,10 +9,11 @@ use super::builder::{is_default, At, Builder};
 use super::{Action, ExpandOptions, ExpandSummary, LeftReason, LeftSite};
 use crate::analysis::{GraphStep, NodeLoc, Site};
 use crate::onnx::pb::NodeProto;
-use crate::onnx::wire::NodeEdit;
+use crate::onnx::wire::{InputEdit, NodeEdit};
 use crate::rules::ops::SiteKind;
 use crate::rules::{Alignment, RewriteOperand, Rule, Verdict};
 use crate::sizes::shape::{Dim, Shape};
+use std::sync::Arc;
 
 pub(super) struct Planner<'m> {
     pub b: Builder<'m>,
@@ -44,7 +45,7 @@ enum SitePlan {
 /// The inputs of one node made explicit: the new value for each input position, and a line per input.
 struct Rewritten {
     /// By position, in order (a node has a few inputs: held inline).
-    replaced: smallvec::SmallVec<[(usize, String); 2]>,
+    replaced: smallvec::SmallVec<[(usize, Arc<str>); 2]>,
     steps: Vec<String>,
 }
 
@@ -54,13 +55,13 @@ impl Rewritten {
         Rewritten { replaced: smallvec::SmallVec::new(), steps: Vec::with_capacity(operands.len()) }
     }
 
-    fn add(&mut self, position: usize, name: String, step: String) {
-        self.set(position, name);
+    fn add(&mut self, position: usize, name: impl Into<Arc<str>>, step: String) {
+        self.set(position, name.into());
         self.steps.push(step);
     }
 
     /// The input at `position` becomes `name`.
-    fn set(&mut self, position: usize, name: String) {
+    fn set(&mut self, position: usize, name: Arc<str>) {
         match self.replaced.binary_search_by_key(&position, |(p, _)| *p) {
             Ok(i) => self.replaced[i].1 = name,
             Err(i) => self.replaced.insert(i, (position, name)),
@@ -196,11 +197,6 @@ impl<'m> Planner<'m> {
             Ok(done) => done,
             Err(reason) => return left(first, reason),
         };
-        // The node's inputs with the replaced ones moved in (in order of position), the others copied.
-        let mut replaced = done.replaced.into_iter().peekable();
-        let inputs: Vec<String> = (node.input.iter().enumerate())
-            .map(|(i, name)| replaced.next_if(|(p, _)| *p == i).map_or_else(|| name.clone(), |(_, new)| new))
-            .collect();
         let mut drop_attributes = Vec::new();
         if first.rule == Rule::LegacyAxis || first.kind == (SiteKind::Gemm { legacy: true }) {
             drop_attributes = ["broadcast", "axis"].iter().map(|s| s.to_string()).collect();
@@ -222,7 +218,8 @@ impl<'m> Planner<'m> {
             steps: done.steps,
             conditions,
         };
-        SitePlan::Explicit(NodeEdit { inputs: Some(inputs), drop_attributes }, action)
+        // The inputs replaced, by position: the splice keeps the others as they are written.
+        SitePlan::Explicit(NodeEdit { inputs: InputEdit::At(done.replaced), drop_attributes }, action)
     }
 
     /// Why a node is not rewritten, if it is not: it breaks its rule, needs nothing, is already explicit, or no
@@ -379,7 +376,7 @@ impl<'m> Planner<'m> {
                 let (target, anchor) = self.numpy_target(at, site, node, &out_shape, &mut done);
                 if let Some(position) = anchor {
                     // The anchor has the output shape already: it stays as it is.
-                    done.set(position, node.input[position].clone());
+                    done.set(position, node.input[position].as_str().into());
                 }
                 target
             }
@@ -389,7 +386,7 @@ impl<'m> Planner<'m> {
             let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
             done.add(op.position, name, computed_step(&mut self.lines, op.name, op.shape, site));
         }
-        done.replaced.retain(|(position, name)| *name != node.input[*position]);
+        done.replaced.retain(|(position, name)| **name != *node.input[*position]);
         Ok(done)
     }
 
@@ -413,7 +410,7 @@ impl<'m> Planner<'m> {
         if let Some(k) = names.iter().position(|i| i.shape.provably_eq(&site.output_shape)) {
             return (self.b.shape_of(at, &names[k].name, &names[k].shape), Some(present[rule_inputs[k]]));
         }
-        let mut acc = names[0].name.to_string();
+        let mut acc: Arc<str> = names[0].name.as_ref().into();
         let mut folded: Vec<&Shape> = vec![&names[0].shape];
         for (k, next) in names[1..].iter().enumerate() {
             let s = self.b.shape_of(at, &next.name, &next.shape);

@@ -14,7 +14,7 @@ use crate::diagnostic::Code;
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{ModelProto, TensorProto};
 use crate::onnx::tensor::ValueFacts;
-use crate::onnx::wire::{GraphEdit, NodeEdit};
+use crate::onnx::wire::{GraphEdit, InputEdit, NodeEdit};
 use crate::sizes::shape::Shape;
 
 pub(super) fn plan(model: &ModelProto, analysis: &Analysis, options: FoldOptions) -> FoldPlan {
@@ -286,7 +286,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 .map(|n| self.renamed(n))
                 .collect();
             if inputs != node.input {
-                edit.node_edits.insert(i, NodeEdit { inputs: Some(inputs), drop_attributes: Vec::new() });
+                edit.node_edits.insert(i, NodeEdit { inputs: InputEdit::All(inputs), drop_attributes: Vec::new() });
             }
         }
         for &i in &self.folded {
