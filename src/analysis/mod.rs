@@ -210,6 +210,8 @@ mod declared;
 pub mod index_bound;
 mod initializers;
 mod op_memo;
+#[cfg(test)]
+mod reads_tests;
 mod scope;
 mod site;
 pub mod sites;

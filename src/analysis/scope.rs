@@ -232,6 +232,11 @@ impl<'m> Scope<'m> {
             }
             None => Box::new(facts),
         };
+        self.define_boxed(s, name, boxed);
+    }
+
+    /// [`Scope::define_made`], with facts already in their box (one from [`Scope::spare_box`]).
+    pub(super) fn define_boxed(&mut self, s: u32, name: &'m str, boxed: Box<ValueFacts>) {
         self.slots[s as usize] = Some(boxed);
         let new = match self.follow {
             // Most bodies shadow no input: no lookup then.
@@ -247,6 +252,17 @@ impl<'m> Scope<'m> {
         if let (true, Some(order)) = (new, &mut self.order) {
             order.push(name);
         }
+    }
+
+    /// The box of the value dropped last (what it holds is not read again), or a new one: the next value defined
+    /// can be built in it, then defined with [`Scope::define_boxed`] or given back with [`Scope::give_back`].
+    pub(super) fn spare_box(&mut self) -> Box<ValueFacts> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Gives back a box from [`Scope::spare_box`] that no value was defined in.
+    pub(super) fn give_back(&mut self, spare: Box<ValueFacts>) {
+        self.spare.push(spare);
     }
 
     /// An empty list of dims with room for a few, from the last value dropped after its last reader (its box,
@@ -301,6 +317,12 @@ impl<'m> Scope<'m> {
                 }
             }
         }
+    }
+
+    /// The slots holding a value now.
+    #[cfg(test)]
+    pub(super) fn alive(&self) -> Vec<u32> {
+        (0..self.slots.len() as u32).filter(|&s| self.slots[s as usize].is_some()).collect()
     }
 
     /// Every value's facts in definition order, each name once with what it stands for at the end.

@@ -15,10 +15,11 @@ impl<'m> Walker<'m, '_> {
         (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
         op: BroadcastOp,
         inputs: &[Option<&ValueFacts>],
-        dims: Vec<Dim>,
+        dims: Option<Vec<Dim>>,
     ) -> super::scope::Outputs {
         // A counted pair needs no more; debug builds judge it in full all the same, to assert that the two agree.
-        let quick = match self.counts_pairs().then(|| self.counted_pair(node, op, inputs, dims)).flatten() {
+        // (`dims` is `None` where the walk found already that the site is no such pair.)
+        let quick = match dims.filter(|_| self.counts_pairs()).and_then(|d| self.counted_pair(node, op, inputs, d)) {
             Some((outputs, kind)) if !cfg!(debug_assertions) => return self.count(kind, outputs),
             quick => quick,
         };
@@ -111,8 +112,27 @@ impl Walker<'_, '_> {
         node: &NodeProto,
         op: BroadcastOp,
         inputs: &[Option<&ValueFacts>],
-        mut dims: Vec<Dim>,
+        dims: Vec<Dim>,
     ) -> Option<(super::scope::Outputs, rules::VerdictKind)> {
+        let mut first = ValueFacts { shape: Shape::ranked(dims), ..ValueFacts::unknown() };
+        let kind = self.counted_pair_into(node, op, inputs, &mut first)?;
+        let mut outputs: super::scope::Outputs = smallvec::smallvec![first];
+        if node.output.len() > 1 {
+            outputs.resize_with(node.output.len(), ValueFacts::unknown);
+        }
+        Some((outputs, kind))
+    }
+
+    /// [`Walker::counted_pair`], its first output written over `out` (whose dims it reuses): the walk builds a node's
+    /// one output in the box it is defined in, rather than moving it there through the site's list of outputs.
+    /// `out` is left unspecified when the site is not such a pair (`None`).
+    pub(super) fn counted_pair_into(
+        &self,
+        node: &NodeProto,
+        op: BroadcastOp,
+        inputs: &[Option<&ValueFacts>],
+        out: &mut ValueFacts,
+    ) -> Option<rules::VerdictKind> {
         let (SiteKind::Multi, [Some(a), Some(b)], true) = (op.kind, inputs, self.counts_pairs()) else { return None };
         const BOTH: &[usize] = &[0, 1];
         // Two inputs of one type variable (every numpy op but Where, whose condition is its own) differ in type
@@ -124,12 +144,15 @@ impl Walker<'_, '_> {
         if differ {
             return None;
         }
+        // The dims of the value whose box this was are written over (`pair_sizes`).
+        let mut dims = out.shape.0.take().unwrap_or_default();
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, &mut dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
         if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
             return None;
         }
-        Some((output_facts(node, op, (inputs, BOTH), Shape::ranked(dims)), kind))
+        *out = output_fact(node, op, (inputs, BOTH), Shape::ranked(dims));
+        Some(kind)
     }
 }
 
@@ -144,6 +167,21 @@ fn output_facts(
     (inputs, present): (&[Option<&ValueFacts>], &[usize]),
     output_shape: Shape,
 ) -> super::scope::Outputs {
+    let mut outputs = smallvec::smallvec![output_fact(node, op, (inputs, present), output_shape)];
+    if node.output.len() > 1 {
+        outputs.resize_with(node.output.len(), ValueFacts::unknown);
+    }
+    outputs
+}
+
+/// The facts of a broadcasting node's first output (see [`output_facts`]).
+#[inline(always)]
+fn output_fact(
+    node: &NodeProto,
+    op: BroadcastOp,
+    (inputs, present): (&[Option<&ValueFacts>], &[usize]),
+    output_shape: Shape,
+) -> ValueFacts {
     let elem = if op.bool_output {
         Some(tensor::BOOL)
     } else {
@@ -159,11 +197,7 @@ fn output_facts(
     let value = (any_value && ops::is_default_domain(node.domain()))
         .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
         .flatten();
-    let mut outputs = smallvec::smallvec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
-    if node.output.len() > 1 {
-        outputs.resize_with(node.output.len(), ValueFacts::unknown);
-    }
-    outputs
+    ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }
 }
 
 /// The present inputs of a site, their names and shapes borrowed from the node and the scope: the site lives only
