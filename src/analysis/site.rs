@@ -144,8 +144,9 @@ impl Walker<'_, '_> {
         if differ {
             return None;
         }
-        // The dims of the value whose box this was are written over (`pair_sizes`).
+        // The dims of the value whose box this was, for the output's (`pair_sizes` pushes onto an empty list).
         let mut dims = out.shape.0.take().unwrap_or_default();
+        dims.clear();
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, &mut dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
         if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
