@@ -356,7 +356,7 @@ pub(super) struct Reads {
 
 impl Reads {
     /// From who produces what, the walk's order of nodes, and the slots of the body's outputs.
-    pub(super) fn plan(producers: &Producers<'_>, scope: &Scope<'_>, order: &[usize], outputs: &[u32]) -> Reads {
+    pub(super) fn plan(producers: &mut Producers<'_>, scope: &Scope<'_>, order: &[usize], outputs: &[u32]) -> Reads {
         const KEPT: u32 = u32::MAX;
         let base = producers.base;
         // The walk's position of each node: its number, where the file is in order (as ONNX requires).
@@ -373,20 +373,25 @@ impl Reads {
         // of one name, only the one the name stands for is followed (the last made, as for the walk's lookups):
         // where each name is made once at most, that is every value (an unnamed one is never defined, and its drop
         // finds nothing to drop), found without going through the names.
-        let mut last: Vec<u32> = match scope.by_numbers() {
-            true => producers.value_node.iter().map(|&node| at(node)).collect(),
+        // In the file's order, the last reader of each value is known already (`last_read`).
+        let mut last = std::mem::take(&mut producers.last_read);
+        match scope.by_numbers() {
+            true if in_file_order => last.iter_mut().zip(&producers.value_node).for_each(|(l, &n)| *l = (*l).max(n)),
+            true => producers.value_node.iter().zip(&mut last).for_each(|(&node, l)| *l = at(node)),
             false => {
-                let mut last = vec![KEPT; producers.value_node.len()];
+                let read = std::mem::replace(&mut last, vec![KEPT; producers.value_node.len()]);
                 for &s in scope.names.values().filter(|&&s| s >= base) {
-                    last[(s - base) as usize] = at(producers.value_node[(s - base) as usize]);
+                    let v = (s - base) as usize;
+                    last[v] = at(producers.value_node[v]).max(if in_file_order { read[v] } else { 0 });
                 }
-                last
             }
-        };
-        for (p, &i) in order.iter().enumerate() {
-            for s in producers.reads(i) {
-                let l = &mut last[(s - base) as usize];
-                *l = (*l).max(p as u32);
+        }
+        if !in_file_order {
+            for (p, &i) in order.iter().enumerate() {
+                for s in producers.reads(i) {
+                    let l = &mut last[(s - base) as usize];
+                    *l = (*l).max(p as u32);
+                }
             }
         }
         for &s in outputs.iter().filter(|&&s| s != NONE && s >= base) {
@@ -428,6 +433,11 @@ pub(super) struct Producers<'m> {
     reads: Vec<u32>,
     /// Where each node's inputs start in `reads`, and one past the last.
     first_read: Vec<u32>,
+    /// Whether every node's inputs are made by nodes before it (or by none), as ONNX requires.
+    pub(super) in_order: bool,
+    /// The last node reading each value (0 for a value nobody reads), by slot minus `base`: where the walk follows
+    /// the file's order, when each value has had its last reader ([`Reads::plan`], which takes it).
+    last_read: Vec<u32>,
 }
 
 impl<'m> Producers<'m> {
@@ -445,8 +455,10 @@ impl<'m> Producers<'m> {
         scope.names.reserve(values);
         let mut first_output = Vec::with_capacity(nodes.len() + 1);
         let mut value_node = Vec::with_capacity(values);
+        let mut inputs = 0;
         for (i, node) in nodes.iter().enumerate() {
             first_output.push(base + value_node.len() as u32);
+            inputs += node.input.len();
             for out in &node.output {
                 let s = base + value_node.len() as u32;
                 value_node.push(i as u32);
@@ -464,8 +476,9 @@ impl<'m> Producers<'m> {
         }
         first_output.push(base + value_node.len() as u32);
         scope.slots.resize_with(base as usize + values, || None);
-        let mut reads = Vec::with_capacity(nodes.iter().map(|n| n.input.len()).sum());
+        let mut reads = Vec::with_capacity(inputs);
         let mut first_read = Vec::with_capacity(nodes.len() + 1);
+        let (mut last_read, mut in_order) = (vec![0; values], true);
         // Where each name is made once at most, a name the node just before makes is that node's value: most
         // nodes read their predecessor's output, which is then found without a lookup.
         let by_numbers = scope.follow == Follow::Numbers;
@@ -477,11 +490,16 @@ impl<'m> Producers<'m> {
             };
             for name in &node.input {
                 let k = before.iter().position(|o| o == name && !o.is_empty());
-                reads.push(k.map_or_else(|| scope.slot(name), |k| first_output[i - 1] + k as u32));
+                let s = k.map_or_else(|| scope.slot(name), |k| first_output[i - 1] + k as u32);
+                reads.push(s);
+                if s != NONE && s >= base {
+                    in_order &= (value_node[(s - base) as usize] as usize) < i;
+                    last_read[(s - base) as usize] = i as u32;
+                }
             }
         }
         first_read.push(reads.len() as u32);
-        Producers { nodes, base, first_output, value_node, reads, first_read }
+        Producers { nodes, base, first_output, value_node, reads, first_read, in_order, last_read }
     }
 
     /// The slots node `i`'s inputs read, in input order.

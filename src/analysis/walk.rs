@@ -71,9 +71,9 @@ impl<'m> Walker<'m, '_> {
             body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
         }
 
-        let (order, producers) = self.topological_order(env, body.nodes, &mut scope);
+        let (order, mut producers) = self.topological_order(env, body.nodes, &mut scope);
         let outputs: Vec<u32> = body.outputs.iter().map(|name| scope.slot(name)).collect();
-        let mut reads = (!keep_all).then(|| Reads::plan(&producers, &scope, &order, &outputs));
+        let mut reads = (!keep_all).then(|| Reads::plan(&mut producers, &scope, &order, &outputs));
         declared.index_made(&scope);
         // Subgraphs read a body's values by name; nothing else does while it is walked.
         scope.settle(&producers, keep_all);
@@ -267,7 +267,7 @@ impl<'m> Walker<'m, '_> {
                 self.note(env, Code::DuplicateValue, Some((&nodes[i], i)), msg);
             }
         });
-        let in_order = (0..nodes.len()).all(|i| producers.input_nodes(i).all(|p| p < i));
+        let in_order = producers.in_order;
         if in_order {
             return ((0..nodes.len()).collect(), producers);
         }
