@@ -90,7 +90,7 @@ pub(super) fn keep_range<'m>(scope: &mut Scope<'m>, node: &'m NodeProto, range: 
 impl<'m> Walker<'m, '_> {
     /// The range a node's first output takes, from its inputs' ranges; a Gather's indices checked against its
     /// table on the way.
-    #[inline]
+    #[inline(always)]
     pub(super) fn value_range(
         &mut self,
         env: &Env<'m, '_>,

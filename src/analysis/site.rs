@@ -145,14 +145,25 @@ impl Walker<'_, '_> {
             return None;
         }
         // The dims of the value whose box this was, for the output's (`pair_sizes` pushes onto an empty list).
-        let mut dims = out.shape.0.take().unwrap_or_default();
+        let dims = out.shape.0.get_or_insert_with(Vec::new);
         dims.clear();
-        let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, &mut dims)?.ok()?;
+        let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
         if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
             return None;
         }
-        *out = output_fact(node, op, (inputs, BOTH), Shape::ranked(dims));
+        let (elem, contents) = output_parts(node, op, (inputs, BOTH), &out.shape);
+        // Field by field, the shape in place: the box's old facts are mostly empty, and need no call to drop them
+        // whole. (Every field is named, so that a field added to `ValueFacts` is not left behind.)
+        let ValueFacts { elem: out_elem, shape: _, value, floats, contradicted, kind: out_kind } = out;
+        (*out_elem, *contradicted, *out_kind) = (elem, false, tensor::Kind::Tensor);
+        match (value.is_some(), contents) {
+            (false, None) => {}
+            (_, contents) => *value = contents,
+        }
+        if floats.is_some() {
+            *floats = None;
+        }
         Some(kind)
     }
 }
@@ -183,6 +194,18 @@ fn output_fact(
     (inputs, present): (&[Option<&ValueFacts>], &[usize]),
     output_shape: Shape,
 ) -> ValueFacts {
+    let (elem, value) = output_parts(node, op, (inputs, present), &output_shape);
+    ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }
+}
+
+/// The element type and the contents of a broadcasting node's first output, of shape `output_shape`.
+#[inline(always)]
+fn output_parts(
+    node: &NodeProto,
+    op: BroadcastOp,
+    (inputs, present): (&[Option<&ValueFacts>], &[usize]),
+    output_shape: &Shape,
+) -> (Option<i32>, Option<Vec<tensor::IntValue>>) {
     let elem = if op.bool_output {
         Some(tensor::BOOL)
     } else {
@@ -196,9 +219,9 @@ fn output_fact(
     // of known contents gives the output contents.
     let any_value = inputs.iter().any(|f| f.is_some_and(|f| f.value.is_some()));
     let value = (any_value && ops::is_default_domain(node.domain()))
-        .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
+        .then(|| infer::values::broadcast_value(node.op_type(), inputs, output_shape))
         .flatten();
-    ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }
+    (elem, value)
 }
 
 /// The present inputs of a site, their names and shapes borrowed from the node and the scope: the site lives only
