@@ -407,6 +407,7 @@ impl Reads {
     }
 
     /// After the node at walk position `position` was walked: what nobody reads any more goes.
+    #[inline]
     pub(super) fn after<'m>(&mut self, position: usize, scope: &mut Scope<'m>, producers: &Producers<'m>) {
         while let Some(&(p, s)) = self.drops.get(self.next) {
             if p as usize > position {

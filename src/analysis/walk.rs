@@ -342,27 +342,21 @@ impl<'m> Walker<'m, '_> {
         // site's list of outputs (see `in_place`).
         let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);
         let mut spare = broadcast
-            .filter(|_| plain && self.counts_pairs() && self.one_undeclared_output(declared, node, first))
+            .filter(|_| plain && attrs.is_empty() && self.counts_pairs())
+            .filter(|_| self.one_undeclared_output(declared, node, first))
             .map(|_| scope.spare_box());
         let dims = match spare.is_some() {
             true => None,
             false => Some(broadcast.filter(|_| self.counts_pairs()).map(|_| scope.spare_dims()).unwrap_or_default()),
         };
         let refs = self.read_inputs(env, scope, (index, node), slots);
-        // Most nodes hold no attribute, and so no graph.
-        let subgraphs = match attrs.is_empty() {
-            true => Vec::new(),
-            false => self.subgraphs(env, scope, (index, node, attrs), &refs),
-        };
-
         // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
-        let tainted = refs.iter().flatten().any(|f| f.contradicted)
-            || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
+        let tainted_refs = refs.iter().flatten().any(|f| f.contradicted);
         // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
-        // count for themselves).
-        crate::sizes::sym::take_refusals();
+        // count for themselves). A box is spare only for a node of no attribute, and so of no subgraph.
         let pair = match (broadcast, spare.as_deref_mut()) {
-            (Some(op), Some(facts)) if !tainted => {
+            (Some(op), Some(facts)) if !tainted_refs => {
+                crate::sizes::sym::take_refusals();
                 self.counted_pair_into(node, op, &refs, facts).map(|kind| (op, kind))
             }
             _ => None,
@@ -374,6 +368,13 @@ impl<'m> Walker<'m, '_> {
             scope.define_boxed(first, &node.output[0], facts);
             return super::index_bound::keep_range(scope, node, range);
         }
+        // Most nodes hold no attribute, and so no graph.
+        let subgraphs = match attrs.is_empty() {
+            true => Vec::new(),
+            false => self.subgraphs(env, scope, (index, node, attrs), &refs),
+        };
+        let tainted = tainted_refs || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
+        crate::sizes::sym::take_refusals();
         let mut outputs: Outputs = match tainted {
             true => smallvec::smallvec![ValueFacts::contradicted(); node.output.len()],
             false => self.outputs(env, (index, node, attrs), (&refs, &subgraphs), (OpFacts { decl, broadcast }, dims)),
