@@ -275,6 +275,7 @@ impl<'m> Scope<'m> {
     }
 
     /// Drops the value a node made, in slot `s`, after its last reader; `name` names it.
+    #[inline]
     fn drop_made(&mut self, s: u32, name: impl Fn() -> &'m str) {
         match self.follow {
             Follow::Numbers => {

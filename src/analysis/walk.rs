@@ -414,6 +414,7 @@ impl<'m> Walker<'m, '_> {
 
     /// The outputs of a node that follows no contradiction: judged as a site, walked as a function call, or
     /// inferred by the op's rule.
+    #[inline]
     fn outputs(
         &mut self,
         env: &Env<'m, '_>,
