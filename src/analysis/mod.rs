@@ -157,6 +157,7 @@ fn analyze_with(
         options,
         bindings: request.bindings.clone(),
         function_facts: request.function_facts,
+        pairs: each_site.is_some() && walker::counts_pairs(counted_only),
         each_site,
         counted_only,
         functions: HashMap::default(),

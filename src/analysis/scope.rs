@@ -439,17 +439,20 @@ pub(super) struct Producers<'m> {
     /// Whether every node's inputs are made by nodes before it (or by none), as ONNX requires.
     pub(super) in_order: bool,
     /// The last node reading each value (0 for a value nobody reads), by slot minus `base`: where the walk follows
-    /// the file's order, when each value has had its last reader ([`Reads::plan`], which takes it).
+    /// the file's order, when each value has had its last reader ([`Reads::plan`], which takes it). Empty when no
+    /// value is dropped (`last_readers` false).
     last_read: Vec<u32>,
 }
 
 impl<'m> Producers<'m> {
     /// Numbers the values `nodes` make in `scope`, calling `each_output` with every named output in order (node,
-    /// name, whether the name was defined before: by an input, an initializer or another output). A model file
+    /// name, whether the name was defined before: by an input, an initializer or another output); notes each
+    /// value's last reader when `last_readers` (for [`Reads::plan`]). A model file
     /// holds fewer than 2^32 names: numbering them by `u32` halves the tables.
     pub(super) fn of(
         nodes: &'m [NodeProto],
         scope: &mut Scope<'m>,
+        last_readers: bool,
         mut each_output: impl FnMut(usize, &'m str, bool),
     ) -> Producers<'m> {
         let values: usize = nodes.iter().map(|n| n.output.len()).sum();
@@ -481,7 +484,7 @@ impl<'m> Producers<'m> {
         scope.slots.resize_with(base as usize + values, || None);
         let mut reads = Vec::with_capacity(inputs);
         let mut first_read = Vec::with_capacity(nodes.len() + 1);
-        let (mut last_read, mut in_order) = (vec![0; values], true);
+        let (mut last_read, mut in_order) = (vec![0; if last_readers { values } else { 0 }], true);
         // Where each name is made once at most, a name the node just before makes is that node's value: most
         // nodes read their predecessor's output, which is then found without a lookup.
         let by_numbers = scope.follow == Follow::Numbers;
@@ -497,7 +500,9 @@ impl<'m> Producers<'m> {
                 reads.push(s);
                 if s != NONE && s >= base {
                     in_order &= (value_node[(s - base) as usize] as usize) < i;
-                    last_read[(s - base) as usize] = i as u32;
+                    if let Some(last) = last_read.get_mut((s - base) as usize) {
+                        *last = i as u32;
+                    }
                 }
             }
         }

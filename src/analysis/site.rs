@@ -98,9 +98,9 @@ impl Walker<'_, '_> {
 
     /// Whether the taker only counts some sites of the numpy rule that hold, which [`Walker::counted_pair`] may
     /// then settle.
+    #[inline]
     pub(super) fn counts_pairs(&self) -> bool {
-        let counts = |kind| self.counted_only.contains(kind, rules::Rule::Multidirectional);
-        self.each_site.is_some() && (counts(rules::VerdictKind::Same) || counts(rules::VerdictKind::Broadcast))
+        self.pairs
     }
 
     /// A site the taker only counts, settled without its record and without binding its rule in full: two inputs
