@@ -16,9 +16,9 @@ fn node(inputs: &[&str], outputs: &[&str]) -> NodeProto {
 fn alive_after_each(nodes: &[NodeProto], order: &[usize], outputs: &[&str]) -> Vec<Vec<u32>> {
     let mut scope = Scope::unordered(1);
     scope.define("x", ValueFacts::unknown());
-    let mut producers = Producers::of(nodes, &mut scope, true, |_, _, _| {});
+    let producers = Producers::of(nodes, &mut scope, |_, _, _| {});
     let outputs: Vec<u32> = outputs.iter().map(|name| scope.slot(name)).collect();
-    let mut reads = Reads::plan(&mut producers, &scope, order, &outputs);
+    let mut reads = Reads::plan(&producers, &scope, order, &outputs);
     scope.settle(&producers, false);
     let mut alive = Vec::new();
     for (position, &index) in order.iter().enumerate() {

@@ -358,7 +358,7 @@ pub(super) struct Reads {
 
 impl Reads {
     /// From who produces what, the walk's order of nodes, and the slots of the body's outputs.
-    pub(super) fn plan(producers: &mut Producers<'_>, scope: &Scope<'_>, order: &[usize], outputs: &[u32]) -> Reads {
+    pub(super) fn plan(producers: &Producers<'_>, scope: &Scope<'_>, order: &[usize], outputs: &[u32]) -> Reads {
         const KEPT: u32 = u32::MAX;
         let base = producers.base;
         // The walk's position of each node: its number, where the file is in order (as ONNX requires).
@@ -375,25 +375,20 @@ impl Reads {
         // of one name, only the one the name stands for is followed (the last made, as for the walk's lookups):
         // where each name is made once at most, that is every value (an unnamed one is never defined, and its drop
         // finds nothing to drop), found without going through the names.
-        // In the file's order, the last reader of each value is known already (`last_read`).
-        let mut last = std::mem::take(&mut producers.last_read);
-        match scope.by_numbers() {
-            true if in_file_order => last.iter_mut().zip(&producers.value_node).for_each(|(l, &n)| *l = (*l).max(n)),
-            true => producers.value_node.iter().zip(&mut last).for_each(|(&node, l)| *l = at(node)),
+        let mut last: Vec<u32> = match scope.by_numbers() {
+            true => producers.value_node.iter().map(|&node| at(node)).collect(),
             false => {
-                let read = std::mem::replace(&mut last, vec![KEPT; producers.value_node.len()]);
+                let mut last = vec![KEPT; producers.value_node.len()];
                 for &s in scope.names.values().filter(|&&s| s >= base) {
-                    let v = (s - base) as usize;
-                    last[v] = at(producers.value_node[v]).max(if in_file_order { read[v] } else { 0 });
+                    last[(s - base) as usize] = at(producers.value_node[(s - base) as usize]);
                 }
+                last
             }
-        }
-        if !in_file_order {
-            for (p, &i) in order.iter().enumerate() {
-                for s in producers.reads(i) {
-                    let l = &mut last[(s - base) as usize];
-                    *l = (*l).max(p as u32);
-                }
+        };
+        for (p, &i) in order.iter().enumerate() {
+            for s in producers.reads(i) {
+                let l = &mut last[(s - base) as usize];
+                *l = (*l).max(p as u32);
             }
         }
         for &s in outputs.iter().filter(|&&s| s != NONE && s >= base) {
@@ -438,21 +433,16 @@ pub(super) struct Producers<'m> {
     first_read: Vec<u32>,
     /// Whether every node's inputs are made by nodes before it (or by none), as ONNX requires.
     pub(super) in_order: bool,
-    /// The last node reading each value (0 for a value nobody reads), by slot minus `base`: where the walk follows
-    /// the file's order, when each value has had its last reader ([`Reads::plan`], which takes it). Empty when no
-    /// value is dropped (`last_readers` false).
-    last_read: Vec<u32>,
 }
 
 impl<'m> Producers<'m> {
     /// Numbers the values `nodes` make in `scope`, calling `each_output` with every named output in order (node,
-    /// name, whether the name was defined before: by an input, an initializer or another output); notes each
-    /// value's last reader when `last_readers` (for [`Reads::plan`]). A model file
+    /// name, whether the name was defined before: by an input, an initializer or another output); notes whether
+    /// every node's inputs come before it. A model file
     /// holds fewer than 2^32 names: numbering them by `u32` halves the tables.
     pub(super) fn of(
         nodes: &'m [NodeProto],
         scope: &mut Scope<'m>,
-        last_readers: bool,
         mut each_output: impl FnMut(usize, &'m str, bool),
     ) -> Producers<'m> {
         let values: usize = nodes.iter().map(|n| n.output.len()).sum();
@@ -484,7 +474,7 @@ impl<'m> Producers<'m> {
         scope.slots.resize_with(base as usize + values, || None);
         let mut reads = Vec::with_capacity(inputs);
         let mut first_read = Vec::with_capacity(nodes.len() + 1);
-        let (mut last_read, mut in_order) = (vec![0; if last_readers { values } else { 0 }], true);
+        let mut in_order = true;
         // Where each name is made once at most, a name the node just before makes is that node's value: most
         // nodes read their predecessor's output, which is then found without a lookup.
         let by_numbers = scope.follow == Follow::Numbers;
@@ -500,14 +490,11 @@ impl<'m> Producers<'m> {
                 reads.push(s);
                 if s != NONE && s >= base {
                     in_order &= (value_node[(s - base) as usize] as usize) < i;
-                    if let Some(last) = last_read.get_mut((s - base) as usize) {
-                        *last = i as u32;
-                    }
                 }
             }
         }
         first_read.push(reads.len() as u32);
-        Producers { nodes, base, first_output, value_node, reads, first_read, in_order, last_read }
+        Producers { nodes, base, first_output, value_node, reads, first_read, in_order }
     }
 
     /// The slots node `i`'s inputs read, in input order.

@@ -71,9 +71,9 @@ impl<'m> Walker<'m, '_> {
             body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
         }
 
-        let (order, mut producers) = self.topological_order(env, body.nodes, &mut scope, !keep_all);
+        let (order, producers) = self.topological_order(env, body.nodes, &mut scope);
         let outputs: Vec<u32> = body.outputs.iter().map(|name| scope.slot(name)).collect();
-        let mut reads = (!keep_all).then(|| Reads::plan(&mut producers, &scope, &order, &outputs));
+        let mut reads = (!keep_all).then(|| Reads::plan(&producers, &scope, &order, &outputs));
         declared.index_made(&scope);
         // Subgraphs read a body's values by name; nothing else does while it is walked.
         scope.settle(&producers, keep_all);
@@ -260,9 +260,8 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         nodes: &'m [NodeProto],
         scope: &mut Scope<'m>,
-        last_readers: bool,
     ) -> (Vec<usize>, Producers<'m>) {
-        let producers = Producers::of(nodes, scope, last_readers, |i, out, defined_before| {
+        let producers = Producers::of(nodes, scope, |i, out, defined_before| {
             if defined_before {
                 let msg = format!("value '{}' is defined more than once", shown(out));
                 self.note(env, Code::DuplicateValue, Some((&nodes[i], i)), msg);
