@@ -383,7 +383,9 @@ impl<'m> Walker<'m, '_> {
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
         let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
         drop(refs);
-        spare.map(|b| scope.give_back(b));
+        if let Some(b) = spare {
+            scope.give_back(b);
+        }
         self.define_outputs(env, scope, declared, (index, first), node, outputs);
         super::index_bound::keep_range(scope, node, range);
     }
