@@ -12,6 +12,7 @@ use super::*;
 impl<'m> Walker<'m, '_> {
     /// Bounds a node's outputs before they are defined; `refused` is whether an operation refused a result for size
     /// while the node was inferred.
+    #[inline(always)]
     pub(super) fn keep_within_budget(
         &mut self,
         env: &Env<'m, '_>,

@@ -48,7 +48,7 @@ impl<'m> Declared<'m> {
     }
 
     /// The first declaration of the value a node makes in slot `s`, named `name`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn of_made(&self, s: u32, name: &str) -> Option<&ValueFacts> {
         match &self.made {
             Some((base, bits)) if bits[((s - base) / 64) as usize] & 1 << ((s - base) % 64) == 0 => None,

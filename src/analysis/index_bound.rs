@@ -90,6 +90,7 @@ pub(super) fn keep_range<'m>(scope: &mut Scope<'m>, node: &'m NodeProto, range: 
 impl<'m> Walker<'m, '_> {
     /// The range a node's first output takes, from its inputs' ranges; a Gather's indices checked against its
     /// table on the way.
+    #[inline(always)]
     pub(super) fn value_range(
         &mut self,
         env: &Env<'m, '_>,
@@ -105,6 +106,19 @@ impl<'m> Walker<'m, '_> {
         {
             return None;
         }
+        self.value_range_of(env, scope, (index, node, attrs), refs, output)
+    }
+
+    /// [`Walker::value_range`] of a node whose output may have one (most nodes' outputs, floating-point, have none:
+    /// they are told apart inline, without a call).
+    fn value_range_of(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &Scope<'m>,
+        (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
+        refs: &[Option<&ValueFacts>],
+        output: &ValueFacts,
+    ) -> Option<ValueRange> {
         let ranges: Vec<Option<&ValueRange>> = node.input.iter().map(|n| self.lookup_range(env, scope, n)).collect();
         if matches!(node.op_type(), "Gather" | "GatherElements") {
             if let Some(Some(indices)) = ranges.get(1) {

@@ -157,6 +157,7 @@ fn analyze_with(
         options,
         bindings: request.bindings.clone(),
         function_facts: request.function_facts,
+        pairs: each_site.is_some() && walker::counts_pairs(counted_only),
         each_site,
         counted_only,
         functions: HashMap::default(),
@@ -210,6 +211,8 @@ mod declared;
 pub mod index_bound;
 mod initializers;
 mod op_memo;
+#[cfg(test)]
+mod reads_tests;
 mod scope;
 mod site;
 pub mod sites;

@@ -37,7 +37,7 @@ impl<'m> OpMemo<'m> {
     ) -> OpFacts {
         let at = &mut self.places[place(op)];
         match at {
-            Some((d, o, v, facts)) if *o == op && *d == domain && *v == opset => *facts,
+            Some((d, o, v, facts)) if same(o, op) && same(d, domain) && *v == opset => *facts,
             _ => {
                 let facts = find();
                 *at = Some((domain, op, opset, facts));
@@ -45,6 +45,13 @@ impl<'m> OpMemo<'m> {
             }
         }
     }
+}
+
+/// Whether two names (of an op, of a domain: short) are the same, compared byte by byte: every node asks, and a call
+/// of the C library's comparison for a few bytes (or none: the default domain) costs more than the bytes.
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 /// The place of an op's name: its length and its first, middle and last bytes, mixed by a multiplication (as

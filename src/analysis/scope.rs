@@ -232,6 +232,12 @@ impl<'m> Scope<'m> {
             }
             None => Box::new(facts),
         };
+        self.define_boxed(s, name, boxed);
+    }
+
+    /// [`Scope::define_made`], with facts already in their box (one from [`Scope::spare_box`]).
+    #[inline]
+    pub(super) fn define_boxed(&mut self, s: u32, name: &'m str, boxed: Box<ValueFacts>) {
         self.slots[s as usize] = Some(boxed);
         let new = match self.follow {
             // Most bodies shadow no input: no lookup then.
@@ -249,6 +255,17 @@ impl<'m> Scope<'m> {
         }
     }
 
+    /// The box of the value dropped last (what it holds is not read again), or a new one: the next value defined
+    /// can be built in it, then defined with [`Scope::define_boxed`] or given back with [`Scope::give_back`].
+    pub(super) fn spare_box(&mut self) -> Box<ValueFacts> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Gives back a box from [`Scope::spare_box`] that no value was defined in.
+    pub(super) fn give_back(&mut self, spare: Box<ValueFacts>) {
+        self.spare.push(spare);
+    }
+
     /// An empty list of dims with room for a few, from the last value dropped after its last reader (its box,
     /// spare, is not read again before it is reused): the next broadcasting site's output then allocates nothing.
     pub(super) fn spare_dims(&mut self) -> Vec<Dim> {
@@ -258,6 +275,7 @@ impl<'m> Scope<'m> {
     }
 
     /// Drops the value a node made, in slot `s`, after its last reader; `name` names it.
+    #[inline]
     fn drop_made(&mut self, s: u32, name: impl Fn() -> &'m str) {
         match self.follow {
             Follow::Numbers => {
@@ -301,6 +319,12 @@ impl<'m> Scope<'m> {
                 }
             }
         }
+    }
+
+    /// The slots holding a value now.
+    #[cfg(test)]
+    pub(super) fn alive(&self) -> Vec<u32> {
+        (0..self.slots.len() as u32).filter(|&s| self.slots[s as usize].is_some()).collect()
     }
 
     /// Every value's facts in definition order, each name once with what it stands for at the end.
@@ -379,6 +403,7 @@ impl Reads {
     }
 
     /// After the node at walk position `position` was walked: what nobody reads any more goes.
+    #[inline]
     pub(super) fn after<'m>(&mut self, position: usize, scope: &mut Scope<'m>, producers: &Producers<'m>) {
         while let Some(&(p, s)) = self.drops.get(self.next) {
             if p as usize > position {
@@ -406,11 +431,14 @@ pub(super) struct Producers<'m> {
     reads: Vec<u32>,
     /// Where each node's inputs start in `reads`, and one past the last.
     first_read: Vec<u32>,
+    /// Whether every node's inputs are made by nodes before it (or by none), as ONNX requires.
+    pub(super) in_order: bool,
 }
 
 impl<'m> Producers<'m> {
     /// Numbers the values `nodes` make in `scope`, calling `each_output` with every named output in order (node,
-    /// name, whether the name was defined before: by an input, an initializer or another output). A model file
+    /// name, whether the name was defined before: by an input, an initializer or another output); notes whether
+    /// every node's inputs come before it. A model file
     /// holds fewer than 2^32 names: numbering them by `u32` halves the tables.
     pub(super) fn of(
         nodes: &'m [NodeProto],
@@ -423,8 +451,10 @@ impl<'m> Producers<'m> {
         scope.names.reserve(values);
         let mut first_output = Vec::with_capacity(nodes.len() + 1);
         let mut value_node = Vec::with_capacity(values);
+        let mut inputs = 0;
         for (i, node) in nodes.iter().enumerate() {
             first_output.push(base + value_node.len() as u32);
+            inputs += node.input.len();
             for out in &node.output {
                 let s = base + value_node.len() as u32;
                 value_node.push(i as u32);
@@ -442,8 +472,9 @@ impl<'m> Producers<'m> {
         }
         first_output.push(base + value_node.len() as u32);
         scope.slots.resize_with(base as usize + values, || None);
-        let mut reads = Vec::with_capacity(nodes.iter().map(|n| n.input.len()).sum());
+        let mut reads = Vec::with_capacity(inputs);
         let mut first_read = Vec::with_capacity(nodes.len() + 1);
+        let mut in_order = true;
         // Where each name is made once at most, a name the node just before makes is that node's value: most
         // nodes read their predecessor's output, which is then found without a lookup.
         let by_numbers = scope.follow == Follow::Numbers;
@@ -455,11 +486,15 @@ impl<'m> Producers<'m> {
             };
             for name in &node.input {
                 let k = before.iter().position(|o| o == name && !o.is_empty());
-                reads.push(k.map_or_else(|| scope.slot(name), |k| first_output[i - 1] + k as u32));
+                let s = k.map_or_else(|| scope.slot(name), |k| first_output[i - 1] + k as u32);
+                reads.push(s);
+                if s != NONE && s >= base {
+                    in_order &= (value_node[(s - base) as usize] as usize) < i;
+                }
             }
         }
         first_read.push(reads.len() as u32);
-        Producers { nodes, base, first_output, value_node, reads, first_read }
+        Producers { nodes, base, first_output, value_node, reads, first_read, in_order }
     }
 
     /// The slots node `i`'s inputs read, in input order.

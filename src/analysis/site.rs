@@ -15,10 +15,11 @@ impl<'m> Walker<'m, '_> {
         (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
         op: BroadcastOp,
         inputs: &[Option<&ValueFacts>],
-        dims: Vec<Dim>,
+        dims: Option<Vec<Dim>>,
     ) -> super::scope::Outputs {
         // A counted pair needs no more; debug builds judge it in full all the same, to assert that the two agree.
-        let quick = match self.counts_pairs().then(|| self.counted_pair(node, op, inputs, dims)).flatten() {
+        // (`dims` is `None` where the walk found already that the site is no such pair.)
+        let quick = match dims.filter(|_| self.counts_pairs()).and_then(|d| self.counted_pair(node, op, inputs, d)) {
             Some((outputs, kind)) if !cfg!(debug_assertions) => return self.count(kind, outputs),
             quick => quick,
         };
@@ -97,9 +98,9 @@ impl Walker<'_, '_> {
 
     /// Whether the taker only counts some sites of the numpy rule that hold, which [`Walker::counted_pair`] may
     /// then settle.
+    #[inline]
     pub(super) fn counts_pairs(&self) -> bool {
-        let counts = |kind| self.counted_only.contains(kind, rules::Rule::Multidirectional);
-        self.each_site.is_some() && (counts(rules::VerdictKind::Same) || counts(rules::VerdictKind::Broadcast))
+        self.pairs
     }
 
     /// A site the taker only counts, settled without its record and without binding its rule in full: two inputs
@@ -111,8 +112,27 @@ impl Walker<'_, '_> {
         node: &NodeProto,
         op: BroadcastOp,
         inputs: &[Option<&ValueFacts>],
-        mut dims: Vec<Dim>,
+        dims: Vec<Dim>,
     ) -> Option<(super::scope::Outputs, rules::VerdictKind)> {
+        let mut first = ValueFacts { shape: Shape::ranked(dims), ..ValueFacts::unknown() };
+        let kind = self.counted_pair_into(node, op, inputs, &mut first)?;
+        let mut outputs: super::scope::Outputs = smallvec::smallvec![first];
+        if node.output.len() > 1 {
+            outputs.resize_with(node.output.len(), ValueFacts::unknown);
+        }
+        Some((outputs, kind))
+    }
+
+    /// [`Walker::counted_pair`], its first output written over `out` (whose dims it reuses): the walk builds a node's
+    /// one output in the box it is defined in, rather than moving it there through the site's list of outputs.
+    /// `out` is left unspecified when the site is not such a pair (`None`).
+    pub(super) fn counted_pair_into(
+        &self,
+        node: &NodeProto,
+        op: BroadcastOp,
+        inputs: &[Option<&ValueFacts>],
+        out: &mut ValueFacts,
+    ) -> Option<rules::VerdictKind> {
         let (SiteKind::Multi, [Some(a), Some(b)], true) = (op.kind, inputs, self.counts_pairs()) else { return None };
         const BOTH: &[usize] = &[0, 1];
         // Two inputs of one type variable (every numpy op but Where, whose condition is its own) differ in type
@@ -124,12 +144,27 @@ impl Walker<'_, '_> {
         if differ {
             return None;
         }
-        let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, &mut dims)?.ok()?;
+        // The dims of the value whose box this was, for the output's (`pair_sizes` pushes onto an empty list).
+        let dims = out.shape.0.get_or_insert_with(Vec::new);
+        dims.clear();
+        let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
         if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
             return None;
         }
-        Some((output_facts(node, op, (inputs, BOTH), Shape::ranked(dims)), kind))
+        let (elem, contents) = output_parts(node, op, (inputs, BOTH), &out.shape);
+        // Field by field, the shape in place: the box's old facts are mostly empty, and need no call to drop them
+        // whole. (Every field is named, so that a field added to `ValueFacts` is not left behind.)
+        let ValueFacts { elem: out_elem, shape: _, value, floats, contradicted, kind: out_kind } = out;
+        (*out_elem, *contradicted, *out_kind) = (elem, false, tensor::Kind::Tensor);
+        match (value.is_some(), contents) {
+            (false, None) => {}
+            (_, contents) => *value = contents,
+        }
+        if floats.is_some() {
+            *floats = None;
+        }
+        Some(kind)
     }
 }
 
@@ -144,6 +179,33 @@ fn output_facts(
     (inputs, present): (&[Option<&ValueFacts>], &[usize]),
     output_shape: Shape,
 ) -> super::scope::Outputs {
+    let mut outputs = smallvec::smallvec![output_fact(node, op, (inputs, present), output_shape)];
+    if node.output.len() > 1 {
+        outputs.resize_with(node.output.len(), ValueFacts::unknown);
+    }
+    outputs
+}
+
+/// The facts of a broadcasting node's first output (see [`output_facts`]).
+#[inline(always)]
+fn output_fact(
+    node: &NodeProto,
+    op: BroadcastOp,
+    (inputs, present): (&[Option<&ValueFacts>], &[usize]),
+    output_shape: Shape,
+) -> ValueFacts {
+    let (elem, value) = output_parts(node, op, (inputs, present), &output_shape);
+    ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }
+}
+
+/// The element type and the contents of a broadcasting node's first output, of shape `output_shape`.
+#[inline(always)]
+fn output_parts(
+    node: &NodeProto,
+    op: BroadcastOp,
+    (inputs, present): (&[Option<&ValueFacts>], &[usize]),
+    output_shape: &Shape,
+) -> (Option<i32>, Option<Vec<tensor::IntValue>>) {
     let elem = if op.bool_output {
         Some(tensor::BOOL)
     } else {
@@ -157,13 +219,9 @@ fn output_facts(
     // of known contents gives the output contents.
     let any_value = inputs.iter().any(|f| f.is_some_and(|f| f.value.is_some()));
     let value = (any_value && ops::is_default_domain(node.domain()))
-        .then(|| infer::values::broadcast_value(node.op_type(), inputs, &output_shape))
+        .then(|| infer::values::broadcast_value(node.op_type(), inputs, output_shape))
         .flatten();
-    let mut outputs = smallvec::smallvec![ValueFacts { value, ..ValueFacts::tensor(elem, output_shape) }];
-    if node.output.len() > 1 {
-        outputs.resize_with(node.output.len(), ValueFacts::unknown);
-    }
-    outputs
+    (elem, value)
 }
 
 /// The present inputs of a site, their names and shapes borrowed from the node and the scope: the site lives only

@@ -266,7 +266,7 @@ impl<'m> Walker<'m, '_> {
                 self.note(env, Code::DuplicateValue, Some((&nodes[i], i)), msg);
             }
         });
-        let in_order = (0..nodes.len()).all(|i| producers.input_nodes(i).all(|p| p < i));
+        let in_order = producers.in_order;
         if in_order {
             return ((0..nodes.len()).collect(), producers);
         }
@@ -329,43 +329,103 @@ impl<'m> Walker<'m, '_> {
         let slots = producers.inputs(index);
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
         let (domain, op_type) = (node.domain(), node.op_type()); // Read once: a node is asked about them often.
-        if self.opset_missing && env.call.is_none() && ops::is_default_domain(domain) {
-            self.opset_missing = false;
-            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
-            self.note(env, Code::MissingOpset, Some((node, index)), msg);
-        }
-        let custom = &self.custom;
-        let OpFacts { decl, broadcast } = self.ops.get((domain, op_type, env.opset), || {
-            let decl = custom.get(domain, op_type).copied();
-            let broadcast = ops::broadcast_op(domain, op_type, env.opset)
-                .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
-                .or_else(|| ops::contrib_broadcast_op(domain, op_type));
-            OpFacts { decl, broadcast }
-        });
+        let OpFacts { decl, broadcast } = self.op_facts(env, (index, node), (domain, op_type));
         // A broadcasting node of the ONNX domain reads its inputs' shapes, types and integer contents; any other
         // node may ask for an initializer's floating-point contents.
         if broadcast.is_none() || !ops::is_default_domain(domain) {
             node.input.iter().zip(slots).for_each(|(name, &s)| scope.read_floats(s, name));
         }
         self.name_what_shape_reads(scope, node, slots);
-        let dims = broadcast.filter(|_| self.counts_pairs()).map(|_| scope.spare_dims()).unwrap_or_default();
+        let first = producers.first_output(index);
+        // A counted pair with one output is built in the box it is defined in, rather than moved there through the
+        // site's list of outputs (see `in_place`).
+        let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);
+        let mut spare = broadcast
+            .filter(|_| plain && attrs.is_empty() && self.counts_pairs())
+            .filter(|_| self.one_undeclared_output(declared, node, first))
+            .map(|_| scope.spare_box());
+        let dims = match spare.is_some() {
+            true => None,
+            false => Some(broadcast.filter(|_| self.counts_pairs()).map(|_| scope.spare_dims()).unwrap_or_default()),
+        };
         let refs = self.read_inputs(env, scope, (index, node), slots);
+        // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
+        let tainted_refs = refs.iter().flatten().any(|f| f.contradicted);
+        // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
+        // count for themselves). A box is spare only for a node of no attribute, and so of no subgraph.
+        let pair = match (broadcast, spare.as_deref_mut()) {
+            (Some(op), Some(facts)) if !tainted_refs => {
+                crate::sizes::sym::take_refusals();
+                self.counted_pair_into(node, op, &refs, facts).map(|kind| (op, kind))
+            }
+            _ => None,
+        };
+        if let (Some((op, kind)), Some(mut facts)) = (pair, spare.take_if(|_| pair.is_some())) {
+            self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
+            let range = self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts));
+            drop(refs);
+            scope.define_boxed(first, &node.output[0], facts);
+            return super::index_bound::keep_range(scope, node, range);
+        }
         // Most nodes hold no attribute, and so no graph.
         let subgraphs = match attrs.is_empty() {
             true => Vec::new(),
             false => self.subgraphs(env, scope, (index, node, attrs), &refs),
         };
-
-        // What reads a value that follows a contradiction (directly, or in a subgraph) follows it too.
-        let tainted = refs.iter().flatten().any(|f| f.contradicted)
-            || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
-        // What this node's inference refuses for size is counted from here (declarations and subgraphs before it
-        // count for themselves).
+        let tainted = tainted_refs || subgraphs.iter().any(|(_, outputs)| outputs.iter().any(|f| f.contradicted));
         crate::sizes::sym::take_refusals();
-        let mut outputs: Outputs = if tainted {
-            smallvec::smallvec![ValueFacts::contradicted(); node.output.len()]
-        } else if let Some(op) = broadcast {
-            let mut outputs = self.site(env, (index, node, attrs), op, &refs, dims);
+        let mut outputs: Outputs = match tainted {
+            true => smallvec::smallvec![ValueFacts::contradicted(); node.output.len()],
+            false => self.outputs(env, (index, node, attrs), (&refs, &subgraphs), (OpFacts { decl, broadcast }, dims)),
+        };
+        let refused = crate::sizes::sym::take_refusals() > 0;
+        self.keep_within_budget(env, (node, index), refused, &mut outputs);
+        let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
+        drop(refs);
+        if let Some(b) = spare {
+            scope.give_back(b);
+        }
+        self.define_outputs(env, scope, declared, (index, first), node, outputs);
+        super::index_bound::keep_range(scope, node, range);
+    }
+
+    /// What the walk makes of `node`'s op; the first node of the default domain in a model that imports no opset for
+    /// it is told which opset is assumed.
+    #[inline]
+    fn op_facts(
+        &mut self,
+        env: &Env<'m, '_>,
+        (index, node): (usize, &'m NodeProto),
+        (domain, op_type): (&'m str, &'m str),
+    ) -> OpFacts {
+        if self.opset_missing && env.call.is_none() && ops::is_default_domain(domain) {
+            self.opset_missing = false;
+            let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");
+            self.note(env, Code::MissingOpset, Some((node, index)), msg);
+        }
+        let custom = &self.custom;
+        self.ops.get((domain, op_type, env.opset), || {
+            let decl = custom.get(domain, op_type).copied();
+            let broadcast = ops::broadcast_op(domain, op_type, env.opset)
+                .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
+                .or_else(|| ops::contrib_broadcast_op(domain, op_type));
+            OpFacts { decl, broadcast }
+        })
+    }
+
+    /// The outputs of a node that follows no contradiction: judged as a site, walked as a function call, or
+    /// inferred by the op's rule.
+    #[inline]
+    fn outputs(
+        &mut self,
+        env: &Env<'m, '_>,
+        (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
+        (refs, subgraphs): (&[Option<&ValueFacts>], &Subgraphs<'m>),
+        (OpFacts { decl, broadcast }, dims): (OpFacts, Option<Vec<Dim>>),
+    ) -> Outputs {
+        let (domain, op_type) = (node.domain(), node.op_type());
+        if let Some(op) = broadcast {
+            let mut outputs = self.site(env, (index, node, attrs), op, refs, dims);
             if ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type) {
                 outputs
             } else if ops::is_default_domain(domain) {
@@ -374,29 +434,57 @@ impl<'m> Walker<'m, '_> {
                     infer::validate_broadcasting(ctx);
                     None
                 };
-                let (_, found) = self.run_rule(env, (node, attrs), &refs, &subgraphs, validate);
-                self.checked(env, index, node, &refs, found, outputs.into_vec()).into()
+                let (_, found) = self.run_rule(env, (node, attrs), refs, subgraphs, validate);
+                self.checked(env, index, node, refs, found, outputs.into_vec()).into()
             } else {
                 // A contrib or declared site: its other outputs come from the op's own rule.
-                let found = self.site_outputs(env, node, attrs, (&refs, &subgraphs), decl, &mut outputs);
-                self.checked(env, index, node, &refs, found, outputs.into_vec()).into()
+                let found = self.site_outputs(env, node, attrs, (refs, subgraphs), decl, &mut outputs);
+                self.checked(env, index, node, refs, found, outputs.into_vec()).into()
             }
         } else if let Some(&(k, f)) = self.functions.get(&(domain, op_type)) {
             self.call(env, Call { index, node, function_index: k, f }, refs.iter().map(|r| r.cloned()).collect()).into()
         } else {
             let (inferred, found) = match decl {
-                Some(decl) => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| decl.infer(ctx)),
-                None => self.run_rule(env, (node, attrs), &refs, &subgraphs, |ctx| infer::infer_in(domain, ctx)),
+                Some(decl) => self.run_rule(env, (node, attrs), refs, subgraphs, |ctx| decl.infer(ctx)),
+                None => self.run_rule(env, (node, attrs), refs, subgraphs, |ctx| infer::infer_in(domain, ctx)),
             };
             let outputs = inferred.unwrap_or_else(|| self.opaque_node(env, index, node));
-            self.checked(env, index, node, &refs, found, outputs).into()
-        };
+            self.checked(env, index, node, refs, found, outputs).into()
+        }
+    }
+
+    /// Whether `node` has one output, named, that no declaration names (`first` is its slot): what a counted pair
+    /// defines in place needs no comparison with a declaration.
+    #[inline]
+    fn one_undeclared_output(&self, declared: &Declared<'m>, node: &NodeProto, first: u32) -> bool {
+        matches!(&node.output[..], [name] if !name.is_empty() && declared.of_made(first, name).is_none())
+    }
+
+    /// A counted pair whose output [`Walker::counted_pair_into`] wrote in `facts`: counted, and its output bounded as
+    /// every node's ([`Walker::keep_within_budget`]). Debug builds judge the site in full all the same
+    /// ([`Walker::site`], which counts it then) and assert that it gives the same output.
+    fn in_place(
+        &mut self,
+        env: &Env<'m, '_>,
+        (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
+        (op, kind): (BroadcastOp, rules::VerdictKind),
+        refs: &[Option<&ValueFacts>],
+        facts: &mut ValueFacts,
+    ) {
+        if cfg!(debug_assertions) {
+            let full = self.site(env, (index, node, attrs), op, refs, Some(Vec::new()));
+            debug_assert!(
+                full.len() == 1 && full[0] == *facts,
+                "a counted pair built in place has the output its full judgement gives: {facts:?} against {full:?}"
+            );
+        } else if let Some(each) = &mut self.each_site {
+            each.count(kind);
+        }
+        // The pair's sizes are all known: only a refusal or contents can be past the budget.
         let refused = crate::sizes::sym::take_refusals() > 0;
-        self.keep_within_budget(env, (node, index), refused, &mut outputs);
-        let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
-        drop(refs);
-        self.define_outputs(env, scope, declared, (index, producers.first_output(index)), node, outputs);
-        super::index_bound::keep_range(scope, node, range);
+        if refused || facts.value.is_some() {
+            self.keep_within_budget(env, (node, index), refused, std::slice::from_mut(facts));
+        }
     }
 
     /// The facts node `index` reads, input by input, from the slots its inputs resolve to: references into the

@@ -13,6 +13,9 @@ pub(super) struct Walker<'m, 's> {
     pub(super) each_site: Option<&'s mut dyn super::Sites>,
     /// The sites `each_site` only counts: no record of them is made.
     pub(super) counted_only: super::CountedOnly,
+    /// Whether `each_site` only counts some sites of the numpy rule that hold ([`Walker::counts_pairs`]): asked at
+    /// every broadcasting node, settled once.
+    pub(super) pairs: bool,
     pub(super) functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     pub(super) active: Vec<(&'m str, &'m str)>,
     pub(super) out: Analysis,
@@ -43,4 +46,11 @@ pub(super) struct Walker<'m, 's> {
 pub(super) fn fresh_symbol(counter: &mut usize) -> Dim {
     *counter += 1;
     Dim::sym(&format!("?{counter}"))
+}
+
+/// Whether a taker counting `counted_only` only counts some sites of the numpy rule that hold (see
+/// [`Walker::counts_pairs`]).
+pub(super) fn counts_pairs(counted_only: super::CountedOnly) -> bool {
+    let counts = |kind| counted_only.contains(kind, crate::rules::Rule::Multidirectional);
+    counts(crate::rules::VerdictKind::Same) || counts(crate::rules::VerdictKind::Broadcast)
 }

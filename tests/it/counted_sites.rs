@@ -173,3 +173,43 @@ fn a_counted_pair_of_known_contents_gives_its_output_contents_to_what_reads_them
     let reshaped = values.iter().find(|(name, _)| name == "r").map(|(_, f)| f.shape.to_string());
     assert_eq!(reshaped.as_deref(), Some("[3, 4]"));
 }
+
+/// A counted pair's output is built in the box of a value dropped before it (`Walker::counted_pair_into`): nothing of
+/// that value may stay. Here `sum` = s + one has contents [3, 4] and is dropped after its reader; `m` = n + k, of
+/// inputs whose contents nobody knows, is built in its box next. Were `sum`'s contents left there, `Reshape(x,
+/// m)` would be [3, 4] and its Add with `w` [5, 1] a violation; it is of unknown sizes.
+#[test]
+fn a_counted_pair_built_in_a_dropped_values_box_keeps_nothing_of_that_value() {
+    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        op_type: Some(op.into()),
+        name: Some(output.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        ..Default::default()
+    };
+    let nodes = vec![
+        node("Add", &["s", "one"], "sum"),
+        node("Reshape", &["x", "sum"], "r"),
+        node("Add", &["n", "k"], "m"),
+        node("Reshape", &["x", "m"], "q"),
+        node("Add", &["q", "w"], "t"),
+    ];
+    let mut model = with_int_initializers(nodes).proto().clone();
+    let g = model.graph.as_mut().expect("a graph");
+    let int64_input = |name: &str, dims: &[i64]| {
+        let mut input = float_input(name, dims);
+        let tensor = input.r#type.as_mut().and_then(|t| t.tensor_type.as_mut()).expect("a tensor");
+        tensor.elem_type = Some(DataType::Int64 as i32);
+        input
+    };
+    g.input.extend([int64_input("n", &[2]), int64_input("k", &[1]), float_input("w", &[5, 1])]);
+    // `r` is an output, kept: `sum` is the one value dropped before `m` is defined.
+    g.output = vec![float_input("r", &[3, 4]), float_input("t", &[5, 4])];
+    g.output[1].r#type = None;
+    let model = Model::from_bytes("reused.onnx", model.encode_to_vec().into()).expect("decodes");
+    let mut taker = counter(|_, _| true);
+    analyze_model_sites(&model, SITES_ONLY, &Request::default(), Some(&mut taker)).expect("ok");
+    assert_eq!(taker.counted.len(), 3, "{:?}", taker.counted);
+    assert_eq!(&taker.counted[..2], [VerdictKind::Broadcast, VerdictKind::Broadcast], "the two pairs");
+    assert_ne!(taker.counted[2], VerdictKind::Violation, "q is of unknown sizes, not [3, 4]");
+}
