@@ -410,14 +410,7 @@ fn body(
         }
         if f.number != kind.node {
             let position = positions.entry(f.number).or_default();
-            let replaced = here.declaration_edits.get(&(f.number, *position));
-            let removed = removals(here, kind, f.number).is_some_and(|r| r.contains(position));
-            *position += 1;
-            match replaced {
-                Some(v) => out.message(f.number, v),
-                None if removed => {}
-                None => out.copy(f.range),
-            }
+            other_field(here, kind, (f, position), out);
             return Ok(());
         }
         if let Some(new_nodes) = inserts.at(node_index) {
@@ -450,6 +443,24 @@ fn body(
         out.append(p);
     }
     Ok(())
+}
+
+/// A field of a body other than a node or an initializer, the `position`-th of its number: replaced by its
+/// declaration's edit (`infer`), left out (`fold`), or copied.
+fn other_field(
+    here: &GraphEdit,
+    kind: &BodyFields,
+    (f, position): (crate::onnx::source::Field, &mut usize),
+    out: &mut Pieces,
+) {
+    let replaced = here.declaration_edits.get(&(f.number, *position));
+    let removed = removals(here, kind, f.number).is_some_and(|r| r.contains(position));
+    *position += 1;
+    match replaced {
+        Some(v) => out.message(f.number, v),
+        None if removed => {}
+        None => out.copy(f.range),
+    }
 }
 
 /// The positions of the nodes of the body at `loc` that have a graph of the edit (one that `counts`) among their
