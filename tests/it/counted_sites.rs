@@ -152,18 +152,22 @@ fn with_int_initializers(nodes: Vec<NodeProto>) -> Model {
     Model::from_bytes("contents.onnx", m.encode_to_vec().into()).expect("decodes")
 }
 
-/// The walk settles a site it only counts without binding its rule in full when it is a pair of known shapes
-/// (`Walker::counted_pair`); a pair whose inputs' contents are known still gives the contents of its output, which
-/// a shape computation reads: here `Reshape(x, s + one)` is [3, 4].
-#[test]
-fn a_counted_pair_of_known_contents_gives_its_output_contents_to_what_reads_them() {
-    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
+/// A node of the default domain named after its one output.
+fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+    NodeProto {
         op_type: Some(op.into()),
         name: Some(output.into()),
         input: inputs.iter().map(|s| s.to_string()).collect(),
         output: vec![output.into()],
         ..Default::default()
-    };
+    }
+}
+
+/// The walk settles a site it only counts without binding its rule in full when it is a pair of known shapes
+/// (`Walker::counted_pair`); a pair whose inputs' contents are known still gives the contents of its output, which
+/// a shape computation reads: here `Reshape(x, s + one)` is [3, 4].
+#[test]
+fn a_counted_pair_of_known_contents_gives_its_output_contents_to_what_reads_them() {
     let model = with_int_initializers(vec![node("Add", &["s", "one"], "sum"), node("Reshape", &["x", "sum"], "r")]);
     let mut taker = counter(|_, _| true);
     let analysis =
@@ -180,13 +184,6 @@ fn a_counted_pair_of_known_contents_gives_its_output_contents_to_what_reads_them
 /// m)` would be [3, 4] and its Add with `w` [5, 1] a violation; it is of unknown sizes.
 #[test]
 fn a_counted_pair_built_in_a_dropped_values_box_keeps_nothing_of_that_value() {
-    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
-        op_type: Some(op.into()),
-        name: Some(output.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
-        ..Default::default()
-    };
     let nodes = vec![
         node("Add", &["s", "one"], "sum"),
         node("Reshape", &["x", "sum"], "r"),
