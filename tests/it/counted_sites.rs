@@ -12,7 +12,7 @@ use onnx_bcast::onnx::pb::{tensor_proto::DataType, GraphProto, ModelProto, NodeP
 use onnx_bcast::rules::{Rule, VerdictKind};
 use prost::Message;
 
-use crate::common::{float_input, repo_root};
+use crate::common::{float_input, named_node, repo_root};
 
 const SITES_ONLY: Options = Options { value_facts: false };
 
@@ -154,13 +154,7 @@ fn with_int_initializers(nodes: Vec<NodeProto>) -> Model {
 
 /// A node of the default domain named after its one output.
 fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
-    NodeProto {
-        op_type: Some(op.into()),
-        name: Some(output.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
-        ..Default::default()
-    }
+    named_node(op, output, inputs, output)
 }
 
 /// The walk settles a site it only counts without binding its rule in full when it is a pair of known shapes
