@@ -47,11 +47,35 @@ impl<'m> Declared<'m> {
         }
     }
 
+    /// Starts the bits of `made` at slot `base`, for a walk that sets them value by value ([`Declared::set_made`]).
+    pub(super) fn made_from(&mut self, base: u32) {
+        self.made = Some((base, Vec::new()));
+    }
+
+    /// Notes whether a declaration names the value a node makes in slot `s` (after [`Declared::made_from`]).
+    #[inline]
+    pub(super) fn set_made(&mut self, s: u32, declared: bool) {
+        let Some((base, bits)) = &mut self.made else { return };
+        let (word, bit) = (((s - *base) / 64) as usize, 1 << ((s - *base) % 64));
+        if word >= bits.len() {
+            bits.resize(word + 1, 0);
+        }
+        match declared {
+            true => bits[word] |= bit,
+            false => bits[word] &= !bit,
+        }
+    }
+
     /// The first declaration of the value a node makes in slot `s`, named `name`.
     #[inline(always)]
     pub(super) fn of_made(&self, s: u32, name: &str) -> Option<&ValueFacts> {
         match &self.made {
-            Some((base, bits)) if bits[((s - base) / 64) as usize] & 1 << ((s - base) % 64) == 0 => None,
+            // A bit past the end is one never set (a walk whose values flow sets none where nothing is declared).
+            Some((base, bits))
+                if bits.get(((s - base) / 64) as usize).is_none_or(|w| w & 1 << ((s - base) % 64) == 0) =>
+            {
+                None
+            }
             _ => self.first.get(name),
         }
     }

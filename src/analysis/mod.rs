@@ -208,6 +208,9 @@ mod call;
 pub mod calls;
 mod contradiction;
 mod declared;
+mod flow;
+#[cfg(test)]
+mod flow_tests;
 pub mod index_bound;
 mod initializers;
 mod op_memo;

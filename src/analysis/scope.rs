@@ -16,12 +16,12 @@ use super::*;
 pub(super) struct Scope<'m> {
     /// Each value's facts, boxed so that a slot is one pointer; `None` before the value is defined and after its last
     /// reader.
-    slots: Vec<Option<Box<ValueFacts>>>,
+    pub(super) slots: Vec<Option<Box<ValueFacts>>>,
     /// Each name's slot: the inputs' and initializers'; once the nodes are numbered, the value each node output
     /// name stands for too (the last made). Emptied in a body nothing reads by name while it is walked.
-    names: HashMap<&'m str, u32>,
+    pub(super) names: HashMap<&'m str, u32>,
     /// The first slot of the node-made values ([`NONE`] until the nodes are numbered).
-    base: u32,
+    pub(super) base: u32,
     /// The input or initializer each node-made value shadows (its slot), by the value's slot.
     shadows: HashMap<u32, u32>,
     follow: Follow,
@@ -166,6 +166,7 @@ impl<'m> Scope<'m> {
     }
 
     /// The slot `name` resolves to now ([`NONE`] for a name not defined here).
+    #[inline]
     pub(super) fn slot(&self, name: &str) -> u32 {
         self.names.get(name).copied().unwrap_or(NONE)
     }
@@ -183,6 +184,7 @@ impl<'m> Scope<'m> {
     }
 
     /// The facts a node input named `name`, resolved to slot `s`, reads in this scope.
+    #[inline]
     pub(super) fn read(&self, s: u32, name: &str) -> Option<&ValueFacts> {
         match self.follow {
             Follow::Numbers => self.at(s),
@@ -276,7 +278,7 @@ impl<'m> Scope<'m> {
 
     /// Drops the value a node made, in slot `s`, after its last reader; `name` names it.
     #[inline]
-    fn drop_made(&mut self, s: u32, name: impl Fn() -> &'m str) {
+    pub(super) fn drop_made(&mut self, s: u32, name: impl Fn() -> &'m str) {
         match self.follow {
             Follow::Numbers => {
                 self.spare(s);

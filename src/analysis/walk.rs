@@ -3,6 +3,7 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
+use super::flow::Flow;
 use super::op_memo::OpFacts;
 use super::scope::{Body, Env, Outputs, Producers, Reads, Scope, NONE};
 use super::walker::{fresh_symbol, Walker};
@@ -34,11 +35,14 @@ impl<'m> Walker<'m, '_> {
         // after its last reader, unless a subgraph of this body might still read it by name.
         let has_subgraphs = body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
         let keep_all = (body.record && self.options.value_facts) || has_subgraphs;
-        // Room for every value the body defines, whether kept or not: numbering the nodes (`Producers::of`) adds
-        // their outputs' names to the inputs' and initializers', and a table grown then hashes all of those again.
-        let defined =
-            body.inputs.len() + body.initializers.len() + body.nodes.iter().map(|n| n.output.len()).sum::<usize>();
-        let mut scope = if keep_all { Scope::with_capacity(defined) } else { Scope::unordered(defined) };
+        let settled_values = body.inputs.len() + body.initializers.len();
+        let mut scope = match keep_all {
+            // Room for every value the body defines: numbering the nodes (`Producers::of`) adds their outputs' names
+            // to the inputs' and initializers', and a table grown then hashes all of those again.
+            true => Scope::with_capacity(settled_values + body.nodes.iter().map(|n| n.output.len()).sum::<usize>()),
+            // Values followed as they come (`walk_flow`) need no room for every one.
+            false => Scope::unordered(settled_values),
+        };
         let input_names: Vec<&'m str> = body.inputs.iter().map(|(name, _)| *name).collect();
         for (name, facts) in body.inputs {
             if scope.contains(name) {
@@ -70,30 +74,19 @@ impl<'m> Walker<'m, '_> {
             body.initializers.iter().for_each(|t| drop(scope.ranges.remove(t.name())));
         }
 
-        let (order, producers) = self.topological_order(env, body.nodes, &mut scope);
-        let outputs: Vec<u32> = body.outputs.iter().map(|name| scope.slot(name)).collect();
-        let mut reads = (!keep_all).then(|| Reads::plan(&producers, &scope, &order, &outputs));
-        declared.index_made(&scope);
-        // Subgraphs read a body's values by name; nothing else does while it is walked.
-        scope.settle(&producers, keep_all);
         if self.each_site.is_none() {
             // Room for this body's sites at once: growing by doubling would copy them, and briefly hold them twice.
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
             self.out.sites.reserve(here.count());
         }
-        for (position, &index) in order.iter().enumerate() {
-            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
-            if crate::sys::interrupt::requested() {
-                break;
+        // A body whose values are dropped is walked as its values flow where it can be.
+        let outputs = match (!keep_all).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared)).flatten() {
+            Some(flow) => {
+                self.walk_flow(env, &mut scope, &mut declared, body.nodes, flow);
+                body.outputs.iter().map(|name| scope.slot(name)).collect()
             }
-            crate::sys::interrupt::test_pause();
-            let node = &body.nodes[index];
-            self.node(env, &mut scope, &declared, (&producers, index), node);
-            if let Some(reads) = &mut reads {
-                reads.after(position, &mut scope, &producers);
-            }
-        }
-
+            None => self.walk_numbered(env, &mut scope, &mut declared, (body.nodes, &body.outputs), keep_all),
+        };
         body.outputs.iter().zip(&outputs).for_each(|(name, &s)| scope.read_floats(s, name));
         let outputs = (body.outputs.iter().zip(outputs))
             .map(|(name, s)| self.lookup(env, &scope, (s, name)).cloned().unwrap_or_default())
@@ -103,6 +96,37 @@ impl<'m> Walker<'m, '_> {
             self.out.graphs.push(GraphFacts { path: env.path.clone(), loc: env.loc.clone(), values });
         }
         self.budget_noted = outer_noted;
+        outputs
+    }
+
+    /// Walks `nodes` in topological order, each value numbered ([`Producers`]); gives the slots of the body's
+    /// outputs (`body_outputs`). Values are dropped after their last reader unless `keep_all`.
+    fn walk_numbered(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &mut Scope<'m>,
+        declared: &mut Declared<'m>,
+        (nodes, body_outputs): (&'m [NodeProto], &[&'m str]),
+        keep_all: bool,
+    ) -> Vec<u32> {
+        let (order, producers) = self.topological_order(env, nodes, scope);
+        let outputs: Vec<u32> = body_outputs.iter().map(|name| scope.slot(name)).collect();
+        let mut reads = (!keep_all).then(|| Reads::plan(&producers, scope, &order, &outputs));
+        declared.index_made(scope);
+        // Subgraphs read a body's values by name; nothing else does while it is walked.
+        scope.settle(&producers, keep_all);
+        for (position, &index) in order.iter().enumerate() {
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if crate::sys::interrupt::requested() {
+                break;
+            }
+            crate::sys::interrupt::test_pause();
+            let placed = (index, producers.inputs(index), producers.first_output(index));
+            self.node(env, scope, declared, placed, &nodes[index]);
+            if let Some(reads) = &mut reads {
+                reads.after(position, scope, &producers);
+            }
+        }
         outputs
     }
 
@@ -242,6 +266,7 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// The facts a name resolved to slot `s` in `scope` reads: the scope's, else the enclosing scopes' by name.
+    #[inline]
     pub(super) fn lookup<'s>(
         &self,
         env: &'s Env<'m, '_>,
@@ -323,10 +348,9 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        (producers, index): (&Producers<'m>, usize),
+        (index, slots, first): (usize, &[u32], u32),
         node: &'m NodeProto,
     ) {
-        let slots = producers.inputs(index);
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
         let (domain, op_type) = (node.domain(), node.op_type()); // Read once: a node is asked about them often.
         let OpFacts { decl, broadcast } = self.op_facts(env, (index, node), (domain, op_type));
@@ -336,7 +360,6 @@ impl<'m> Walker<'m, '_> {
             node.input.iter().zip(slots).for_each(|(name, &s)| scope.read_floats(s, name));
         }
         self.name_what_shape_reads(scope, node, slots);
-        let first = producers.first_output(index);
         // A counted pair with one output is built in the box it is defined in, rather than moved there through the
         // site's list of outputs (see `in_place`).
         let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);

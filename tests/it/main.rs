@@ -62,3 +62,4 @@ mod strict;
 mod sym_props;
 mod torch_models;
 mod value_names;
+mod walk_in_file_order;

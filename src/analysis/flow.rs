@@ -1,0 +1,319 @@
+//! The walk of a body whose nodes come in file order and make each name once (as ONNX requires, and as exporters
+//! write): each value followed from the node that makes it to its last reader, then dropped, with tables as large
+//! as the graph is wide rather than long. Numbering every value first ([`super::scope::Producers`]) holds a table of
+//! every name and tables of every node and value at once: on a chain of a million nodes, ~100 MB beside the
+//! model. This walk holds, beside a few flags a node, only the values alive and the names of those a node other
+//! than the next one reads.
+//!
+//! What it cannot follow (a name made twice, or made by a node and also an input or initializer; a node reading
+//! what a later node makes) is found before any node is walked, and such a body is walked by numbers as before.
+
+use super::declared::Declared;
+use super::scope::{Env, Scope, NONE};
+use super::walker::Walker;
+use super::*;
+use std::hash::BuildHasher;
+
+/// Of a node input: the value it reads goes after the node (no later node reads it, and it is no body output).
+pub(super) const LAST: u8 = 1;
+/// Of a node input: it reads an output of the node just before, at the position the flag's upper five bits give.
+pub(super) const PREVIOUS: u8 = 2;
+/// Of a node input: it reads an input or initializer of the body, whose slot is the next of [`Flow::settled`].
+pub(super) const SETTLED: u8 = 4;
+/// Where a [`PREVIOUS`] input's position starts in its flags.
+pub(super) const POSITION: u8 = 3;
+/// Of a node output: no node reads it, and it is no body output: it goes right after its node.
+pub(super) const UNREAD: u8 = 1;
+/// Of a node output: a node other than the next one reads it, or it is a body output: it is found by name.
+pub(super) const NAMED: u8 = 2;
+/// Of a node output: a declaration of the body names it.
+const DECLARED: u8 = 4;
+
+/// What the walk needs to know ahead of each node input and output, worked out in one pass over the nodes from
+/// the last to the first: a value's last reader is then the first met (a byte of flags each, in file order).
+pub(super) struct Flow {
+    pub(super) inputs: Vec<u8>,
+    pub(super) outputs: Vec<u8>,
+    /// The slots the [`SETTLED`] inputs read, in file order: the walk then looks no name up for them again.
+    pub(super) settled: Vec<u32>,
+}
+
+impl Flow {
+    /// The flags of `nodes`' inputs and outputs in a body whose inputs and initializers `scope` holds, whose
+    /// outputs are `body_outputs`; `None` when the body is not one this walk follows (see the module's comment).
+    #[inline(never)]
+    pub(super) fn plan<'m>(
+        nodes: &'m [NodeProto],
+        scope: &Scope<'m>,
+        body_outputs: &[&'m str],
+        declared: &Declared<'m>,
+    ) -> Option<Flow> {
+        let (all_inputs, all_outputs) = nodes.iter().fold((0, 0), |(i, o), n| (i + n.input.len(), o + n.output.len()));
+        let mut flow = Flow { inputs: vec![0; all_inputs], outputs: vec![0; all_outputs], settled: Vec::new() };
+        let mut planner = Planner {
+            scope,
+            declared,
+            made: Fingerprints::with_capacity(all_outputs + scope.names.len()),
+            pending: HashMap::default(),
+            declared_mask: declared.names().fold(0u64, |m, name| m | bloom_bit(hash(name))),
+            read_by_next: 0,
+        };
+        if !scope.names.keys().all(|name| planner.made.insert(hash(name))) {
+            return None;
+        }
+        for &name in body_outputs.iter().filter(|n| !n.is_empty() && scope.slot(n) == NONE) {
+            planner.pending.insert(name, ());
+        }
+        let (mut ins, mut outs) = (all_inputs, all_outputs);
+        for i in (0..nodes.len()).rev() {
+            let node = &nodes[i];
+            (ins, outs) = (ins - node.input.len(), outs - node.output.len());
+            planner.outputs(node, &mut flow.outputs[outs..outs + node.output.len()])?;
+            let before: &[String] = if i > 0 { &nodes[i - 1].output } else { &[] };
+            planner.inputs(node, before, &mut flow.inputs[ins..ins + node.input.len()], &mut flow.settled);
+        }
+        // What is still pending is read before any node makes it: made by none (an enclosing scope's value, or
+        // undefined), or by a later node, which this walk does not follow.
+        if planner.pending.keys().any(|name| planner.made.may_contain(hash(name))) {
+            return None;
+        }
+        flow.settled.reverse();
+        Some(flow)
+    }
+}
+
+/// What [`Flow::plan`] carries from node to node, from the last to the first.
+struct Planner<'m, 'p> {
+    scope: &'p Scope<'m>,
+    declared: &'p Declared<'m>,
+    /// Every name defined here, as a fingerprint: a name defined twice is found without a table of the names.
+    made: Fingerprints,
+    /// Names read by a node after the one at hand (or body outputs) that no node before it made: a value's
+    /// readers are met before the node that makes it. Outputs read by the next node only are not among them.
+    pending: HashMap<&'m str, ()>,
+    /// The declared names' bits (see [`bloom_bit`]): most outputs are told undeclared without a lookup.
+    declared_mask: u64,
+    /// Which outputs of the node before the one at hand the latter reads (bit by position).
+    read_by_next: u64,
+}
+
+impl<'m> Planner<'m, '_> {
+    /// The flags of `node`'s outputs; `None` for a name defined before (by a later node, an input or an initializer).
+    #[inline(always)]
+    fn outputs(&mut self, node: &'m NodeProto, flags: &mut [u8]) -> Option<()> {
+        let by_next = std::mem::take(&mut self.read_by_next);
+        for (k, (o, flag)) in node.output.iter().zip(flags).enumerate() {
+            if o.is_empty() {
+                continue;
+            }
+            let h = hash(o);
+            if !self.made.insert(h) {
+                return None;
+            }
+            let named = !self.pending.is_empty() && self.pending.remove(o.as_str()).is_some();
+            let read = match (named, k < 64 && by_next >> k & 1 == 1) {
+                (true, _) => NAMED,
+                (false, true) => 0,
+                (false, false) => UNREAD,
+            };
+            let is_declared = self.declared_mask & bloom_bit(h) != 0 && self.declared.get(o).is_some();
+            *flag = read | if is_declared { DECLARED } else { 0 };
+        }
+        Some(())
+    }
+
+    /// The flags of `node`'s inputs (`before`: the previous node's outputs), and the slots of those that read an
+    /// input or initializer, pushed onto `settled` from the last.
+    #[inline(always)]
+    fn inputs(&mut self, node: &'m NodeProto, before: &[String], flags: &mut [u8], settled: &mut Vec<u32>) {
+        for (x, flag) in node.input.iter().zip(flags).rev() {
+            if x.is_empty() {
+                continue;
+            }
+            *flag = match before.iter().position(|o| same(o, x)).filter(|&p| p < 32) {
+                Some(p) => {
+                    // Read twice by this node, it goes once.
+                    let first = self.read_by_next >> p & 1 == 0;
+                    self.read_by_next |= 1 << p;
+                    let later = !self.pending.is_empty() && self.pending.contains_key(x.as_str());
+                    PREVIOUS | (p as u8) << POSITION | if first && !later { LAST } else { 0 }
+                }
+                None => match self.scope.slot(x) {
+                    // An input or initializer stays.
+                    s if s != NONE => {
+                        settled.push(s);
+                        SETTLED
+                    }
+                    _ => match self.pending.insert(x, ()) {
+                        None => LAST,
+                        Some(()) => 0,
+                    },
+                },
+            };
+        }
+    }
+}
+
+impl<'m> Walker<'m, '_> {
+    /// Walks `nodes` as `flow` planned, in file order, in `scope` (which holds the body's inputs and initializers).
+    #[inline(never)]
+    pub(super) fn walk_flow(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &mut Scope<'m>,
+        declared: &mut Declared<'m>,
+        nodes: &'m [NodeProto],
+        flow: Flow,
+    ) {
+        let base = scope.slots.len() as u32;
+        scope.base = base;
+        declared.made_from(base);
+        // Slots of dropped values, for the next values made: the slots follow the graph's width.
+        let mut free: Vec<u32> = Vec::new();
+        // The slots of the previous node's outputs start here (a node's outputs take slots one after the other).
+        let mut previous = NONE;
+        let mut slots: Vec<u32> = Vec::new();
+        let (mut ins, mut outs) = (0, 0);
+        // Declarations of node outputs are rare but for the body's outputs: most nodes then set no bit.
+        let any_declared = flow.outputs.iter().any(|f| f & DECLARED != 0);
+        let mut settled = flow.settled.iter();
+        for (index, node) in nodes.iter().enumerate() {
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if crate::sys::interrupt::requested() {
+                break;
+            }
+            crate::sys::interrupt::test_pause();
+            let in_flags = &flow.inputs[ins..ins + node.input.len()];
+            let out_flags = &flow.outputs[outs..outs + node.output.len()];
+            (ins, outs) = (ins + node.input.len(), outs + node.output.len());
+            slots.clear();
+            for (name, &f) in node.input.iter().zip(in_flags) {
+                slots.push(match f {
+                    _ if f & PREVIOUS != 0 => previous + (f >> POSITION) as u32,
+                    _ if f & SETTLED != 0 => settled.next().copied().unwrap_or(NONE),
+                    _ if name.is_empty() => NONE,
+                    _ => scope.slot(name),
+                });
+            }
+            let first = match node.output.len() {
+                1 => free.pop().unwrap_or_else(|| scope.new_slots(1)),
+                m => scope.new_slots(m),
+            };
+            if any_declared {
+                out_flags.iter().zip(first..).for_each(|(&f, s)| declared.set_made(s, f & DECLARED != 0));
+            }
+            self.node(env, scope, declared, (index, &slots, first), node);
+            for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
+                if f & LAST != 0 && scope.made_here(s) {
+                    scope.drop_made(s, || name);
+                    if f & PREVIOUS == 0 {
+                        scope.names.remove(name.as_str());
+                    }
+                    free.push(s);
+                }
+            }
+            previous = first;
+            for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
+                if name.is_empty() {
+                    free.push(s);
+                } else if f & UNREAD != 0 {
+                    scope.drop_made(s, || name);
+                    free.push(s);
+                } else if f & NAMED != 0 {
+                    scope.names.insert(name, s);
+                }
+            }
+        }
+    }
+}
+
+impl Scope<'_> {
+    /// `m` new slots, empty, one after the other: the first.
+    fn new_slots(&mut self, m: usize) -> u32 {
+        let first = self.slots.len() as u32;
+        self.slots.resize_with(self.slots.len() + m, || None);
+        first
+    }
+}
+
+/// The hash of a name for [`Fingerprints`]: FxHash, its bits mixed (as MurmurHash3's finalizer does) so that the
+/// high bits place a name and the low bits tell names apart.
+#[inline]
+fn hash(name: &str) -> u64 {
+    let mut h = rustc_hash::FxBuildHasher.hash_one(name);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ h >> 33
+}
+
+/// One bit of 64 for a hash, for a set of few names that is asked of every output.
+#[inline]
+fn bloom_bit(h: u64) -> u64 {
+    1 << (h >> 58)
+}
+
+/// Whether two names are the same, compared byte by byte: names are short, and a call of the C library's comparison
+/// for a few bytes costs more than the bytes.
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    // The first and last eight (or four) bytes, which overlap in a name shorter than sixteen (or eight).
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("four bytes"));
+    match a.len() {
+        n @ 8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        n @ 4..8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        0..4 => a.iter().zip(b).all(|(x, y)| x == y),
+        _ => a == b,
+    }
+}
+
+/// A set of names as 32-bit fingerprints of their hashes, in a table placed by the hash's high bits: 8 bytes a
+/// name where a table of the names takes ~50. Two names with one fingerprint at one place count as one: what
+/// asks then takes the safe answer (a name defined twice; a name maybe made here).
+struct Fingerprints {
+    table: Vec<u32>,
+    shift: u32,
+}
+
+impl Fingerprints {
+    fn with_capacity(n: usize) -> Fingerprints {
+        let size = (2 * n).next_power_of_two().max(16);
+        Fingerprints { table: vec![0; size], shift: 64 - size.trailing_zeros() }
+    }
+
+    /// Adds the name of hash `h`; false when it may be there already.
+    #[inline]
+    fn insert(&mut self, h: u64) -> bool {
+        let (fingerprint, mask) = (h as u32 | 1, self.table.len() - 1);
+        let mut at = (h >> self.shift) as usize;
+        loop {
+            match self.table[at] {
+                0 => {
+                    self.table[at] = fingerprint;
+                    return true;
+                }
+                f if f == fingerprint => return false,
+                _ => at = (at + 1) & mask,
+            }
+        }
+    }
+
+    /// Whether the name of hash `h` may be in the set.
+    fn may_contain(&self, h: u64) -> bool {
+        let (fingerprint, mask) = (h as u32 | 1, self.table.len() - 1);
+        let mut at = (h >> self.shift) as usize;
+        loop {
+            match self.table[at] {
+                0 => return false,
+                f if f == fingerprint => return true,
+                _ => at = (at + 1) & mask,
+            }
+        }
+    }
+}
