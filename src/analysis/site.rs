@@ -146,7 +146,12 @@ impl Walker<'_, '_> {
         }
         // The dims of the value whose box this was, for the output's (`pair_sizes` pushes onto an empty list).
         let dims = out.shape.0.get_or_insert_with(Vec::new);
-        dims.clear();
+        // Emptied one by one: its sizes are mostly known, which need no dropping, where `clear` calls out of line.
+        while let Some(d) = dims.pop() {
+            if !matches!(d, Dim::Known(_)) {
+                drop(d);
+            }
+        }
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
         if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
@@ -157,9 +162,10 @@ impl Walker<'_, '_> {
         // whole. (Every field is named, so that a field added to `ValueFacts` is not left behind.)
         let ValueFacts { elem: out_elem, shape: _, value, floats, contradicted, kind: out_kind } = out;
         (*out_elem, *contradicted, *out_kind) = (elem, false, tensor::Kind::Tensor);
-        match (value.is_some(), contents) {
-            (false, None) => {}
-            (_, contents) => *value = contents,
+        match contents {
+            Some(contents) => *value = Some(contents),
+            None if value.is_some() => *value = None,
+            None => {}
         }
         if floats.is_some() {
             *floats = None;
