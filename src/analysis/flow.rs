@@ -49,7 +49,9 @@ impl Flow {
         declared: &Declared<'m>,
     ) -> Option<Flow> {
         let (all_inputs, all_outputs) = nodes.iter().fold((0, 0), |(i, o), n| (i + n.input.len(), o + n.output.len()));
-        let mut flow = Flow { inputs: vec![0; all_inputs], outputs: vec![0; all_outputs], settled: Vec::new() };
+        // `settled` at its largest at once: grown by doubling, it would be copied, and briefly held twice.
+        let settled = Vec::with_capacity(all_inputs);
+        let mut flow = Flow { inputs: vec![0; all_inputs], outputs: vec![0; all_outputs], settled };
         let mut planner = Planner {
             scope,
             declared,
