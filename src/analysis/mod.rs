@@ -158,6 +158,7 @@ fn analyze_with(
         bindings: request.bindings.clone(),
         function_facts: request.function_facts,
         pairs: each_site.is_some() && walker::counts_pairs(counted_only),
+        pair_records: each_site.as_ref().is_some_and(|s| s.pair_records()) && !walker::counts_pairs(counted_only),
         each_site,
         counted_only,
         functions: HashMap::default(),
@@ -211,6 +212,7 @@ mod declared;
 pub mod index_bound;
 mod initializers;
 mod op_memo;
+mod pair_record;
 #[cfg(test)]
 mod reads_tests;
 mod scope;
