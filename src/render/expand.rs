@@ -136,7 +136,7 @@ mod tests {
             ("main", "n", "Add", vec![(&at_limit, "8,64")], vec![]),
             ("main", "n", "Add", vec![(&past_limit, "8,64")], vec![]),
             ("main", "n", "Add", vec![("x\u{FDD0}y", "8,64")], vec![]),
-            ("main", "n", "Add", vec![("x", "N\u{FDD1}M,64"), ("y", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", "N\u{FDD0}M,64"), ("y", "8,64")], vec![]),
             ("main", "n", "Add", vec![("x", "Länge,64")], vec![]),
             ("main", "n", "Add", vec![("x", &nines)], vec![]),
             (&deep, "n", "Add", vec![("x", "8,64")], vec![]),

@@ -323,7 +323,7 @@ mod tests {
             ("main/If_0/then_branch", "n", "Add", vec![("x", "", "N,64")], vec!["N ∈ {1, 8}".into()]),
             ("main", "bad\nname", "Add", vec![("x", "64", "8,64")], vec![]),
             ("main", "n", "Add", vec![("x\u{FDD0}y", "64", "8,64")], vec![]),
-            ("main", "n", "Add", vec![("x", "N\u{FDD1}M", "?,64"), ("y", "*", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", "N\u{FDD0}M", "?,64"), ("y", "*", "8,64")], vec![]),
             ("main", "n", "Add", vec![(":x", "64", "8,64")], vec![]),
             ("main", "n", "Add", vec![("x", ":a", "8,64")], vec![]),
         ]
