@@ -160,6 +160,8 @@ pub(crate) struct ActionText {
     shown: bool,
     /// A step's text after its name holds a mark of its own (a `dim_param` may): the steps are kept marked.
     marks_in_steps: bool,
+    /// The last graph's path, and whether it is shown as it is written: the sites of a graph follow one another.
+    last_graph: Option<(String, bool)>,
     rests: Vec<Rest>,
     /// The entry of `rests` the next new one replaces, once there are [`RESTS`].
     next_rest: usize,
@@ -195,7 +197,17 @@ impl ActionText {
         self.text.clear();
         self.steps.clear();
         self.marks_in_steps = false;
-        self.shown = crate::onnx::location::shown_as_written(graph, Some(node), Some(op));
+        use crate::onnx::location::shown_as_written;
+        let graph_shown = match &self.last_graph {
+            Some((last, shown)) if last == graph => *shown,
+            _ => {
+                let shown = shown_as_written(graph, None, None);
+                self.last_graph = Some((graph.to_string(), shown));
+                shown
+            }
+        };
+        // (An empty path is shown as it is written: only the node and op are looked at.)
+        self.shown = graph_shown && shown_as_written("", Some(node), Some(op));
         (self.graph, self.node, self.op) = (graph.len(), node.len(), op.len());
         self.text.push_str(graph);
         self.text.push_str(GRAPH_NODE);
