@@ -159,6 +159,7 @@ fn analyze_with(
         function_facts: request.function_facts,
         pairs: each_site.is_some() && walker::counts_pairs(counted_only),
         pair_records: each_site.as_ref().is_some_and(|s| s.pair_records()) && !walker::counts_pairs(counted_only),
+        quick_pairs: false,
         each_site,
         counted_only,
         functions: HashMap::default(),
@@ -174,6 +175,7 @@ fn analyze_with(
         input_values: request.input_values.clone(),
         ops: op_memo::OpMemo::new(),
     };
+    walker.quick_pairs = walker.pairs || walker.pair_records;
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
     }

@@ -20,7 +20,8 @@ const BOTH: [usize; 2] = [0, 1];
 
 impl<'m> Walker<'m, '_> {
     /// Hands the taker the record of a pair settled as `kind` by [`Walker::counted_pair_into`], whose output it wrote
-    /// in `facts`.
+    /// in `facts`. (Kept out of line: inlined, it grew the walk's path for `check`, which takes no records.)
+    #[inline(never)]
     pub(super) fn pair_record(
         &mut self,
         env: &Env<'m, '_>,

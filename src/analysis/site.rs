@@ -133,10 +133,7 @@ impl Walker<'_, '_> {
         inputs: &[Option<&ValueFacts>],
         out: &mut ValueFacts,
     ) -> Option<rules::VerdictKind> {
-        let (SiteKind::Multi, [Some(a), Some(b)], true) = (op.kind, inputs, self.counts_pairs() || self.pair_records)
-        else {
-            return None;
-        };
+        let (SiteKind::Multi, [Some(a), Some(b)], true) = (op.kind, inputs, self.quick_pairs) else { return None };
         const BOTH: &[usize] = &[0, 1];
         // Two inputs of one type variable (every numpy op but Where, whose condition is its own) differ in type
         // exactly when both types are known and are not the same.
@@ -152,7 +149,7 @@ impl Walker<'_, '_> {
         dims.clear();
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
-        if !self.counted_only.contains(kind, rules::Rule::Multidirectional) && !self.pair_records {
+        if !self.pair_records && !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
             return None;
         }
         let (elem, contents) = output_parts(node, op, (inputs, BOTH), &out.shape);

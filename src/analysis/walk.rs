@@ -341,7 +341,7 @@ impl<'m> Walker<'m, '_> {
         // site's list of outputs (see `in_place`).
         let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);
         let mut spare = broadcast
-            .filter(|_| plain && attrs.is_empty() && (self.counts_pairs() || self.pair_records))
+            .filter(|_| plain && attrs.is_empty() && self.quick_pairs)
             .filter(|_| self.one_undeclared_output(declared, node, first))
             .map(|_| scope.spare_box());
         let dims = match spare.is_some() {
