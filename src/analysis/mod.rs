@@ -158,6 +158,8 @@ fn analyze_with(
         bindings: request.bindings.clone(),
         function_facts: request.function_facts,
         pairs: each_site.is_some() && walker::counts_pairs(counted_only),
+        pair_records: each_site.as_ref().is_some_and(|s| s.pair_records()) && !walker::counts_pairs(counted_only),
+        quick_pairs: false,
         each_site,
         counted_only,
         functions: HashMap::default(),
@@ -173,6 +175,7 @@ fn analyze_with(
         input_values: request.input_values.clone(),
         ops: op_memo::OpMemo::new(),
     };
+    walker.quick_pairs = walker.pairs || walker.pair_records;
     for (i, f) in model.functions.iter().enumerate() {
         walker.functions.insert((f.domain(), f.name()), (i, f));
     }
@@ -214,6 +217,7 @@ mod flow_tests;
 pub mod index_bound;
 mod initializers;
 mod op_memo;
+mod pair_record;
 #[cfg(test)]
 mod reads_tests;
 mod scope;

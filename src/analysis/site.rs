@@ -133,7 +133,7 @@ impl Walker<'_, '_> {
         inputs: &[Option<&ValueFacts>],
         out: &mut ValueFacts,
     ) -> Option<rules::VerdictKind> {
-        let (SiteKind::Multi, [Some(a), Some(b)], true) = (op.kind, inputs, self.counts_pairs()) else { return None };
+        let (SiteKind::Multi, [Some(a), Some(b)], true) = (op.kind, inputs, self.quick_pairs) else { return None };
         const BOTH: &[usize] = &[0, 1];
         // Two inputs of one type variable (every numpy op but Where, whose condition is its own) differ in type
         // exactly when both types are known and are not the same.
@@ -154,7 +154,7 @@ impl Walker<'_, '_> {
         }
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
-        if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
+        if !self.pair_records && !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
             return None;
         }
         let (elem, contents) = output_parts(node, op, (inputs, BOTH), &out.shape);
@@ -234,7 +234,7 @@ fn output_parts(
 /// as long as [`Walker::site`]'s call unless the analysis keeps it (then it is copied once, `into_owned`).
 // Inlined: as a call it cost 4 M instructions more on 100,000 sites.
 #[inline(always)]
-fn site_inputs<'a>(
+pub(super) fn site_inputs<'a>(
     node: &'a NodeProto,
     present: &[usize],
     inputs: &[Option<&'a ValueFacts>],
@@ -324,7 +324,11 @@ fn name_unknown_parts(output: &Shape, inputs: &[&Shape], fresh: &mut dyn FnMut()
 /// The first input of a type group whose element type differs from the group's first known type; `elem` gives
 /// the element type of each present input, by position among them.
 #[inline]
-fn type_mismatch(same: SameType, present: &[usize], elem: impl Fn(usize) -> Option<i32>) -> Option<TypeMismatch> {
+pub(super) fn type_mismatch(
+    same: SameType,
+    present: &[usize],
+    elem: impl Fn(usize) -> Option<i32>,
+) -> Option<TypeMismatch> {
     // The group's members in the order of the group (`Inputs`) or of the inputs (`All`).
     match same {
         SameType::Nothing => None,

@@ -23,6 +23,13 @@ pub trait Sites {
     /// Counts a site of verdict `kind` that [`Sites::counted_only`] names.
     fn count(&mut self, _kind: VerdictKind) {}
 
+    /// Whether this taker, which counts no numpy pair that holds ([`Sites::counted_only`]), takes the pairs the walk
+    /// judges the quick way (two inputs of one type, every size known) as records made from that judgement, without
+    /// binding their rule again: the same records, for less. (`expand`, which plans every site that broadcasts.)
+    fn pair_records(&self) -> bool {
+        false
+    }
+
     /// Whether `site`, one [`Sites::counted_only`] names, is one whose full judgement has nothing to say: debug
     /// builds make the record of each counted site and assert it.
     fn agrees(&self, _site: &Site<'_>) -> bool {

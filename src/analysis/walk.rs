@@ -364,7 +364,7 @@ impl<'m> Walker<'m, '_> {
         // site's list of outputs (see `in_place`).
         let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);
         let mut spare = broadcast
-            .filter(|_| plain && attrs.is_empty() && self.counts_pairs())
+            .filter(|_| plain && attrs.is_empty() && self.quick_pairs)
             .filter(|_| self.one_undeclared_output(declared, node, first))
             .map(|_| scope.spare_box());
         let dims = match spare.is_some() {
@@ -485,7 +485,8 @@ impl<'m> Walker<'m, '_> {
 
     /// A counted pair whose output [`Walker::counted_pair_into`] wrote in `facts`: counted, and its output bounded as
     /// every node's ([`Walker::keep_within_budget`]). Debug builds judge the site in full all the same
-    /// ([`Walker::site`], which counts it then) and assert that it gives the same output.
+    /// ([`Walker::site`], which counts it then) and assert that it gives the same output. A taker of pair records
+    /// gets the pair's record instead ([`Walker::pair_record`]).
     fn in_place(
         &mut self,
         env: &Env<'m, '_>,
@@ -494,7 +495,9 @@ impl<'m> Walker<'m, '_> {
         refs: &[Option<&ValueFacts>],
         facts: &mut ValueFacts,
     ) {
-        if cfg!(debug_assertions) {
+        if self.pair_records {
+            self.pair_record(env, (index, node, attrs), (op, kind), refs, facts);
+        } else if cfg!(debug_assertions) {
             let full = self.site(env, (index, node, attrs), op, refs, Some(Vec::new()));
             debug_assert!(
                 full.len() == 1 && full[0] == *facts,

@@ -16,6 +16,11 @@ pub(super) struct Walker<'m, 's> {
     /// Whether `each_site` only counts some sites of the numpy rule that hold ([`Walker::counts_pairs`]): asked at
     /// every broadcasting node, settled once.
     pub(super) pairs: bool,
+    /// Whether `each_site`, which counts no such pairs, takes them as records made from the walk's quick judgement
+    /// ([`super::Sites::pair_records`]).
+    pub(super) pair_records: bool,
+    /// `pairs || pair_records`: whether the walk judges numpy pairs the quick way at all.
+    pub(super) quick_pairs: bool,
     pub(super) functions: HashMap<(&'m str, &'m str), (usize, &'m FunctionProto)>,
     pub(super) active: Vec<(&'m str, &'m str)>,
     pub(super) out: Analysis,

@@ -38,16 +38,22 @@ pub fn at(graph: &str, node: Option<&str>, op: Option<&str>) -> String {
 /// whole, not starting like a command), which is what [`at`] then makes of them: put together without a copy of each
 /// part. `false`, and `out` as it was, for other parts. `expand` writes a large model's line per site this way.
 pub fn push_plain_at(out: &mut String, graph: &str, node: Option<&str>, op: Option<&str>) -> bool {
+    if !shown_as_written(graph, node, op) {
+        return false;
+    }
+    push_shown(out, graph, node, op);
+    true
+}
+
+/// Whether [`at`] shows every part as it is written: printable ASCII, not too long to show whole, not starting like
+/// a command. Then [`at`] is the parts put together as they are.
+pub fn shown_as_written(graph: &str, node: Option<&str>, op: Option<&str>) -> bool {
     use crate::sys::escape::NAME_CHARS;
     // What `text` shows as it is and is not ASCII takes the way of `escaped_at`, which gives the same.
     let as_written = crate::sys::escape::plain_ascii;
     let short_enough = |part: Option<&str>| part.is_none_or(|p| p.len() <= NAME_CHARS && as_written(p));
     // A path of at most LONGEST_GRAPH_PATH bytes has at most as many characters: `graph` keeps it whole.
-    if !(graph.len() <= LONGEST_GRAPH_PATH && as_written(graph) && short_enough(node) && short_enough(op)) {
-        return false;
-    }
-    push_shown(out, graph, node, op);
-    true
+    graph.len() <= LONGEST_GRAPH_PATH && as_written(graph) && short_enough(node) && short_enough(op)
 }
 
 /// [`at`] for parts that are escaped or shortened.
@@ -70,15 +76,16 @@ fn push_shown(out: &mut String, graph: &str, node: Option<&str>, op: Option<&str
     let Some(node) = node else { return };
     out.push_str(GRAPH_NODE);
     out.push_str(node);
-    let labelled = |op: &str| {
-        node.starts_with('#')
-            && node.strip_suffix(')').and_then(|n| n.strip_suffix(op)).is_some_and(|n| n.ends_with(" ("))
-    };
-    if let Some(op) = op.filter(|&op| !labelled(op)) {
+    if let Some(op) = op.filter(|&op| !labelled_with(node, op)) {
         out.push_str(" (");
         out.push_str(op);
         out.push(')');
     }
+}
+
+/// Whether `node` is an unnamed node's label `#INDEX (OP)` of this op, which [`at`] does not follow with the op.
+pub fn labelled_with(node: &str, op: &str) -> bool {
+    node.starts_with('#') && node.strip_suffix(')').and_then(|n| n.strip_suffix(op)).is_some_and(|n| n.ends_with(" ("))
 }
 
 /// A node's label inside its body: its name, or `#INDEX (OP)` for a node without one, so that two unnamed nodes

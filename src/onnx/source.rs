@@ -73,6 +73,15 @@ impl Source<'_> {
         }
     }
 
+    /// Calls `f` with the bytes of `range` where they are held (in memory, or in the file's window, read into it
+    /// first) rather than copied out: the splice reads a graph's field headers and its small nodes this way.
+    pub fn with_bytes<R>(&self, range: Range<usize>, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+        match self {
+            Source::Memory(b) => b.get(range).map(f).ok_or_else(|| io::ErrorKind::UnexpectedEof.into()),
+            Source::File(file) => file.with_bytes(range, f),
+        }
+    }
+
     /// The open file, when the source is one (large ranges are then copied file to file).
     pub fn file(&self) -> Option<&File> {
         match self {
@@ -92,6 +101,22 @@ pub struct FileSource<'a> {
 impl<'a> FileSource<'a> {
     pub fn new(file: &'a File, len: usize) -> Self {
         FileSource { file, len, window: RefCell::new(Window::default()) }
+    }
+
+    fn with_bytes<R>(&self, range: Range<usize>, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+        if range.len() >= MAX_READ {
+            let mut bytes = Vec::new();
+            self.read_into(range, &mut bytes)?;
+            return Ok(f(&bytes));
+        }
+        if range.end > self.len {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        let mut w = self.window.borrow_mut();
+        if !w.covers(&range) {
+            w.fill(self.file, range.start, range.len(), self.len)?;
+        }
+        Ok(f(w.get(range)))
     }
 
     fn read_into(&self, range: Range<usize>, out: &mut Vec<u8>) -> io::Result<()> {
@@ -261,55 +286,61 @@ pub fn try_for_each_field(
     mut each: impl FnMut(Field) -> Result<(), WireError>,
 ) -> Result<(), WireError> {
     let mut pos = range.start;
-    let err = |offset, reason| WireError::Malformed { offset, reason };
-    // A small message (a node, an attribute) is read once, whole; a large one header by header.
-    let small = range.len() <= SMALL_MESSAGE;
-    let mut head = Vec::with_capacity(if small { range.len() } else { MAX_HEAD });
-    if small {
-        source.read_into(range.clone(), &mut head)?;
+    // A small message (a node, an attribute) is read once, whole; a large one header by header, each read where
+    // the source holds it.
+    if range.len() <= SMALL_MESSAGE {
+        let mut message = Vec::with_capacity(range.len());
+        source.read_into(range.clone(), &mut message)?;
+        while pos < range.end {
+            let field = field_at(&message[pos - range.start..], pos, 0)?;
+            pos = field.range.end;
+            each(field)?;
+        }
+        return Ok(());
     }
     while pos < range.end {
-        let start = pos;
-        // Bytes of the message after the head that was read.
-        let (mut rest, beyond) = match small {
-            true => (&head[pos - range.start..], 0),
-            false => {
-                head.clear();
-                source.read_into(pos..range.end.min(pos + MAX_HEAD), &mut head)?;
-                (head.as_slice(), range.end - pos - head.len())
-            }
-        };
-        let before = rest.len();
-        let key = decode_varint(&mut rest).map_err(|_| err(start, "bad field key"))?;
-        let number = u32::try_from(key >> 3).map_err(|_| err(start, "field number out of range"))?;
-        let wire = key & 7;
-        let mut payload = 0..0;
-        match wire {
-            0 => {
-                decode_varint(&mut rest).map_err(|_| err(start, "bad varint"))?;
-            }
-            1 | 5 => {
-                let n = if wire == 1 { 8 } else { 4 };
-                if rest.len() < n {
-                    return Err(err(start, "truncated fixed-size field"));
-                }
-                rest = &rest[n..];
-            }
-            2 => {
-                let len = decode_varint(&mut rest).map_err(|_| err(start, "bad length"))?;
-                let len = usize::try_from(len).map_err(|_| err(start, "length out of range"))?;
-                if len > rest.len() + beyond {
-                    return Err(err(start, "length beyond the message"));
-                }
-                let p = pos + (before - rest.len());
-                payload = p..p + len;
-            }
-            _ => return Err(err(start, "unsupported wire type")),
-        }
-        pos = if wire == 2 { payload.end } else { pos + (before - rest.len()) };
-        each(Field { number, range: start..pos, payload })?;
+        let head = pos..range.end.min(pos + MAX_HEAD);
+        let beyond = range.end - head.end;
+        let field = source.with_bytes(head, |head| field_at(head, pos, beyond))??;
+        pos = field.range.end;
+        each(field)?;
     }
     Ok(())
+}
+
+/// The field whose header `rest` starts with, at `start` in the source; `beyond`: how many bytes of the message
+/// follow `rest`.
+fn field_at(mut rest: &[u8], start: usize, beyond: usize) -> Result<Field, WireError> {
+    let err = |reason| WireError::Malformed { offset: start, reason };
+    let before = rest.len();
+    let key = decode_varint(&mut rest).map_err(|_| err("bad field key"))?;
+    let number = u32::try_from(key >> 3).map_err(|_| err("field number out of range"))?;
+    let wire = key & 7;
+    let mut payload = 0..0;
+    match wire {
+        0 => {
+            decode_varint(&mut rest).map_err(|_| err("bad varint"))?;
+        }
+        1 | 5 => {
+            let n = if wire == 1 { 8 } else { 4 };
+            if rest.len() < n {
+                return Err(err("truncated fixed-size field"));
+            }
+            rest = &rest[n..];
+        }
+        2 => {
+            let len = decode_varint(&mut rest).map_err(|_| err("bad length"))?;
+            let len = usize::try_from(len).map_err(|_| err("length out of range"))?;
+            if len > rest.len() + beyond {
+                return Err(err("length beyond the message"));
+            }
+            let p = start + (before - rest.len());
+            payload = p..p + len;
+        }
+        _ => return Err(err("unsupported wire type")),
+    }
+    let end = if wire == 2 { payload.end } else { start + (before - rest.len()) };
+    Ok(Field { number, range: start..end, payload })
 }
 
 #[derive(Debug)]

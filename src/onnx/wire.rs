@@ -393,7 +393,6 @@ fn body(
     // The nodes with any graph of the edit below them, even one left empty: the others' edits may take the short way.
     let any_below = nodes_with_subgraphs_in(edit, &loc, |_| true);
     let mut any_below = any_below.iter().peekable();
-    let mut scratch = Vec::new();
     // Field by field as the headers are read: a list of a graph's fields would be as long as its nodes.
     try_for_each_field(source, range, |f| {
         while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
@@ -431,7 +430,7 @@ fn body(
         let has_sub = subs.peek() == Some(&&node_index);
         if node_edit.is_some() || has_sub {
             let no_graph_below = any_below.peek() != Some(&&node_index);
-            let at = node::NodeSplice { source, model: edit, no_graph_below, scratch: &mut scratch };
+            let at = node::NodeSplice { source, model: edit, no_graph_below };
             out.field(kind.node, |out| node(at, f.payload, node_edit, &below, out))?;
         } else {
             out.copy(f.range);

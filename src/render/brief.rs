@@ -219,27 +219,27 @@ pub(crate) fn write_fitted(out: &mut impl std::io::Write, input: &str, lead: &st
     Ok(())
 }
 
-/// [`write_fitted`]'s line, `LEAD TEXT`, appended to `line` (which holds what goes before the lead) when the lead
-/// at `line[lead..]` is kept whole and `text` is shown as it is written and fits: then the line is just that, with
-/// no names to define. `false`, and `line` as it was, for any other text, which takes [`write_fitted`]'s way. A
-/// large model's `expand` writes a line per site into one buffer this way.
-pub(crate) fn push_fitted_as_written(line: &mut String, lead: usize, text: &str) -> bool {
-    let start = line.len();
+/// Whether `line` is [`write_fitted`]'s line as it stands: its lead at `line[lead..start]` kept whole, and the text
+/// from `start` on, shown as it is written (printable ASCII), fitting after it. `expand` puts the lines of the sites
+/// whose every part is shown as written together at planning, and checks only this when it writes them.
+pub(crate) fn fits_as_written(line: &str, lead: usize, start: usize) -> bool {
+    lead_fits(&line[..start], lead) && text_fits(line, lead, start)
+}
+
+/// Whether the lead at `line[lead..]` is kept whole.
+fn lead_fits(line: &str, lead: usize) -> bool {
     // A lead has at most as many characters as bytes: one that fits counted in bytes fits, and leaves at least
     // the room it leaves counted in characters. Counted exactly only when that is not enough.
-    let bytes = start - lead;
-    if bytes > AFTER_PATH - 80 && line[lead..].chars().count() > AFTER_PATH - 80 {
-        return false;
-    }
-    if !crate::sys::escape::push_shown_as_written(line, text) {
-        return false;
-    }
+    line.len() - lead <= AFTER_PATH - 80 || line[lead..].chars().count() <= AFTER_PATH - 80
+}
+
+/// Whether the text from `start`, shown as it is written, fits after the lead at `line[lead..start]`.
+fn text_fits(line: &str, lead: usize, start: usize) -> bool {
     // As written, the text is printable ASCII: a byte a character.
-    let shown = line.len() - start;
+    let (bytes, shown) = (start - lead, line.len() - start);
     if shown > AFTER_PATH.saturating_sub(bytes).max(80) {
         let chars = line[lead..start].chars().count().min(AFTER_PATH - 80);
         if shown > (AFTER_PATH - chars).max(80) {
-            line.truncate(start);
             return false;
         }
     }
@@ -463,10 +463,11 @@ mod tests {
             let mut expected = Vec::new();
             write_fitted(&mut expected, "in.onnx", &lead, &text).unwrap();
             let mut line = format!("in.onnx: {lead}");
-            let fast = push_fitted_as_written(&mut line, "in.onnx: ".len(), &text);
-            match fast {
-                true => assert_eq!(format!("{line}\n").as_bytes(), expected, "{lead} {text}"),
-                false => assert_eq!(line, format!("in.onnx: {lead}")),
+            let start = line.len();
+            let fast = crate::sys::escape::push_shown_as_written(&mut line, &text)
+                && fits_as_written(&line, "in.onnx: ".len(), start);
+            if fast {
+                assert_eq!(format!("{line}\n").as_bytes(), expected, "{lead} {text}");
             }
             // Whatever is declined has to be: it is cut, named or escaped.
             let (shown_lead, brief) = fit_parts(&lead, &text);

@@ -19,8 +19,8 @@ pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -
         "materialized": summary.materialized,
         "nodes_added": summary.nodes_added,
         "actions": summary.actions.iter().map(|a| serde_json::json!({
-            "graph": a.graph, "node": a.node, "op": a.op,
-            "steps": a.steps.iter().map(|s| plain(s)).collect::<Vec<_>>(),
+            "graph": a.graph(), "node": a.node(), "op": a.op(),
+            "steps": a.steps().collect::<Vec<_>>(),
             "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "left": summary.left.iter().map(|l| serde_json::json!({
@@ -41,28 +41,28 @@ pub fn write_expand_text(
 ) -> io::Result<()> {
     let input = text(input);
     if !quiet {
-        // A line per site: put together in one buffer, reused, when its parts are shown as they are written. Every
-        // line starts with the input's path, kept in the buffer.
+        // A line per site: put together in one buffer, reused, when its parts are shown as they are written (the
+        // plan put such a line together already). Every line starts with the input's path, kept in the buffer.
         let mut line = format!("{input}: ");
         let lead = line.len();
         for a in &summary.actions {
-            let text: std::borrow::Cow<'_, str> = match (a.steps.as_slice(), a.conditions.is_empty()) {
-                ([step], true) => step.into(),
-                (steps, true) => steps.join("; ").into(),
-                (steps, false) => {
-                    format!("{} (still holds only if {})", steps.join("; "), crate::rules::all_of(&a.conditions)).into()
-                }
-            };
             line.truncate(lead);
-            if crate::onnx::location::push_plain_at(&mut line, &a.graph, Some(&a.node), Some(&a.op)) {
-                line.push_str(": ");
-                if crate::render::brief::push_fitted_as_written(&mut line, lead, &text) {
+            if let Some(start) = a.push_shown(&mut line) {
+                if crate::render::brief::fits_as_written(&line, lead, start) {
                     line.push('\n');
                     out.write_all(line.as_bytes())?;
                     continue;
                 }
             }
-            let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+            let steps: Vec<_> = a.marked_steps().collect();
+            let text: std::borrow::Cow<'_, str> = match (steps.as_slice(), a.conditions.is_empty()) {
+                ([step], true) => step.as_ref().into(),
+                (steps, true) => steps.join("; ").into(),
+                (steps, false) => {
+                    format!("{} (still holds only if {})", steps.join("; "), crate::rules::all_of(&a.conditions)).into()
+                }
+            };
+            let mut at = crate::onnx::location::at(a.graph(), Some(a.node()), Some(a.op()));
             at.push_str(": ");
             crate::render::brief::write_fitted(out, &input, &at, &text)?;
         }
@@ -92,17 +92,23 @@ pub fn write_expand_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rewrite::expand::Action;
+    use crate::rewrite::expand::{Action, ActionText};
+    use crate::sizes::shape::parse_shape;
     use crate::sys::escape::name;
 
-    /// The line of each site as the general way writes it: the location escaped and shortened part by part, the
-    /// text fitted by [`crate::render::brief::write_fitted`].
-    fn line_the_long_way(input: &str, a: &Action) -> Vec<u8> {
-        let mut at = crate::onnx::location::at(&a.graph, Some(&a.node), Some(&a.op));
+    /// The line of each site as the general way writes it from its parts, each step with its name marked: the
+    /// location escaped and shortened part by part, the text fitted by [`crate::render::brief::write_fitted`].
+    fn line_the_long_way(
+        input: &str,
+        (graph, node, op): (&str, &str, &str),
+        steps: &[String],
+        conditions: &[String],
+    ) -> Vec<u8> {
+        let mut at = crate::onnx::location::at(graph, Some(node), Some(op));
         at.push_str(": ");
-        let said = match a.conditions.is_empty() {
-            true => a.steps.join("; "),
-            false => format!("{} (still holds only if {})", a.steps.join("; "), crate::rules::all_of(&a.conditions)),
+        let said = match conditions.is_empty() {
+            true => steps.join("; "),
+            false => format!("{} (still holds only if {})", steps.join("; "), crate::rules::all_of(conditions)),
         };
         let mut out = Vec::new();
         crate::render::brief::write_fitted(&mut out, &text(input), &at, &said).unwrap();
@@ -111,30 +117,49 @@ mod tests {
 
     #[test]
     fn each_sites_line_is_the_one_its_parts_fitted_one_by_one_give() {
-        let action = |graph: &str, node: &str, op: &str, steps: Vec<String>, conditions: Vec<String>| Action {
-            graph: graph.into(),
-            node: node.into(),
-            op: op.into(),
-            steps,
-            conditions,
-        };
-        let step = |n: &str, to: &str| format!("{} [64] -> Expand to {to}", name(n));
         let long = "n".repeat(100);
-        let actions = vec![
-            action("main", "node_0", "Sub", vec![step("small_0", "[8, 64]")], vec![]),
-            action("main", "#3 (Add)", "Add", vec![step("a", "[8, 64]"), step("b", "[8, 64]")], vec![]),
-            action("main", "n", "Add", vec![step("x", "[N, 64]")], vec!["N ∈ {1, 8}".into()]),
-            action("main", "bad\nname", "Add", vec![step("x", "[8, 64]")], vec![]),
-            action("main", &long, "Add", vec![step(&long, "[8, 64]")], vec![]),
-            action("main", "n", "Add", vec![step("x\u{1b}", "[8, 64]")], vec![]),
-            action("main", "n", "Add", vec![step("x", &format!("[{}]", "9, ".repeat(120)))], vec![]),
-            action(&"g/".repeat(100), "n", "Add", vec![step("x", "[8, 64]")], vec![]),
+        let nines = vec!["9"; 120].join(",");
+        let at_limit = "x".repeat(crate::sys::escape::NAME_CHARS);
+        let past_limit = "x".repeat(crate::sys::escape::NAME_CHARS + 1);
+        let deep = "g/".repeat(100);
+        // (graph, node, op, [(input, target shape)], conditions)
+        type Case<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>, Vec<String>);
+        let cases: Vec<Case> = vec![
+            ("main", "node_0", "Sub", vec![("small_0", "8,64")], vec![]),
+            ("main", "#3 (Add)", "Add", vec![("a", "8,64"), ("b", "8,64")], vec![]),
+            ("main", "#3 (Add)", "Mul", vec![("a", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", "N,64")], vec!["N ∈ {1, 8}".into()]),
+            ("main", "bad\nname", "Add", vec![("x", "8,64")], vec![]),
+            ("main", &long, "Add", vec![(&long, "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x\u{1b}", "8,64")], vec![]),
+            ("main", "n", "Add", vec![(": x", "8,64")], vec![]),
+            ("main", "n", "Add", vec![(&at_limit, "8,64")], vec![]),
+            ("main", "n", "Add", vec![(&past_limit, "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x\u{FDD0}y", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", "N\u{FDD0}M,64"), ("y", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", "Länge,64")], vec![]),
+            ("main", "n", "Add", vec![("x", &nines)], vec![]),
+            (&deep, "n", "Add", vec![("x", "8,64")], vec![]),
         ];
+        let mut actions = Vec::new();
+        let mut expected = Vec::new();
+        for (graph, node, op, steps, conditions) in &cases {
+            // As the plan puts the action together, and its steps as they were written with their names marked.
+            let mut text = ActionText::default();
+            text.begin(graph, node, op);
+            let mut marked = Vec::new();
+            for (input, to) in steps {
+                text.step(input, &parse_shape("64"), "Expand to", &parse_shape(to), "");
+                marked.push(format!("{} [64] -> Expand to {}", name(input), parse_shape(to)));
+            }
+            let action = text.finish(conditions.clone());
+            assert_eq!(action, Action::new(graph, node, op, &marked, conditions.clone()));
+            expected.extend(line_the_long_way("in:put\n.onnx", (graph, node, op), &marked, conditions));
+            actions.push(action);
+        }
         let summary = ExpandSummary { actions, ..Default::default() };
         let mut out = Vec::new();
         write_expand_text(&mut out, "in:put\n.onnx", None, &summary, false).unwrap();
-        let mut expected: Vec<u8> =
-            summary.actions.iter().flat_map(|a| line_the_long_way("in:put\n.onnx", a)).collect();
         let totals = out.len() - out.iter().rev().skip(1).position(|&b| b == b'\n').unwrap_or(out.len() - 1) - 1;
         expected.extend_from_slice(&out[totals..]);
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));

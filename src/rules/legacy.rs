@@ -77,9 +77,9 @@ pub fn bind(node: &NodeView) -> Binding {
 
 /// B, reshaped to A's rank with its dims (trailing 1s trimmed) placed from `axis`; numpy-aligned when its sizes
 /// or the fit are not known.
-pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
-    let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return Vec::new() };
-    let numpy = vec![RewriteOperand { input: b, alignment: Alignment::Numpy }];
+pub fn rewrite_operands(site: &Site) -> super::RewriteOperands {
+    let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return super::RewriteOperands::new() };
+    let numpy = smallvec::smallvec![RewriteOperand { input: b, alignment: Alignment::Numpy }];
     let (Some(ad), Some(bd)) = (site.output_shape.dims(), site.inputs[b].shape.known_dims()) else { return numpy };
     let axis = start_axis(site.attrs.axis, ad.len(), bd.len());
     let trimmed = bd.len() - bd.iter().rev().take_while(|&&d| d == 1).count();
@@ -88,7 +88,7 @@ pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
     }
     let mut mapped = vec![1u64; ad.len()];
     mapped[axis..axis + trimmed].copy_from_slice(&bd[..trimmed]);
-    vec![RewriteOperand { input: b, alignment: Alignment::Mapped(mapped) }]
+    smallvec::smallvec![RewriteOperand { input: b, alignment: Alignment::Mapped(mapped) }]
 }
 
 /// The start axis of a legacy `broadcast=1` node: its `axis` attribute (as evaluated), or the suffix position.

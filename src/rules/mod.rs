@@ -497,15 +497,19 @@ impl Rule {
 impl Rule {
     /// The inputs a rewrite of `site` broadcasts explicitly (those not provably of the output's shape already);
     /// none for the rules whose broadcast is explicit (Expand) or not allowed (equal shapes).
-    pub fn rewrite_operands(self, site: &Site) -> Vec<RewriteOperand> {
+    pub fn rewrite_operands(self, site: &Site) -> RewriteOperands {
         match self {
             Rule::Multidirectional => multidirectional::rewrite_operands(site),
             Rule::Unidirectional => unidirectional::rewrite_operands(site),
             Rule::LegacyAxis => legacy::rewrite_operands(site),
-            Rule::Bidirectional | Rule::None => Vec::new(),
+            Rule::Bidirectional | Rule::None => RewriteOperands::new(),
         }
     }
 }
+
+/// The inputs a rewrite broadcasts explicitly: one or two for nearly every site, held inline (`expand` asks for them
+/// at every site it plans).
+pub type RewriteOperands = SmallVec<[RewriteOperand; 2]>;
 
 #[cfg(test)]
 mod tests {

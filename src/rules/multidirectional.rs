@@ -393,13 +393,15 @@ pub fn bind_subset(node: &NodeView, mask: u64) -> Binding {
 }
 
 /// Every rule input whose shape is not provably the output's, right-aligned.
-pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
-    site.rule_inputs
-        .iter()
-        .flatten()
-        .filter(|&&i| !site.inputs[i].shape.provably_eq(&site.output_shape))
-        .map(|&i| RewriteOperand { input: i, alignment: Alignment::Numpy })
-        .collect()
+pub fn rewrite_operands(site: &Site) -> super::RewriteOperands {
+    // Pushed one by one: collected from an iterator, the list cost more than the comparisons.
+    let mut operands = super::RewriteOperands::new();
+    for &i in site.rule_inputs.iter().flatten() {
+        if !site.inputs[i].shape.provably_eq(&site.output_shape) {
+            operands.push(RewriteOperand { input: i, alignment: Alignment::Numpy });
+        }
+    }
+    operands
 }
 /// The form `expand` gives a numpy site whose shapes are undecided: an anchor input, and every other input
 /// `Expand(_, Shape(anchor))`.

@@ -151,18 +151,18 @@ fn legacy_prelu(x: &Shape, slope: &Shape) -> Option<Outcome> {
 
 /// The one-way input (Gemm's C, PRelu's slope) unless it already has the target's shape; PRelu's slope before
 /// opset 7 per channel.
-pub fn rewrite_operands(site: &Site) -> Vec<RewriteOperand> {
+pub fn rewrite_operands(site: &Site) -> super::RewriteOperands {
     let target = site.target.as_ref().unwrap_or(&site.output_shape);
-    let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return Vec::new() };
+    let Some(b) = site.rule_inputs.get(1).copied().flatten() else { return super::RewriteOperands::new() };
     if site.inputs[b].shape.provably_eq(target) {
-        return Vec::new();
+        return super::RewriteOperands::new();
     }
     let alignment = if site.kind == (SiteKind::PRelu { legacy: true }) {
         legacy_prelu_alignment(&site.inputs[b].shape, target)
     } else {
         Alignment::Numpy
     };
-    vec![RewriteOperand { input: b, alignment }]
+    smallvec::smallvec![RewriteOperand { input: b, alignment }]
 }
 
 /// PRelu before opset 7 applies a 1-D slope of C elements per channel (axis 1).

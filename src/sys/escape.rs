@@ -238,12 +238,14 @@ fn push_as_written(out: &mut String, marked: &str) -> bool {
 
 /// Printable ASCII other than `\`: shown as it is. Checked over every byte without stopping early, which the
 /// compiler turns into a few wide compares for the short texts of a line.
+#[inline]
 fn printable_ascii(text: &str) -> bool {
     printable_run(text.as_bytes()) == text.len()
 }
 
 /// How many bytes `bytes` starts with that are printable ASCII other than `\`: eight at a time, as one word each
 /// (the names and lines of a large model, checked once per line, are mostly such bytes).
+#[inline]
 fn printable_run(bytes: &[u8]) -> usize {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = ONES * 0x80;
@@ -265,18 +267,25 @@ fn printable_run(bytes: &[u8]) -> usize {
 
 /// Whether [`text`] shows `raw` as it is because it is printable ASCII (other than `\`) not starting like a
 /// command: checked without making the text.
+#[inline]
 pub fn plain_ascii(raw: &str) -> bool {
     printable_ascii(raw) && !starts_like_a_command(raw)
 }
 
 /// Whether the first character of `part` other than spaces is `:` (see [`text`]).
+#[inline]
 fn starts_like_a_command(part: &str) -> bool {
     part.bytes().find(|&b| b != b' ') == Some(b':')
 }
 
+/// Whether `text` holds any of the marks [`name`] puts around a name (a model's own text may).
+pub fn has_marks(text: &str) -> bool {
+    text.contains([OPEN, CLOSE, QUOTE])
+}
+
 /// The text with its names whole and unescaped, marks gone.
 pub fn plain(marked: &str) -> Cow<'_, str> {
-    if !marked.contains([OPEN, CLOSE, QUOTE]) {
+    if !has_marks(marked) {
         return Cow::Borrowed(marked);
     }
     let mut out = String::with_capacity(marked.len());

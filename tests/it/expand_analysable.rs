@@ -66,8 +66,7 @@ fn strict_findings(model: &Model) -> HashMap<&'static str, usize> {
 /// (a shape with an unknown dim `?` is nobody's own: the size may be another input's).
 fn expanded_to_own_shape(summary: &ExpandSummary) -> Vec<String> {
     let mut found = Vec::new();
-    for step in summary.actions.iter().flat_map(|a| &a.steps) {
-        let step = onnx_bcast::sys::escape::plain(step);
+    for step in summary.actions.iter().flat_map(|a| a.steps()) {
         let Some((from, to)) = step.split_once(" -> ") else { continue };
         let shape = from.split_once(' ').map_or("", |(_, shape)| shape);
         let target = to.split_once(" to ").map_or("", |(_, t)| t.trim_end_matches(" (computed in the graph)"));

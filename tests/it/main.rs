@@ -48,6 +48,7 @@ mod json_output;
 mod layers;
 mod malformed;
 mod onnx_shape_tests;
+mod pair_records;
 mod python_package;
 mod ranges;
 mod ranges_corpus;

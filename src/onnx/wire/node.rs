@@ -2,7 +2,7 @@
 //! graphs of its attributes edited; every other field copied as written.
 //!
 //! A node whose only change is its inputs (what `expand` and `fold` do to nearly every node they touch) takes the
-//! short way ([`inputs_only`]): its bytes are read once into a buffer the splice reuses and its fields found by
+//! short way ([`inputs_only`]): its bytes are read once, where the source holds them, and its fields found by
 //! their one-byte headers, without the general walk's per-field calls or a read of each attribute; it writes the
 //! very bytes the general way writes.
 
@@ -16,8 +16,6 @@ pub(super) struct NodeSplice<'s, 'e> {
     /// No graph of the model's edit lies in this node's attributes (not even one left empty): nothing but its inputs
     /// and attributes to drop can change in it.
     pub no_graph_below: bool,
-    /// A buffer the splice reuses for the bytes of small nodes.
-    pub scratch: &'s mut Vec<u8>,
 }
 
 /// A node of at most this many bytes takes the short way when it can (a larger one is rare, and may hold a tensor
@@ -31,14 +29,12 @@ pub(super) fn node(
     below: &dyn Fn(usize, usize) -> Vec<GraphStep>,
     out: &mut Pieces,
 ) -> Result<(), WireError> {
-    let NodeSplice { source, model, no_graph_below, scratch } = at;
+    let NodeSplice { source, model, no_graph_below } = at;
     let short = |e: &&NodeEdit| {
         no_graph_below && e.inputs != InputEdit::Kept && e.drop_attributes.is_empty() && range.len() <= SHORT_WAY_MAX
     };
     if let Some(e) = edit.filter(short) {
-        scratch.clear();
-        source.read_into(range.clone(), scratch)?;
-        if inputs_only(scratch, range.start, &e.inputs, out) {
+        if source.with_bytes(range.clone(), |bytes| inputs_only(bytes, range.start, &e.inputs, out))? {
             return Ok(());
         }
     }

@@ -97,8 +97,8 @@ fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
 /// A node's bytes spliced with `edit`, the short way allowed or not: the output's bytes.
 fn spliced_node(bytes: &[u8], edit: &NodeEdit, short_way: bool) -> Vec<u8> {
     let source = Source::Memory(bytes);
-    let (model, mut scratch, mut out) = (ModelEdit::default(), Vec::new(), Pieces::default());
-    let at = node::NodeSplice { source: &source, model: &model, no_graph_below: short_way, scratch: &mut scratch };
+    let (model, mut out) = (ModelEdit::default(), Pieces::default());
+    let at = node::NodeSplice { source: &source, model: &model, no_graph_below: short_way };
     node::node(at, 0..bytes.len(), Some(edit), &|_, _| Vec::new(), &mut out).unwrap();
     out.to_vec(bytes).unwrap()
 }

@@ -7,10 +7,12 @@ use std::sync::Arc;
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{
     attribute_proto::AttributeType, tensor_proto::DataLocation, tensor_shape_proto, type_proto, AttributeProto,
-    GraphProto, ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use crate::onnx::tensor::INT64;
 use crate::onnx::wire::{GraphEdit, ModelEdit};
+
+use super::names::Names;
 use crate::sizes::shape::{Dim, Shape};
 
 /// The graph being edited and the node new nodes go before.
@@ -45,8 +47,10 @@ pub(super) struct Builder<'m> {
     pub counts: Counts,
     names: Names<'m>,
     cache: HashMap<(Vec<GraphStep>, Made), String>,
-    /// By graph, the values made for nearly every site, found without building a key (see [`Hot`]).
+    /// By graph, the values made for nearly every site, found without building a key (see [`Hot`]); the main
+    /// graph's apart, found without hashing its path.
     hot: HashMap<Vec<GraphStep>, Hot>,
+    hot_main: Hot,
     /// The key of an `Expand` in [`Hot::expands`], put together here for every lookup.
     key: Vec<u8>,
     max_materialize_bytes: u64,
@@ -64,6 +68,14 @@ struct Hot {
     expands: HashMap<Vec<u8>, Arc<str>>,
 }
 
+/// The values made for nearly every site in the graph at `graph`, if any is: the main graph's, or a body's.
+fn hot_at<'h>(bodies: &'h HashMap<Vec<GraphStep>, Hot>, main: &'h Hot, graph: &[GraphStep]) -> Option<&'h Hot> {
+    match graph.is_empty() {
+        true => Some(main),
+        false => bodies.get(graph),
+    }
+}
+
 /// The key of `Expand(value, target)`: the value's length (eight bytes), the value and the target, which no other
 /// pair of names spells.
 fn expand_key(key: &mut Vec<u8>, value: &str, target: &str) {
@@ -71,115 +83,6 @@ fn expand_key(key: &mut Vec<u8>, value: &str, target: &str) {
     key.extend_from_slice(&(value.len() as u64).to_le_bytes());
     key.extend_from_slice(value.as_bytes());
     key.extend_from_slice(target.as_bytes());
-}
-
-/// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
-/// The model's own names are borrowed from it: only the names made here are owned.
-struct Names<'m> {
-    /// The model's names. It never grows after [`Names::of`]: a table of all of them doubled for the few names a
-    /// plan adds would cost more than the names themselves.
-    taken: rustc_hash::FxHashSet<&'m str>,
-    /// The names made here.
-    made: rustc_hash::FxHashSet<String>,
-    /// Per base name, the suffix to try first: probing from 1 every time is quadratic when a base repeats (a Sum
-    /// of 10,000 inputs folds 10,000 Expands).
-    next: HashMap<String, usize>,
-}
-
-impl<'m> Names<'m> {
-    fn of(model: &'m ModelProto) -> Names<'m> {
-        let mut names = Names { taken: Default::default(), made: Default::default(), next: HashMap::default() };
-        if let Some(g) = &model.graph {
-            // About as many names as the main graph has nodes' names and outputs (its inputs are mostly those
-            // outputs): room for them at once rather than by doubling.
-            names.taken.reserve(2 * g.node.len() + g.initializer.len() + g.input.len() + g.value_info.len());
-            names.main_graph(g);
-        }
-        for f in &model.functions {
-            names.take(f.name());
-            f.input.iter().chain(&f.output).for_each(|n| names.take(n));
-            names.nodes(&f.node);
-            for vi in &f.value_info {
-                names.declared(vi);
-            }
-            for sub in f.node.iter().flat_map(crate::onnx::attr::subgraphs) {
-                names.graph(sub);
-            }
-        }
-        names
-    }
-
-    fn take(&mut self, name: &'m str) {
-        self.taken.insert(name);
-    }
-
-    fn nodes(&mut self, nodes: &'m [NodeProto]) {
-        for n in nodes {
-            self.take(n.name());
-            n.input.iter().chain(&n.output).for_each(|v| self.take(v));
-        }
-    }
-
-    /// The main graph's names but its nodes' inputs: each is a graph input, an initializer or a node's output
-    /// (taken as such), or undefined, and a model that reads an undefined value is refused before any plan of it is
-    /// used ([`crate::rewrite::refuse`]). Half the names of a large graph, not hashed.
-    fn main_graph(&mut self, g: &'m GraphProto) {
-        for n in &g.node {
-            self.take(n.name());
-            n.output.iter().for_each(|v| self.take(v));
-        }
-        self.graph_but_nodes(g);
-    }
-
-    fn graph(&mut self, g: &'m GraphProto) {
-        self.nodes(&g.node);
-        self.graph_but_nodes(g);
-    }
-
-    /// A graph's initializers, declarations and subgraphs.
-    fn graph_but_nodes(&mut self, g: &'m GraphProto) {
-        g.initializer.iter().for_each(|t| self.take(t.name()));
-        g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).for_each(|t| self.take(t.name()));
-        for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
-            self.declared(vi);
-        }
-        for sub in g.node.iter().flat_map(crate::onnx::attr::subgraphs) {
-            self.graph(sub);
-        }
-    }
-
-    /// A declaration's name and the dim params of its type.
-    fn declared(&mut self, vi: &'m ValueInfoProto) {
-        self.take(vi.name());
-        let shape = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref());
-        for d in shape.map_or(&[][..], |s| &s.dim[..]) {
-            if let Some(tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
-                self.take(p);
-            }
-        }
-    }
-
-    fn fresh(&mut self, base: &str) -> String {
-        let base = if base.is_empty() { "bcast" } else { base };
-        // A base asked for the first time is most often free as it is: taken without noting where to go on from
-        // (asked again, it is made, and the suffixes go on from 0 as if it had been noted). A base asked before is
-        // never free again.
-        if !self.taken.contains(base) && !self.made.contains(base) {
-            self.made.insert(base.to_string());
-            return base.to_string();
-        }
-        let k = match self.next.get_mut(base) {
-            Some(k) => k,
-            None => self.next.entry(base.to_string()).or_insert(0),
-        };
-        loop {
-            let candidate = if *k == 0 { base.to_string() } else { format!("{base}_{k}") };
-            *k += 1;
-            if !self.taken.contains(candidate.as_str()) && self.made.insert(candidate.clone()) {
-                return candidate;
-            }
-        }
-    }
 }
 
 /// What a new value is, for sharing: the same value made explicit the same way twice is one set of nodes. (Shape
@@ -206,6 +109,7 @@ impl<'m> Builder<'m> {
             names: Names::of(model),
             cache: HashMap::default(),
             hot: HashMap::default(),
+            hot_main: Hot::default(),
             key: Vec::new(),
             max_materialize_bytes,
         }
@@ -216,6 +120,13 @@ impl<'m> Builder<'m> {
         match graph.is_empty() {
             true => &mut self.main,
             false => self.edit.graph_mut(graph),
+        }
+    }
+
+    fn hot_mut(&mut self, graph: &[GraphStep]) -> &mut Hot {
+        match graph.is_empty() {
+            true => &mut self.hot_main,
+            false => self.hot.entry(graph.to_vec()).or_default(),
         }
     }
 
@@ -303,14 +214,14 @@ impl<'m> Builder<'m> {
 
     /// A constant int64 shape vector.
     pub fn shape_constant(&mut self, at: &At<'_>, dims: &[u64]) -> String {
-        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.shape_constants.get(dims)) {
+        if let Some(name) = hot_at(&self.hot, &self.hot_main, at.graph).and_then(|h| h.shape_constants.get(dims)) {
             return name.clone();
         }
         let label: Vec<String> = dims.iter().map(u64::to_string).collect();
         let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
         let name = self.names.fresh(&format!("bcast_shape_{label}"));
         self.constant(at, int64_tensor(&name, &as_i64(dims)));
-        self.hot.entry(at.graph.to_vec()).or_default().shape_constants.insert(dims.to_vec(), name.clone());
+        self.hot_mut(at.graph).shape_constants.insert(dims.to_vec(), name.clone());
         name
     }
 
@@ -324,7 +235,7 @@ impl<'m> Builder<'m> {
         elem: Option<i32>,
         out: &Shape,
     ) -> Arc<str> {
-        if let Some(hot) = self.hot.get(at.graph) {
+        if let Some(hot) = hot_at(&self.hot, &self.hot_main, at.graph) {
             if let Some(target) = hot.shape_constants.get(dims) {
                 expand_key(&mut self.key, value, target);
                 if let Some(name) = hot.expands.get(self.key.as_slice()) {
@@ -389,7 +300,8 @@ impl<'m> Builder<'m> {
     /// `Expand(value, target)`, declared with `out` when the element type is known.
     pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> Arc<str> {
         expand_key(&mut self.key, value, target);
-        if let Some(name) = self.hot.get(at.graph).and_then(|h| h.expands.get(self.key.as_slice())) {
+        if let Some(name) = hot_at(&self.hot, &self.hot_main, at.graph).and_then(|h| h.expands.get(self.key.as_slice()))
+        {
             self.counts.expands_shared += 1;
             return name.clone();
         }
@@ -403,8 +315,8 @@ impl<'m> Builder<'m> {
         self.add_node(at, node, vi);
         self.counts.expands_inserted += 1;
         let name: Arc<str> = name.into();
-        let hot = self.hot.entry(at.graph.to_vec()).or_default();
-        hot.expands.insert(self.key.clone(), name.clone());
+        let key = self.key.clone();
+        self.hot_mut(at.graph).expands.insert(key, name.clone());
         name
     }
 
@@ -534,66 +446,5 @@ pub fn value_info(name: &str, elem: i32, shape: &Shape) -> ValueInfoProto {
             ..Default::default()
         }),
         ..Default::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_fresh_name_avoids_every_name_the_model_defines_or_gives() {
-        // The candidates for `v_expanded` are, in turn: a node's output, a graph input a node reads, an
-        // initializer, a node's name, a dim param, and a name a function's node reads.
-        let node = |name: &str, inputs: &[&str], output: &str| NodeProto {
-            name: Some(name.into()),
-            op_type: Some("Add".into()),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![output.into()],
-            ..Default::default()
-        };
-        let declared = |name: &str, dims: &[&str]| ValueInfoProto {
-            name: Some(name.into()),
-            r#type: Some(TypeProto {
-                tensor_type: Some(type_proto::Tensor {
-                    elem_type: Some(1),
-                    shape: Some(TensorShapeProto {
-                        dim: dims
-                            .iter()
-                            .map(|d| tensor_shape_proto::Dimension {
-                                value: Some(tensor_shape_proto::dimension::Value::DimParam(d.to_string())),
-                                denotation: None,
-                            })
-                            .collect(),
-                    }),
-                }),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let graph = GraphProto {
-            node: vec![node("v_expanded_3", &["v_expanded_1", "v_expanded_2"], "v_expanded")],
-            input: vec![declared("v_expanded_1", &["v_expanded_4"])],
-            initializer: vec![int64_tensor("v_expanded_2", &[1])],
-            ..Default::default()
-        };
-        let function = crate::onnx::pb::FunctionProto {
-            name: Some("f".into()),
-            node: vec![node("g", &["v_expanded_5"], "y")],
-            ..Default::default()
-        };
-        let model = ModelProto { graph: Some(graph), functions: vec![function], ..Default::default() };
-        let mut names = Names::of(&model);
-        assert_eq!(names.fresh("v_expanded"), "v_expanded_6");
-        assert_eq!(names.fresh("v_expanded"), "v_expanded_7");
-    }
-
-    #[test]
-    fn a_base_asked_again_goes_on_past_every_name_made_from_it_or_for_another() {
-        let model = ModelProto::default();
-        let mut names = Names::of(&model);
-        // `a_1` made for a base of its own first; `a` free the first time, then `a_2`, `a_3`; `b` likewise.
-        let made: Vec<String> = ["a_1", "a", "a", "b", "a", "b", "", ""].iter().map(|b| names.fresh(b)).collect();
-        assert_eq!(made, ["a_1", "a", "a_2", "b", "a_3", "b_1", "bcast", "bcast_1"]);
     }
 }

@@ -12,17 +12,21 @@
 //! constructor), `external` moves external data as the options ask, and [`write_expanded`] writes the result
 //! through [`crate::onnx::save`].
 
+mod action;
 mod builder;
 mod external;
+mod names;
 mod order;
 mod ranged;
 mod reason;
 mod strategy;
 
-use crate::analysis::Site;
 use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
 
+pub use action::Action;
+#[cfg(test)]
+pub(crate) use action::ActionText;
 pub use builder::value_info;
 pub use reason::{LeftKind, LeftReason};
 
@@ -65,19 +69,6 @@ impl LeftSite {
     pub fn kind(&self) -> LeftKind {
         self.reason.kind()
     }
-}
-
-/// What one site became.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Action {
-    pub graph: String,
-    pub node: String,
-    pub op: String,
-    /// One line per input made explicit, e.g. `B [3] -> Expand to [2, 3]`.
-    pub steps: Vec<String>,
-    /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
-    /// explicit, not valid for other sizes.
-    pub conditions: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -130,12 +121,11 @@ pub fn plan_request(
     if ranges.is_none() {
         // Sites planned as the walk evaluates them: see `order`.
         let mut planner = strategy::Planner::new(builder::Builder::new(model.proto(), max), options.clone());
-        let mut order = order::InOrder::default();
-        let mut each = |site: Site| order.take(&mut planner, site);
-        let analysis = crate::analysis::analyze_model_request(model, analysis_options, &request, Some(&mut each))?;
+        let mut taker = order::Taker { order: order::InOrder::default(), planner: &mut planner };
+        let analysis = crate::analysis::analyze_model_sites(model, analysis_options, &request, Some(&mut taker))?;
         refuse_broken(&analysis)?;
-        if !order.out_of_order() {
-            planner.summary.sites = order.finish(&mut planner);
+        if !taker.order.out_of_order() {
+            planner.summary.sites = taker.order.finish(&mut planner);
             return Ok(planner.finish());
         }
     }

@@ -61,6 +61,23 @@ impl InOrder {
     }
 }
 
+/// What the walk hands the sites of a plan made as it goes: [`InOrder`] with the planner.
+pub(super) struct Taker<'p, 'm> {
+    pub order: InOrder,
+    pub planner: &'p mut Planner<'m>,
+}
+
+impl crate::analysis::Sites for Taker<'_, '_> {
+    fn site(&mut self, site: Site<'_>) {
+        self.order.take(self.planner, site);
+    }
+
+    /// Every site is planned, and a pair's record made from the walk's quick judgement is the record.
+    fn pair_records(&self) -> bool {
+        true
+    }
+}
+
 /// Plans `sites` node by node in the order of their places (a node's evaluations in the order given); returns how
 /// many nodes were planned.
 pub(super) fn plan_sorted(planner: &mut Planner<'_>, mut sites: Vec<Site>) -> usize {

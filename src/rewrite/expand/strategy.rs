@@ -2,9 +2,9 @@
 //! constant or computed shape, `Reshape` + `Tile` below opset 8, a materialized constant), or why it is left as
 //! it is. The nodes themselves come from the [`Builder`].
 
-use crate::sys::escape::name as shown;
 use std::collections::HashMap;
 
+use super::action::ActionText;
 use super::builder::{is_default, At, Builder};
 use super::{Action, ExpandOptions, ExpandSummary, LeftReason, LeftSite};
 use crate::analysis::{GraphStep, NodeLoc, Site};
@@ -20,7 +20,8 @@ pub(super) struct Planner<'m> {
     pub options: ExpandOptions,
     pub summary: ExpandSummary,
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
-    lines: Lines,
+    /// The text of the action being planned.
+    text: ActionText,
 }
 
 /// One input to make explicit, its name and shape borrowed from the site.
@@ -42,22 +43,17 @@ enum SitePlan {
     Explicit(NodeEdit, Action),
 }
 
-/// The inputs of one node made explicit: the new value for each input position, and a line per input.
+/// The inputs of one node made explicit: the new value for each input position (the steps, a line per input, go
+/// to the planner's [`ActionText`]).
+#[derive(Default)]
 struct Rewritten {
     /// By position, in order (a node has a few inputs: held inline).
     replaced: smallvec::SmallVec<[(usize, Arc<str>); 2]>,
-    steps: Vec<String>,
 }
 
 impl Rewritten {
-    /// Room for a line per operand: a plan keeps the lines of every node it rewrites, so no spare room.
-    fn for_operands(operands: &[Operand]) -> Rewritten {
-        Rewritten { replaced: smallvec::SmallVec::new(), steps: Vec::with_capacity(operands.len()) }
-    }
-
-    fn add(&mut self, position: usize, name: impl Into<Arc<str>>, step: String) {
+    fn add(&mut self, position: usize, name: impl Into<Arc<str>>) {
         self.set(position, name.into());
-        self.steps.push(step);
     }
 
     /// The input at `position` becomes `name`.
@@ -73,60 +69,8 @@ impl Rewritten {
     }
 }
 
-/// Where the lines of steps are put together (a large model's plan makes one per site, each then kept in a string
-/// of its own length to the end of the command), with the text of the last shape of known sizes a step went to:
-/// consecutive sites mostly share their output's shape, written once rather than at each.
-#[derive(Default)]
-struct Lines {
-    line: String,
-    last_to: Option<(smallvec::SmallVec<[u64; 6]>, String)>,
-}
-
-impl Lines {
-    /// `to` as [`Shape::push_to`] writes it.
-    fn push_to_shape(&mut self, to: &Shape) {
-        let known = |d: &Dim| match d {
-            Dim::Known(n) => Some(*n),
-            _ => None,
-        };
-        if let (Some(dims), Some((sizes, text))) = (to.dims(), &self.last_to) {
-            if dims.len() == sizes.len() && dims.iter().zip(sizes).all(|(d, s)| known(d) == Some(*s)) {
-                self.line.push_str(text);
-                return;
-            }
-        }
-        let start = self.line.len();
-        to.push_to(&mut self.line);
-        if let Some(sizes) = to.dims().and_then(|dims| dims.iter().map(known).collect::<Option<_>>()) {
-            self.last_to = Some((sizes, self.line[start..].to_string()));
-        }
-    }
-}
-
-/// What an input made explicit became, in words (the name marked): `NAME FROM -> HOW TO`, e.g.
-/// `B [3] -> Expand to [2, 3]`, put together without a formatter.
-fn step(lines: &mut Lines, name: &str, from: &Shape, how: &str, to: &Shape) -> String {
-    step_then(lines, name, from, how, to, "")
-}
-
-/// [`step`] followed by `after`.
-fn step_then(lines: &mut Lines, name: &str, from: &Shape, how: &str, to: &Shape, after: &str) -> String {
-    lines.line.clear();
-    shown(name).push_to(&mut lines.line);
-    lines.line.push(' ');
-    from.push_to(&mut lines.line);
-    lines.line.push_str(" -> ");
-    lines.line.push_str(how);
-    lines.line.push(' ');
-    lines.push_to_shape(to);
-    lines.line.push_str(after);
-    lines.line.as_str().into()
-}
-
-/// What an input made explicit at a shape computed in the graph became, in words (the name marked).
-fn computed_step(lines: &mut Lines, name: &str, shape: &Shape, site: &Site) -> String {
-    step_then(lines, name, shape, "Expand to", &site.output_shape, " (computed in the graph)")
-}
+/// What follows the step of an input made explicit at a shape computed in the graph.
+const COMPUTED: &str = " (computed in the graph)";
 
 fn left(site: &Site, reason: LeftReason) -> SitePlan {
     let (graph, node, op) = (site.graph.to_string(), site.node.to_string(), site.op.to_string());
@@ -143,7 +87,7 @@ impl<'m> Planner<'m> {
         if nodes > 0 {
             b.graph_edit(&[]).node_edits.reserve(nodes);
         }
-        Planner { b, options, summary, producers: HashMap::new(), lines: Lines::default() }
+        Planner { b, options, summary, producers: HashMap::new(), text: ActionText::default() }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -186,9 +130,8 @@ impl<'m> Planner<'m> {
             return SitePlan::Nothing;
         }
         let at = At { graph: &loc.graph, before: loc.node };
-        let known: Option<smallvec::SmallVec<[u64; 6]>> =
-            first.output_shape.dims().and_then(|dims| dims.iter().map(Dim::known).collect());
-        let result = match known.filter(|_| agreed) {
+        self.text.begin(&first.graph, &first.node, &first.op);
+        let result = match known_sizes(&first.output_shape).filter(|_| agreed) {
             // The output shape is `out`'s, every dim known.
             Some(out) => self.make_static(&at, &operands, (&out, &first.output_shape), first.opset),
             None => self.make_dynamic(&at, first, &operands, node, first.opset),
@@ -211,13 +154,7 @@ impl<'m> Planner<'m> {
                 }
             }
         }
-        let action = Action {
-            graph: first.graph.to_string(),
-            node: first.node.to_string(),
-            op: first.op.to_string(),
-            steps: done.steps,
-            conditions,
-        };
+        let action: Action = self.text.finish(conditions);
         // The inputs replaced, by position: the splice keeps the others as they are written.
         SitePlan::Explicit(NodeEdit { inputs: InputEdit::At(done.replaced), drop_attributes }, action)
     }
@@ -285,20 +222,26 @@ impl<'m> Planner<'m> {
     /// The inputs of a site that do not already have the shape they are broadcast to.
     /// The inputs to make explicit, as the site's rule says, with their positions in the node.
     fn operands<'s>(&self, site: &'s Site) -> smallvec::SmallVec<[Operand<'s>; 2]> {
-        // Site inputs are the node's present inputs in order; recover their positions in the node.
+        // Site inputs are the node's present inputs in order; recover their positions in the node (the same
+        // positions when every input is present, as it mostly is).
         let node = self.node_proto(&site.loc);
-        let position = |input: usize| (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).nth(input);
-        let operand = |RewriteOperand { input, alignment }| {
+        let all_present = node.input.len() == site.inputs.len();
+        let position = |input: usize| match all_present {
+            true => Some(input),
+            false => (0..node.input.len()).filter(|&i| !node.input[i].is_empty()).nth(input),
+        };
+        let mut operands = smallvec::SmallVec::new();
+        for RewriteOperand { input, alignment } in site.rule.rewrite_operands(site) {
             let site_input = &site.inputs[input];
-            Operand {
+            operands.push(Operand {
                 position: position(input).expect("a site input is a present input of its node"),
                 name: &site_input.name,
                 shape: &site_input.shape,
                 elem: site_input.elem,
                 alignment,
-            }
-        };
-        site.rule.rewrite_operands(site).into_iter().map(operand).collect()
+            });
+        }
+        operands
     }
 
     fn make_static(
@@ -308,7 +251,7 @@ impl<'m> Planner<'m> {
         (out, out_shape): (&[u64], &Shape),
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
-        let mut done = Rewritten::for_operands(operands);
+        let mut done = Rewritten::default();
         for op in operands {
             let mapped = match &op.alignment {
                 Alignment::Mapped(m) => Some(m.clone()),
@@ -316,17 +259,15 @@ impl<'m> Planner<'m> {
             };
             if self.options.materialize_constants {
                 if let Some(name) = self.b.materialize(at, op.name, mapped.as_deref(), out) {
-                    done.add(
-                        op.position,
-                        name,
-                        step(&mut self.lines, op.name, op.shape, "constant of shape", out_shape),
-                    );
+                    done.add(op.position, name);
+                    self.text.step(op.name, op.shape, "constant of shape", out_shape, "");
                     continue;
                 }
             }
             if opset >= 8 && mapped.is_none() {
                 let name = self.b.expand_to_constant(at, op.name, out, op.elem, out_shape);
-                done.add(op.position, name, step(&mut self.lines, op.name, op.shape, "Expand to", out_shape));
+                done.add(op.position, name);
+                self.text.step(op.name, op.shape, "Expand to", out_shape, "");
                 continue;
             }
             // Below opset 8 there is no Expand: Reshape to the aligned rank, then Tile each axis to its size.
@@ -349,7 +290,8 @@ impl<'m> Planner<'m> {
             if repeats.iter().any(|&r| r != 1) {
                 current = self.b.tile(at, &current, &repeats, op.elem, out);
             }
-            done.add(op.position, current, step(&mut self.lines, op.name, op.shape, "Reshape/Tile to", out_shape));
+            done.add(op.position, current);
+            self.text.step(op.name, op.shape, "Reshape/Tile to", out_shape, "");
         }
         Ok(done)
     }
@@ -362,7 +304,7 @@ impl<'m> Planner<'m> {
         node: &NodeProto,
         opset: i64,
     ) -> Result<Rewritten, LeftReason> {
-        let mut done = Rewritten::for_operands(operands);
+        let mut done = Rewritten::default();
         if opset < 8 {
             return Err(LeftReason::NoExpand { opset, output: site.output_shape.clone().into_owned() });
         }
@@ -384,7 +326,8 @@ impl<'m> Planner<'m> {
         let remaining: Vec<&Operand> = operands.iter().filter(|o| !done.has(o.position)).collect();
         for op in remaining {
             let name = self.b.expand(at, op.name, &target, op.elem, &out_shape);
-            done.add(op.position, name, computed_step(&mut self.lines, op.name, op.shape, site));
+            done.add(op.position, name);
+            self.text.step(op.name, op.shape, "Expand to", &site.output_shape, COMPUTED);
         }
         done.replaced.retain(|(position, name)| **name != *node.input[*position]);
         Ok(done)
@@ -426,11 +369,8 @@ impl<'m> Planner<'m> {
         }
         // The folded value has the output shape: it stands for the first input, always, so that every input reads
         // as `acc` or `Expand(_, Shape(acc))` when the model is analysed again.
-        done.add(
-            present[rule_inputs[0]],
-            acc.clone(),
-            computed_step(&mut self.lines, &names[0].name, &names[0].shape, site),
-        );
+        done.add(present[rule_inputs[0]], acc.clone());
+        self.text.step(&names[0].name, &names[0].shape, "Expand to", &site.output_shape, COMPUTED);
         (self.b.shape_of(at, &acc, &site.output_shape), None)
     }
 
@@ -489,6 +429,15 @@ impl<'m> Planner<'m> {
                 .collect(),
         )
     }
+}
+
+/// The sizes of a shape whose every size is known, inline: put together without collecting an iterator.
+fn known_sizes(shape: &Shape) -> Option<smallvec::SmallVec<[u64; 6]>> {
+    let mut sizes = smallvec::SmallVec::new();
+    for d in shape.dims()? {
+        sizes.push(d.known()?);
+    }
+    Some(sizes)
 }
 
 fn same_inputs(a: &Site, b: &Site) -> bool {

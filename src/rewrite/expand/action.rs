@@ -1,0 +1,400 @@
+//! What one site became ([`Action`]), its place and steps held in one string laid out as the text summary shows
+//! them, and how a plan puts that string together ([`ActionText`]).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use smallvec::SmallVec;
+
+use crate::onnx::location::GRAPH_NODE;
+use crate::sizes::shape::{Dim, Shape};
+use crate::sys::escape::{has_marks, name as mark, plain, plain_ascii, NAME_CHARS};
+
+/// What one site became: where it is, a step per input made explicit (`B [3] -> Expand to [2, 3]`), and the
+/// conditions on symbols it still holds under.
+///
+/// Its place and steps are one string, `GRAPH › NODE (OP): STEP; STEP` (the op left out where the node's label is
+/// an unnamed node's `#INDEX (OP)`, which ends with it): one allocation a site where a large model's plan made five,
+/// and, where every part is shown as it is written, the very text of the site's line in the summary, which then
+/// writes it without looking at its parts again.
+#[derive(Clone)]
+pub struct Action {
+    text: Box<str>,
+    /// The lengths of the graph's path, the node's label and the op.
+    graph: usize,
+    node: usize,
+    op: usize,
+    /// The op is the end of the node's label (`#INDEX (OP)`), not written after it.
+    op_in_node: bool,
+    /// Each step's end in `text`, and the length of the name it starts with.
+    steps: SmallVec<[(usize, usize); 2]>,
+    /// The steps' names are marked in `text` ([`crate::sys::escape::name`]), as [`Action::new`] takes them;
+    /// otherwise each step is its name as written, then the rest.
+    marked: bool,
+    /// Every part is shown as it is written and no condition is left: `text` is the summary's line.
+    shown: bool,
+    /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
+    /// explicit, not valid for other sizes.
+    pub conditions: Vec<String>,
+}
+
+impl Action {
+    /// An action of these parts; each step with its names marked ([`crate::sys::escape::name`]).
+    pub fn new<S: AsRef<str>>(graph: &str, node: &str, op: &str, steps: &[S], conditions: Vec<String>) -> Action {
+        let mut text = ActionText::default();
+        text.begin(graph, node, op);
+        for step in steps {
+            text.push_sep();
+            text.text.push_str(step.as_ref());
+            text.steps.push((text.text.len(), 0));
+        }
+        let mut action = text.take(conditions);
+        (action.marked, action.shown) = (true, false);
+        action
+    }
+
+    /// The graph's path (`main`, `main/If_0/then_branch`).
+    pub fn graph(&self) -> &str {
+        &self.text[..self.graph]
+    }
+
+    /// The node's name, or `#INDEX (OP)` for an unnamed one.
+    pub fn node(&self) -> &str {
+        let start = self.graph + GRAPH_NODE.len();
+        &self.text[start..start + self.node]
+    }
+
+    pub fn op(&self) -> &str {
+        let node_end = self.graph + GRAPH_NODE.len() + self.node;
+        match self.op_in_node {
+            true => &self.text[node_end - 1 - self.op..node_end - 1],
+            false => &self.text[node_end + 2..node_end + 2 + self.op],
+        }
+    }
+
+    /// Where the steps start in `text`: after `: `.
+    fn steps_start(&self) -> usize {
+        let node_end = self.graph + GRAPH_NODE.len() + self.node;
+        let at_end = if self.op_in_node { node_end } else { node_end + 2 + self.op + 1 };
+        at_end + 2
+    }
+
+    /// Each step's text in `text`, with the length of the name it starts with.
+    fn step_texts(&self) -> impl Iterator<Item = (&str, usize)> + '_ {
+        let mut start = self.steps_start();
+        self.steps.iter().map(move |&(end, name)| {
+            let step = &self.text[start..end];
+            start = end + 2;
+            (step, name)
+        })
+    }
+
+    /// The steps as a person reads them, names whole and unescaped: one line per input made explicit, e.g.
+    /// `B [3] -> Expand to [2, 3]`.
+    pub fn steps(&self) -> impl Iterator<Item = Cow<'_, str>> + '_ {
+        let marked = self.marked;
+        self.step_texts().map(move |(step, _)| match marked {
+            true => plain(step),
+            false => Cow::Borrowed(step),
+        })
+    }
+
+    /// The steps with their names marked, for renderers that show each name escaped and shortened.
+    pub(crate) fn marked_steps(&self) -> impl Iterator<Item = Cow<'_, str>> + '_ {
+        let marked = self.marked;
+        self.step_texts().map(move |(step, name)| match marked {
+            true => Cow::Borrowed(step),
+            false => {
+                let mut out = String::with_capacity(step.len() + 6);
+                mark(&step[..name]).push_to(&mut out);
+                out.push_str(&step[name..]);
+                Cow::Owned(out)
+            }
+        })
+    }
+
+    /// Appends the site's line as the text summary shows it after the input's path, `GRAPH › NODE (OP): STEPS`,
+    /// when every part of it is shown as it is written; returns where the steps start in `line`. `None`, and `line`
+    /// as it was, for any other action.
+    pub(crate) fn push_shown(&self, line: &mut String) -> Option<usize> {
+        if !self.shown {
+            return None;
+        }
+        let start = line.len() + self.steps_start();
+        line.push_str(&self.text);
+        Some(start)
+    }
+}
+
+impl PartialEq for Action {
+    fn eq(&self, other: &Action) -> bool {
+        (self.graph(), self.node(), self.op(), &self.conditions)
+            == (other.graph(), other.node(), other.op(), &other.conditions)
+            && self.marked_steps().eq(other.marked_steps())
+    }
+}
+
+impl fmt::Debug for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Action")
+            .field("graph", &self.graph())
+            .field("node", &self.node())
+            .field("op", &self.op())
+            .field("steps", &self.marked_steps().collect::<Vec<_>>())
+            .field("conditions", &self.conditions)
+            .finish()
+    }
+}
+
+/// Where a plan puts each [`Action`]'s text together, one buffer reused from site to site, with the text after the
+/// name of the last few steps between shapes of known sizes: consecutive sites mostly share it
+/// (` [64] -> Expand to [8, 64]`), which is then copied rather than written and checked again.
+#[derive(Default)]
+pub(crate) struct ActionText {
+    text: String,
+    graph: usize,
+    node: usize,
+    op: usize,
+    op_in_node: bool,
+    steps: SmallVec<[(usize, usize); 2]>,
+    shown: bool,
+    /// A step's text after its name holds a mark of its own (a `dim_param` may): the steps are kept marked.
+    marks_in_steps: bool,
+    /// The last graph's path, and whether it is shown as it is written: the sites of a graph follow one another.
+    last_graph: Option<(String, bool)>,
+    rests: Vec<Rest>,
+    /// The entry of `rests` the next new one replaces, once there are [`RESTS`].
+    next_rest: usize,
+}
+
+/// The text after a step's name, ` FROM -> HOW TO`, between shapes of known sizes.
+struct Rest {
+    from: SmallVec<[u64; 6]>,
+    how: &'static str,
+    to: SmallVec<[u64; 6]>,
+    after: &'static str,
+    text: String,
+    /// Shown as it is written ([`plain_ascii`]).
+    plain: bool,
+}
+
+/// How many [`Rest`]s are kept: a model's sites go to a few shapes from a few others.
+const RESTS: usize = 4;
+
+/// The sizes of a shape of known sizes.
+fn known_sizes(shape: &Shape) -> Option<SmallVec<[u64; 6]>> {
+    shape.dims()?.iter().map(Dim::known).collect()
+}
+
+/// Whether `shape` is of known sizes, `sizes`.
+fn of_sizes(shape: &Shape, sizes: &[u64]) -> bool {
+    shape.dims().is_some_and(|d| d.len() == sizes.len() && d.iter().zip(sizes).all(|(d, s)| *d == Dim::Known(*s)))
+}
+
+impl ActionText {
+    /// Starts the action of the node `node` (its label) of op `op` in the graph at `graph`.
+    pub fn begin(&mut self, graph: &str, node: &str, op: &str) {
+        self.text.clear();
+        self.steps.clear();
+        self.marks_in_steps = false;
+        use crate::onnx::location::shown_as_written;
+        let graph_shown = match &self.last_graph {
+            Some((last, shown)) if last == graph => *shown,
+            _ => {
+                let shown = shown_as_written(graph, None, None);
+                self.last_graph = Some((graph.to_string(), shown));
+                shown
+            }
+        };
+        // (An empty path is shown as it is written: only the node and op are looked at.)
+        self.shown = graph_shown && shown_as_written("", Some(node), Some(op));
+        (self.graph, self.node, self.op) = (graph.len(), node.len(), op.len());
+        self.text.push_str(graph);
+        self.text.push_str(GRAPH_NODE);
+        self.text.push_str(node);
+        // As `crate::onnx::location::at` leaves it out.
+        self.op_in_node = crate::onnx::location::labelled_with(node, op);
+        if !self.op_in_node {
+            self.text.push_str(" (");
+            self.text.push_str(op);
+            self.text.push(')');
+        }
+        self.text.push_str(": ");
+    }
+
+    fn push_sep(&mut self) {
+        if !self.steps.is_empty() {
+            self.text.push_str("; ");
+        }
+    }
+
+    /// A step: what the input `name` of shape `from` became, `NAME FROM -> HOW TO` followed by `after`, put together
+    /// without a formatter.
+    pub fn step(&mut self, name: &str, from: &Shape, how: &'static str, to: &Shape, after: &'static str) {
+        self.push_sep();
+        self.text.push_str(name);
+        // Shown as written: the name whole, and the rest, which starts the text between this name and the next.
+        let name_shown = name.len() <= NAME_CHARS && plain_ascii(name);
+        let cached = self
+            .rests
+            .iter()
+            .find(|r| of_sizes(from, &r.from) && of_sizes(to, &r.to) && (r.how, r.after) == (how, after));
+        let plain_rest = match cached {
+            Some(rest) => {
+                self.text.push_str(&rest.text);
+                rest.plain
+            }
+            None => self.push_rest(from, how, to, after),
+        };
+        self.steps.push((self.text.len(), name.len()));
+        self.shown &= plain_rest && name_shown;
+    }
+
+    /// ` FROM -> HOW TO` followed by `after`, kept for the next steps when both shapes are of known sizes; whether it
+    /// is shown as it is written.
+    fn push_rest(&mut self, from: &Shape, how: &'static str, to: &Shape, after: &'static str) -> bool {
+        let start = self.text.len();
+        self.text.push(' ');
+        from.push_to(&mut self.text);
+        self.text.push_str(" -> ");
+        self.text.push_str(how);
+        self.text.push(' ');
+        to.push_to(&mut self.text);
+        self.text.push_str(after);
+        let rest = &self.text[start..];
+        let plain = plain_ascii(rest);
+        self.marks_in_steps |= !plain && has_marks(rest);
+        if let (Some(from), Some(to)) = (known_sizes(from), known_sizes(to)) {
+            let rest = Rest { from, how, to, after, text: rest.to_string(), plain };
+            match self.rests.len() < RESTS {
+                true => self.rests.push(rest),
+                false => self.rests[self.next_rest] = rest,
+            }
+            self.next_rest = (self.next_rest + 1) % RESTS;
+        }
+        plain
+    }
+
+    /// The action put together since [`ActionText::begin`], with `conditions`.
+    pub fn finish(&mut self, conditions: Vec<String>) -> Action {
+        if !self.marks_in_steps {
+            return self.take(conditions);
+        }
+        // A step whose text after its name holds a mark is kept as its text with the name marked was, so that
+        // its plain text is what it always was: the names are marked now.
+        let start = self.steps_start();
+        let (text, steps) = (std::mem::take(&mut self.text), std::mem::take(&mut self.steps));
+        self.text.push_str(&text[..start]);
+        let mut from = start;
+        for (end, name) in steps {
+            self.push_sep();
+            mark(&text[from..from + name]).push_to(&mut self.text);
+            self.text.push_str(&text[from + name..end]);
+            self.steps.push((self.text.len(), 0));
+            from = end + 2;
+        }
+        let mut action = self.take(conditions);
+        action.marked = true;
+        action
+    }
+
+    fn steps_start(&self) -> usize {
+        let at_end = self.graph + GRAPH_NODE.len() + self.node + if self.op_in_node { 0 } else { 3 + self.op };
+        at_end + 2
+    }
+
+    /// The action as the text stands, its steps' names not marked.
+    fn take(&mut self, conditions: Vec<String>) -> Action {
+        Action {
+            text: self.text.as_str().into(),
+            graph: self.graph,
+            node: self.node,
+            op: self.op,
+            op_in_node: self.op_in_node,
+            steps: SmallVec::from_slice(&self.steps),
+            marked: false,
+            shown: self.shown && conditions.is_empty(),
+            conditions,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizes::shape::parse_shape;
+
+    /// Sites' parts (graph, node, op, [(input, its shape, the target)], conditions), as a plan meets them.
+    type Parts<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str, &'a str)>, Vec<String>);
+
+    fn parts() -> Vec<Parts<'static>> {
+        vec![
+            ("main", "node_0", "Sub", vec![("small_0", "64", "8,64")], vec![]),
+            ("main", "#3 (Add)", "Add", vec![("a", "1,64", "8,64"), ("b", "8,1", "8,64")], vec![]),
+            ("main", "#3 (Add)", "Mul", vec![("a", "64", "8,64")], vec![]),
+            ("main/If_0/then_branch", "n", "Add", vec![("x", "", "N,64")], vec!["N ∈ {1, 8}".into()]),
+            ("main", "bad\nname", "Add", vec![("x", "64", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x\u{FDD0}y", "64", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", "N\u{FDD0}M", "?,64"), ("y", "*", "8,64")], vec![]),
+            ("main", "n", "Add", vec![(":x", "64", "8,64")], vec![]),
+            ("main", "n", "Add", vec![("x", ":a", "8,64")], vec![]),
+        ]
+    }
+
+    #[test]
+    fn an_action_keeps_its_parts_and_each_steps_text_with_and_without_marks() {
+        for (graph, node, op, steps, conditions) in parts() {
+            let mut text = ActionText::default();
+            text.begin(graph, node, op);
+            let mut written = Vec::new();
+            for (input, from, to) in &steps {
+                let (from, to) = (parse_shape(from), parse_shape(to));
+                text.step(input, &from, "Expand to", &to, " (computed in the graph)");
+                written.push(format!("{} {from} -> Expand to {to} (computed in the graph)", mark(input)));
+            }
+            let action = text.finish(conditions.clone());
+            assert_eq!((action.graph(), action.node(), action.op()), (graph, node, op));
+            assert_eq!(action.marked_steps().collect::<Vec<_>>(), written, "{node}");
+            let plain_steps: Vec<_> = written.iter().map(|s| plain(s)).collect();
+            assert_eq!(action.steps().collect::<Vec<_>>(), plain_steps, "{node}");
+            assert_eq!(action.conditions, conditions);
+            assert_eq!(action, Action::new(graph, node, op, &written, conditions.clone()));
+        }
+    }
+
+    #[test]
+    fn an_action_is_its_summary_line_exactly_where_every_part_is_shown_as_written() {
+        let mut shown = 0;
+        for (graph, node, op, steps, conditions) in parts() {
+            let mut text = ActionText::default();
+            text.begin(graph, node, op);
+            let mut written = Vec::new();
+            for (input, from, to) in &steps {
+                let (from, to) = (parse_shape(from), parse_shape(to));
+                text.step(input, &from, "Expand to", &to, "");
+                written.push(format!("{} {from} -> Expand to {to}", mark(input)));
+            }
+            let action = text.finish(conditions.clone());
+            // What the summary's general way makes of the parts when they are shown as they are written.
+            let mut expected = "lead: ".to_string();
+            let as_written = conditions.is_empty()
+                && crate::onnx::location::push_plain_at(&mut expected, graph, Some(node), Some(op))
+                && {
+                    expected.push_str(": ");
+                    crate::sys::escape::push_shown_as_written(&mut expected, &written.join("; "))
+                };
+            let mut line = "lead: ".to_string();
+            let start = action.push_shown(&mut line);
+            assert_eq!(start.is_some(), as_written, "{node} {steps:?}");
+            if let Some(start) = start {
+                shown += 1;
+                assert_eq!(line, expected);
+                assert_eq!(
+                    &line[..start],
+                    format!("lead: {}: ", crate::onnx::location::at(graph, Some(node), Some(op)))
+                );
+            }
+        }
+        assert_eq!(shown, 4, "the first three sites and the one whose shape starts with a colon");
+    }
+}
