@@ -264,10 +264,10 @@ impl<'m> Builder<'m> {
         base.push('_');
         base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
         NodeProto {
-            input: inputs,
-            output: vec![output.to_string()],
-            name: Some(self.names.fresh(&base)),
-            op_type: Some(op.to_string()),
+            input: inputs.into_iter().map(Into::into).collect(),
+            output: [output.into()].into_iter().collect(),
+            name: Some(self.names.fresh(&base).into()),
+            op_type: Some(op.into()),
             attribute: attrs,
             ..Default::default()
         }
@@ -548,8 +548,8 @@ mod tests {
         let node = |name: &str, inputs: &[&str], output: &str| NodeProto {
             name: Some(name.into()),
             op_type: Some("Add".into()),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![output.into()],
+            input: inputs.iter().map(|&s| s.into()).collect(),
+            output: smallvec::smallvec![output.into()],
             ..Default::default()
         };
         let declared = |name: &str, dims: &[&str]| ValueInfoProto {
