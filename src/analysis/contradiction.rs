@@ -107,7 +107,7 @@ impl<'m> Walker<'m, '_> {
             .map(|(i, name)| {
                 let facts = inputs.get(i).copied().flatten();
                 Operand {
-                    name: name.clone(),
+                    name: name.to_string(),
                     shape: facts.map_or_else(Shape::unranked, |f| f.shape.clone()),
                     value: facts.and_then(|f| f.value.clone()),
                 }

@@ -12,6 +12,7 @@ use super::declared::Declared;
 use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
+use crate::onnx::pb::node::CompactString;
 use std::hash::BuildHasher;
 
 /// Of a node input: the value it reads goes after the node (no later node reads it, and it is no body output).
@@ -71,7 +72,7 @@ impl Flow {
             let node = &nodes[i];
             (ins, outs) = (ins - node.input.len(), outs - node.output.len());
             planner.outputs(node, &mut flow.outputs[outs..outs + node.output.len()])?;
-            let before: &[String] = if i > 0 { &nodes[i - 1].output } else { &[] };
+            let before: &[CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
             planner.inputs(node, before, &mut flow.inputs[ins..ins + node.input.len()], &mut flow.settled);
         }
         // What is still pending is read before any node makes it: made by none (an enclosing scope's value, or
@@ -127,7 +128,7 @@ impl<'m> Planner<'m, '_> {
     /// The flags of `node`'s inputs (`before`: the previous node's outputs), and the slots of those that read an
     /// input or initializer, pushed onto `settled` from the last.
     #[inline(always)]
-    fn inputs(&mut self, node: &'m NodeProto, before: &[String], flags: &mut [u8], settled: &mut Vec<u32>) {
+    fn inputs(&mut self, node: &'m NodeProto, before: &[CompactString], flags: &mut [u8], settled: &mut Vec<u32>) {
         for (x, flag) in node.input.iter().zip(flags).rev() {
             if x.is_empty() {
                 continue;

@@ -174,7 +174,7 @@ impl<'m> Walker<'m, '_> {
         let verdict = if never { BoundVerdict::Violated } else { BoundVerdict::Conditional(conditions) };
         let (graph, node_name, node_index, functions) = reported_owned(env, node, index);
         let operand =
-            |i: usize, f: &ValueFacts| Operand { name: node.input[i].clone(), shape: f.shape.clone(), value: None };
+            |i: usize, f: &ValueFacts| Operand { name: node.input[i].to_string(), shape: f.shape.clone(), value: None };
         self.out.index_bounds.push(IndexBound {
             graph,
             node: node_name,

@@ -117,7 +117,8 @@ fn legacy_broadcast_axis_present_but_unset_places_b_at_axis_zero() {
     use crate::rules::{bind, NodeView, VerdictKind};
     let (a, b) = (t("2,3,4").unwrap(), t("2").unwrap());
     let judge = |attrs: Vec<AttributeProto>| {
-        let node = NodeProto { input: vec!["A".into(), "B".into()], attribute: attrs, ..Default::default() };
+        let node =
+            NodeProto { input: smallvec::smallvec!["A".into(), "B".into()], attribute: attrs, ..Default::default() };
         let facts = [Some(&a), Some(&b)];
         let view = NodeView::new(&node.input, &facts, Attrs::new(&node, None));
         bind(crate::rules::ops::SiteKind::LegacyBinary, &view).outcome.verdict.kind()

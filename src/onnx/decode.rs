@@ -3,10 +3,9 @@
 //!
 //! Why: in prost's generated decoding a node of five short strings costs ~3,500 instructions: every field goes
 //! through the `Buf` trait, each string is cleared, grown and copied, then validated, and each name list grows to
-//! room for four. Here a node whose bytes lie in the buffer's current chunk is read from that slice: each string
-//! takes one exact allocation (a short ASCII name is checked and copied a word at a time), the input and output
-//! lists are counted before they are filled, so they are allocated once at their length, and the node is built in
-//! place in its list.
+//! room for four. Here a node whose bytes lie in the buffer's current chunk is read from that slice into the
+//! compact node ([`crate::onnx::pb::node`]): a name of up to 24 bytes of ASCII is checked a word at a time and
+//! held inline, without an allocation, and the node is built in place in its list.
 //!
 //! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the
 //! buffer untouched otherwise. Anything it does not read itself (attributes, unknown fields, packed dims, a
@@ -17,9 +16,11 @@
 //! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
 //! file's map (see [`crate::onnx::source`]).
 //!
-//! The types are prost's generated ones, untouched; this only replaces how a few of them are filled.
+//! The types are prost's generated ones and the compact node, which decodes as prost's generated node does; this
+//! only replaces how a few of them are filled.
 
 use bytes::{Buf, BufMut, Bytes};
+use compact_str::CompactString;
 use prost::encoding::{message, skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
@@ -188,7 +189,7 @@ impl<M: Body> BodyMerge<'_, M> {
     }
 
     /// Reads one message of the body from the buffer's current chunk with `decode`, into a new last element of
-    /// `list`, and moves past it (filled in place: a node is 240 bytes, which a move copies). The chunk starts
+    /// `list`, and moves past it (filled in place: a node is 192 bytes, which a move copies). The chunk starts
     /// with `key` bytes of the field's key (0 when prost has read it), then the message's length. False, with the
     /// buffer and the list as they were, where the fast path does not apply. (A field that ends past the body is
     /// read as prost reads it, which then fails on the body's length.)
@@ -377,56 +378,66 @@ fn short_ascii(bytes: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// How many inputs and outputs the node in `bytes` has; `None` when its fields do not parse as plain fields.
-fn count_names(bytes: &[u8]) -> Option<(usize, usize)> {
-    use field::node::{INPUT, OUTPUT};
-    let (mut inputs, mut outputs) = (0, 0);
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let (tag, wire_type) = key(&mut rest)?;
-        match wire_type {
-            WireType::Varint => drop(varint(&mut rest)?),
-            WireType::SixtyFourBit => rest = rest.get(8..)?,
-            WireType::ThirtyTwoBit => rest = rest.get(4..)?,
-            WireType::LengthDelimited => {
-                payload(&mut rest)?;
-                inputs += usize::from(tag == INPUT);
-                outputs += usize::from(tag == OUTPUT);
-            }
-            WireType::StartGroup | WireType::EndGroup => return None,
-        }
+/// A string field's value as a compact string (inline up to 24 bytes); `None` when it is not UTF-8.
+#[inline(always)]
+fn compact(rest: &mut &[u8]) -> Option<CompactString> {
+    let bytes = payload(rest)?;
+    if short_ascii_at_most_24(bytes) {
+        // SAFETY: ASCII is UTF-8.
+        return Some(CompactString::new(unsafe { std::str::from_utf8_unchecked(bytes) }));
     }
-    Some((inputs, outputs))
+    std::str::from_utf8(bytes).ok().map(CompactString::from)
 }
 
-/// `node` (a default one) decoded from its bytes, its name lists at their exact length; fields other than its strings are
-/// merged by prost with `ctx`. `None` where prost should decode it.
+/// Whether `bytes` are at most 24 bytes of ASCII (a name held inline), checked a word at a time: words read from
+/// both ends (and the middle) cover them, overlapping. `std::str::from_utf8` cost ~90 instructions a name.
+#[inline(always)]
+fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    let src = bytes.as_ptr();
+    // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
+    let word = |at: usize| unsafe { src.add(at).cast::<u64>().read_unaligned() };
+    let half = |at: usize| unsafe { u64::from(src.add(at).cast::<u32>().read_unaligned()) };
+    let bits = match len {
+        17..=24 => word(0) | word(8) | word(len - 8),
+        8..=16 => word(0) | word(len - 8),
+        4..=7 => half(0) | half(len - 4),
+        1..=3 => u64::from(bytes[0] | bytes[len / 2] | bytes[len - 1]),
+        0 => 0,
+        _ => return false,
+    };
+    bits & 0x8080_8080_8080_8080 == 0
+}
+
+/// `node` (a default one) decoded from its bytes; fields other than its names are merged by prost's code for the
+/// field with `ctx`. `None` where prost's code should decode it. (Its name lists hold two inputs and one output
+/// inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is read.)
 fn decode_node(bytes: &[u8], ctx: &DecodeContext, node: &mut NodeProto) -> Option<()> {
     use field::node::*;
-    let (inputs, outputs) = count_names(bytes)?;
-    node.input = Vec::with_capacity(inputs);
-    node.output = Vec::with_capacity(outputs);
     let mut rest = bytes;
     while !rest.is_empty() {
         let (tag, wire_type) = key(&mut rest)?;
-        let slot = match tag {
-            _ if wire_type != WireType::LengthDelimited => None,
-            NAME => Some(&mut node.name),
-            OP_TYPE => Some(&mut node.op_type),
-            DOMAIN => Some(&mut node.domain),
-            OVERLOAD => Some(&mut node.overload),
-            DOC_STRING => Some(&mut node.doc_string),
-            INPUT | OUTPUT => {
-                let s = string(&mut rest)?;
-                if tag == INPUT { &mut node.input } else { &mut node.output }.push(s);
+        if wire_type == WireType::LengthDelimited {
+            let slot = match tag {
+                INPUT => {
+                    node.input.push(compact(&mut rest)?);
+                    continue;
+                }
+                OUTPUT => {
+                    node.output.push(compact(&mut rest)?);
+                    continue;
+                }
+                NAME => Some(&mut node.name),
+                OP_TYPE => Some(&mut node.op_type),
+                DOMAIN => Some(&mut node.domain),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                *slot = Some(compact(&mut rest)?);
                 continue;
             }
-            _ => None,
-        };
-        match slot {
-            Some(slot) => *slot = Some(string(&mut rest)?),
-            None => node.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?,
         }
+        node.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?;
     }
     Some(())
 }

@@ -1,8 +1,8 @@
 //! The main graph's lists sized before decoding, from a scan of the field headers, and node name lists fitted
 //! after it.
 //!
-//! Why: a `Vec<NodeProto>` grown by doubling copies its 240-byte nodes over and over, and at its last doubling holds
-//! the old and the new buffer at once (120 MiB and 240 MiB for a million nodes). Counting the graph's fields first
+//! Why: a `Vec<NodeProto>` grown by doubling copies its 192-byte nodes over and over, and at its last doubling holds
+//! the old and the new buffer at once (92 MiB and 183 MiB for a million nodes). Counting the graph's fields first
 //! costs a few instructions a field (the headers are parsed in place; payloads are skipped, so tensor data is not
 //! read).
 
@@ -140,9 +140,9 @@ fn header(head: &[u8]) -> Option<(u64, usize, usize)> {
     Some((key, head.len() - rest.len(), skip))
 }
 
-/// A node decoded by prost rather than the fast path (see [`crate::onnx::decode`]) has input and output lists with
-/// room for four names (a `Vec`'s first growth) where most nodes have one or two: 120 bytes a node to spare, 120 MB
-/// on a chain of a million nodes. Moving the names into lists of their exact length gives it back.
+/// A node's name list longer than what it holds inline (two inputs, one output: see [`crate::onnx::pb::node`])
+/// grows by doubling, on the fast path as in prost's code: up to twice its length in room to spare. Moving the
+/// names into lists of their exact length gives it back.
 pub fn fit_name_lists(model: &mut ModelProto) {
     let functions = model.functions.iter_mut().map(|f| &mut f.node);
     for nodes in model.graph.as_mut().map(|g| &mut g.node).into_iter().chain(functions) {
@@ -150,13 +150,14 @@ pub fn fit_name_lists(model: &mut ModelProto) {
     }
 }
 
+/// A node's name lists at their length: a list grown past what it holds inline has room to spare (up to twice its
+/// length), and is moved back inline when it fits there.
 fn fit(node: &mut NodeProto) {
-    for list in [&mut node.input, &mut node.output] {
-        if list.capacity() > list.len() {
-            let mut exact = Vec::with_capacity(list.len());
-            exact.append(list);
-            *list = exact;
-        }
+    if node.input.spilled() {
+        node.input.shrink_to_fit();
+    }
+    if node.output.spilled() {
+        node.output.shrink_to_fit();
     }
 }
 
@@ -168,8 +169,11 @@ mod tests {
     use std::io::Write;
 
     fn graph(nodes: usize, tensors: usize) -> GraphProto {
-        let node =
-            |i: usize| NodeProto { input: vec![format!("x{i}")], name: Some("n".repeat(i)), ..Default::default() };
+        let node = |i: usize| NodeProto {
+            input: smallvec::smallvec![format!("x{i}").into()],
+            name: Some("n".repeat(i).into()),
+            ..Default::default()
+        };
         let tensor = |i: usize| TensorProto { raw_data: Some(vec![7; i * 50].into()), ..Default::default() };
         let info = || ValueInfoProto { name: Some("v".into()), ..Default::default() };
         GraphProto {
@@ -211,7 +215,7 @@ mod tests {
     #[test]
     fn headers_cut_by_the_end_of_a_read_are_read_again() {
         for len in 160..=180 {
-            let node = NodeProto { input: vec!["x".repeat(len)], ..Default::default() };
+            let node = NodeProto { input: smallvec::smallvec!["x".repeat(len).into()], ..Default::default() };
             let graph = GraphProto { node: vec![node; 1_000], ..Default::default() };
             let bytes = ModelProto { graph: Some(graph), ..Default::default() }.encode_to_vec();
             assert_eq!(counts_both_ways(&bytes), Some([1_000, 0, 0, 0, 0]), "inputs of {len} bytes");
@@ -227,12 +231,16 @@ mod tests {
 
     #[test]
     fn fitted_name_lists_hold_their_names_at_their_length() {
-        let mut node = NodeProto { input: Vec::with_capacity(4), ..Default::default() };
-        node.input.push("a".into());
+        // Three inputs grown to room for four, and one output spilled to the heap: each at its length after.
+        let mut node = NodeProto { input: ["a", "b", "c"].map(Into::into).into_iter().collect(), ..Default::default() };
+        node.output = smallvec::SmallVec::with_capacity(2);
+        node.output.push("y".into());
+        assert_eq!((node.input.capacity(), node.output.spilled()), (4, true));
         let mut model =
             ModelProto { graph: Some(GraphProto { node: vec![node], ..Default::default() }), ..Default::default() };
         fit_name_lists(&mut model);
-        let input = &model.graph.unwrap().node[0].input;
-        assert_eq!((input.as_slice(), input.capacity()), (&["a".to_string()][..], 1));
+        let node = &model.graph.unwrap().node[0];
+        assert_eq!((node.input.as_slice(), node.input.capacity()), (&["a", "b", "c"].map(Into::into)[..], 3));
+        assert!(!node.output.spilled() && node.output.as_slice() == ["y"]);
     }
 }

@@ -179,7 +179,7 @@ impl<'a> Drawer<'a> {
                 }
             }
             for output in node.output.iter().filter(|n| !n.is_empty()) {
-                producer.insert(output.clone(), id.clone());
+                producer.insert(output.to_string(), id.clone());
             }
         }
         for output in &graph.output {
@@ -222,7 +222,7 @@ impl<'a> Drawer<'a> {
                     let init = format!("{id}:init:{input}");
                     let _ =
                         writeln!(canvas.nodes, "  {} [shape=note, fontsize=9, label={}];", quote(&init), quote(input));
-                    producer.insert(input.clone(), init.clone());
+                    producer.insert(input.to_string(), init.clone());
                     init
                 }
                 None => continue,

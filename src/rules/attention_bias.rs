@@ -88,7 +88,7 @@ pub fn scores_dims(site: &super::Site, node: &crate::onnx::pb::NodeProto, attn: 
     let rank = |i: usize| {
         site.inputs
             .iter()
-            .find(|x| Some(x.name.as_ref()) == node.input.get(i).map(String::as_str))
+            .find(|x| Some(x.name.as_ref()) == node.input.get(i).map(|n| n.as_str()))
             .and_then(|x| x.shape.rank())
     };
     let total = match attn {

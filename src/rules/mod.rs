@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use compact_str::CompactString;
 use smallvec::SmallVec;
 
 use crate::onnx::attr::Attrs;
@@ -323,7 +324,7 @@ pub(crate) fn sorted_dims(mut dims: Vec<Dim>) -> Vec<Dim> {
 /// A broadcasting node as its rule sees it: its input names, what is known of each input (by position in the
 /// node's input list), and its attributes (resolved through a function's call site).
 pub struct NodeView<'a, 'm> {
-    pub inputs: &'m [String],
+    pub inputs: &'m [CompactString],
     pub facts: &'a [Option<&'a ValueFacts>],
     pub attrs: Attrs<'m>,
     /// Positions in the node's input list of the inputs that are present (not empty names).
@@ -337,7 +338,7 @@ pub type RuleInputs = SmallVec<[Option<usize>; 4]>;
 static UNRANKED: Shape = Shape(None);
 
 impl<'a, 'm> NodeView<'a, 'm> {
-    pub fn new(inputs: &'m [String], facts: &'a [Option<&'a ValueFacts>], attrs: Attrs<'m>) -> Self {
+    pub fn new(inputs: &'m [CompactString], facts: &'a [Option<&'a ValueFacts>], attrs: Attrs<'m>) -> Self {
         // Most nodes have every input, and at most four: their positions are then a prefix of 0, 1, 2, 3.
         if inputs.len() <= 4 && inputs.iter().all(|name| !name.is_empty()) {
             let present = SmallVec::from_buf_and_len([0, 1, 2, 3], inputs.len());

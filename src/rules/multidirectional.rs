@@ -412,7 +412,7 @@ pub fn already_explicit(site: &Site, made_by: super::MadeBy<'_, '_>) -> bool {
             made_by(v, "Expand")
                 .and_then(|e| e.input.get(1))
                 .and_then(|t| made_by(t, "Shape"))
-                .is_some_and(|s| s.input.first().map(String::as_str) == Some(anchor) && !crate::onnx::attr::has_any(s))
+                .is_some_and(|s| s.input.first().map(|n| n.as_str()) == Some(anchor) && !crate::onnx::attr::has_any(s))
         })
     })
 }

@@ -229,7 +229,11 @@ mod tests {
         attrs: Vec<AttributeProto>,
     ) -> Binding {
         let node = NodeProto {
-            input: shapes.iter().enumerate().map(|(i, s)| s.map_or(String::new(), |_| format!("x{i}"))).collect(),
+            input: shapes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| s.map_or(Default::default(), |_| compact_str::format_compact!("x{i}")))
+                .collect(),
             attribute: attrs,
             ..Default::default()
         };

@@ -85,8 +85,8 @@ fn a_site_whose_input_types_differ_is_taken_whole_though_its_verdict_is_counted_
     let add = NodeProto {
         op_type: Some("Add".into()),
         name: Some("mixed".into()),
-        input: vec!["x".into(), "y".into()],
-        output: vec!["z".into()],
+        input: smallvec::smallvec!["x".into(), "y".into()],
+        output: smallvec::smallvec!["z".into()],
         ..Default::default()
     };
     let g = GraphProto { node: vec![add], input: vec![float_input("x", &[2, 3]), ints], ..Default::default() };

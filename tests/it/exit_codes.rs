@@ -42,8 +42,8 @@ fn stale_declaration(dir: &std::path::Path) -> String {
     let relu = NodeProto {
         op_type: Some("Relu".into()),
         name: Some("relu".into()),
-        input: vec!["x".into()],
-        output: vec!["y".into()],
+        input: smallvec::smallvec!["x".into()],
+        output: smallvec::smallvec!["y".into()],
         ..Default::default()
     };
     let graph = GraphProto {

@@ -132,9 +132,9 @@ fn string_attr(name: &str, v: &str) -> AttributeProto {
 fn node(op: &str, inputs: &[&str], output: &str, attrs: Vec<AttributeProto>) -> NodeProto {
     NodeProto {
         op_type: Some(op.into()),
-        name: Some(format!("{}_node", output)),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
+        name: Some(format!("{}_node", output).into()),
+        input: inputs.iter().map(|&s| s.into()).collect(),
+        output: smallvec::smallvec![output.into()],
         attribute: attrs,
         ..Default::default()
     }
@@ -488,7 +488,7 @@ fn lower_bool_equal() -> Transform {
     lowering("Equal", |n| {
         let out = &n.output[0];
         let x = format!("{out}_lowered_xor");
-        let ins: Vec<&str> = n.input.iter().map(String::as_str).collect();
+        let ins: Vec<&str> = n.input.iter().map(|s| s.as_str()).collect();
         (vec![node("Xor", &ins, &x, vec![]), node("Not", &[&x], out, vec![])], vec![])
     })
 }
@@ -499,7 +499,7 @@ fn lower_mean(elem: i32) -> Transform {
         let out = &n.output[0];
         let sum = format!("{out}_lowered_sum");
         let count = format!("{out}_lowered_count");
-        let ins: Vec<&str> = n.input.iter().map(String::as_str).collect();
+        let ins: Vec<&str> = n.input.iter().map(|s| s.as_str()).collect();
         (
             vec![node("Sum", &ins, &sum, vec![]), node("Div", &[&sum, &count], out, vec![])],
             vec![scalar(&count, elem, ins.len() as f64)],
@@ -513,7 +513,7 @@ fn lower_gemm() -> Transform {
         let out = &n.output[0];
         let flag = |name: &str| n.attribute.iter().any(|a| a.name() == name && a.i == Some(1));
         let mut nodes = Vec::new();
-        let (mut a, mut b) = (n.input[0].clone(), n.input[1].clone());
+        let (mut a, mut b) = (n.input[0].to_string(), n.input[1].to_string());
         if flag("transA") {
             let t = format!("{out}_lowered_at");
             nodes.push(node("Transpose", &[&a], &t, vec![]));
@@ -1019,7 +1019,7 @@ fn verify_catches_swapped_operands() {
     let original = one_node_model(13, ir_for(13), "Sub", &[("A", INT64, "2,3"), ("B", INT64, "3")], vec![], INT64);
     let mut swapped = with_expanded_b(&original, &[1, 3], &[2, 3], None);
     let sub = swapped.graph.as_mut().unwrap().node.last_mut().unwrap();
-    sub.input = vec!["b_expanded".into(), "A".into()];
+    sub.input = smallvec::smallvec!["b_expanded".into(), "A".into()];
     let report = verify::verify(&original.encode_to_vec(), &swapped.encode_to_vec(), 1).expect("both run");
     assert!(report.differs());
     assert!(report.differences()[0].contains("differ"), "{:?}", report.differences());

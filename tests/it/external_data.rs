@@ -38,8 +38,8 @@ fn model(location: &str) -> Vec<u8> {
     let node = |op: &str, inputs: &[&str], out: &str| NodeProto {
         op_type: Some(op.into()),
         name: Some(out.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![out.into()],
+        input: inputs.iter().map(|&s| s.into()).collect(),
+        output: smallvec::smallvec![out.into()],
         ..Default::default()
     };
     ModelProto {

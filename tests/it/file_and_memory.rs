@@ -72,8 +72,8 @@ fn tensors_around_every_boundary_read_the_same() {
     // One broadcasting Add, so that expand has something to rewrite ahead of the tensors.
     let add = NodeProto {
         op_type: Some("Add".into()),
-        input: vec!["t1".into(), "x".into()],
-        output: vec!["y".into()],
+        input: smallvec::smallvec!["t1".into(), "x".into()],
+        output: smallvec::smallvec!["y".into()],
         ..Default::default()
     };
     let x = ValueInfoProto { name: Some("x".into()), ..Default::default() };

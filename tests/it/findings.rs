@@ -49,8 +49,8 @@ fn two_conditions(dir: &Path) -> String {
     let add = NodeProto {
         op_type: Some("Add".into()),
         name: Some("add".into()),
-        input: vec!["A".into(), "B".into()],
-        output: vec!["C".into()],
+        input: smallvec::smallvec!["A".into(), "B".into()],
+        output: smallvec::smallvec!["C".into()],
         ..Default::default()
     };
     let graph = GraphProto {

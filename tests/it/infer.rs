@@ -49,8 +49,8 @@ fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
     NodeProto {
         op_type: Some(op.into()),
         name: Some(output.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
+        input: inputs.iter().map(|&s| s.into()).collect(),
+        output: smallvec::smallvec![output.into()],
         ..Default::default()
     }
 }

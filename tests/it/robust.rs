@@ -43,8 +43,8 @@ fn add(a: &str, b: &str, out: &str) -> NodeProto {
     NodeProto {
         op_type: Some("Add".into()),
         name: Some(out.into()),
-        input: vec![a.into(), b.into()],
-        output: vec![out.into()],
+        input: smallvec::smallvec![a.into(), b.into()],
+        output: smallvec::smallvec![out.into()],
         ..Default::default()
     }
 }

@@ -1,7 +1,8 @@
 //! The bottom layer: the ONNX wire schema. The messages are generated from `proto/onnx.proto` by prost (every
 //! `bytes` field a `bytes::Bytes`, so a decoded model shares the file's memory map); [`field`] names the field
 //! numbers that the byte-level reader and writer (`source`, `wire`, `gen`) walk without decoding; element types
-//! are the generated [`tensor_proto::DataType`], and [`raw_size`] is their width in `raw_data`.
+//! are the generated [`tensor_proto::DataType`], and [`raw_size`] is their width in `raw_data`. One message is
+//! the crate's own, in a compact layout: [`NodeProto`] ([`node`]).
 //!
 //! Every layer above may use these types; this module uses nothing of the crate.
 
@@ -10,6 +11,16 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
 pub use generated::*;
+
+pub mod node;
+pub use node::NodeProto;
+
+/// prost's generated types, `NodeProto` included, for the tests that compare the compact node with prost's.
+#[cfg(test)]
+pub(crate) mod reference {
+    #![allow(clippy::all, missing_docs, dead_code)]
+    include!(concat!(env!("OUT_DIR"), "/reference/onnx.rs"));
+}
 
 pub use tensor_proto::DataType;
 
@@ -129,7 +140,10 @@ mod tests {
         assert_eq!(number(&f.encode_to_vec()), function::NODE);
         let f = FunctionProto { value_info: vec![info()], ..Default::default() };
         assert_eq!(number(&f.encode_to_vec()), function::VALUE_INFO);
-        assert_eq!(number(&NodeProto { input: vec!["x".into()], ..node() }.encode_to_vec()), node::INPUT);
+        assert_eq!(
+            number(&NodeProto { input: smallvec::smallvec!["x".into()], ..node() }.encode_to_vec()),
+            node::INPUT
+        );
         assert_eq!(
             number(&NodeProto { attribute: vec![AttributeProto::default()], ..node() }.encode_to_vec()),
             node::ATTRIBUTE

@@ -6,8 +6,8 @@ use crate::onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto};
 fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
     NodeProto {
         op_type: Some(op.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
+        input: inputs.iter().map(|&s| s.into()).collect(),
+        output: smallvec::smallvec![output.into()],
         ..Default::default()
     }
 }
@@ -42,7 +42,7 @@ fn an_edit_keeps_unknown_fields_and_places_new_nodes_before_their_consumer() {
     let model = ModelProto::decode(out.as_slice()).unwrap();
     let nodes = &model.graph.as_ref().unwrap().node;
     assert_eq!(nodes.iter().map(|n| n.op_type()).collect::<Vec<_>>(), ["Expand", "Add"]);
-    assert_eq!(nodes[1].input, ["a", "b2"]);
+    assert_eq!(nodes[1].input.as_slice(), ["a", "b2"]);
     let mut unknown = Vec::new();
     encode_varint(99 << 3, &mut unknown);
     encode_varint(42, &mut unknown);
@@ -147,10 +147,10 @@ fn a_node_with_new_inputs_is_spliced_the_short_way_as_the_general_way_splices_it
             assert_eq!(spliced_node(bytes, &edit, true), general, "node {n}, {inputs:?}");
             let decoded = NodeProto::decode(general.as_slice()).unwrap();
             let was = NodeProto::decode(bytes.as_slice()).unwrap();
-            let expected: Vec<String> = match inputs {
-                InputEdit::All(all) => all.clone(),
+            let expected: crate::onnx::pb::node::Inputs = match inputs {
+                InputEdit::All(all) => all.iter().map(|x| x.into()).collect(),
                 InputEdit::At(at) => (was.input.iter().enumerate())
-                    .map(|(i, x)| at.iter().find(|(p, _)| *p == i).map_or(x.clone(), |(_, new)| new.to_string()))
+                    .map(|(i, x)| at.iter().find(|(p, _)| *p == i).map_or(x.clone(), |(_, new)| new.as_ref().into()))
                     .collect(),
                 InputEdit::Kept => unreachable!(),
             };

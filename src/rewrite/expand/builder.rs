@@ -175,10 +175,10 @@ impl<'m> Builder<'m> {
         base.push('_');
         base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
         NodeProto {
-            input: inputs,
-            output: vec![output.to_string()],
-            name: Some(self.names.fresh(&base)),
-            op_type: Some(op.to_string()),
+            input: inputs.into_iter().map(Into::into).collect(),
+            output: [output.into()].into_iter().collect(),
+            name: Some(self.names.fresh(&base).into()),
+            op_type: Some(op.into()),
             attribute: attrs,
             ..Default::default()
         }

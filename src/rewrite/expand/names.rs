@@ -125,8 +125,8 @@ mod tests {
         let node = |name: &str, inputs: &[&str], output: &str| NodeProto {
             name: Some(name.into()),
             op_type: Some("Add".into()),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![output.into()],
+            input: inputs.iter().map(|&s| s.into()).collect(),
+            output: smallvec::smallvec![output.into()],
             ..Default::default()
         };
         let declared = |name: &str, dims: &[&str]| ValueInfoProto {

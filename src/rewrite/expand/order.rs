@@ -105,10 +105,10 @@ mod tests {
 
     fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
         NodeProto {
-            name: Some(format!("n_{output}")),
+            name: Some(format!("n_{output}").into()),
             op_type: Some(op.into()),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![output.into()],
+            input: inputs.iter().map(|&s| s.into()).collect(),
+            output: smallvec::smallvec![output.into()],
             ..Default::default()
         }
     }

@@ -172,7 +172,7 @@ impl<'m> Body<'m> {
     /// The `value_info` entries of values no node computes any more.
     pub fn dead_value_info(&self, removed: &BTreeSet<usize>) -> BTreeSet<usize> {
         let gone: HashSet<&str> =
-            removed.iter().flat_map(|&i| self.nodes[i].output.iter().map(String::as_str)).collect();
+            removed.iter().flat_map(|&i| self.nodes[i].output.iter().map(|n| n.as_str())).collect();
         self.value_info.iter().enumerate().filter(|(_, v)| gone.contains(v.name())).map(|(i, _)| i).collect()
     }
 }
@@ -182,7 +182,7 @@ static EMPTY: String = String::new();
 /// Every name read by a node of `g` or of the graphs nested in it.
 fn nested_names<'m>(g: &'m GraphProto, out: &mut HashSet<&'m str>) {
     for n in &g.node {
-        out.extend(n.input.iter().map(String::as_str));
+        out.extend(n.input.iter().map(|n| n.as_str()));
         for sub in crate::onnx::attr::subgraphs(n) {
             nested_names(sub, out);
         }

@@ -282,10 +282,10 @@ impl<'a, 'm> BodyFold<'a, 'm> {
             let inputs: Vec<String> = node
                 .input
                 .iter()
-                .map(|n| self.replaced(n, &Vec::new(), usize::MAX).map_or_else(|| n.clone(), |r| r.name))
+                .map(|n| self.replaced(n, &Vec::new(), usize::MAX).map_or_else(|| n.to_string(), |r| r.name))
                 .map(|n| self.renamed(n))
                 .collect();
-            if inputs != node.input {
+            if !inputs.iter().eq(node.input.iter()) {
                 edit.node_edits.insert(i, NodeEdit { inputs: InputEdit::All(inputs), drop_attributes: Vec::new() });
             }
         }
@@ -299,7 +299,7 @@ impl<'a, 'm> BodyFold<'a, 'm> {
                 op: node.op_type().to_string(),
                 functions: c.functions.clone(),
                 form: c.form,
-                source: node.input[c.source_pos].clone(),
+                source: node.input[c.source_pos].to_string(),
                 into,
             });
         }

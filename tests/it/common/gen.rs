@@ -252,9 +252,9 @@ impl<'s> Generator<'s> {
         let output = if i + 1 == spec.nodes { "Y".to_string() } else { value_name(i) };
         let input = if (h >> 4) & 1 == 0 { vec![running, weight] } else { vec![weight, running] };
         NodeProto {
-            input,
-            output: vec![output],
-            name: Some(format!("node_{i}")),
+            input: input.into_iter().map(Into::into).collect(),
+            output: smallvec::smallvec![output.into()],
+            name: Some(format!("node_{i}").into()),
             op_type: Some(op.into()),
             ..Default::default()
         }
@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(graph.initializer.len(), 5 + 3);
         assert_eq!(graph.input.len(), 1);
         assert_eq!(graph.output.len(), 1);
-        assert_eq!(graph.node.last().unwrap().output, ["Y"]);
+        assert_eq!(graph.node.last().unwrap().output.as_slice(), ["Y"]);
         for t in &graph.initializer {
             let elems: i64 = t.dims.iter().product();
             assert_eq!(t.raw_data.as_ref().unwrap().len() as i64, elems * 4, "{}", t.name());

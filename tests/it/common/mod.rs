@@ -174,8 +174,8 @@ pub fn named_node(op: &str, name: &str, inputs: &[&str], output: &str) -> onnx_b
     onnx_bcast::onnx::pb::NodeProto {
         op_type: Some(op.into()),
         name: Some(name.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
+        input: inputs.iter().map(|&s| s.into()).collect(),
+        output: smallvec::smallvec![output.into()],
         ..Default::default()
     }
 }
