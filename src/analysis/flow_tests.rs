@@ -8,8 +8,8 @@ use super::*;
 
 fn node(inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: outputs.iter().map(|s| s.to_string()).collect(),
+        input: inputs.iter().map(|&s| s.into()).collect(),
+        output: outputs.iter().map(|&s| s.into()).collect(),
         op_type: Some("Relu".into()),
         ..Default::default()
     }
