@@ -2,8 +2,6 @@
 //! counts the sites that hold. The sites counted must be exactly the ones named, a site whose inputs' types differ
 //! is never only counted, and `check`'s report must be the same whether its judge counts or judges each site.
 
-use std::path::PathBuf;
-
 use onnx_bcast::analysis::{analyze_model_request, analyze_model_sites, CountedOnly, Options, Request, Site, Sites};
 use onnx_bcast::check::{CheckOptions, Judge, Level, Report, Selector};
 use onnx_bcast::diagnostic::Code;
@@ -12,21 +10,9 @@ use onnx_bcast::onnx::pb::{tensor_proto::DataType, GraphProto, ModelProto, NodeP
 use onnx_bcast::rules::{Rule, VerdictKind};
 use prost::Message;
 
-use crate::common::{float_input, named_node, repo_root};
+use crate::common::{fixture_models, float_input, named_node};
 
 const SITES_ONLY: Options = Options { value_facts: false };
-
-/// The fixtures of every rule's sites, one model each.
-fn fixtures() -> Vec<(PathBuf, Model)> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo_root().join("fixtures"))
-        .expect("the fixtures folder")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() > 20, "the fixtures are there");
-    paths.into_iter().map(|p| (p.clone(), Model::open(&p).expect("a fixture loads"))).collect()
-}
 
 /// Takes the sites whole but those of the verdicts it names, which it counts.
 struct Counter {
@@ -57,7 +43,7 @@ fn a_taker_counts_only_the_sites_it_names_and_takes_every_other_whole() {
         kind == VerdictKind::Same || (kind == VerdictKind::Broadcast && rule == Rule::Multidirectional)
     };
     let (mut counted, mut taken) = (0, 0);
-    for (path, model) in fixtures() {
+    for (path, model) in fixture_models() {
         let mut all = Vec::new();
         let mut each = |site: Site<'_>| {
             all.push((site.node.to_string(), site.verdict.kind(), site.rule, site.type_mismatch.is_some()))
@@ -118,7 +104,7 @@ fn check_reports_the_same_whether_its_judge_counts_the_sites_that_hold_or_judges
     let mut implicit = CheckOptions::default();
     implicit.rules.select(Selector::Code(Code::ImplicitBroadcast), Level::Warn);
     let strict = CheckOptions { strict: true, ..Default::default() };
-    for (path, model) in fixtures() {
+    for (path, model) in fixture_models() {
         for options in [CheckOptions::default(), strict, implicit] {
             let (counting, judging) = both_reports(&model, options);
             assert_eq!(counting.summary, judging.summary, "{} {options:?}", path.display());

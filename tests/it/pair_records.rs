@@ -3,8 +3,6 @@
 //! bound again. Each record must be the one binding the rule in full gives: the same sites, in the same order, with
 //! the same fields.
 
-use std::path::PathBuf;
-
 use onnx_bcast::analysis::{analyze_model_request, analyze_model_sites, Options, Request, Site, Sites};
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::onnx::pb::{
@@ -13,7 +11,7 @@ use onnx_bcast::onnx::pb::{
 };
 use prost::Message;
 
-use crate::common::{float_input, named_node, repo_root};
+use crate::common::{fixture_models, float_input, named_node};
 
 const SITES_ONLY: Options = Options { value_facts: false };
 
@@ -113,15 +111,7 @@ fn a_pair_judged_the_quick_way_is_handed_over_as_the_record_its_rule_bound_in_fu
     assert_eq!(pairs, full);
     // Every site above is taken: the pairs (also in the branch, twice, and in the function, once a call) and the rest.
     assert_eq!(pairs.len(), 9, "{pairs:#?}");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo_root().join("fixtures"))
-        .expect("the fixtures folder")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() > 20, "the fixtures are there");
-    for path in paths {
-        let model = Model::open(&path).expect("a fixture loads");
+    for (path, model) in fixture_models() {
         let (pairs, full) = both_ways(&model);
         assert_eq!(pairs, full, "{}", path.display());
     }

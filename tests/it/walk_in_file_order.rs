@@ -4,8 +4,6 @@
 //! value read again long after the node that made it, nodes out of file order, a name made twice, an undefined
 //! input, subgraphs reading their enclosing graph's values.
 
-use std::path::PathBuf;
-
 use onnx_bcast::analysis::{analyze_model_with, Analysis, Options};
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::onnx::pb::{
@@ -13,7 +11,7 @@ use onnx_bcast::onnx::pb::{
 };
 use prost::Message;
 
-use crate::common::{float_input, named_node, repo_root};
+use crate::common::{fixture_models, float_input, named_node};
 
 /// What an analysis found, as text: every site and note.
 fn findings(analysis: &Analysis) -> (Vec<String>, Vec<String>) {
@@ -63,15 +61,7 @@ const INPUTS: &[(&str, &[i64])] = &[("x", &[2, 3]), ("b", &[3]), ("c", &[4, 1, 1
 
 #[test]
 fn every_fixture_has_the_same_sites_and_notes_whether_its_values_flow_or_are_numbered() {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo_root().join("fixtures"))
-        .expect("the fixtures folder")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() > 20, "the fixtures are there");
-    for path in paths {
-        let model = Model::open(&path).expect("a fixture loads");
+    for (path, model) in fixture_models() {
         both_walks(&model, &path.display().to_string());
     }
 }

@@ -341,18 +341,26 @@ mod tests {
         ]
     }
 
+    /// The action a plan builds of these parts, each step's target reached by `Expand to` and followed by
+    /// `suffix`, and each step's text with its input's name marked, as it should read.
+    fn built(parts: &Parts<'_>, suffix: &'static str) -> (Action, Vec<String>) {
+        let (graph, node, op, steps, conditions) = parts;
+        let mut text = ActionText::default();
+        text.begin(graph, node, op);
+        let mut written = Vec::new();
+        for (input, from, to) in steps {
+            let (from, to) = (parse_shape(from), parse_shape(to));
+            text.step(input, &from, "Expand to", &to, suffix);
+            written.push(format!("{} {from} -> Expand to {to}{suffix}", mark(input)));
+        }
+        (text.finish(conditions.clone()), written)
+    }
+
     #[test]
     fn an_action_keeps_its_parts_and_each_steps_text_with_and_without_marks() {
-        for (graph, node, op, steps, conditions) in parts() {
-            let mut text = ActionText::default();
-            text.begin(graph, node, op);
-            let mut written = Vec::new();
-            for (input, from, to) in &steps {
-                let (from, to) = (parse_shape(from), parse_shape(to));
-                text.step(input, &from, "Expand to", &to, " (computed in the graph)");
-                written.push(format!("{} {from} -> Expand to {to} (computed in the graph)", mark(input)));
-            }
-            let action = text.finish(conditions.clone());
+        for parts in parts() {
+            let (action, written) = built(&parts, " (computed in the graph)");
+            let (graph, node, op, _, conditions) = parts;
             assert_eq!((action.graph(), action.node(), action.op()), (graph, node, op));
             assert_eq!(action.marked_steps().collect::<Vec<_>>(), written, "{node}");
             let plain_steps: Vec<_> = written.iter().map(|s| plain(s)).collect();
@@ -365,16 +373,9 @@ mod tests {
     #[test]
     fn an_action_is_its_summary_line_exactly_where_every_part_is_shown_as_written() {
         let mut shown = 0;
-        for (graph, node, op, steps, conditions) in parts() {
-            let mut text = ActionText::default();
-            text.begin(graph, node, op);
-            let mut written = Vec::new();
-            for (input, from, to) in &steps {
-                let (from, to) = (parse_shape(from), parse_shape(to));
-                text.step(input, &from, "Expand to", &to, "");
-                written.push(format!("{} {from} -> Expand to {to}", mark(input)));
-            }
-            let action = text.finish(conditions.clone());
+        for parts in parts() {
+            let (action, written) = built(&parts, "");
+            let (graph, node, op, steps, conditions) = parts;
             // What the summary's general way makes of the parts when they are shown as they are written.
             let mut expected = "lead: ".to_string();
             let as_written = conditions.is_empty()

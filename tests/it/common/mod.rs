@@ -169,6 +169,18 @@ pub fn run_corpus_script(python: &Path, name: &str, models: &Path, figures: &str
     (report, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Every model in `fixtures/` (the fixtures of every rule's sites), opened, in the order of their paths.
+pub fn fixture_models() -> Vec<(PathBuf, onnx_bcast::onnx::model::Model)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo_root().join("fixtures"))
+        .expect("the fixtures folder")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() > 20, "the fixtures are there");
+    paths.into_iter().map(|p| (p.clone(), onnx_bcast::onnx::model::Model::open(&p).expect("a fixture loads"))).collect()
+}
+
 /// A node of the ONNX domain with one output: `op` named `name`, reading `inputs`.
 pub fn named_node(op: &str, name: &str, inputs: &[&str], output: &str) -> onnx_bcast::onnx::pb::NodeProto {
     onnx_bcast::onnx::pb::NodeProto {
