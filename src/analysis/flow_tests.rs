@@ -3,17 +3,9 @@
 
 use super::declared::Declared;
 use super::flow::{Flow, LAST, NAMED, POSITION, PREVIOUS, SETTLED, UNREAD};
+use super::reads_tests::node;
 use super::scope::Scope;
 use super::*;
-
-fn node(inputs: &[&str], outputs: &[&str]) -> NodeProto {
-    NodeProto {
-        input: inputs.iter().map(|&s| s.into()).collect(),
-        output: outputs.iter().map(|&s| s.into()).collect(),
-        op_type: Some("Relu".into()),
-        ..Default::default()
-    }
-}
 
 /// The plan of `nodes` in a body whose inputs and initializers are `settled` and whose outputs are `outputs`: the
 /// inputs' flags and the outputs' flags, node by node, and the slots the settled inputs read.

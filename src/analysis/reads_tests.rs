@@ -3,7 +3,8 @@
 use super::scope::{Producers, Reads, Scope};
 use super::*;
 
-fn node(inputs: &[&str], outputs: &[&str]) -> NodeProto {
+/// A Relu node (any op the walk follows would do) reading `inputs` and making `outputs`; flow_tests builds with it too.
+pub(super) fn node(inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {
         input: inputs.iter().map(|&s| s.into()).collect(),
         output: outputs.iter().map(|&s| s.into()).collect(),
