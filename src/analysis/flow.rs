@@ -177,8 +177,10 @@ impl<'m> Walker<'m, '_> {
         let mut previous = NONE;
         let mut slots: Vec<u32> = Vec::new();
         let (mut ins, mut outs) = (0, 0);
-        // Declarations of node outputs are rare but for the body's outputs: most nodes then set no bit.
+        // Declarations of node outputs are rare but for the body's outputs: most nodes then set no bit, and until
+        // one is set (`bits_set`), none needs clearing for a slot used again.
         let any_declared = flow.outputs.iter().any(|f| f & DECLARED != 0);
+        let mut bits_set = false;
         let mut settled = flow.settled.iter();
         for (index, node) in nodes.iter().enumerate() {
             // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
@@ -202,7 +204,8 @@ impl<'m> Walker<'m, '_> {
                 1 => free.pop().unwrap_or_else(|| scope.new_slots(1)),
                 m => scope.new_slots(m),
             };
-            if any_declared {
+            if any_declared && (bits_set || out_flags.iter().any(|f| f & DECLARED != 0)) {
+                bits_set = true;
                 out_flags.iter().zip(first..).for_each(|(&f, s)| declared.set_made(s, f & DECLARED != 0));
             }
             self.node(env, scope, declared, (index, &slots, first), node);

@@ -154,15 +154,21 @@ pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<
     let (from_a, from_b) = (rank - a.len(), rank - b.len());
     let (mut same_a, mut same_b) = (from_a == 0, from_b == 0);
     output.reserve(rank);
-    for axis in 0..rank {
-        let (x, y) = match (axis.checked_sub(from_a).map(|i| &a[i]), axis.checked_sub(from_b).map(|i| &b[i])) {
-            (Some(Dim::Known(x)), Some(Dim::Known(y))) => (*x, *y),
-            (None, Some(Dim::Known(y))) => (1, *y),
-            (Some(Dim::Known(x)), None) => (*x, 1),
-            _ => {
-                output.clear();
-                return None;
-            }
+    // The axes where the shorter shape is padded: the longer one's sizes, which a padded 1 leaves as they are
+    // (and the shorter shape, padded, is not the result's already). Apart from the axes both shapes have, so that
+    // no axis asks which shape it is in.
+    let (longer, padded) = if from_a > 0 { (b, from_a) } else { (a, from_b) };
+    for d in &longer[..padded] {
+        let Dim::Known(x) = *d else {
+            output.clear();
+            return None;
+        };
+        output.push(Dim::Known(x));
+    }
+    for (i, (x, y)) in a[a.len() + padded - rank..].iter().zip(&b[b.len() + padded - rank..]).enumerate() {
+        let (&Dim::Known(x), &Dim::Known(y)) = (x, y) else {
+            output.clear();
+            return None;
         };
         let out = if x == y || y == 1 {
             x
@@ -171,7 +177,7 @@ pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<
         } else {
             output.clear();
             let known = a.iter().chain(b).all(|d| matches!(d, Dim::Known(_)));
-            return known.then_some(Err(PairMismatch { axis, a: x, b: y }));
+            return known.then_some(Err(PairMismatch { axis: padded + i, a: x, b: y }));
         };
         same_a &= x == out;
         same_b &= y == out;
