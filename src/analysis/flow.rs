@@ -182,12 +182,16 @@ impl<'m> Walker<'m, '_> {
         let any_declared = flow.outputs.iter().any(|f| f & DECLARED != 0);
         let mut bits_set = false;
         let mut settled = flow.settled.iter();
+        let stop = crate::sys::interrupt::request();
         for (index, node) in nodes.iter().enumerate() {
-            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
-            if crate::sys::interrupt::requested() {
-                break;
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets. Work nobody watches
+            // (the command line's) asks nothing.
+            if let Some(stop) = &stop {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                crate::sys::interrupt::test_pause();
             }
-            crate::sys::interrupt::test_pause();
             let in_flags = &flow.inputs[ins..ins + node.input.len()];
             let out_flags = &flow.outputs[outs..outs + node.output.len()];
             (ins, outs) = (ins + node.input.len(), outs + node.output.len());

@@ -115,12 +115,16 @@ impl<'m> Walker<'m, '_> {
         declared.index_made(scope);
         // Subgraphs read a body's values by name; nothing else does while it is walked.
         scope.settle(&producers, keep_all);
+        let stop = crate::sys::interrupt::request();
         for (position, &index) in order.iter().enumerate() {
-            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
-            if crate::sys::interrupt::requested() {
-                break;
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets. Work nobody watches
+            // (the command line's) asks nothing.
+            if let Some(stop) = &stop {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                crate::sys::interrupt::test_pause();
             }
-            crate::sys::interrupt::test_pause();
             let placed = (index, producers.inputs(index), producers.first_output(index));
             self.node(env, scope, declared, placed, &nodes[index]);
             if let Some(reads) = &mut reads {
@@ -332,8 +336,8 @@ impl<'m> Walker<'m, '_> {
 
     /// A size `Shape` reads is one size, whatever it is: an unknown dim of the input gets a fresh symbol there, so
     /// that what is built from the shape (expand's `Expand(x, Shape(y))`) is provably y's size again.
-    fn name_what_shape_reads(&mut self, scope: &mut Scope<'m>, node: &'m NodeProto, slots: &[u32]) {
-        if node.op_type() == "Shape" && ops::is_default_domain(node.domain()) {
+    fn name_what_shape_reads(&mut self, scope: &mut Scope<'m>, node: &'m NodeProto, op: (&str, &str), slots: &[u32]) {
+        if op.1 == "Shape" && ops::is_default_domain(op.0) {
             let observed = node.input.first().zip(slots.first()).and_then(|(n, &s)| scope.read_mut(s, n));
             if let Some(dims) = observed.and_then(|f| f.shape.0.as_mut()) {
                 for d in dims.iter_mut().filter(|d| matches!(d, Dim::Unknown)) {
@@ -359,7 +363,7 @@ impl<'m> Walker<'m, '_> {
         if broadcast.is_none() || !ops::is_default_domain(domain) {
             node.input.iter().zip(slots).for_each(|(name, &s)| scope.read_floats(s, name));
         }
-        self.name_what_shape_reads(scope, node, slots);
+        self.name_what_shape_reads(scope, node, (domain, op_type), slots);
         // A counted pair with one output is built in the box it is defined in, rather than moved there through the
         // site's list of outputs (see `in_place`).
         let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);

@@ -1,6 +1,6 @@
 //! Stopping a long analysis from outside: a caller that runs the work on a thread of its own ([`watch`]) raises a
 //! flag (the Python extension does when the user presses Ctrl-C), and the walk, which reads it before each node
-//! ([`requested`]), stops there. What it returns is then incomplete: the caller that raised the flag discards it
+//! ([`request`]), stops there. What it returns is then incomplete: the caller that raised the flag discards it
 //! (and writes nothing). The command line needs none of this: Ctrl-C ends the process, and its writes are atomic.
 
 use std::cell::RefCell;
@@ -29,6 +29,12 @@ pub fn requested() -> bool {
     FLAG.with(|f| f.borrow().as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed)))
 }
 
+/// The stop request of the work on this thread, when it is watched: a loop that reads it once asks it at each step
+/// without a thread-local lookup (it does not change while the work runs).
+pub fn request() -> Option<Arc<AtomicBool>> {
+    FLAG.with(|f| f.borrow().clone())
+}
+
 /// Makes every node of watched work take `ONNX_BCAST_TEST_SLOW_MS` milliseconds more: the tests' way to have a call
 /// that lasts while they press Ctrl-C, whatever the machine's speed. Work nobody watches is never slowed. Costs one
 /// environment lookup per run.
@@ -50,12 +56,16 @@ mod tests {
     #[test]
     fn a_stop_request_is_seen_only_by_the_work_it_watches() {
         assert!(!requested());
+        assert!(request().is_none(), "work nobody watches has no stop request to read");
         let flag = Arc::new(AtomicBool::new(false));
         watch(flag.clone(), || {
             assert!(!requested());
+            let read_once = request().expect("watched work has its stop request");
             flag.store(true, Ordering::Relaxed);
             assert!(requested());
+            assert!(read_once.load(Ordering::Relaxed), "the request read before the stop sees the stop");
         });
         assert!(!requested());
+        assert!(request().is_none());
     }
 }
