@@ -14,6 +14,7 @@
 
 mod action;
 mod builder;
+mod encode;
 mod external;
 mod names;
 mod order;
