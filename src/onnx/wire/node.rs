@@ -122,30 +122,33 @@ pub(super) fn inputs_only(bytes: &[u8], start: usize, inputs: &InputEdit, out: &
 /// one-byte key an encoder writes, and the node's bytes are well formed: what the short way of a node whose inputs
 /// change takes. `None` for any other node.
 pub(super) fn inputs_end(bytes: &[u8]) -> Option<usize> {
-    let mut inputs_end = None;
+    // The input fields, then the others, none of which may be an input.
     let mut rest = bytes;
-    while let [first, ..] = *rest {
-        let at = bytes.len() - rest.len();
-        let (key, len) = match *rest {
-            // A node's usual field: a name, its key and length a byte each.
-            [key, len, ..] if key & 0x87 == 2 && key >= 8 && len < 0x80 => {
-                rest = &rest[2..];
-                (u64::from(key), usize::from(len))
-            }
-            _ => field_head(&mut rest)?,
-        };
-        if len > rest.len() {
+    while let [INPUT_KEY, ..] = *rest {
+        next_field(&mut rest)?;
+    }
+    let inputs_end = bytes.len() - rest.len();
+    while !rest.is_empty() {
+        if next_field(&mut rest)? >> 3 == u64::from(NODE_INPUT) {
             return None;
         }
-        rest = &rest[len..];
-        match (key >> 3 == u64::from(NODE_INPUT), inputs_end) {
-            (true, None) if first == INPUT_KEY => {}
-            (true, _) => return None,
-            (false, None) => inputs_end = Some(at),
-            (false, Some(_)) => {}
-        }
     }
-    Some(inputs_end.unwrap_or(bytes.len()))
+    Some(inputs_end)
+}
+
+/// Reads past the field `rest` starts with, whole in `rest`: its key, or `None` (see [`field_head`]).
+#[inline(always)]
+fn next_field(rest: &mut &[u8]) -> Option<u64> {
+    let (key, len) = match **rest {
+        // A node's usual field: a name, its key and length a byte each.
+        [key, len, ..] if key & 0x87 == 2 && key >= 8 && len < 0x80 => {
+            *rest = &rest[2..];
+            (u64::from(key), usize::from(len))
+        }
+        _ => field_head(rest)?,
+    };
+    *rest = rest.get(len..)?;
+    Some(key)
 }
 
 /// The key of the field `rest` starts with, and the length of what follows its header (its payload, or a fixed
@@ -163,11 +166,11 @@ fn field_head(rest: &mut &[u8]) -> Option<(u64, usize)> {
     Some((key, len))
 }
 
-/// Calls `each` with every input of `fields` (a node's input fields as [`inputs_end`] finds them, each with its
-/// one-byte key) as it becomes under `inputs`.
-fn each_new_input<'a>(fields: &'a [u8], inputs: &'a InputEdit, mut each: impl FnMut(&'a [u8])) {
+/// Appends the input fields of a node whose input fields were `fields` (as [`inputs_end`] finds them, each with
+/// its one-byte key), under `inputs`.
+pub(super) fn write_inputs(fields: &[u8], inputs: &InputEdit, v: &mut Vec<u8>) {
     match inputs {
-        InputEdit::All(all) => all.iter().for_each(|name| each(name.as_bytes())),
+        InputEdit::All(all) => all.iter().for_each(|name| string_field(NODE_INPUT, name.as_bytes(), v)),
         InputEdit::At(replaced) => {
             let mut fields = fields;
             let mut position = 0;
@@ -175,19 +178,19 @@ fn each_new_input<'a>(fields: &'a [u8], inputs: &'a InputEdit, mut each: impl Fn
             while let [_, after_key @ ..] = fields {
                 let mut name = after_key;
                 let len = varint(&mut name).unwrap_or(0) as usize;
+                let header = fields.len() - name.len();
                 let (name, after) = name.split_at(len);
-                let new = replaced.iter().find(|(p, _)| *p == position);
-                each(new.map_or(name, |(_, new)| new.as_bytes()));
+                match replaced.iter().find(|(p, _)| *p == position) {
+                    Some((_, new)) => string_field(NODE_INPUT, new.as_bytes(), v),
+                    // Kept with a one-byte length, the shortest: copied as it is written, header and all.
+                    None if header == 2 => v.extend_from_slice(&fields[..2 + len]),
+                    None => string_field(NODE_INPUT, name, v),
+                }
                 (fields, position) = (after, position + 1);
             }
         }
         InputEdit::Kept => unreachable!("a node whose inputs are kept takes the general way"),
     }
-}
-
-/// Appends the input fields of a node whose input fields were `fields` (see [`each_new_input`]), under `inputs`.
-pub(super) fn write_inputs(fields: &[u8], inputs: &InputEdit, v: &mut Vec<u8>) {
-    each_new_input(fields, inputs, |name| string_field(NODE_INPUT, name, v));
 }
 
 /// An input field's key: field 1, length-delimited, in the one byte an encoder writes it in.

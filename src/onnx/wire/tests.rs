@@ -164,23 +164,34 @@ fn a_node_with_new_inputs_is_spliced_the_short_way_as_the_general_way_splices_it
     assert!(!node::inputs_only(&nodes[1], 0, &edits[1], &mut Pieces::default()));
 }
 
-/// The node at position `i` of [`many_nodes`]: some with an attribute, a few large enough that the rest of them
-/// after their inputs is copied as a range of the source rather than written anew.
-fn numbered_node(i: usize) -> NodeProto {
-    let mut n = node("Add", &[&format!("a{i}"), &format!("b{i}")], &format!("c{i}"));
-    n.name = Some(format!("n{i}").into());
+/// The node at position `i` of [`many_nodes`]: some with attributes (`axis` among them unless `without_axis`), a
+/// few large enough that the rest of them after their inputs is copied as a range of the source rather than
+/// written anew.
+fn numbered_node(i: usize, without_axis: bool) -> NodeProto {
+    let n = node("Add", &[&format!("a{i}"), &format!("b{i}")], &format!("c{i}"));
     let text = if i.is_multiple_of(11) { "t".repeat(300) } else { String::new() };
+    let mut attributes = Vec::new();
     if i.is_multiple_of(3) {
-        let axis = AttributeProto { name: Some("axis".into()), i: Some(1), r#type: Some(2), ..Default::default() };
-        let doc = AttributeProto { name: Some("doc".into()), s: Some(text.into_bytes().into()), ..Default::default() };
-        n.attribute = vec![axis, doc];
+        if !without_axis {
+            attributes.push(AttributeProto {
+                name: Some("axis".into()),
+                i: Some(1),
+                r#type: Some(2),
+                ..Default::default()
+            });
+        }
+        attributes.push(AttributeProto {
+            name: Some("doc".into()),
+            s: Some(text.into_bytes().into()),
+            ..Default::default()
+        });
     }
-    n
+    NodeProto { name: Some(format!("n{i}").into()), attribute: attributes, ..n }
 }
 
 /// A model of `count` nodes, as prost encodes it.
 fn many_nodes(count: usize) -> ModelProto {
-    let graph = GraphProto { node: (0..count).map(numbered_node).collect(), ..Default::default() };
+    let graph = GraphProto { node: (0..count).map(|i| numbered_node(i, false)).collect(), ..Default::default() };
     ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }
 }
 
@@ -203,13 +214,15 @@ fn a_graph_spliced_node_by_node_and_in_runs_is_what_prost_encodes_for_the_edited
             _ => InputEdit::Kept,
         };
         let drop_attributes = if i % 7 == 4 { vec!["axis".to_string()] } else { Vec::new() };
+        if !drop_attributes.is_empty() {
+            nodes[i] = numbered_node(i, true);
+        }
         let n = &mut nodes[i];
         match &inputs {
             InputEdit::At(at) => at.iter().for_each(|(p, name)| n.input[*p] = name.as_ref().into()),
             InputEdit::All(all) => n.input = all.iter().map(|s| s.into()).collect(),
             InputEdit::Kept => {}
         }
-        n.attribute.retain(|a| !drop_attributes.iter().any(|d| d == a.name()));
         if i % 7 != 0 && i % 7 != 5 {
             g.node_edits.insert(i, NodeEdit { inputs, drop_attributes });
         }
