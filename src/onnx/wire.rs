@@ -30,7 +30,7 @@ use node::node;
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
 pub struct GraphEdit {
-    /// New nodes to place right before the node at this position.
+    /// New nodes to place right before the node at this position, encoded.
     pub insert_before: ByPosition<Encoded>,
     pub node_edits: ByPosition<NodeEdit>,
     /// Existing initializers replaced whole, by position (external data moved or inlined).
