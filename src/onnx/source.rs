@@ -310,7 +310,7 @@ pub fn try_for_each_field(
 
 /// The field whose header `rest` starts with, at `start` in the source; `beyond`: how many bytes of the message
 /// follow `rest`.
-fn field_at(mut rest: &[u8], start: usize, beyond: usize) -> Result<Field, WireError> {
+pub(crate) fn field_at(mut rest: &[u8], start: usize, beyond: usize) -> Result<Field, WireError> {
     let err = |reason| WireError::Malformed { offset: start, reason };
     let before = rest.len();
     let key = decode_varint(&mut rest).map_err(|_| err("bad field key"))?;

@@ -18,24 +18,28 @@ use crate::onnx::pb::field;
 pub use crate::onnx::source::WireError;
 use crate::onnx::source::{fields, try_for_each_field, Source};
 
+mod body;
 mod by_position;
+mod encoded;
 mod node;
+use body::body;
 pub use by_position::{ByPosition, Cursor};
+pub use encoded::{Encoded, Writer};
 use node::node;
 
 /// Nodes and values to add to one graph (or function body), and edits of its existing nodes.
 #[derive(Clone, Debug, Default)]
 pub struct GraphEdit {
-    /// New nodes to place right before the node at this position.
-    pub insert_before: ByPosition<Vec<crate::onnx::pb::NodeProto>>,
+    /// New nodes to place right before the node at this position, encoded.
+    pub insert_before: ByPosition<Encoded>,
     pub node_edits: ByPosition<NodeEdit>,
     /// Existing initializers replaced whole, by position (external data moved or inlined).
     pub initializer_edits: BTreeMap<usize, crate::onnx::pb::TensorProto>,
     /// New initializers (graphs only; function bodies get Constant nodes instead).
-    pub initializers: Vec<crate::onnx::pb::TensorProto>,
+    pub initializers: Encoded,
     /// New graph inputs: before IR version 4 every initializer must also be one.
-    pub inputs: Vec<crate::onnx::pb::ValueInfoProto>,
-    pub value_info: Vec<crate::onnx::pb::ValueInfoProto>,
+    pub inputs: Encoded,
+    pub value_info: Encoded,
     /// Existing declarations replaced whole, by (field number: the body's `input`, `output` or `value_info`;
     /// position among the fields of that number). `infer` writes shapes into declarations this way.
     pub declaration_edits: BTreeMap<(u32, usize), crate::onnx::pb::ValueInfoProto>,
@@ -129,10 +133,10 @@ struct FieldStart {
     len: u64,
 }
 
-/// The new bytes [`Pieces::reserve_for`] expects of an edited node (the room for its header and its new inputs'
-/// fields) and of a new message: more than most take.
-const EDITED_BYTES: usize = MAX_FIELD_HEADER + 48;
-const NEW_BYTES: usize = 96;
+/// The new bytes [`Pieces::reserve_for`] expects of an edited node: a small one is written whole (up to
+/// `body::KEPT_BYTES` of its other fields, and its header and new inputs), a larger one as its header and new
+/// inputs. More than nearly all take: room reserved and never written is never given memory.
+const EDITED_BYTES: usize = 320;
 
 /// The longest header of a length-delimited field: its key (a field number up to 2^29) and its length as varints.
 const MAX_FIELD_HEADER: usize = 5 + 10;
@@ -232,17 +236,21 @@ impl Pieces {
     /// rewrite of every node of a large graph leave their old copies freed (as much again as they end up) but not
     /// yet handed back to the system while the output is written, which is `expand`'s peak.
     fn reserve_for(&mut self, edit: &ModelEdit) {
-        let (mut edited, mut inserted) = (0, 0);
+        let (mut edited, mut inserted, mut inserted_bytes) = (0, 0, 0);
         for g in edit.graphs.values() {
             // (Declarations and initializers replaced, `infer`'s edit, are written whole: their size is their own.)
             edited += g.node_edits.len();
-            inserted += g.insert_before.iter().map(|(_, nodes)| nodes.len()).sum::<usize>();
+            for (_, nodes) in g.insert_before.iter() {
+                inserted += 1;
+                // (Each node's key, one byte in a graph or a function body, comes on top.)
+                inserted_bytes += nodes.bytes().len() + nodes.len();
+            }
         }
         // (New initializers, inputs and value_info are laid out apart first: see `pending_fields`.)
-        // An edited node is its header and new inputs, then the rest of it copied; a new node is encoded whole,
-        // between two copied ranges.
+        // An edited node is new bytes, with the rest of it copied after them if it is large; the new nodes before a
+        // node are written as they are held, between two copied ranges.
         self.items.reserve(2 * edited + 2 * inserted + 16);
-        self.owned.reserve(edited * EDITED_BYTES + inserted * NEW_BYTES);
+        self.owned.reserve(edited * EDITED_BYTES + inserted_bytes);
     }
 
     pub fn len(&self) -> u64 {
@@ -367,146 +375,6 @@ pub fn apply<'a>(source: impl Into<Source<'a>>, edit: &ModelEdit) -> Result<Piec
 /// Whether any edit applies at `loc` or below it.
 fn touches(edit: &ModelEdit, loc: &[GraphStep]) -> bool {
     edit.graphs.iter().any(|(k, e)| k.starts_with(loc) && !e.is_empty())
-}
-
-fn body(
-    source: &Source,
-    range: Range<usize>,
-    edit: &ModelEdit,
-    loc: Vec<GraphStep>,
-    kind: &BodyFields,
-    out: &mut Pieces,
-) -> Result<(), WireError> {
-    let empty = GraphEdit::default();
-    let here = edit.graphs.get(&loc).unwrap_or(&empty);
-    let mut pending = pending_fields(here, kind);
-
-    let mut node_index = 0;
-    let mut initializer_index = 0;
-    // Positions among the fields of each number other than nodes and initializers: a declaration may be replaced
-    // (`infer`), an input or value_info left out (`fold`).
-    let mut positions: BTreeMap<u32, usize> = BTreeMap::new();
-    // The edits of nodes, read in the order of the nodes.
-    let (mut inserts, mut node_edits) = (here.insert_before.cursor(), here.node_edits.cursor());
-    let subs = nodes_with_subgraphs_in(edit, &loc, |e| !e.is_empty());
-    let mut subs = subs.iter().peekable();
-    // The nodes with any graph of the edit below them, even one left empty: the others' edits may take the short way.
-    let any_below = nodes_with_subgraphs_in(edit, &loc, |_| true);
-    let mut any_below = any_below.iter().peekable();
-    // Field by field as the headers are read: a list of a graph's fields would be as long as its nodes.
-    try_for_each_field(source, range, |f| {
-        while pending.first().is_some_and(|(tag, _)| *tag < f.number) {
-            out.append(pending.remove(0).1);
-        }
-        if Some(f.number) == kind.initializer {
-            match here.initializer_edits.get(&initializer_index) {
-                _ if here.remove_initializers.contains(&initializer_index) => {}
-                Some(t) => out.message(f.number, t),
-                None => out.copy(f.range),
-            }
-            initializer_index += 1;
-            return Ok(());
-        }
-        if f.number != kind.node {
-            let position = positions.entry(f.number).or_default();
-            other_field(here, kind, (f, position), out);
-            return Ok(());
-        }
-        if let Some(new_nodes) = inserts.at(node_index) {
-            new_nodes.iter().for_each(|n| out.message(kind.node, n));
-        }
-        if here.remove_nodes.contains(&node_index) {
-            node_index += 1;
-            return Ok(());
-        }
-        let node_edit = node_edits.at(node_index);
-        let below = |attribute: usize, graph: usize| {
-            let mut l = loc.clone();
-            l.push(GraphStep::Subgraph { node: node_index, attribute, graph });
-            l
-        };
-        while subs.next_if(|&&n| n < node_index).is_some() {}
-        while any_below.next_if(|&&n| n < node_index).is_some() {}
-        let has_sub = subs.peek() == Some(&&node_index);
-        if node_edit.is_some() || has_sub {
-            let no_graph_below = any_below.peek() != Some(&&node_index);
-            let at = node::NodeSplice { source, model: edit, no_graph_below };
-            out.field(kind.node, |out| node(at, f.payload, node_edit, &below, out))?;
-        } else {
-            out.copy(f.range);
-        }
-        node_index += 1;
-        Ok(())
-    })?;
-    for (_, p) in pending {
-        out.append(p);
-    }
-    Ok(())
-}
-
-/// A field of a body other than a node or an initializer, the `position`-th of its number: replaced by its
-/// declaration's edit (`infer`), left out (`fold`), or copied.
-fn other_field(
-    here: &GraphEdit,
-    kind: &BodyFields,
-    (f, position): (crate::onnx::source::Field, &mut usize),
-    out: &mut Pieces,
-) {
-    let replaced = here.declaration_edits.get(&(f.number, *position));
-    let removed = removals(here, kind, f.number).is_some_and(|r| r.contains(position));
-    *position += 1;
-    match replaced {
-        Some(v) => out.message(f.number, v),
-        None if removed => {}
-        None => out.copy(f.range),
-    }
-}
-
-/// The positions of the nodes of the body at `loc` that have a graph of the edit (one that `counts`) among their
-/// attributes (or deeper), in order.
-fn nodes_with_subgraphs_in(edit: &ModelEdit, loc: &[GraphStep], counts: impl Fn(&GraphEdit) -> bool) -> Vec<usize> {
-    let below = edit.graphs.iter().filter(|(k, e)| k.len() > loc.len() && k.starts_with(loc) && counts(e));
-    let mut nodes: Vec<usize> = below
-        .filter_map(|(k, _)| match k[loc.len()] {
-            GraphStep::Subgraph { node, .. } => Some(node),
-            _ => None,
-        })
-        .collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    nodes
-}
-
-/// The entries a body leaves out among its fields numbered `number`, when they are inputs or value_info.
-fn removals<'e>(here: &'e GraphEdit, kind: &BodyFields, number: u32) -> Option<&'e std::collections::BTreeSet<usize>> {
-    if number == kind.value_info {
-        Some(&here.remove_value_info)
-    } else if Some(number) == kind.input {
-        Some(&here.remove_inputs)
-    } else {
-        None
-    }
-}
-
-/// The new initializers, inputs and value_info of a body, by field number. They go after the existing fields of
-/// their number, before the first field numbered higher: the order a protobuf encoder would have used.
-fn pending_fields(here: &GraphEdit, kind: &BodyFields) -> Vec<(u32, Pieces)> {
-    let mut pending: Vec<(u32, Pieces)> = Vec::new();
-    if let Some(tag) = kind.initializer {
-        let mut p = Pieces::default();
-        here.initializers.iter().for_each(|t| p.message(tag, t));
-        pending.push((tag, p));
-    }
-    if let Some(tag) = kind.input {
-        let mut p = Pieces::default();
-        here.inputs.iter().for_each(|v| p.message(tag, v));
-        pending.push((tag, p));
-    }
-    let mut p = Pieces::default();
-    here.value_info.iter().for_each(|v| p.message(kind.value_info, v));
-    pending.push((kind.value_info, p));
-    pending.sort_by_key(|(tag, _)| *tag);
-    pending
 }
 
 #[cfg(test)]

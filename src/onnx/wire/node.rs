@@ -110,59 +110,87 @@ fn merged_inputs(
 /// `out`, for any other node (an input after another field, a field numbered 0, bytes not well formed), which the
 /// general way splices (and gives the error, if any).
 pub(super) fn inputs_only(bytes: &[u8], start: usize, inputs: &InputEdit, out: &mut Pieces) -> bool {
-    // Where the input fields end: the first other field.
-    let mut inputs_end = None;
+    let Some(inputs_end) = inputs_end(bytes) else { return false };
+    out.owned_with(|v| write_inputs(&bytes[..inputs_end], inputs, v));
+    if inputs_end < bytes.len() {
+        out.copy(start + inputs_end..start + bytes.len());
+    }
+    true
+}
+
+/// Where the input fields of a node's `bytes` end (the first other field), when they come first, each with the
+/// one-byte key an encoder writes, and the node's bytes are well formed: what the short way of a node whose inputs
+/// change takes. `None` for any other node.
+pub(super) fn inputs_end(bytes: &[u8]) -> Option<usize> {
+    // The input fields, then the others, none of which may be an input.
     let mut rest = bytes;
-    while let [first, ..] = *rest {
-        let at = bytes.len() - rest.len();
-        let Some(key) = varint(&mut rest) else { return false };
-        let len = match key & 7 {
-            _ if key >> 3 == 0 => return false,
-            0 => match varint(&mut rest) {
-                Some(_) => 0,
-                None => return false,
-            },
-            1 => 8,
-            5 => 4,
-            2 => match varint(&mut rest).and_then(|len| usize::try_from(len).ok()) {
-                Some(len) => len,
-                None => return false,
-            },
-            _ => return false,
-        };
-        if len > rest.len() {
-            return false;
-        }
-        rest = &rest[len..];
-        match (key >> 3 == u64::from(NODE_INPUT), inputs_end) {
-            (true, None) if first == INPUT_KEY => {}
-            (true, _) => return false,
-            (false, None) => inputs_end = Some(at),
-            (false, Some(_)) => {}
+    while let [INPUT_KEY, ..] = *rest {
+        next_field(&mut rest)?;
+    }
+    let inputs_end = bytes.len() - rest.len();
+    while !rest.is_empty() {
+        if next_field(&mut rest)? >> 3 == u64::from(NODE_INPUT) {
+            return None;
         }
     }
-    let inputs_end = inputs_end.unwrap_or(bytes.len());
-    out.owned_with(|v| match inputs {
+    Some(inputs_end)
+}
+
+/// Reads past the field `rest` starts with, whole in `rest`: its key, or `None` (see [`field_head`]).
+#[inline(always)]
+fn next_field(rest: &mut &[u8]) -> Option<u64> {
+    let (key, len) = match **rest {
+        // A node's usual field: a name, its key and length a byte each.
+        [key, len, ..] if key & 0x87 == 2 && key >= 8 && len < 0x80 => {
+            *rest = &rest[2..];
+            (u64::from(key), usize::from(len))
+        }
+        _ => field_head(rest)?,
+    };
+    *rest = rest.get(len..)?;
+    Some(key)
+}
+
+/// The key of the field `rest` starts with, and the length of what follows its header (its payload, or a fixed
+/// size), read past the header; `None` for a field numbered 0, a group, or a varint not well formed.
+fn field_head(rest: &mut &[u8]) -> Option<(u64, usize)> {
+    let key = varint(rest)?;
+    let len = match key & 7 {
+        _ if key >> 3 == 0 => return None,
+        0 => varint(rest).map(|_| 0)?,
+        1 => 8,
+        5 => 4,
+        2 => varint(rest).and_then(|len| usize::try_from(len).ok())?,
+        _ => return None,
+    };
+    Some((key, len))
+}
+
+/// Appends the input fields of a node whose input fields were `fields` (as [`inputs_end`] finds them, each with
+/// its one-byte key), under `inputs`.
+pub(super) fn write_inputs(fields: &[u8], inputs: &InputEdit, v: &mut Vec<u8>) {
+    match inputs {
         InputEdit::All(all) => all.iter().for_each(|name| string_field(NODE_INPUT, name.as_bytes(), v)),
         InputEdit::At(replaced) => {
-            let mut fields = &bytes[..inputs_end];
+            let mut fields = fields;
             let mut position = 0;
             // Each an input field, with its one-byte key: its name follows its length.
             while let [_, after_key @ ..] = fields {
                 let mut name = after_key;
                 let len = varint(&mut name).unwrap_or(0) as usize;
+                let header = fields.len() - name.len();
                 let (name, after) = name.split_at(len);
-                let new = replaced.iter().find(|(p, _)| *p == position);
-                string_field(NODE_INPUT, new.map_or(name, |(_, new)| new.as_bytes()), v);
+                match replaced.iter().find(|(p, _)| *p == position) {
+                    Some((_, new)) => string_field(NODE_INPUT, new.as_bytes(), v),
+                    // Kept with a one-byte length, the shortest: copied as it is written, header and all.
+                    None if header == 2 => v.extend_from_slice(&fields[..2 + len]),
+                    None => string_field(NODE_INPUT, name, v),
+                }
                 (fields, position) = (after, position + 1);
             }
         }
         InputEdit::Kept => unreachable!("a node whose inputs are kept takes the general way"),
-    });
-    if inputs_end < bytes.len() {
-        out.copy(start + inputs_end..start + bytes.len());
     }
-    true
 }
 
 /// An input field's key: field 1, length-delimited, in the one byte an encoder writes it in.

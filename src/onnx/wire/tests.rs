@@ -36,7 +36,7 @@ fn an_edit_keeps_unknown_fields_and_places_new_nodes_before_their_consumer() {
     let source = model_with_unknown_field();
     let mut edit = ModelEdit::default();
     let g = edit.graph_mut(&[]);
-    g.insert_before.insert(0, vec![node("Expand", &["b", "s"], "b2")]);
+    g.insert_before.insert(0, Encoded::of([&node("Expand", &["b", "s"], "b2")]));
     g.node_edits.insert(0, NodeEdit { inputs: InputEdit::All(vec!["a".into(), "b2".into()]), drop_attributes: vec![] });
     let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
     let model = ModelProto::decode(out.as_slice()).unwrap();
@@ -86,7 +86,7 @@ fn dropped_attributes_and_subgraph_edits_reach_nested_graphs() {
         .node_edits
         .insert(0, NodeEdit { inputs: InputEdit::Kept, drop_attributes: vec!["broadcast".into()] });
     let sub = [GraphStep::Subgraph { node: 0, attribute: 1, graph: 0 }];
-    edit.graph_mut(&sub).insert_before.insert(0, vec![node("Identity", &["y"], "y2")]);
+    edit.graph_mut(&sub).insert_before.insert(0, Encoded::of([&node("Identity", &["y"], "y2")]));
     let out = ModelProto::decode(apply(&source, &edit).unwrap().to_vec(&source).unwrap().as_slice()).unwrap();
     let NodeProto { attribute: kept, .. } = &out.graph.unwrap().node[0];
     assert_eq!(kept.len(), 1);
@@ -162,4 +162,80 @@ fn a_node_with_new_inputs_is_spliced_the_short_way_as_the_general_way_splices_it
     let mut out = Pieces::default();
     assert!(node::inputs_only(&nodes[0], 0, &edits[1], &mut out));
     assert!(!node::inputs_only(&nodes[1], 0, &edits[1], &mut Pieces::default()));
+}
+
+/// The node at position `i` of [`many_nodes`]: some with attributes (`axis` among them unless `without_axis`), a
+/// few large enough that the rest of them after their inputs is copied as a range of the source rather than
+/// written anew.
+fn numbered_node(i: usize, without_axis: bool) -> NodeProto {
+    let n = node("Add", &[&format!("a{i}"), &format!("b{i}")], &format!("c{i}"));
+    let text = if i.is_multiple_of(11) { "t".repeat(300) } else { String::new() };
+    let mut attributes = Vec::new();
+    if i.is_multiple_of(3) {
+        if !without_axis {
+            attributes.push(AttributeProto {
+                name: Some("axis".into()),
+                i: Some(1),
+                r#type: Some(2),
+                ..Default::default()
+            });
+        }
+        attributes.push(AttributeProto {
+            name: Some("doc".into()),
+            s: Some(text.into_bytes().into()),
+            ..Default::default()
+        });
+    }
+    NodeProto { name: Some(format!("n{i}").into()), attribute: attributes, ..n }
+}
+
+/// A model of `count` nodes, as prost encodes it.
+fn many_nodes(count: usize) -> ModelProto {
+    let graph = GraphProto { node: (0..count).map(|i| numbered_node(i, false)).collect(), ..Default::default() };
+    ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }
+}
+
+#[test]
+fn a_graph_spliced_node_by_node_and_in_runs_is_what_prost_encodes_for_the_edited_graph() {
+    // Over 256 KiB of nodes, so that runs stop where a view of the source ends; every kind of node edit, nodes
+    // removed and new nodes, in a pattern that puts each kind next to each other kind.
+    let count = 12_000;
+    let model = many_nodes(count);
+    let source = model.encode_to_vec();
+    assert!(source.len() > 300 << 10);
+    let (mut edit, mut expected) = (ModelEdit::default(), model.clone());
+    let (g, nodes) = (edit.graph_mut(&[]), &mut expected.graph.as_mut().unwrap().node);
+    let long = "x".repeat(200);
+    for i in (0..count).rev() {
+        let inputs = match i % 7 {
+            1 => InputEdit::At(smallvec::smallvec![(1, format!("b{i}_new").into())]),
+            2 => InputEdit::All(vec!["x".into(), "y".into(), "z".into()]),
+            3 | 4 => InputEdit::At(smallvec::smallvec![(0, long.as_str().into())]),
+            _ => InputEdit::Kept,
+        };
+        let drop_attributes = if i % 7 == 4 { vec!["axis".to_string()] } else { Vec::new() };
+        if !drop_attributes.is_empty() {
+            nodes[i] = numbered_node(i, true);
+        }
+        let n = &mut nodes[i];
+        match &inputs {
+            InputEdit::At(at) => at.iter().for_each(|(p, name)| n.input[*p] = name.as_ref().into()),
+            InputEdit::All(all) => n.input = all.iter().map(|s| s.into()).collect(),
+            InputEdit::Kept => {}
+        }
+        if i % 7 != 0 && i % 7 != 5 {
+            g.node_edits.insert(i, NodeEdit { inputs, drop_attributes });
+        }
+        if i % 7 == 5 {
+            g.remove_nodes.insert(i);
+            nodes.remove(i);
+        }
+        if i.is_multiple_of(5) {
+            let new = node("Expand", &[&format!("a{i}"), "s"], &format!("e{i}"));
+            g.insert_before.insert(i, Encoded::of([&new]));
+            nodes.insert(i, new);
+        }
+    }
+    let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
+    assert_eq!(out, expected.encode_to_vec());
 }

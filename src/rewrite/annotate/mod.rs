@@ -237,7 +237,7 @@ impl BodyPlanner<'_> {
             let Some(vi) = self.facts.get(name).and_then(|f| new_declaration(name, f)) else { continue };
             self.summary.declared += 1;
             self.count(&vi);
-            edit.value_info.push(vi);
+            edit.value_info.push(&vi);
         }
     }
 

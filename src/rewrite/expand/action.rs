@@ -188,7 +188,14 @@ fn known_sizes(shape: &Shape) -> Option<SmallVec<[u64; 6]>> {
 
 /// Whether `shape` is of known sizes, `sizes`.
 fn of_sizes(shape: &Shape, sizes: &[u64]) -> bool {
-    shape.dims().is_some_and(|d| d.len() == sizes.len() && d.iter().zip(sizes).all(|(d, s)| *d == Dim::Known(*s)))
+    shape.dims().is_some_and(|d| d.len() == sizes.len() && d.iter().zip(sizes).all(|(d, s)| d.known() == Some(*s)))
+}
+
+/// Whether two of the plan's texts (`Expand to`, ...) are the same one, told by where they are held: each is a
+/// literal, asked for at every step, and comparing their bytes cost more than the rest of the lookup. (Two
+/// copies of one literal told apart only miss the kept text, which is then written again.)
+fn same_text(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b)
 }
 
 impl ActionText {
@@ -235,10 +242,9 @@ impl ActionText {
         self.text.push_str(name);
         // Shown as written: the name whole, and the rest, which starts the text between this name and the next.
         let name_shown = name.len() <= NAME_CHARS && plain_ascii(name);
-        let cached = self
-            .rests
-            .iter()
-            .find(|r| of_sizes(from, &r.from) && of_sizes(to, &r.to) && (r.how, r.after) == (how, after));
+        let cached = self.rests.iter().find(|r| {
+            same_text(r.how, how) && same_text(r.after, after) && of_sizes(from, &r.from) && of_sizes(to, &r.to)
+        });
         let plain_rest = match cached {
             Some(rest) => {
                 self.text.push_str(&rest.text);

@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use crate::onnx::model::GraphStep;
 use crate::onnx::pb::{
-    attribute_proto::AttributeType, tensor_proto::DataLocation, tensor_shape_proto, type_proto, AttributeProto,
-    ModelProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    tensor_proto::DataLocation, tensor_shape_proto, type_proto, ModelProto, NodeProto, TensorProto, TensorShapeProto,
+    TypeProto, ValueInfoProto,
 };
 use crate::onnx::tensor::INT64;
 use crate::onnx::wire::{GraphEdit, ModelEdit};
 
+use super::encode::{self, NewAttribute};
 use super::names::Names;
 use crate::sizes::shape::{Dim, Shape};
 
@@ -83,6 +84,16 @@ fn expand_key(key: &mut Vec<u8>, value: &str, target: &str) {
     key.extend_from_slice(&(value.len() as u64).to_le_bytes());
     key.extend_from_slice(value.as_bytes());
     key.extend_from_slice(target.as_bytes());
+}
+
+/// The element type and shape a new node's output is declared with, if any.
+type Declared<'s> = Option<(i32, &'s Shape)>;
+
+/// A constant's value: an int64 vector (a shape, an index, repeats), written as bytes, or a tensor made whole.
+enum Constant<'v> {
+    Int64(&'v [i64]),
+    /// (Boxed: a tensor message is large, and rare here.)
+    Tensor(Box<TensorProto>),
 }
 
 /// What a new value is, for sharing: the same value made explicit the same way twice is one set of nodes. (Shape
@@ -160,56 +171,63 @@ impl<'m> Builder<'m> {
         crate::onnx::model::body_at(self.model, graph).expect("an analysed body exists").nodes()
     }
 
-    fn add_node(&mut self, at: &At<'_>, node: NodeProto, value_info: Option<ValueInfoProto>) {
-        let edit = self.graph_edit(at.graph);
-        // Most nodes get one new node before them: no room for four.
-        edit.insert_before.get_or_insert_with(at.before, || Vec::with_capacity(1)).push(node);
-        edit.value_info.extend(value_info);
-        self.counts.nodes_added += 1;
-    }
-
-    fn new_node(&mut self, op: &str, inputs: Vec<String>, output: &str, attrs: Vec<AttributeProto>) -> NodeProto {
+    /// A new node `op` of `inputs` and `attr` computing `output`, before the node at `at`, named `OUTPUT_op`
+    /// (made fresh), and `output` declared of element type and shape `declared` if given.
+    fn add_node(
+        &mut self,
+        at: &At<'_>,
+        (op, inputs, attr): (&str, &[&str], NewAttribute),
+        output: &str,
+        declared: Declared,
+    ) {
         // `OUTPUT_op`: the ops made here are named in ASCII.
         let mut base = String::with_capacity(output.len() + 1 + op.len());
         base.push_str(output);
         base.push('_');
         base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
-        NodeProto {
-            input: inputs.into_iter().map(Into::into).collect(),
-            output: [output.into()].into_iter().collect(),
-            name: Some(self.names.fresh(&base).into()),
-            op_type: Some(op.into()),
-            attribute: attrs,
-            ..Default::default()
+        let name = self.names.fresh(&base);
+        let edit = match at.graph.is_empty() {
+            true => &mut self.main,
+            false => self.edit.graph_mut(at.graph),
+        };
+        let before = edit.insert_before.get_or_insert_with(at.before, Default::default);
+        // The node's names and the few bytes of their headers (and of an attribute's, whose value is small).
+        let names: usize = inputs.iter().map(|i| i.len()).sum::<usize>() + output.len() + name.len() + op.len();
+        before.reserve(names + 3 * inputs.len() + 16 + if matches!(attr, NewAttribute::None) { 0 } else { 48 });
+        before.push_with(|w| encode::node(w, inputs, output, &name, op, &attr));
+        if let Some((elem, shape)) = declared {
+            edit.value_info.push_with(|w| encode::value_info(w, output, elem, shape));
         }
+        self.counts.nodes_added += 1;
     }
 
     /// A constant: an initializer in the main graph (before IR version 4 also declared as a graph input, as that
     /// IR requires), a Constant node in subgraphs and function bodies (functions have no initializers, and a
     /// subgraph's own constants keep it self-contained).
-    fn constant(&mut self, at: &At<'_>, mut tensor: TensorProto) -> String {
-        let name = tensor.name().to_string();
-        let dims: Vec<u64> = tensor.dims.iter().map(|&d| d as u64).collect();
-        let vi = value_info(&name, tensor.data_type(), &Shape::known(&dims));
+    fn constant(&mut self, at: &At<'_>, name: &str, value: Constant) {
+        let (elem, dims) = match &value {
+            Constant::Int64(values) => (INT64, vec![values.len() as u64]),
+            Constant::Tensor(t) => (t.data_type(), t.dims.iter().map(|&d| d as u64).collect()),
+        };
+        let shape = Shape::known(&dims);
         if at.in_main_graph() {
             let declared_too = self.model.ir_version() < 4;
             let edit = self.graph_edit(at.graph);
-            edit.initializers.push(tensor);
+            match value {
+                Constant::Int64(values) => edit.initializers.push_with(|w| encode::int64_tensor(w, Some(name), values)),
+                Constant::Tensor(t) => edit.initializers.push(&TensorProto { name: Some(name.into()), ..*t }),
+            }
             if declared_too {
-                edit.inputs.push(vi);
+                edit.inputs.push_with(|w| encode::value_info(w, name, elem, &shape));
             }
         } else {
-            tensor.name = None;
-            let attr = AttributeProto {
-                name: Some("value".into()),
-                r#type: Some(AttributeType::Tensor as i32),
-                t: Some(tensor),
-                ..Default::default()
+            // (Rare: the value written whole, as a message.)
+            let tensor = match value {
+                Constant::Int64(values) => int64_tensor(values),
+                Constant::Tensor(t) => TensorProto { name: None, ..*t },
             };
-            let node = self.new_node("Constant", Vec::new(), &name, vec![attr]);
-            self.add_node(at, node, Some(vi));
+            self.add_node(at, ("Constant", &[], NewAttribute::Value(&tensor)), name, Some((elem, &shape)));
         }
-        name
     }
 
     /// A constant int64 shape vector.
@@ -220,7 +238,7 @@ impl<'m> Builder<'m> {
         let label: Vec<String> = dims.iter().map(u64::to_string).collect();
         let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
         let name = self.names.fresh(&format!("bcast_shape_{label}"));
-        self.constant(at, int64_tensor(&name, &as_i64(dims)));
+        self.constant(at, &name, Constant::Int64(&as_i64(dims)));
         self.hot_mut(at.graph).shape_constants.insert(dims.to_vec(), name.clone());
         name
     }
@@ -263,9 +281,8 @@ impl<'m> Builder<'m> {
             return name.clone();
         }
         let name = self.names.fresh(&format!("{}_shape", sanitize(value)));
-        let node = self.new_node("Shape", vec![value.to_string()], &name, Vec::new());
         let shape = of.rank().map_or_else(|| Shape::ranked(vec![Dim::Unknown]), |r| Shape::known(&[r as u64]));
-        self.add_node(at, node, Some(value_info(&name, INT64, &shape)));
+        self.add_node(at, ("Shape", &[value], NewAttribute::None), &name, Some((INT64, &shape)));
         self.cache.insert(key, name.clone());
         if let Some(k) = by_shape {
             self.cache.insert(k, name.clone());
@@ -278,10 +295,10 @@ impl<'m> Builder<'m> {
         self.memo(at, Made::Gathered(value.to_string(), axis), |b| {
             let shape = b.shape_of(at, value, &Shape::unranked());
             let index = b.names.fresh(&format!("{}_axis{axis}", sanitize(value)));
-            b.constant(at, int64_tensor(&index, &[axis]));
+            b.constant(at, &index, Constant::Int64(&[axis]));
             let name = b.names.fresh(&format!("{}_dim{axis}", sanitize(value)));
-            let node = b.new_node("Gather", vec![shape, index], &name, Vec::new());
-            b.add_node(at, node, Some(value_info(&name, INT64, &Shape::known(&[1]))));
+            let node = ("Gather", &[shape.as_str(), &index][..], NewAttribute::None);
+            b.add_node(at, node, &name, Some((INT64, &Shape::known(&[1]))));
             name
         })
     }
@@ -291,8 +308,9 @@ impl<'m> Builder<'m> {
         self.memo(at, Made::Concat(parts.clone()), |b| {
             let name = b.names.fresh("bcast_target");
             let n = parts.len() as u64;
-            let node = b.new_node("Concat", parts, &name, vec![int_attr("axis", 0)]);
-            b.add_node(at, node, Some(value_info(&name, INT64, &Shape::known(&[n]))));
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            let node = ("Concat", &parts[..], NewAttribute::Int("axis", 0));
+            b.add_node(at, node, &name, Some((INT64, &Shape::known(&[n]))));
             name
         })
     }
@@ -310,9 +328,7 @@ impl<'m> Builder<'m> {
         base.push_str(&sanitize(value));
         base.push_str(EXPANDED);
         let name = self.names.fresh(&base);
-        let node = self.new_node("Expand", vec![value.to_string(), target.to_string()], &name, Vec::new());
-        let vi = elem.map(|e| value_info(&name, e, out));
-        self.add_node(at, node, vi);
+        self.add_node(at, ("Expand", &[value, target], NewAttribute::None), &name, elem.map(|e| (e, out)));
         self.counts.expands_inserted += 1;
         let name: Arc<str> = name.into();
         let key = self.key.clone();
@@ -325,9 +341,9 @@ impl<'m> Builder<'m> {
         self.memo(at, Made::Reshape(value.to_string(), as_i64(dims)), |b| {
             let shape = b.shape_constant(at, dims);
             let name = b.names.fresh(&format!("{}_reshaped", sanitize(value)));
-            let node = b.new_node("Reshape", vec![value.to_string(), shape], &name, Vec::new());
-            let vi = elem.map(|e| value_info(&name, e, &Shape::known(dims)));
-            b.add_node(at, node, vi);
+            let node = ("Reshape", &[value, shape.as_str()][..], NewAttribute::None);
+            let shape = Shape::known(dims);
+            b.add_node(at, node, &name, elem.map(|e| (e, &shape)));
             name
         })
     }
@@ -337,11 +353,11 @@ impl<'m> Builder<'m> {
         self.memo(at, Made::Tile(value.to_string(), repeats.to_vec()), |b| {
             let label: Vec<String> = repeats.iter().map(i64::to_string).collect();
             let repeats_name = b.names.fresh(&format!("bcast_repeats_{}", label.join("x")));
-            b.constant(at, int64_tensor(&repeats_name, repeats));
+            b.constant(at, &repeats_name, Constant::Int64(repeats));
             let name = b.names.fresh(&format!("{}_tiled", sanitize(value)));
-            let node = b.new_node("Tile", vec![value.to_string(), repeats_name], &name, Vec::new());
-            let vi = elem.map(|e| value_info(&name, e, &Shape::known(out)));
-            b.add_node(at, node, vi);
+            let node = ("Tile", &[value, repeats_name.as_str()][..], NewAttribute::None);
+            let shape = Shape::known(out);
+            b.add_node(at, node, &name, elem.map(|e| (e, &shape)));
             name
         })
     }
@@ -354,7 +370,7 @@ impl<'m> Builder<'m> {
         self.try_memo(at, made, |b| {
             let name = b.names.fresh(&format!("{}_expanded", sanitize(value)));
             let tensor = crate::rewrite::materialize::broadcast_tensor(source, mapped, out, b.max_materialize_bytes)?;
-            b.constant(at, TensorProto { name: Some(name.clone()), ..tensor });
+            b.constant(at, &name, Constant::Tensor(Box::new(tensor)));
             b.counts.materialized += 1;
             Some(name)
         })
@@ -404,20 +420,11 @@ fn sanitize(name: &str) -> String {
 
 const MAX_FRAGMENT: usize = 80;
 
-fn int_attr(name: &str, value: i64) -> AttributeProto {
-    AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(AttributeType::Int as i32),
-        i: Some(value),
-        ..Default::default()
-    }
-}
-
-fn int64_tensor(name: &str, values: &[i64]) -> TensorProto {
+/// A 1-D int64 tensor of `values`, unnamed: a `Constant`'s value.
+pub(super) fn int64_tensor(values: &[i64]) -> TensorProto {
     TensorProto {
         dims: vec![values.len() as i64],
         data_type: Some(INT64),
-        name: Some(name.to_string()),
         raw_data: Some(values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>().into()),
         ..Default::default()
     }

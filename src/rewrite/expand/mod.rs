@@ -9,11 +9,12 @@
 
 //!
 //! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
-//! constructor), `external` moves external data as the options ask, and [`write_expanded`] writes the result
-//! through [`crate::onnx::save`].
+//! constructor) and `encode` writes them as bytes, `external` moves external data as the options ask, and
+//! [`write_expanded`] writes the result through [`crate::onnx::save`].
 
 mod action;
 mod builder;
+mod encode;
 mod external;
 mod names;
 mod order;
