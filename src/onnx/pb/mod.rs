@@ -66,8 +66,27 @@ pub mod field {
     /// `AttributeProto`.
     pub mod attribute {
         pub const NAME: u32 = 1;
+        pub const I: u32 = 3;
+        pub const T: u32 = 5;
         pub const G: u32 = 6;
         pub const GRAPHS: u32 = 11;
+        pub const TYPE: u32 = 20;
+    }
+
+    /// `ValueInfoProto`.
+    pub mod value_info {
+        pub const NAME: u32 = 1;
+        pub const TYPE: u32 = 2;
+    }
+
+    /// `TypeProto` (its `tensor_type`), `TypeProto.Tensor`, `TensorShapeProto` and its `Dimension`.
+    pub mod type_proto {
+        pub const TENSOR_TYPE: u32 = 1;
+        pub const ELEM_TYPE: u32 = 1;
+        pub const SHAPE: u32 = 2;
+        pub const DIM: u32 = 1;
+        pub const DIM_VALUE: u32 = 1;
+        pub const DIM_PARAM: u32 = 2;
     }
 
     /// `TensorProto`.

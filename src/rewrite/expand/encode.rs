@@ -3,6 +3,7 @@
 //! values; built as messages, each cost as much again as the site's whole plan. The tests compare every writer with
 //! prost's encoding of the message it stands for.
 
+use crate::onnx::pb::field::{attribute, node as n, tensor, type_proto as ty, value_info as vi};
 use crate::onnx::pb::{attribute_proto::AttributeType, TensorProto};
 use crate::onnx::tensor::INT64;
 use crate::onnx::wire::Writer;
@@ -17,42 +18,39 @@ pub(super) enum NewAttribute<'a> {
     Value(&'a TensorProto),
 }
 
-/// A node of the default domain: its inputs, one output, its name, op and attribute (`NodeProto` fields 1 to 5).
+/// A node of the default domain: its inputs, one output, its name, op and attribute.
 pub(super) fn node(w: &mut Writer<'_>, inputs: &[&str], output: &str, name: &str, op: &str, attr: &NewAttribute) {
-    inputs.iter().for_each(|input| w.string(1, input));
-    w.string(2, output);
-    w.string(3, name);
-    w.string(4, op);
+    inputs.iter().for_each(|input| w.string(n::INPUT, input));
+    w.string(n::OUTPUT, output);
+    w.string(n::NAME, name);
+    w.string(n::OP_TYPE, op);
     match *attr {
         NewAttribute::None => {}
-        // `AttributeProto`: name 1, i 3, t 5, type 20.
-        NewAttribute::Int(name, i) => w.message(5, |w| {
-            w.string(1, name);
-            w.int64(3, i);
-            w.int32(20, AttributeType::Int as i32);
+        NewAttribute::Int(name, i) => w.message(n::ATTRIBUTE, |w| {
+            w.string(attribute::NAME, name);
+            w.int64(attribute::I, i);
+            w.int32(attribute::TYPE, AttributeType::Int as i32);
         }),
-        NewAttribute::Value(t) => w.message(5, |w| {
-            w.string(1, "value");
-            w.prost(5, t);
-            w.int32(20, AttributeType::Tensor as i32);
+        NewAttribute::Value(t) => w.message(n::ATTRIBUTE, |w| {
+            w.string(attribute::NAME, "value");
+            w.prost(attribute::T, t);
+            w.int32(attribute::TYPE, AttributeType::Tensor as i32);
         }),
     }
 }
 
-/// The declaration [`super::value_info`] makes: `name` of element type `elem` and shape `shape` (`ValueInfoProto`
-/// name 1, type 2; `TypeProto` tensor_type 1; its elem_type 1, shape 2; `TensorShapeProto` dim 1; a dim's value
-/// 1 or param 2).
+/// The declaration [`super::value_info`] makes: `name` of element type `elem` and shape `shape`.
 pub(super) fn value_info(w: &mut Writer<'_>, name: &str, elem: i32, shape: &Shape) {
-    w.string(1, name);
-    w.message(2, |w| {
-        w.message(1, |w| {
-            w.int32(1, elem);
+    w.string(vi::NAME, name);
+    w.message(vi::TYPE, |w| {
+        w.message(ty::TENSOR_TYPE, |w| {
+            w.int32(ty::ELEM_TYPE, elem);
             if let Some(dims) = shape.dims() {
-                w.message(2, |w| {
+                w.message(ty::SHAPE, |w| {
                     for d in dims {
-                        w.message(1, |w| match d {
-                            Dim::Known(n) => w.int64(1, *n as i64),
-                            Dim::Sym(s) if !d.is_fresh() => w.string(2, s),
+                        w.message(ty::DIM, |w| match d {
+                            Dim::Known(size) => w.int64(ty::DIM_VALUE, *size as i64),
+                            Dim::Sym(s) if !d.is_fresh() => w.string(ty::DIM_PARAM, s),
                             _ => {}
                         });
                     }
@@ -62,17 +60,16 @@ pub(super) fn value_info(w: &mut Writer<'_>, name: &str, elem: i32, shape: &Shap
     });
 }
 
-/// A 1-D int64 tensor of `values` in `raw_data`, named `name` if given (`TensorProto` dims 1, data_type 2, name 8,
-/// raw_data 9).
+/// A 1-D int64 tensor of `values` in `raw_data`, named `name` if given.
 pub(super) fn int64_tensor(w: &mut Writer<'_>, name: Option<&str>, values: &[i64]) {
-    w.int64(1, values.len() as i64);
-    w.int32(2, INT64);
+    w.int64(tensor::DIMS, values.len() as i64);
+    w.int32(tensor::DATA_TYPE, INT64);
     if let Some(name) = name {
-        w.string(8, name);
+        w.string(tensor::NAME, name);
     }
     let mut raw = smallvec::SmallVec::<[u8; 64]>::new();
     values.iter().for_each(|v| raw.extend_from_slice(&v.to_le_bytes()));
-    w.bytes(9, &raw);
+    w.bytes(tensor::RAW_DATA, &raw);
 }
 
 #[cfg(test)]
