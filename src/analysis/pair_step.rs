@@ -23,7 +23,8 @@ impl<'m> Walker<'m, '_> {
         node: &'m NodeProto,
     ) -> bool {
         let ([a, b], [out]) = (&node.input[..], &node.output[..]) else { return false };
-        let refuse = !self.quick_pairs || env.call.is_some() || !node.attribute.is_empty();
+        let attrs = Attrs::new(node, None);
+        let refuse = !self.quick_pairs || env.call.is_some() || !attrs.is_empty();
         if refuse || a.is_empty() || b.is_empty() || out.is_empty() {
             return false;
         }
@@ -54,7 +55,6 @@ impl<'m> Walker<'m, '_> {
             scope.give_back(facts);
             return false;
         };
-        let attrs = Attrs::new(node, None);
         self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
         let range = self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts));
         scope.define_boxed(first, out, facts);
