@@ -212,7 +212,10 @@ impl<'m> Walker<'m, '_> {
                 bits_set = true;
                 out_flags.iter().zip(first..).for_each(|(&f, s)| declared.set_made(s, f & DECLARED != 0));
             }
-            self.node(env, scope, declared, (index, &slots, first), node);
+            // Most nodes of a large graph are counted numpy pairs, walked by their own step.
+            if !self.pair_step(env, scope, declared, (index, &slots, first), node) {
+                self.node(env, scope, declared, (index, &slots, first), node);
+            }
             for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
                 if f & LAST != 0 && scope.made_here(s) {
                     scope.drop_made(s, || name);

@@ -218,6 +218,7 @@ pub mod index_bound;
 mod initializers;
 mod op_memo;
 mod pair_record;
+mod pair_step;
 #[cfg(test)]
 mod reads_tests;
 mod scope;

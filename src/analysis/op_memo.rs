@@ -29,7 +29,7 @@ impl<'m> OpMemo<'m> {
     }
 
     /// The facts of `op` in `domain` at `opset`: remembered, or found by `find` and remembered.
-    #[inline]
+    #[inline(always)]
     pub(super) fn get(
         &mut self,
         (domain, op, opset): (&'m str, &'m str, i64),

@@ -238,7 +238,7 @@ impl<'m> Scope<'m> {
     }
 
     /// [`Scope::define_made`], with facts already in their box (one from [`Scope::spare_box`]).
-    #[inline]
+    #[inline(always)]
     pub(super) fn define_boxed(&mut self, s: u32, name: &'m str, boxed: Box<ValueFacts>) {
         self.slots[s as usize] = Some(boxed);
         let new = match self.follow {

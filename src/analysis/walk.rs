@@ -270,7 +270,7 @@ impl<'m> Walker<'m, '_> {
     }
 
     /// The facts a name resolved to slot `s` in `scope` reads: the scope's, else the enclosing scopes' by name.
-    #[inline]
+    #[inline(always)]
     pub(super) fn lookup<'s>(
         &self,
         env: &'s Env<'m, '_>,
@@ -418,8 +418,8 @@ impl<'m> Walker<'m, '_> {
 
     /// What the walk makes of `node`'s op; the first node of the default domain in a model that imports no opset for
     /// it is told which opset is assumed.
-    #[inline]
-    fn op_facts(
+    #[inline(always)]
+    pub(super) fn op_facts(
         &mut self,
         env: &Env<'m, '_>,
         (index, node): (usize, &'m NodeProto),
@@ -491,7 +491,8 @@ impl<'m> Walker<'m, '_> {
     /// every node's ([`Walker::keep_within_budget`]). Debug builds judge the site in full all the same
     /// ([`Walker::site`], which counts it then) and assert that it gives the same output. A taker of pair records
     /// gets the pair's record instead ([`Walker::pair_record`]).
-    fn in_place(
+    #[inline(always)]
+    pub(super) fn in_place(
         &mut self,
         env: &Env<'m, '_>,
         (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),

@@ -6,7 +6,10 @@ use onnx_bcast::analysis::{analyze_model_request, analyze_model_sites, CountedOn
 use onnx_bcast::check::{CheckOptions, Judge, Level, Report, Selector};
 use onnx_bcast::diagnostic::Code;
 use onnx_bcast::onnx::model::Model;
-use onnx_bcast::onnx::pb::{tensor_proto::DataType, GraphProto, ModelProto, NodeProto, OperatorSetIdProto};
+use onnx_bcast::onnx::pb::attribute_proto::AttributeType;
+use onnx_bcast::onnx::pb::{
+    tensor_proto::DataType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+};
 use onnx_bcast::rules::{Rule, VerdictKind};
 use prost::Message;
 
@@ -189,4 +192,76 @@ fn a_counted_pair_built_in_a_dropped_values_box_keeps_nothing_of_that_value() {
     assert_eq!(taker.counted.len(), 3, "{:?}", taker.counted);
     assert_eq!(&taker.counted[..2], [VerdictKind::Broadcast, VerdictKind::Broadcast], "the two pairs");
     assert_ne!(taker.counted[2], VerdictKind::Violation, "q is of unknown sizes, not [3, 4]");
+}
+
+/// An attribute named `name` holding `graph`.
+fn graph_attribute(name: &str, graph: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(graph),
+        ..Default::default()
+    }
+}
+
+/// The walk as values flow settles a counted numpy pair in its own step (`src/analysis/pair_step.rs`); the walk by
+/// numbers (facts kept) leaves every node to the general path. Both must count, take and note the same, on a graph
+/// mixing such pairs with every node the step must refuse.
+#[test]
+fn the_pair_step_counts_takes_and_notes_what_the_general_path_does() {
+    let branch = |name: &str| GraphProto {
+        name: Some(name.into()),
+        node: vec![node("Add", &["a", "b"], &format!("{name}_o"))],
+        output: vec![float_input(&format!("{name}_o"), &[])],
+        ..Default::default()
+    };
+    let mut with_attribute = node("Add", &["a", "b"], "t");
+    with_attribute.attribute = vec![AttributeProto { name: Some("note".into()), i: Some(1), ..Default::default() }];
+    let mut if_node = node("If", &["cond"], "z");
+    if_node.attribute =
+        vec![graph_attribute("then_branch", branch("then")), graph_attribute("else_branch", branch("else"))];
+    let nodes = vec![
+        node("Add", &["x", "b"], "a"),       // a plain pair, broadcast
+        node("Mul", &["a", "x"], "m"),       // a plain pair, same sizes
+        with_attribute,                      // an attribute
+        node("Add", &["m", "missing"], "u"), // an undefined input
+        node("Add", &["u", "a"], "v"),       // an input of unknown sizes
+        node("PRelu", &["x", "b"], "p"),     // broadcasting, but not by the numpy rule
+        node("Relu", &["p"], "r"),           // no broadcasting at all
+        node("Add", &["x", "d"], "bad"),     // sizes that contradict: its output is contradicted
+        node("Add", &["bad", "a"], "after"), // a contradicted input
+        node("Greater", &["b", "b"], "g"),   // a plain pair of another output type
+        node("ReduceMin", &["g"], "cond"),
+        if_node,                       // a subgraph reading the graph's values
+        node("Sub", &["r", "m"], "y"), // a plain pair again
+    ];
+    let g = GraphProto {
+        node: nodes,
+        input: vec![float_input("x", &[2, 3]), float_input("b", &[3]), float_input("d", &[4])],
+        output: ["y", "t", "v", "after", "z"].iter().map(|name| float_input(name, &[])).collect(),
+        ..Default::default()
+    };
+    let m = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
+        graph: Some(g),
+        ..Default::default()
+    };
+    let model = Model::from_bytes("mixed.onnx", m.encode_to_vec().into()).expect("decodes");
+    let walk = |options: Options| {
+        let mut taker = counter(|kind, _| kind != VerdictKind::Violation);
+        let analysis = analyze_model_sites(&model, options, &Request::default(), Some(&mut taker)).expect("ok");
+        let notes: Vec<String> = analysis
+            .notes
+            .iter()
+            .map(|n| format!("{:?} {} {:?} {:?} {}", n.code, n.graph, n.node, n.op, n.message))
+            .collect();
+        (taker.counted, taker.whole, notes)
+    };
+    let (flowing, numbered) = (walk(SITES_ONLY), walk(Options { value_facts: true }));
+    assert_eq!(flowing, numbered, "the pair step and the general path agree");
+    let (counted, whole, notes) = flowing;
+    assert!(counted.len() >= 4, "the plain pairs, the subgraphs' too, are counted: {counted:?}");
+    assert!(whole.iter().any(|(node, _, _)| node == "bad"), "the contradiction is taken whole: {whole:?}");
+    assert!(notes.iter().any(|n| n.starts_with("UndefinedValue")), "{notes:?}");
 }
