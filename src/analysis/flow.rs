@@ -184,13 +184,9 @@ impl<'m> Walker<'m, '_> {
         let mut settled = flow.settled.iter();
         let stop = crate::sys::interrupt::request();
         for (index, node) in nodes.iter().enumerate() {
-            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets. Work nobody watches
-            // (the command line's) asks nothing.
-            if let Some(stop) = &stop {
-                if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    break;
-                }
-                crate::sys::interrupt::test_pause();
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if stop.stop_now() {
+                break;
             }
             let in_flags = &flow.inputs[ins..ins + node.input.len()];
             let out_flags = &flow.outputs[outs..outs + node.output.len()];

@@ -117,13 +117,9 @@ impl<'m> Walker<'m, '_> {
         scope.settle(&producers, keep_all);
         let stop = crate::sys::interrupt::request();
         for (position, &index) in order.iter().enumerate() {
-            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets. Work nobody watches
-            // (the command line's) asks nothing.
-            if let Some(stop) = &stop {
-                if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    break;
-                }
-                crate::sys::interrupt::test_pause();
+            // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
+            if stop.stop_now() {
+                break;
             }
             let placed = (index, producers.inputs(index), producers.first_output(index));
             self.node(env, scope, declared, placed, &nodes[index]);

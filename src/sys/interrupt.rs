@@ -29,10 +29,32 @@ pub fn requested() -> bool {
     FLAG.with(|f| f.borrow().as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed)))
 }
 
-/// The stop request of the work on this thread, when it is watched: a loop that reads it once asks it at each step
-/// without a thread-local lookup (it does not change while the work runs).
-pub fn request() -> Option<Arc<AtomicBool>> {
-    FLAG.with(|f| f.borrow().clone())
+/// The stop request of the work on this thread, read once: a loop asks it at each step without a thread-local
+/// lookup (it does not change while the work runs).
+pub fn request() -> StopRequest {
+    StopRequest(FLAG.with(|f| f.borrow().clone()))
+}
+
+/// The stop request of one run of work ([`request`]); work nobody watches (the command line's) has none.
+pub struct StopRequest(Option<Arc<AtomicBool>>);
+
+impl StopRequest {
+    /// Whether the work should stop before its next step. Watched work also takes its test pause here
+    /// ([`test_pause`]); work nobody watches asks nothing.
+    #[inline]
+    pub fn stop_now(&self) -> bool {
+        let Some(flag) = &self.0 else { return false };
+        if flag.load(Ordering::Relaxed) {
+            return true;
+        }
+        test_pause();
+        false
+    }
+
+    /// Whether anything watches the work.
+    pub fn is_watched(&self) -> bool {
+        self.0.is_some()
+    }
 }
 
 /// Makes every node of watched work take `ONNX_BCAST_TEST_SLOW_MS` milliseconds more: the tests' way to have a call
@@ -56,16 +78,18 @@ mod tests {
     #[test]
     fn a_stop_request_is_seen_only_by_the_work_it_watches() {
         assert!(!requested());
-        assert!(request().is_none(), "work nobody watches has no stop request to read");
+        assert!(!request().is_watched(), "work nobody watches has no stop request to read");
         let flag = Arc::new(AtomicBool::new(false));
         watch(flag.clone(), || {
             assert!(!requested());
-            let read_once = request().expect("watched work has its stop request");
+            let read_once = request();
+            assert!(read_once.is_watched(), "watched work has its stop request");
+            assert!(!read_once.stop_now());
             flag.store(true, Ordering::Relaxed);
             assert!(requested());
-            assert!(read_once.load(Ordering::Relaxed), "the request read before the stop sees the stop");
+            assert!(read_once.stop_now(), "the request read before the stop sees the stop");
         });
         assert!(!requested());
-        assert!(request().is_none());
+        assert!(!request().is_watched());
     }
 }
