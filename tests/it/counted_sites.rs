@@ -7,13 +7,11 @@ use onnx_bcast::check::{CheckOptions, Judge, Level, Report, Selector};
 use onnx_bcast::diagnostic::Code;
 use onnx_bcast::onnx::model::Model;
 use onnx_bcast::onnx::pb::attribute_proto::AttributeType;
-use onnx_bcast::onnx::pb::{
-    tensor_proto::DataType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-};
+use onnx_bcast::onnx::pb::{tensor_proto::DataType, AttributeProto, GraphProto, NodeProto};
 use onnx_bcast::rules::{Rule, VerdictKind};
 use prost::Message;
 
-use crate::common::{fixture_models, float_input, named_node};
+use crate::common::{fixture_models, float_input, named_node, opset17_model};
 
 const SITES_ONLY: Options = Options { value_facts: false };
 
@@ -79,13 +77,7 @@ fn a_site_whose_input_types_differ_is_taken_whole_though_its_verdict_is_counted_
         ..Default::default()
     };
     let g = GraphProto { node: vec![add], input: vec![float_input("x", &[2, 3]), ints], ..Default::default() };
-    let m = ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
-        graph: Some(g),
-        ..Default::default()
-    };
-    let model = Model::from_bytes("mixed.onnx", m.encode_to_vec().into()).expect("decodes");
+    let model = opset17_model("mixed.onnx", g);
     let mut taker = counter(|_, _| true);
     analyze_model_sites(&model, SITES_ONLY, &Request::default(), Some(&mut taker)).expect("analysed");
     assert_eq!(taker.whole, [("mixed".to_string(), VerdictKind::Broadcast, true)]);
@@ -132,13 +124,7 @@ fn with_int_initializers(nodes: Vec<NodeProto>) -> Model {
         initializer: vec![int64("s", &[2, 3]), int64("one", &[1])],
         ..Default::default()
     };
-    let m = ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
-        graph: Some(g),
-        ..Default::default()
-    };
-    Model::from_bytes("contents.onnx", m.encode_to_vec().into()).expect("decodes")
+    opset17_model("contents.onnx", g)
 }
 
 /// A node of the default domain named after its one output.
@@ -241,13 +227,7 @@ fn the_pair_step_counts_takes_and_notes_what_the_general_path_does() {
         output: ["y", "t", "v", "after", "z"].iter().map(|name| float_input(name, &[])).collect(),
         ..Default::default()
     };
-    let m = ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
-        graph: Some(g),
-        ..Default::default()
-    };
-    let model = Model::from_bytes("mixed.onnx", m.encode_to_vec().into()).expect("decodes");
+    let model = opset17_model("mixed.onnx", g);
     let walk = |options: Options| {
         let mut taker = counter(|kind, _| kind != VerdictKind::Violation);
         let analysis = analyze_model_sites(&model, options, &Request::default(), Some(&mut taker)).expect("ok");

@@ -6,12 +6,9 @@
 
 use onnx_bcast::analysis::{analyze_model_with, Analysis, Options};
 use onnx_bcast::onnx::model::Model;
-use onnx_bcast::onnx::pb::{
-    attribute_proto::AttributeType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-};
-use prost::Message;
+use onnx_bcast::onnx::pb::{attribute_proto::AttributeType, AttributeProto, GraphProto, NodeProto};
 
-use crate::common::{fixture_models, float_input, named_node};
+use crate::common::{fixture_models, float_input, named_node, opset17_model};
 
 /// What an analysis found, as text: every site and note.
 fn findings(analysis: &Analysis) -> (Vec<String>, Vec<String>) {
@@ -48,13 +45,7 @@ fn model(nodes: Vec<NodeProto>, inputs: &[(&str, &[i64])], outputs: &[&str]) -> 
             .collect(),
         ..Default::default()
     };
-    let m = ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
-        graph: Some(graph),
-        ..Default::default()
-    };
-    Model::from_bytes("walk.onnx", m.encode_to_vec().into()).expect("decodes")
+    opset17_model("walk.onnx", graph)
 }
 
 const INPUTS: &[(&str, &[i64])] = &[("x", &[2, 3]), ("b", &[3]), ("c", &[4, 1, 1])];

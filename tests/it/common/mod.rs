@@ -205,6 +205,19 @@ pub fn float_input(name: &str, dims: &[i64]) -> onnx_bcast::onnx::pb::ValueInfoP
     }
 }
 
+/// `graph` as a model of IR version 8 importing the ONNX domain at opset 17, encoded and decoded as `file` is.
+pub fn opset17_model(file: &str, graph: onnx_bcast::onnx::pb::GraphProto) -> onnx_bcast::onnx::model::Model {
+    use onnx_bcast::onnx::pb::{ModelProto, OperatorSetIdProto};
+    use prost::Message;
+    let m = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(17) }],
+        graph: Some(graph),
+        ..Default::default()
+    };
+    onnx_bcast::onnx::model::Model::from_bytes(file, m.encode_to_vec().into()).expect("decodes")
+}
+
 /// The python a corpus's export used, as its `manifest.json` records it (the PyTorch and deployment corpora).
 pub fn corpus_python(models: &Path) -> PathBuf {
     let path = models.join("manifest.json");
