@@ -186,10 +186,7 @@ impl<'m> Builder<'m> {
         base.push('_');
         base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
         let name = self.names.fresh(&base);
-        let edit = match at.graph.is_empty() {
-            true => &mut self.main,
-            false => self.edit.graph_mut(at.graph),
-        };
+        let edit = self.graph_edit(at.graph);
         let before = edit.insert_before.get_or_insert_with(at.before, Default::default);
         // The node's names and the few bytes of their headers (and of an attribute's, whose value is small).
         let names: usize = inputs.iter().map(|i| i.len()).sum::<usize>() + output.len() + name.len() + op.len();
