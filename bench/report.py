@@ -137,31 +137,38 @@ def main():
             out.append("")
         out.append("`× previous` is the ratio of check's times, scaled to a doubling of the nodes (800,000 → "
                    "1,000,000 is ×1.25): 2.00× is a time per node that stays flat. `decode` is decoding alone "
-                   "(examples/decode_model.rs), in the same rounds as check.")
+                   "(examples/decode_model.rs), in the same rounds as check. The first row, one node and the same "
+                   "initializers, is the fixed part (start-up, the initializers); `× previous above it` is the same "
+                   "ratio of check's times less the fixed part's: the time the nodes themselves take.")
         out.append("")
-        out.append("| nodes | check s | × previous | µs per node | check RSS MiB | decode s | decode RSS MiB | "
-                   "check ÷ decode | infer_shapes_path s | infer_shapes_path ÷ check |")
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        out.append("| nodes | check s | × previous | × previous above it | µs per node | check RSS MiB | decode s | "
+                   "decode RSS MiB | check ÷ decode | infer_shapes_path s | infer_shapes_path ÷ check |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         prev = None
         steps = []
         counts = sorted({int(r["model"].split("_")[1]) for r in rows
                          if r["part"] == "nodes" and r["model"].startswith("nodes_")})
+        fixed = find(rows, "nodes", "nodes_1", "onnx-bcast check")
         for n in counts:
             c = find(rows, "nodes", f"nodes_{n}", "onnx-bcast check")
             d = find(rows, "nodes", f"nodes_{n}", DECODE)
             i = find(rows, "nodes", f"nodes_{n}", "infer_shapes_path")
-            step = "–"
+            step, above = "–", "–"
             if c and prev:
                 s = c["wall"] / prev[1]["wall"] * 2 * prev[0] / n
                 steps.append((n, s))
                 step = f"{s:.2f}×"
-            per_node = f"{c['wall'] / n * 1e6:.2f}" if c else "–"
+                if fixed and prev[1]["wall"] > fixed["wall"]:
+                    above = f"{(c['wall'] - fixed['wall']) / (prev[1]['wall'] - fixed['wall']) * 2 * prev[0] / n:.2f}×"
+            per_node = f"{c['wall'] / n * 1e6:.2f}" if c and n > 1 else "–"
             wall = lambda r: fmt_wall(r) if r else "–"  # noqa: E731
             rss = lambda r: f"{r['rss']:.1f}" if r else "–"  # noqa: E731
-            out.append(f"| {n:,} | {wall(c)} | {step} | {per_node} | {rss(c)} | {wall(d)} | {rss(d)} | "
+            out.append(f"| {n:,} | {wall(c)} | {step} | {above} | {per_node} | {rss(c)} | {wall(d)} | {rss(d)} | "
                        f"{ratio(c, d)} | {wall(i)} | {ratio(i, c)} |")
-            if c:
+            # The fixed part is no step of the curve.
+            if c and n > 1:
                 prev = (n, c)
+        counts = [n for n in counts if n > 1]
         out.append("")
         c100 = find(rows, "nodes", "nodes_100000", "onnx-bcast check")
         d100 = find(rows, "nodes", "nodes_100000", DECODE)

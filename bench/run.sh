@@ -111,6 +111,10 @@ gen() {
 BIG_ARGS=(--tensors 200 --dims 1280,1024 --nodes 20000 --small 100 --seed 1 --opset 17)
 nodes_args() { echo "--tensors 0 --dims 8,64 --nodes $1 --small 10000 --seed $2 --opset 17"; }
 NODE_COUNTS=(12500 25000 50000 100000 200000 400000 800000 1000000)
+# The curve's fixed part: one node and the same 10,000 small initializers, measured in the same rounds. The report
+# gives each doubling of the time above it beside the doubling of the whole time (which start-up and the
+# initializers keep under 2× at the small sizes).
+FIXED_NODES=1
 # The sizes every Python contender runs on (they take seconds a size beyond these).
 PY_NODE_COUNTS=(12500 25000 50000 100000)
 DECODE_ROW="decode only (floor)"
@@ -184,7 +188,7 @@ measure_curve() {
     local part="$1" n i k
     declare -A walls=() rsss=() rcs=()
     for ((i = 1; i <= CURVE_RUNS; i++)); do
-        for n in "${NODE_COUNTS[@]}"; do
+        for n in "$FIXED_NODES" "${NODE_COUNTS[@]}"; do
             local m="$BENCH_DIR/models/nodes_$n.onnx"
             PREP_IN=("$m") PREP_OUT=()
             run_once "$BENCH_DIR/log/$part.nodes_$n.onnx-bcast_check.$i" "$BIN" check "$m"
@@ -195,7 +199,7 @@ measure_curve() {
             walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
         done
     done
-    for n in "${NODE_COUNTS[@]}"; do
+    for n in "$FIXED_NODES" "${NODE_COUNTS[@]}"; do
         record "$part" "nodes_$n" "onnx-bcast check" "${walls[check$n]}" "${rsss[check$n]}" "${rcs[check$n]}"
         record "$part" "nodes_$n" "$DECODE_ROW" "${walls[decode$n]}" "${rsss[decode$n]}" "${rcs[decode$n]}"
     done
@@ -271,14 +275,14 @@ for part in "${parts[@]}"; do
         contenders big big all
         ;;
     nodes)
-        for n in "${NODE_COUNTS[@]}"; do
+        for n in "$FIXED_NODES" "${NODE_COUNTS[@]}"; do
             # shellcheck disable=SC2046
             gen "nodes_$n" $(nodes_args "$n" 1)
         done
         CACHE=warm
         curve_models=()
-        # The files are small: all four stay cached together, so the curve's rounds find each of them warm.
-        for n in "${NODE_COUNTS[@]}"; do curve_models+=("$BENCH_DIR/models/nodes_$n.onnx"); done
+        # The files are small: all of them stay cached together, so the curve's rounds find each of them warm.
+        for n in "$FIXED_NODES" "${NODE_COUNTS[@]}"; do curve_models+=("$BENCH_DIR/models/nodes_$n.onnx"); done
         settle "${curve_models[@]}"
         measure_curve nodes
         for n in "${PY_NODE_COUNTS[@]}"; do
