@@ -209,7 +209,8 @@ impl<'m> Walker<'m, '_> {
                 out_flags.iter().zip(first..).for_each(|(&f, s)| declared.set_made(s, f & DECLARED != 0));
             }
             // Most nodes of a large graph are counted numpy pairs, walked by their own step.
-            if !self.pair_step(env, scope, declared, (index, &slots, first), node) {
+            let out_declared = out_flags.first().is_some_and(|f| f & DECLARED != 0);
+            if !self.pair_step(env, scope, declared, (index, &slots, first, out_declared), node) {
                 self.node(env, scope, declared, (index, &slots, first), node);
             }
             for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {

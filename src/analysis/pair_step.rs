@@ -6,7 +6,8 @@
 
 use super::declared::Declared;
 use super::op_memo::OpFacts;
-use super::scope::{Env, Scope};
+use super::index_bound;
+use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
 
@@ -19,13 +20,15 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        (index, slots, first): (usize, &[u32], u32),
+        (index, slots, first, out_declared): (usize, &[u32], u32, bool),
         node: &'m NodeProto,
     ) -> bool {
         let ([a, b], [out]) = (&node.input[..], &node.output[..]) else { return false };
         let attrs = Attrs::new(node, None);
         let refuse = !self.quick_pairs || env.call.is_some() || !attrs.is_empty();
-        if refuse || a.is_empty() || b.is_empty() || out.is_empty() {
+        // An empty input has no slot: its name is only read for an input without one (most have one).
+        let empty = |k: usize, name: &str| slots[k] == NONE && name.is_empty();
+        if refuse || empty(0, a) || empty(1, b) || out.is_empty() {
             return false;
         }
         let (domain, op_type) = (node.domain(), node.op_type());
@@ -35,7 +38,8 @@ impl<'m> Walker<'m, '_> {
         if !ops::is_default_domain(domain) || infer::requires_beyond_broadcasting(op_type) {
             return false;
         }
-        if declared.of_made(first, out).is_some() {
+        // The walk's flags tell most outputs undeclared without a lookup.
+        if out_declared && declared.of_made(first, out).is_some() {
             return false;
         }
         // Taken before the inputs are read (they borrow the scope); given back unchanged but for its contents,
@@ -56,9 +60,14 @@ impl<'m> Walker<'m, '_> {
             return false;
         };
         self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
-        let range = self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts));
+        // A floating-point output (most pairs') has no range: asked inline, without the general question's reads of
+        // the node's domain and op.
+        let range = match index_bound::floating(facts.elem) {
+            true => None,
+            false => self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts)),
+        };
         scope.define_boxed(first, out, facts);
-        super::index_bound::keep_range(scope, node, range);
+        index_bound::keep_range(scope, node, range);
         true
     }
 }
