@@ -12,6 +12,9 @@ pub(super) struct OpFacts {
     pub(super) decl: Option<OpDecl>,
     /// How the op broadcasts, when it does: from the op table, a declaration, or the contrib ops.
     pub(super) broadcast: Option<BroadcastOp>,
+    /// The op is of the ONNX domain and its node's output asks nothing beyond its inputs' broadcast (not `Gemm`):
+    /// a broadcasting node of such an op may be judged as a counted pair.
+    pub(super) plain: bool,
 }
 
 /// The places of the memo: an op's place follows from its name (see [`place`]).
@@ -83,7 +86,7 @@ mod tests {
     use crate::rules::ops;
 
     fn facts(op: &str, opset: i64) -> OpFacts {
-        OpFacts { decl: None, broadcast: ops::broadcast_op("", op, opset) }
+        OpFacts { decl: None, broadcast: ops::broadcast_op("", op, opset), plain: true }
     }
 
     #[test]
@@ -95,6 +98,7 @@ mod tests {
                 let found = memo.get((domain, op, opset), || OpFacts {
                     decl: None,
                     broadcast: ops::broadcast_op(domain, op, opset),
+                    plain: domain.is_empty(),
                 });
                 assert_eq!(found.broadcast, ops::broadcast_op(domain, op, opset), "{domain} {op} {opset}");
             }
