@@ -10,6 +10,7 @@ use super::index_bound;
 use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
+use crate::onnx::pb::node::CompactString;
 
 impl<'m> Walker<'m, '_> {
     /// Walks `node` as a counted numpy pair if it is one (see the module); false, having changed nothing the walk
@@ -27,7 +28,7 @@ impl<'m> Walker<'m, '_> {
         let attrs = Attrs::new(node, None);
         let refuse = !self.quick_pairs || env.call.is_some() || !attrs.is_empty();
         // An empty input has no slot: its name is only read for an input without one (most have one).
-        let empty = |k: usize, name: &str| slots[k] == NONE && name.is_empty();
+        let empty = |k: usize, name: &CompactString| slots[k] == NONE && name.is_empty();
         if refuse || empty(0, a) || empty(1, b) || out.is_empty() {
             return false;
         }

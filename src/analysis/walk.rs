@@ -271,9 +271,9 @@ impl<'m> Walker<'m, '_> {
         &self,
         env: &'s Env<'m, '_>,
         scope: &'s Scope<'m>,
-        (s, name): (u32, &str),
+        (s, name): (u32, &(impl AsRef<str> + ?Sized)),
     ) -> Option<&'s ValueFacts> {
-        scope.read(s, name).or_else(|| env.outer.iter().rev().find_map(|o| o.get(name)))
+        scope.read(s, name).or_else(|| env.outer.iter().rev().find_map(|o| o.get(name.as_ref())))
     }
 
     /// Nodes in an order where producers come first: the file's order when it is already topological (as ONNX
