@@ -45,7 +45,9 @@ impl<'m> OpMemo<'m> {
         let at = &mut self.places[place(k)];
         match at {
             // A name of three bytes or fewer is its key whole (most standard ops': `Add`, `Mul`, `Sub`, `Div`).
-            Some((x, d, o, v, facts)) if *x == k && (op.len() <= 3 || same(o, op)) && same(d, domain) && *v == opset => {
+            Some((x, d, o, v, facts))
+                if *x == k && (op.len() <= 3 || same(o, op)) && same(d, domain) && *v == opset =>
+            {
                 *facts
             }
             _ => {
@@ -114,14 +116,21 @@ mod tests {
                 assert_eq!(key(a) == key(b), a == b, "{a:?} {b:?}");
             }
         }
-        // Longer names may share a key (`Abs`-like first, middle and last bytes): the memo compares them whole.
+        // Longer names may share a key (the same length, first, middle and last bytes): the memo compares them
+        // whole.
         assert_eq!(key("Axxd"), key("Ayxd"));
+        let mut memo = OpMemo::new();
+        let first = memo.get(("", "Axxd", 17), || facts("Add", 17));
+        let second = memo.get(("", "Ayxd", 17), || facts("Relu", 17));
+        assert_ne!(first, second, "two names of one key are told apart");
     }
 
     #[test]
     fn an_op_remembered_is_not_asked_again_and_one_at_the_same_place_is() {
-        let other =
-            (0..1000).map(|i| format!("Op{i}")).find(|n| place(key(n)) == place(key("Mul"))).expect("a name at Mul's place");
+        let other = (0..1000)
+            .map(|i| format!("Op{i}"))
+            .find(|n| place(key(n)) == place(key("Mul")))
+            .expect("a name at Mul's place");
         let mut memo = OpMemo::new();
         let mut asked = 0;
         for _ in 0..4 {

@@ -5,8 +5,8 @@
 //! node, and any node whose pair is not settled the quick way, is left to [`Walker::node`] before anything is noted.
 
 use super::declared::Declared;
-use super::op_memo::OpFacts;
 use super::index_bound;
+use super::op_memo::OpFacts;
 use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
