@@ -179,7 +179,8 @@ impl<'m> Walker<'m, '_> {
         let (mut ins, mut outs) = (0, 0);
         // Declarations of node outputs are rare but for the body's outputs: most nodes then set no bit, and until
         // one is set (`bits_set`), none needs clearing for a slot used again.
-        let any_declared = flow.outputs.iter().any(|f| f & DECLARED != 0);
+        // (All the flags or-ed, without a test each: a loop the compiler runs sixteen flags at a time.)
+        let any_declared = flow.outputs.iter().fold(0, |all, f| all | f) & DECLARED != 0;
         let mut bits_set = false;
         let mut settled = flow.settled.iter();
         let stop = crate::sys::interrupt::request();
@@ -209,7 +210,8 @@ impl<'m> Walker<'m, '_> {
                 out_flags.iter().zip(first..).for_each(|(&f, s)| declared.set_made(s, f & DECLARED != 0));
             }
             // Most nodes of a large graph are counted numpy pairs, walked by their own step.
-            if !self.pair_step(env, scope, declared, (index, &slots, first), node) {
+            let out_declared = out_flags.first().is_some_and(|f| f & DECLARED != 0);
+            if !self.pair_step(env, scope, declared, (index, &slots, first, out_declared), node) {
                 self.node(env, scope, declared, (index, &slots, first), node);
             }
             for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
@@ -222,14 +224,16 @@ impl<'m> Walker<'m, '_> {
                 }
             }
             previous = first;
+            // An output flagged read or unread has a name (the plan flags no empty one): only an output without
+            // either flag asks whether it has one.
             for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
-                if name.is_empty() {
-                    free.push(s);
-                } else if f & UNREAD != 0 {
+                if f & UNREAD != 0 {
                     scope.drop_made(s, || name);
                     free.push(s);
                 } else if f & NAMED != 0 {
                     scope.names.insert(name, s);
+                } else if name.is_empty() {
+                    free.push(s);
                 }
             }
         }

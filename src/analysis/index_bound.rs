@@ -87,6 +87,13 @@ pub(super) fn keep_range<'m>(scope: &mut Scope<'m>, node: &'m NodeProto, range: 
     }
 }
 
+/// Whether values of element type `elem` are of a type no range is kept of (floating-point, or any type but the
+/// integers and booleans ranges are kept of): only a Gather's output of such a type may have one.
+#[inline(always)]
+pub(super) fn floating(elem: Option<i32>) -> bool {
+    elem.is_some_and(|e| e != tensor::INT64 && e != tensor::INT32 && e != tensor::BOOL)
+}
+
 impl<'m> Walker<'m, '_> {
     /// The range a node's first output takes, from its inputs' ranges; a Gather's indices checked against its
     /// table on the way.
@@ -100,7 +107,7 @@ impl<'m> Walker<'m, '_> {
         outputs: &[ValueFacts],
     ) -> Option<ValueRange> {
         let output = outputs.first()?;
-        let floating = output.elem.is_some_and(|e| e != tensor::INT64 && e != tensor::INT32 && e != tensor::BOOL);
+        let floating = floating(output.elem);
         if !ops::is_default_domain(node.domain())
             || (floating && !matches!(node.op_type(), "Gather" | "GatherElements"))
         {

@@ -12,6 +12,9 @@ pub(super) struct OpFacts {
     pub(super) decl: Option<OpDecl>,
     /// How the op broadcasts, when it does: from the op table, a declaration, or the contrib ops.
     pub(super) broadcast: Option<BroadcastOp>,
+    /// The op is of the ONNX domain and its node's output asks nothing beyond its inputs' broadcast (not `Gemm`):
+    /// a broadcasting node of such an op may be judged as a counted pair.
+    pub(super) plain: bool,
 }
 
 /// The places of the memo: an op's place follows from its name (see [`place`]).
@@ -20,8 +23,11 @@ const PLACES: usize = 64;
 /// The facts of the last op met at each place, with the domain, name and opset they are for. Two ops that share a
 /// place take turns: each is asked again when the other came between, which costs what no memo would.
 pub(super) struct OpMemo<'m> {
-    places: Vec<Option<(&'m str, &'m str, i64, OpFacts)>>,
+    places: Vec<Option<Entry<'m>>>,
 }
+
+/// One op remembered: its name's [`key`], domain, name and opset, and its facts.
+type Entry<'m> = (u64, &'m str, &'m str, i64, OpFacts);
 
 impl<'m> OpMemo<'m> {
     pub(super) fn new() -> OpMemo<'m> {
@@ -35,12 +41,18 @@ impl<'m> OpMemo<'m> {
         (domain, op, opset): (&'m str, &'m str, i64),
         find: impl FnOnce() -> OpFacts,
     ) -> OpFacts {
-        let at = &mut self.places[place(op)];
+        let k = key(op);
+        let at = &mut self.places[place(k)];
         match at {
-            Some((d, o, v, facts)) if same(o, op) && same(d, domain) && *v == opset => *facts,
+            // A name of three bytes or fewer is its key whole (most standard ops': `Add`, `Mul`, `Sub`, `Div`).
+            Some((x, d, o, v, facts))
+                if *x == k && (op.len() <= 3 || same(o, op)) && same(d, domain) && *v == opset =>
+            {
+                *facts
+            }
             _ => {
                 let facts = find();
-                *at = Some((domain, op, opset, facts));
+                *at = Some((k, domain, op, opset, facts));
                 facts
             }
         }
@@ -54,13 +66,19 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
-/// The place of an op's name: its length and its first, middle and last bytes, mixed by a multiplication (as
-/// FxHash mixes), which tells the standard ops' names apart well enough for a memo.
+/// An op's name as its length and its first, middle and last bytes: the whole name when it is three bytes or
+/// fewer, so that two such names with one key are the same name.
 #[inline]
-fn place(op: &str) -> usize {
+fn key(op: &str) -> u64 {
     let b = op.as_bytes();
     let Some(&last) = b.last() else { return 0 };
-    let key = b.len() as u64 | (b[0] as u64) << 8 | (b[b.len() / 2] as u64) << 16 | (last as u64) << 24;
+    b.len() as u64 | (b[0] as u64) << 8 | (b[b.len() / 2] as u64) << 16 | (last as u64) << 24
+}
+
+/// The place of an op's name from its [`key`], mixed by a multiplication (as FxHash mixes), which tells the
+/// standard ops' names apart well enough for a memo.
+#[inline]
+fn place(key: u64) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % PLACES
 }
 
@@ -70,7 +88,7 @@ mod tests {
     use crate::rules::ops;
 
     fn facts(op: &str, opset: i64) -> OpFacts {
-        OpFacts { decl: None, broadcast: ops::broadcast_op("", op, opset) }
+        OpFacts { decl: None, broadcast: ops::broadcast_op("", op, opset), plain: true }
     }
 
     #[test]
@@ -82,6 +100,7 @@ mod tests {
                 let found = memo.get((domain, op, opset), || OpFacts {
                     decl: None,
                     broadcast: ops::broadcast_op(domain, op, opset),
+                    plain: domain.is_empty(),
                 });
                 assert_eq!(found.broadcast, ops::broadcast_op(domain, op, opset), "{domain} {op} {opset}");
             }
@@ -90,9 +109,28 @@ mod tests {
     }
 
     #[test]
+    fn names_of_three_bytes_or_fewer_have_keys_of_their_own() {
+        let letters = ["", "A", "d", "x", "Ad", "dd", "Add", "Adx", "Axd", "dAd", "Mul", "Mux", "Sub", "Div", "Dix"];
+        for a in letters {
+            for b in letters {
+                assert_eq!(key(a) == key(b), a == b, "{a:?} {b:?}");
+            }
+        }
+        // Longer names may share a key (the same length, first, middle and last bytes): the memo compares them
+        // whole.
+        assert_eq!(key("Axxd"), key("Ayxd"));
+        let mut memo = OpMemo::new();
+        let first = memo.get(("", "Axxd", 17), || facts("Add", 17));
+        let second = memo.get(("", "Ayxd", 17), || facts("Relu", 17));
+        assert_ne!(first, second, "two names of one key are told apart");
+    }
+
+    #[test]
     fn an_op_remembered_is_not_asked_again_and_one_at_the_same_place_is() {
-        let other =
-            (0..1000).map(|i| format!("Op{i}")).find(|n| place(n) == place("Mul")).expect("a name at Mul's place");
+        let other = (0..1000)
+            .map(|i| format!("Op{i}"))
+            .find(|n| place(key(n)) == place(key("Mul")))
+            .expect("a name at Mul's place");
         let mut memo = OpMemo::new();
         let mut asked = 0;
         for _ in 0..4 {

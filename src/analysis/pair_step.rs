@@ -5,10 +5,12 @@
 //! node, and any node whose pair is not settled the quick way, is left to [`Walker::node`] before anything is noted.
 
 use super::declared::Declared;
+use super::index_bound;
 use super::op_memo::OpFacts;
-use super::scope::{Env, Scope};
+use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
+use crate::onnx::pb::node::CompactString;
 
 impl<'m> Walker<'m, '_> {
     /// Walks `node` as a counted numpy pair if it is one (see the module); false, having changed nothing the walk
@@ -19,23 +21,23 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        (index, slots, first): (usize, &[u32], u32),
+        (index, slots, first, out_declared): (usize, &[u32], u32, bool),
         node: &'m NodeProto,
     ) -> bool {
         let ([a, b], [out]) = (&node.input[..], &node.output[..]) else { return false };
         let attrs = Attrs::new(node, None);
         let refuse = !self.quick_pairs || env.call.is_some() || !attrs.is_empty();
-        if refuse || a.is_empty() || b.is_empty() || out.is_empty() {
+        // An empty input has no slot: its name is only read for an input without one (most have one).
+        let empty = |k: usize, name: &CompactString| slots[k] == NONE && name.is_empty();
+        if refuse || empty(0, a) || empty(1, b) || out.is_empty() {
             return false;
         }
         let (domain, op_type) = (node.domain(), node.op_type());
         // Asked as the general path asks it (which may note a missing opset): asked again there, it notes nothing.
-        let OpFacts { broadcast, .. } = self.op_facts(env, (index, node), (domain, op_type));
-        let Some(op) = broadcast else { return false };
-        if !ops::is_default_domain(domain) || infer::requires_beyond_broadcasting(op_type) {
-            return false;
-        }
-        if declared.of_made(first, out).is_some() {
+        let OpFacts { broadcast, plain, .. } = self.op_facts(env, (index, node), (domain, op_type));
+        let Some(op) = broadcast.filter(|_| plain) else { return false };
+        // The walk's flags tell most outputs undeclared without a lookup.
+        if out_declared && declared.of_made(first, out).is_some() {
             return false;
         }
         // Taken before the inputs are read (they borrow the scope); given back unchanged but for its contents,
@@ -56,9 +58,14 @@ impl<'m> Walker<'m, '_> {
             return false;
         };
         self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
-        let range = self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts));
+        // A floating-point output (most pairs') has no range: asked inline, without the general question's reads of
+        // the node's domain and op.
+        let range = match index_bound::floating(facts.elem) {
+            true => None,
+            false => self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts)),
+        };
         scope.define_boxed(first, out, facts);
-        super::index_bound::keep_range(scope, node, range);
+        index_bound::keep_range(scope, node, range);
         true
     }
 }

@@ -183,12 +183,13 @@ impl<'m> Scope<'m> {
         }
     }
 
-    /// The facts a node input named `name`, resolved to slot `s`, reads in this scope.
+    /// The facts a node input named `name`, resolved to slot `s`, reads in this scope. (`name` is read only when
+    /// the walk follows names: a node's name, held inline, costs a few instructions to read as text.)
     #[inline]
-    pub(super) fn read(&self, s: u32, name: &str) -> Option<&ValueFacts> {
+    pub(super) fn read(&self, s: u32, name: &(impl AsRef<str> + ?Sized)) -> Option<&ValueFacts> {
         match self.follow {
             Follow::Numbers => self.at(s),
-            Follow::Names => self.get(name),
+            Follow::Names => self.get(name.as_ref()),
         }
     }
 
@@ -237,14 +238,18 @@ impl<'m> Scope<'m> {
         self.define_boxed(s, name, boxed);
     }
 
-    /// [`Scope::define_made`], with facts already in their box (one from [`Scope::spare_box`]).
+    /// [`Scope::define_made`], with facts already in their box (one from [`Scope::spare_box`]). `name` is read as
+    /// text only where it is kept (by a walk that follows names, or keeps their order).
     #[inline(always)]
-    pub(super) fn define_boxed(&mut self, s: u32, name: &'m str, boxed: Box<ValueFacts>) {
-        self.slots[s as usize] = Some(boxed);
+    pub(super) fn define_boxed(&mut self, s: u32, name: &'m (impl AsRef<str> + ?Sized), boxed: Box<ValueFacts>) {
+        // Most slots defined are empty (new, or emptied when their value was dropped): the drop is asked inline.
+        if let Some(before) = self.slots[s as usize].replace(boxed) {
+            drop(before);
+        }
         let new = match self.follow {
             // Most bodies shadow no input: no lookup then.
             Follow::Numbers => self.shadows.is_empty() || !self.shadows.contains_key(&s),
-            Follow::Names => match self.names.insert(name, s) {
+            Follow::Names => match self.names.insert(name.as_ref(), s) {
                 Some(before) => {
                     self.slots[before as usize] = None;
                     false
@@ -253,7 +258,7 @@ impl<'m> Scope<'m> {
             },
         };
         if let (true, Some(order)) = (new, &mut self.order) {
-            order.push(name);
+            order.push(name.as_ref());
         }
     }
 

@@ -144,14 +144,9 @@ impl Walker<'_, '_> {
         if differ {
             return None;
         }
-        // The dims of the value whose box this was, for the output's (`pair_sizes` pushes onto an empty list).
+        // The dims of the value whose box this was, for the output's: `pair_sizes` writes over them (mostly sizes
+        // of the same shape: a size written over a size).
         let dims = out.shape.0.get_or_insert_with(Vec::new);
-        // Emptied one by one: its sizes are mostly known, which need no dropping, where `clear` calls out of line.
-        while let Some(d) = dims.pop() {
-            if !matches!(d, Dim::Known(_)) {
-                drop(d);
-            }
-        }
         let same = rules::multidirectional::pair_sizes(a.shape.dims()?, b.shape.dims()?, dims)?.ok()?;
         let kind = if same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
         if !self.pair_records && !self.counted_only.contains(kind, rules::Rule::Multidirectional) {

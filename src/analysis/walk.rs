@@ -271,9 +271,9 @@ impl<'m> Walker<'m, '_> {
         &self,
         env: &'s Env<'m, '_>,
         scope: &'s Scope<'m>,
-        (s, name): (u32, &str),
+        (s, name): (u32, &(impl AsRef<str> + ?Sized)),
     ) -> Option<&'s ValueFacts> {
-        scope.read(s, name).or_else(|| env.outer.iter().rev().find_map(|o| o.get(name)))
+        scope.read(s, name).or_else(|| env.outer.iter().rev().find_map(|o| o.get(name.as_ref())))
     }
 
     /// Nodes in an order where producers come first: the file's order when it is already topological (as ONNX
@@ -353,7 +353,8 @@ impl<'m> Walker<'m, '_> {
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
         let (domain, op_type) = (node.domain(), node.op_type()); // Read once: a node is asked about them often.
-        let OpFacts { decl, broadcast } = self.op_facts(env, (index, node), (domain, op_type));
+        let facts = self.op_facts(env, (index, node), (domain, op_type));
+        let OpFacts { broadcast, plain, .. } = facts;
         // A broadcasting node of the ONNX domain reads its inputs' shapes, types and integer contents; any other
         // node may ask for an initializer's floating-point contents.
         if broadcast.is_none() || !ops::is_default_domain(domain) {
@@ -362,7 +363,6 @@ impl<'m> Walker<'m, '_> {
         self.name_what_shape_reads(scope, node, (domain, op_type), slots);
         // A counted pair with one output is built in the box it is defined in, rather than moved there through the
         // site's list of outputs (see `in_place`).
-        let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);
         let mut spare = broadcast
             .filter(|_| plain && attrs.is_empty() && self.quick_pairs)
             .filter(|_| self.one_undeclared_output(declared, node, first))
@@ -399,7 +399,7 @@ impl<'m> Walker<'m, '_> {
         crate::sizes::sym::take_refusals();
         let mut outputs: Outputs = match tainted {
             true => smallvec::smallvec![ValueFacts::contradicted(); node.output.len()],
-            false => self.outputs(env, (index, node, attrs), (&refs, &subgraphs), (OpFacts { decl, broadcast }, dims)),
+            false => self.outputs(env, (index, node, attrs), (&refs, &subgraphs), (facts, dims)),
         };
         let refused = crate::sizes::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
@@ -432,7 +432,8 @@ impl<'m> Walker<'m, '_> {
             let broadcast = ops::broadcast_op(domain, op_type, env.opset)
                 .or_else(|| decl.and_then(|d| d.broadcast_inputs()).map(ops::declared_broadcast))
                 .or_else(|| ops::contrib_broadcast_op(domain, op_type));
-            OpFacts { decl, broadcast }
+            let plain = ops::is_default_domain(domain) && !infer::requires_beyond_broadcasting(op_type);
+            OpFacts { decl, broadcast, plain }
         })
     }
 
@@ -444,7 +445,7 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         (index, node, attrs): (usize, &'m NodeProto, Attrs<'m>),
         (refs, subgraphs): (&[Option<&ValueFacts>], &Subgraphs<'m>),
-        (OpFacts { decl, broadcast }, dims): (OpFacts, Option<Vec<Dim>>),
+        (OpFacts { decl, broadcast, .. }, dims): (OpFacts, Option<Vec<Dim>>),
     ) -> Outputs {
         let (domain, op_type) = (node.domain(), node.op_type());
         if let Some(op) = broadcast {
