@@ -61,7 +61,7 @@ impl Flow {
             declared_mask: declared.names().fold(0u64, |m, name| m | bloom_bit(hash(name))),
             read_by_next: 0,
         };
-        for (name, slot) in scope.names.iter() {
+        for (&name, &slot) in &scope.names {
             let h = hash(name);
             if !planner.made.insert(h) {
                 return None;

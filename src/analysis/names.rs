@@ -1,10 +1,11 @@
-//! Names to slots: one hash of a name, which whoever has it carries to every table that asks for the name (the
-//! scope's names, the plan's pending reads, its fingerprints of the names made), and tables that compare the names
-//! themselves on a hash hit, so that two names are never taken for one.
+//! The tables of names the plan of a body ([`super::flow`]) asks of every node input and output: one hash of a
+//! name, which it carries to each of them (its pending reads, its fingerprints of the names made, the inputs' and
+//! initializers' slots), and tables that compare the names themselves on a hash hit, so that two names are never
+//! taken for one.
 
 use std::hash::Hasher;
 
-/// The hash of a name, for every table of names in this module and in the plan ([`super::flow`]). FxHash's
+/// The hash of a name, for every table in this module. FxHash's
 /// bytes hash (a folded multiply of the first and last eight bytes, for names up to sixteen), without the end
 /// marker `str`'s `Hash` adds, which only serves a hash of several fields: its high bits place a name, its low bits
 /// tell names apart.
@@ -31,84 +32,6 @@ pub(super) fn same(a: &str, b: &str) -> bool {
         n @ 4..8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
         0..4 => a.iter().zip(b).all(|(x, y)| x == y),
         _ => a == b,
-    }
-}
-
-/// Each name's slot: a table placed by [`hash`], so that a caller that hashed a name already looks it up without
-/// hashing it again ([`Names::get_hashed`]).
-#[derive(Default)]
-pub(super) struct Names<'m> {
-    table: hashbrown::HashTable<(&'m str, u32)>,
-}
-
-/// Rehashes an entry when the table grows.
-fn rehash(entry: &(&str, u32)) -> u64 {
-    hash(entry.0)
-}
-
-impl<'m> Names<'m> {
-    pub(super) fn with_capacity(n: usize) -> Names<'m> {
-        Names { table: hashbrown::HashTable::with_capacity(n) }
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    /// Room for `n` more names, so that the table does not grow while they are added.
-    pub(super) fn reserve(&mut self, n: usize) {
-        self.table.reserve(n, rehash);
-    }
-
-    /// The slot of `name`.
-    #[inline]
-    pub(super) fn get(&self, name: &str) -> Option<u32> {
-        self.get_hashed(hash(name), name)
-    }
-
-    /// The slot of `name`, whose [`hash`] is `h`.
-    #[inline]
-    pub(super) fn get_hashed(&self, h: u64, name: &str) -> Option<u32> {
-        self.table.find(h, |&(n, _)| same(n, name)).map(|&(_, s)| s)
-    }
-
-    /// Gives `name` slot `s`; the slot it had before, if any.
-    pub(super) fn insert(&mut self, name: &'m str, s: u32) -> Option<u32> {
-        match self.table.entry(hash(name), |&(n, _)| same(n, name), rehash) {
-            hashbrown::hash_table::Entry::Occupied(mut e) => Some(std::mem::replace(&mut e.get_mut().1, s)),
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert((name, s));
-                None
-            }
-        }
-    }
-
-    /// The slot of `name` (`Err`) or, when it has none, the slot `new` gives it (`Ok`): one lookup either way.
-    pub(super) fn claim(&mut self, name: &'m str, new: impl FnOnce() -> u32) -> Result<u32, u32> {
-        match self.table.entry(hash(name), |&(n, _)| same(n, name), rehash) {
-            hashbrown::hash_table::Entry::Occupied(e) => Err(e.get().1),
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                let s = new();
-                e.insert((name, s));
-                Ok(s)
-            }
-        }
-    }
-
-    /// Forgets `name`; the slot it had, if any.
-    pub(super) fn remove(&mut self, name: &str) -> Option<u32> {
-        let found = self.table.find_entry(hash(name), |&(n, _)| same(n, name)).ok()?;
-        Some(found.remove().0 .1)
-    }
-
-    /// Keeps the names `keep` says yes to.
-    pub(super) fn retain(&mut self, mut keep: impl FnMut(&'m str, u32) -> bool) {
-        self.table.retain(|&mut (n, s)| keep(n, s));
-    }
-
-    /// The names and their slots, in no order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&'m str, u32)> + '_ {
-        self.table.iter().copied()
     }
 }
 
@@ -202,7 +125,8 @@ impl Fingerprints {
 
 /// The slots of a body's inputs and initializers by name, for the plan ([`super::flow`]), which asks it of most node
 /// inputs: (fingerprint, slot) pairs placed as [`Fingerprints`] are, each fingerprint hit confirmed by comparing the
-/// slot's name, in a probe the caller inlines (a lookup in [`Names`] is a call of ~50 instructions, this ~15).
+/// slot's name, in a probe the caller inlines (a lookup in a `hashbrown` table is a call of ~50 instructions, this
+/// ~15).
 pub(super) struct Settled<'m> {
     table: Vec<(u32, u32)>,
     shift: u32,
@@ -259,18 +183,6 @@ mod tests {
             }
             assert!(!same(&a, &format!("{a}x")));
         }
-    }
-
-    #[test]
-    fn a_name_keeps_its_slot_until_given_another_or_removed() {
-        let mut names = Names::default();
-        assert_eq!(names.claim("w", || 0), Ok(0));
-        assert_eq!(names.claim("w", || 9), Err(0), "claimed again, it keeps the slot it has");
-        assert_eq!(names.insert("v_1", 1), None);
-        assert_eq!(names.insert("v_1", 2), Some(1));
-        assert_eq!((names.get("v_1"), names.get_hashed(hash("w"), "w"), names.get("v_2")), (Some(2), Some(0), None));
-        assert_eq!(names.remove("v_1"), Some(2));
-        assert_eq!((names.get("v_1"), names.len()), (None, 1));
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! What a walk carries: the values in scope, their remaining readers, the body being walked and where it is.
 
-use super::names::Names;
 use super::*;
 
 /// The values visible in one graph body, each in a numbered slot. The inputs and initializers take the first slots, by
@@ -23,7 +22,7 @@ pub(super) struct Scope<'m> {
     settled: Vec<Option<ValueFacts>>,
     /// Each name's slot: the inputs' and initializers'; once the nodes are numbered, the value each node output
     /// name stands for too (the last made). Emptied in a body nothing reads by name while it is walked.
-    pub(super) names: Names<'m>,
+    pub(super) names: HashMap<&'m str, u32>,
     /// The first slot of the node-made values ([`NONE`] until the nodes are numbered).
     pub(super) base: u32,
     /// The input or initializer each node-made value shadows (its slot), by the value's slot.
@@ -73,7 +72,7 @@ impl<'m> Scope<'m> {
         Scope {
             slots: Vec::with_capacity(n),
             settled: Vec::with_capacity(n),
-            names: Names::with_capacity(n),
+            names: HashMap::with_capacity_and_hasher(n, Default::default()),
             base: NONE,
             shadows: HashMap::default(),
             follow: Follow::Numbers,
@@ -94,7 +93,10 @@ impl<'m> Scope<'m> {
     /// an earlier definition took (`Err`), found with one lookup of the name.
     pub(super) fn claim(&mut self, name: &'m str) -> Result<u32, u32> {
         debug_assert_eq!(self.base, NONE, "inputs and initializers are defined before the nodes");
-        let s = self.names.claim(name, || self.slots.len() as u32)?;
+        let s = match self.names.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => return Err(*e.get()),
+            std::collections::hash_map::Entry::Vacant(e) => *e.insert(self.slots.len() as u32),
+        };
         self.slots.push(None);
         self.settled.push(None);
         if let Some(order) = &mut self.order {
@@ -162,13 +164,13 @@ impl<'m> Scope<'m> {
 
     /// The facts `name` stands for here, at this point of the walk.
     pub(super) fn get(&self, name: &str) -> Option<&ValueFacts> {
-        self.names.get(name).and_then(|s| self.at(s))
+        self.names.get(name).and_then(|&s| self.at(s))
     }
 
     /// The slot `name` resolves to now ([`NONE`] for a name not defined here).
     #[inline]
     pub(super) fn slot(&self, name: &str) -> u32 {
-        self.names.get(name).unwrap_or(NONE)
+        self.names.get(name).copied().unwrap_or(NONE)
     }
 
     /// The facts in slot `s`, or, for a node-made value not defined yet, those of the input it shadows.
@@ -216,7 +218,7 @@ impl<'m> Scope<'m> {
                 *self.shadows.get(&s)?
             }
             Follow::Numbers => s,
-            Follow::Names => self.names.get(name)?,
+            Follow::Names => *self.names.get(name)?,
         };
         Some(s as usize)
     }
@@ -325,11 +327,11 @@ impl<'m> Scope<'m> {
     /// forgets the names; one walked by name starts again from its inputs' and initializers' names.
     pub(super) fn settle(&mut self, producers: &Producers<'m>, by_name: bool) {
         match self.follow {
-            Follow::Numbers if !by_name => self.names = Names::default(),
+            Follow::Numbers if !by_name => self.names = HashMap::default(),
             Follow::Numbers => {}
             Follow::Names => {
                 let base = self.base;
-                self.names.retain(|_, s| s < base);
+                self.names.retain(|_, s| *s < base);
                 for (&v, &b) in &self.shadows {
                     self.names.insert(producers.name(v), b);
                 }
@@ -350,7 +352,7 @@ impl<'m> Scope<'m> {
         let order = self.order.take().unwrap_or_default();
         let mut values = Vec::with_capacity(order.len());
         for name in order {
-            let Some(s) = self.names.get(name) else { continue };
+            let Some(&s) = self.names.get(name) else { continue };
             let s = match s >= self.base && self.slots[s as usize].is_none() && self.follow == Follow::Numbers {
                 true => self.shadows.get(&s).copied().unwrap_or(s),
                 false => s,
@@ -400,7 +402,7 @@ impl Reads {
             true => producers.value_node.iter().map(|&node| at(node)).collect(),
             false => {
                 let mut last = vec![KEPT; producers.value_node.len()];
-                for s in scope.names.iter().map(|(_, s)| s).filter(|&s| s >= base) {
+                for &s in scope.names.values().filter(|&&s| s >= base) {
                     last[(s - base) as usize] = at(producers.value_node[(s - base) as usize]);
                 }
                 last
