@@ -9,11 +9,11 @@
 //! what a later node makes) is found before any node is walked, and such a body is walked by numbers as before.
 
 use super::declared::Declared;
+use super::names::{hash, same, Fingerprints, Pending, Settled};
 use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
 use crate::onnx::pb::node::CompactString;
-use std::hash::BuildHasher;
 
 /// Of a node input: the value it reads goes after the node (no later node reads it, and it is no body output).
 pub(super) const LAST: u8 = 1;
@@ -54,30 +54,34 @@ impl Flow {
         let settled = Vec::with_capacity(all_inputs);
         let mut flow = Flow { inputs: vec![0; all_inputs], outputs: vec![0; all_outputs], settled };
         let mut planner = Planner {
-            scope,
             declared,
             made: Fingerprints::with_capacity(all_outputs + scope.names.len()),
-            pending: HashMap::default(),
+            settled: Settled::with_capacity(scope.names.len(), scope.defined()),
+            pending: Pending::default(),
             declared_mask: declared.names().fold(0u64, |m, name| m | bloom_bit(hash(name))),
             read_by_next: 0,
         };
-        if !scope.names.keys().all(|name| planner.made.insert(hash(name))) {
-            return None;
+        for (&name, &slot) in &scope.names {
+            let h = hash(name);
+            if !planner.made.insert(h) {
+                return None;
+            }
+            planner.settled.insert(h, name, slot);
         }
         for &name in body_outputs.iter().filter(|n| !n.is_empty() && scope.slot(n) == NONE) {
-            planner.pending.insert(name, ());
+            planner.pending.insert(hash(name), name);
         }
         let (mut ins, mut outs) = (all_inputs, all_outputs);
         for i in (0..nodes.len()).rev() {
-            let node = &nodes[i];
-            (ins, outs) = (ins - node.input.len(), outs - node.output.len());
-            planner.outputs(node, &mut flow.outputs[outs..outs + node.output.len()])?;
+            let (inputs, outputs) = (nodes[i].input.as_slice(), nodes[i].output.as_slice());
+            (ins, outs) = (ins - inputs.len(), outs - outputs.len());
+            planner.outputs(outputs, &mut flow.outputs[outs..outs + outputs.len()])?;
             let before: &[CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
-            planner.inputs(node, before, &mut flow.inputs[ins..ins + node.input.len()], &mut flow.settled);
+            planner.inputs(inputs, before, &mut flow.inputs[ins..ins + inputs.len()], &mut flow.settled);
         }
         // What is still pending is read before any node makes it: made by none (an enclosing scope's value, or
         // undefined), or by a later node, which this walk does not follow.
-        if planner.pending.keys().any(|name| planner.made.may_contain(hash(name))) {
+        if planner.pending.hashes().any(|h| planner.made.may_contain(h)) {
             return None;
         }
         flow.settled.reverse();
@@ -85,15 +89,17 @@ impl Flow {
     }
 }
 
-/// What [`Flow::plan`] carries from node to node, from the last to the first.
+/// What [`Flow::plan`] carries from node to node, from the last to the first. Each name it looks up is hashed once
+/// ([`hash`]), and the hash serves every table that asks.
 struct Planner<'m, 'p> {
-    scope: &'p Scope<'m>,
     declared: &'p Declared<'m>,
     /// Every name defined here, as a fingerprint: a name defined twice is found without a table of the names.
     made: Fingerprints,
+    /// The inputs' and initializers' slots by name.
+    settled: Settled<'m>,
     /// Names read by a node after the one at hand (or body outputs) that no node before it made: a value's
     /// readers are met before the node that makes it. Outputs read by the next node only are not among them.
-    pending: HashMap<&'m str, ()>,
+    pending: Pending<'m>,
     /// The declared names' bits (see [`bloom_bit`]): most outputs are told undeclared without a lookup.
     declared_mask: u64,
     /// Which outputs of the node before the one at hand the latter reads (bit by position).
@@ -101,19 +107,22 @@ struct Planner<'m, 'p> {
 }
 
 impl<'m> Planner<'m, '_> {
-    /// The flags of `node`'s outputs; `None` for a name defined before (by a later node, an input or an initializer).
+    /// The flags of a node's `outputs`; `None` for a name defined before (by a later node, an input or an
+    /// initializer).
     #[inline(always)]
-    fn outputs(&mut self, node: &'m NodeProto, flags: &mut [u8]) -> Option<()> {
+    fn outputs(&mut self, outputs: &'m [CompactString], flags: &mut [u8]) -> Option<()> {
         let by_next = std::mem::take(&mut self.read_by_next);
-        for (k, (o, flag)) in node.output.iter().zip(flags).enumerate() {
+        for (k, (o, flag)) in outputs.iter().zip(flags).enumerate() {
+            let o = o.as_str();
             if o.is_empty() {
                 continue;
             }
             let h = hash(o);
+            // A fingerprint met before may be another name's: the body is then walked by numbers, which is safe.
             if !self.made.insert(h) {
                 return None;
             }
-            let named = !self.pending.is_empty() && self.pending.remove(o.as_str()).is_some();
+            let named = !self.pending.is_empty() && self.pending.remove(h, o);
             let read = match (named, k < 64 && by_next >> k & 1 == 1) {
                 (true, _) => NAMED,
                 (false, true) => 0,
@@ -125,11 +134,18 @@ impl<'m> Planner<'m, '_> {
         Some(())
     }
 
-    /// The flags of `node`'s inputs (`before`: the previous node's outputs), and the slots of those that read an
+    /// The flags of a node's `inputs` (`before`: the previous node's outputs), and the slots of those that read an
     /// input or initializer, pushed onto `settled` from the last.
     #[inline(always)]
-    fn inputs(&mut self, node: &'m NodeProto, before: &[CompactString], flags: &mut [u8], settled: &mut Vec<u32>) {
-        for (x, flag) in node.input.iter().zip(flags).rev() {
+    fn inputs(
+        &mut self,
+        inputs: &'m [CompactString],
+        before: &[CompactString],
+        flags: &mut [u8],
+        settled: &mut Vec<u32>,
+    ) {
+        for (x, flag) in inputs.iter().zip(flags).rev() {
+            let x = x.as_str();
             if x.is_empty() {
                 continue;
             }
@@ -138,20 +154,21 @@ impl<'m> Planner<'m, '_> {
                     // Read twice by this node, it goes once.
                     let first = self.read_by_next >> p & 1 == 0;
                     self.read_by_next |= 1 << p;
-                    let later = !self.pending.is_empty() && self.pending.contains_key(x.as_str());
+                    let later = !self.pending.is_empty() && self.pending.contains(hash(x), x);
                     PREVIOUS | (p as u8) << POSITION | if first && !later { LAST } else { 0 }
                 }
-                None => match self.scope.slot(x) {
-                    // An input or initializer stays.
-                    s if s != NONE => {
-                        settled.push(s);
-                        SETTLED
+                None => {
+                    let h = hash(x);
+                    match self.settled.get(h, x) {
+                        // An input or initializer stays.
+                        Some(s) => {
+                            settled.push(s);
+                            SETTLED
+                        }
+                        None if self.pending.insert(h, x) => LAST,
+                        None => 0,
                     }
-                    _ => match self.pending.insert(x, ()) {
-                        None => LAST,
-                        Some(()) => 0,
-                    },
-                },
+                }
             };
         }
     }
@@ -249,84 +266,8 @@ impl Scope<'_> {
     }
 }
 
-/// The hash of a name for [`Fingerprints`]: FxHash, its bits mixed (as MurmurHash3's finalizer does) so that the
-/// high bits place a name and the low bits tell names apart.
-#[inline]
-fn hash(name: &str) -> u64 {
-    let mut h = rustc_hash::FxBuildHasher.hash_one(name);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ h >> 33
-}
-
 /// One bit of 64 for a hash, for a set of few names that is asked of every output.
 #[inline]
 fn bloom_bit(h: u64) -> u64 {
     1 << (h >> 58)
-}
-
-/// Whether two names are the same, compared byte by byte: names are short, and a call of the C library's comparison
-/// for a few bytes costs more than the bytes.
-#[inline]
-fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    // The first and last eight (or four) bytes, which overlap in a name shorter than sixteen (or eight).
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("four bytes"));
-    match a.len() {
-        n @ 8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        n @ 4..8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        0..4 => a.iter().zip(b).all(|(x, y)| x == y),
-        _ => a == b,
-    }
-}
-
-/// A set of names as 32-bit fingerprints of their hashes, in a table placed by the hash's high bits: 8 bytes a
-/// name where a table of the names takes ~50. Two names with one fingerprint at one place count as one: what
-/// asks then takes the safe answer (a name defined twice; a name maybe made here).
-struct Fingerprints {
-    table: Vec<u32>,
-    shift: u32,
-}
-
-impl Fingerprints {
-    fn with_capacity(n: usize) -> Fingerprints {
-        let size = (2 * n).next_power_of_two().max(16);
-        Fingerprints { table: vec![0; size], shift: 64 - size.trailing_zeros() }
-    }
-
-    /// Adds the name of hash `h`; false when it may be there already.
-    #[inline]
-    fn insert(&mut self, h: u64) -> bool {
-        let (fingerprint, mask) = (h as u32 | 1, self.table.len() - 1);
-        let mut at = (h >> self.shift) as usize;
-        loop {
-            match self.table[at] {
-                0 => {
-                    self.table[at] = fingerprint;
-                    return true;
-                }
-                f if f == fingerprint => return false,
-                _ => at = (at + 1) & mask,
-            }
-        }
-    }
-
-    /// Whether the name of hash `h` may be in the set.
-    fn may_contain(&self, h: u64) -> bool {
-        let (fingerprint, mask) = (h as u32 | 1, self.table.len() - 1);
-        let mut at = (h >> self.shift) as usize;
-        loop {
-            match self.table[at] {
-                0 => return false,
-                f if f == fingerprint => return true,
-                _ => at = (at + 1) & mask,
-            }
-        }
-    }
 }

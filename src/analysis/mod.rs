@@ -216,6 +216,7 @@ mod flow;
 mod flow_tests;
 pub mod index_bound;
 mod initializers;
+mod names;
 mod op_memo;
 mod pair_record;
 mod pair_step;
