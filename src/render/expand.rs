@@ -140,12 +140,16 @@ mod tests {
             ("main", "n", "Add", vec![("x", "Länge,64")], vec![]),
             ("main", "n", "Add", vec![("x", &nines)], vec![]),
             (&deep, "n", "Add", vec![("x", "8,64")], vec![]),
+            // Back to a graph of before, after a site whose steps were marked anew.
+            ("main", "n", "Add", vec![("x", "N\u{FDD0}M,64")], vec![]),
+            ("main", "node_1", "Sub", vec![("small_1", "8,64")], vec![]),
         ];
         let mut actions = Vec::new();
         let mut expected = Vec::new();
+        // One text for every site, as the plan keeps it from site to site.
+        let mut text = ActionText::default();
         for (graph, node, op, steps, conditions) in &cases {
             // As the plan puts the action together, and its steps as they were written with their names marked.
-            let mut text = ActionText::default();
             text.begin(graph, node, op);
             let mut marked = Vec::new();
             for (input, to) in steps {
