@@ -111,11 +111,12 @@ fn write_summary(
             onnx_bcast::render::expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?
         }
         Format::Json => {
-            let mut json = onnx_bcast::render::expand::expand_json(shown, written, summary);
+            let mut json = onnx_bcast::render::expand::ExpandJson::new(shown, written, summary);
             if let Some(status) = verified {
-                json["verified"] = serde_json::Value::Bool(status == Status::Clean);
+                json = json.verified(status == Status::Clean);
             }
-            writeln!(out, "{json}")?
+            serde_json::to_writer(&mut out, &json)?;
+            writeln!(out)?
         }
     }
     out.flush()
