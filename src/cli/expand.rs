@@ -111,11 +111,15 @@ fn write_summary(
             onnx_bcast::render::expand::write_expand_text(&mut out, shown, written, summary, request.quiet)?
         }
         Format::Json => {
-            let mut json = onnx_bcast::render::expand::expand_json(shown, written, summary);
+            let mut json = onnx_bcast::render::expand::ExpandJson::new(shown, written, summary);
             if let Some(status) = verified {
-                json["verified"] = serde_json::Value::Bool(status == Status::Clean);
+                json = json.verified(status == Status::Clean);
             }
-            writeln!(out, "{json}")?
+            // Serialized into one buffer, then written: serde_json writes each quote, colon and comma apart, and
+            // each such write through the output's writer cost more than the bytes (about 12 MB for 100,000 actions).
+            let mut bytes = serde_json::to_vec(&json)?;
+            bytes.push(b'\n');
+            out.write_all(&bytes)?
         }
     }
     out.flush()

@@ -48,12 +48,19 @@ pub fn push_plain_at(out: &mut String, graph: &str, node: Option<&str>, op: Opti
 /// Whether [`at`] shows every part as it is written: printable ASCII, not too long to show whole, not starting like
 /// a command. Then [`at`] is the parts put together as they are.
 pub fn shown_as_written(graph: &str, node: Option<&str>, op: Option<&str>) -> bool {
-    use crate::sys::escape::NAME_CHARS;
     // What `text` shows as it is and is not ASCII takes the way of `escaped_at`, which gives the same.
-    let as_written = crate::sys::escape::plain_ascii;
-    let short_enough = |part: Option<&str>| part.is_none_or(|p| p.len() <= NAME_CHARS && as_written(p));
+    let short_enough = |part: Option<&str>| part.is_none_or(part_shown_as_written);
     // A path of at most LONGEST_GRAPH_PATH bytes has at most as many characters: `graph` keeps it whole.
-    graph.len() <= LONGEST_GRAPH_PATH && as_written(graph) && short_enough(node) && short_enough(op)
+    graph.len() <= LONGEST_GRAPH_PATH
+        && crate::sys::escape::plain_ascii(graph)
+        && short_enough(node)
+        && short_enough(op)
+}
+
+/// Whether [`at`] shows a node's label or an op as it is written (what [`shown_as_written`] asks of each).
+#[inline]
+pub fn part_shown_as_written(part: &str) -> bool {
+    part.len() <= crate::sys::escape::NAME_CHARS && crate::sys::escape::plain_ascii(part)
 }
 
 /// [`at`] for parts that are escaped or shortened.

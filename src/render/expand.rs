@@ -1,6 +1,7 @@
 //! Renderings of an `expand` run: the text summary (a line per site made explicit or left implicit, then the
 //! totals) and the JSON object.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::rewrite::expand::ExpandSummary;
@@ -8,25 +9,97 @@ use crate::sys::escape::{plain, text};
 
 /// The JSON object of an expand run: names whole.
 pub fn expand_json(input: &str, output: Option<&str>, summary: &ExpandSummary) -> serde_json::Value {
-    serde_json::json!({
-        "input": input,
-        "output": output,
-        "written": output.is_some(),
-        "sites": summary.sites,
-        "made_explicit": summary.made_explicit,
-        "expands_inserted": summary.expands_inserted,
-        "expands_shared": summary.expands_shared,
-        "materialized": summary.materialized,
-        "nodes_added": summary.nodes_added,
-        "actions": summary.actions.iter().map(|a| serde_json::json!({
-            "graph": a.graph(), "node": a.node(), "op": a.op(),
-            "steps": a.steps().collect::<Vec<_>>(),
-            "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "left": summary.left.iter().map(|l| serde_json::json!({
-            "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind().as_str(), "reason": plain(&l.reason.to_string()),
-        })).collect::<Vec<_>>(),
-    })
+    serde_json::to_value(ExpandJson::new(input, output, summary)).expect("an expand summary is JSON")
+}
+
+/// The JSON object of an expand run ([`expand_json`]'s, with `verified` at the end when given), serialized straight
+/// from the summary: a large model's 100,000 actions made into a tree of values first cost twice what planning them
+/// did, and as much again to write.
+#[derive(serde::Serialize)]
+pub struct ExpandJson<'a> {
+    input: &'a str,
+    output: Option<&'a str>,
+    written: bool,
+    sites: usize,
+    made_explicit: usize,
+    expands_inserted: usize,
+    expands_shared: usize,
+    materialized: usize,
+    nodes_added: usize,
+    actions: Actions<'a>,
+    left: Left<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verified: Option<bool>,
+}
+
+impl<'a> ExpandJson<'a> {
+    pub fn new(input: &'a str, output: Option<&'a str>, summary: &'a ExpandSummary) -> Self {
+        ExpandJson {
+            input,
+            output,
+            written: output.is_some(),
+            sites: summary.sites,
+            made_explicit: summary.made_explicit,
+            expands_inserted: summary.expands_inserted,
+            expands_shared: summary.expands_shared,
+            materialized: summary.materialized,
+            nodes_added: summary.nodes_added,
+            actions: Actions(&summary.actions),
+            left: Left(&summary.left),
+            verified: None,
+        }
+    }
+
+    /// With `"verified"`: whether `--verify` found the outputs alike.
+    pub fn verified(self, verified: bool) -> Self {
+        ExpandJson { verified: Some(verified), ..self }
+    }
+}
+
+/// The actions, an object each: steps and conditions plain.
+struct Actions<'a>(&'a [crate::rewrite::expand::Action]);
+
+impl serde::Serialize for Actions<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|a| {
+            let steps: Vec<_> = a.steps().collect();
+            let conditions: Vec<_> = a.conditions.iter().map(|c| plain(c)).collect();
+            ActionJson { graph: a.graph(), node: a.node(), op: a.op(), steps, conditions }
+        }))
+    }
+}
+
+#[derive(serde::Serialize)]
+struct ActionJson<'a> {
+    graph: &'a str,
+    node: &'a str,
+    op: &'a str,
+    steps: Vec<Cow<'a, str>>,
+    conditions: Vec<Cow<'a, str>>,
+}
+
+/// The sites left implicit, an object each: the reason plain.
+struct Left<'a>(&'a [crate::rewrite::expand::LeftSite]);
+
+impl serde::Serialize for Left<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|l| LeftJson {
+            graph: &l.graph,
+            node: &l.node,
+            op: &l.op,
+            kind: l.kind().as_str(),
+            reason: plain(&l.reason.to_string()).into_owned(),
+        }))
+    }
+}
+
+#[derive(serde::Serialize)]
+struct LeftJson<'a> {
+    graph: &'a str,
+    node: &'a str,
+    op: &'a str,
+    kind: &'a str,
+    reason: String,
 }
 
 /// The text of an expand run: unless `quiet`, one line per site made explicit (what each input became, and the
@@ -116,6 +189,44 @@ mod tests {
     }
 
     #[test]
+    fn the_json_written_straight_from_the_summary_is_the_object_built_as_values() {
+        use crate::rewrite::expand::{LeftReason, LeftSite};
+        let marked =
+            [format!("{} [64] -> Expand to [N, 64]", name("x\"y")), format!("{} [] -> Expand to [N, 64]", name("z"))];
+        let conditions = vec!["N ∈ {1, 8}".to_string()];
+        let actions = vec![
+            Action::new("main", "n\u{1b}", "Add", &marked, conditions),
+            Action::new("main/If_0/then_branch", "#3 (Mul)", "Mul", &marked[..1], vec![]),
+        ];
+        let left = |reason| LeftSite { graph: "main".into(), node: "m".into(), op: "Sub".into(), reason };
+        let left = vec![left(LeftReason::BreaksRule), left(LeftReason::LegacyAxisNeedsStaticShapes)];
+        let summary =
+            ExpandSummary { sites: 4, made_explicit: 2, expands_inserted: 3, actions, left, ..Default::default() };
+        for output in [Some("out.onnx"), None] {
+            // The object as a tree of values, `verified` added at the end as a key of its own.
+            let mut tree = serde_json::json!({
+                "input": "in\"put", "output": output, "written": output.is_some(), "sites": summary.sites,
+                "made_explicit": summary.made_explicit, "expands_inserted": summary.expands_inserted,
+                "expands_shared": summary.expands_shared, "materialized": summary.materialized,
+                "nodes_added": summary.nodes_added,
+                "actions": summary.actions.iter().map(|a| serde_json::json!({
+                    "graph": a.graph(), "node": a.node(), "op": a.op(), "steps": a.steps().collect::<Vec<_>>(),
+                    "conditions": a.conditions.iter().map(|c| plain(c)).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "left": summary.left.iter().map(|l| serde_json::json!({
+                    "graph": l.graph, "node": l.node, "op": l.op, "kind": l.kind().as_str(),
+                    "reason": plain(&l.reason.to_string()),
+                })).collect::<Vec<_>>(),
+            });
+            let written = ExpandJson::new("in\"put", output, &summary);
+            assert_eq!(serde_json::to_string(&written).unwrap(), tree.to_string());
+            assert_eq!(expand_json("in\"put", output, &summary), tree);
+            tree["verified"] = serde_json::Value::Bool(false);
+            assert_eq!(serde_json::to_string(&written.verified(false)).unwrap(), tree.to_string());
+        }
+    }
+
+    #[test]
     fn each_sites_line_is_the_one_its_parts_fitted_one_by_one_give() {
         let long = "n".repeat(100);
         let nines = vec!["9"; 120].join(",");
@@ -140,12 +251,16 @@ mod tests {
             ("main", "n", "Add", vec![("x", "Länge,64")], vec![]),
             ("main", "n", "Add", vec![("x", &nines)], vec![]),
             (&deep, "n", "Add", vec![("x", "8,64")], vec![]),
+            // Back to a graph of before, after a site whose steps were marked anew.
+            ("main", "n", "Add", vec![("x", "N\u{FDD0}M,64")], vec![]),
+            ("main", "node_1", "Sub", vec![("small_1", "8,64")], vec![]),
         ];
         let mut actions = Vec::new();
         let mut expected = Vec::new();
+        // One text for every site, as the plan keeps it from site to site.
+        let mut text = ActionText::default();
         for (graph, node, op, steps, conditions) in &cases {
             // As the plan puts the action together, and its steps as they were written with their names marked.
-            let mut text = ActionText::default();
             text.begin(graph, node, op);
             let mut marked = Vec::new();
             for (input, to) in steps {

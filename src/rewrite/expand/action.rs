@@ -201,23 +201,26 @@ fn same_text(a: &'static str, b: &'static str) -> bool {
 impl ActionText {
     /// Starts the action of the node `node` (its label) of op `op` in the graph at `graph`.
     pub fn begin(&mut self, graph: &str, node: &str, op: &str) {
-        self.text.clear();
         self.steps.clear();
         self.marks_in_steps = false;
-        use crate::onnx::location::shown_as_written;
+        use crate::onnx::location::{part_shown_as_written, shown_as_written};
+        // The text starts with the path and ` › `, kept from the last site when its graph is the same.
         let graph_shown = match &self.last_graph {
-            Some((last, shown)) if last == graph => *shown,
+            Some((last, shown)) if last == graph => {
+                self.text.truncate(graph.len() + GRAPH_NODE.len());
+                *shown
+            }
             _ => {
                 let shown = shown_as_written(graph, None, None);
                 self.last_graph = Some((graph.to_string(), shown));
+                self.text.clear();
+                self.text.push_str(graph);
+                self.text.push_str(GRAPH_NODE);
                 shown
             }
         };
-        // (An empty path is shown as it is written: only the node and op are looked at.)
-        self.shown = graph_shown && shown_as_written("", Some(node), Some(op));
+        self.shown = graph_shown && part_shown_as_written(node) && part_shown_as_written(op);
         (self.graph, self.node, self.op) = (graph.len(), node.len(), op.len());
-        self.text.push_str(graph);
-        self.text.push_str(GRAPH_NODE);
         self.text.push_str(node);
         // As `crate::onnx::location::at` leaves it out.
         self.op_in_node = crate::onnx::location::labelled_with(node, op);

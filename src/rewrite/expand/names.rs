@@ -7,9 +7,12 @@ use crate::onnx::pb::{tensor_shape_proto, GraphProto, ModelProto, NodeProto, Val
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
 /// The model's own names are borrowed from it: only the names made here are owned.
 pub(super) struct Names<'m> {
-    /// The model's names. It never grows after [`Names::of`]: a table of all of them doubled for the few names a
-    /// plan adds would cost more than the names themselves.
+    model: &'m ModelProto,
+    /// The model's names that [`could_be_made`] here, or all of them once a name that could not is asked for
+    /// (`complete`). It never grows otherwise: a table of all of them doubled for the few names a plan adds would
+    /// cost more than the names themselves.
     taken: rustc_hash::FxHashSet<&'m str>,
+    complete: bool,
     /// The names made here.
     made: rustc_hash::FxHashSet<String>,
     /// Per base name, the suffix to try first: probing from 1 every time is quadratic when a base repeats (a Sum
@@ -17,47 +20,141 @@ pub(super) struct Names<'m> {
     next: HashMap<String, usize>,
 }
 
+/// Whether `name` may be one [`Names::fresh`] makes for the builder: every base it is given starts with `bcast`
+/// or holds `_` then one of the words the builder ends its bases with (`_expanded`, `_shape`, `_axis`, `_dim`,
+/// `_tiled`, `_reshaped`, and a new node's `_OP` in lower case: `_constant`, `_concat`, `_gather`, ...), told
+/// apart by their first letter; and so does each name made from a base, the base followed by `_K`. A model's other
+/// names (most of a large graph's: `node_17`, `v_3`) need not be held: no name made here can be one of them.
+/// A name asked for that is not such a name is checked against all of the model's names.
+fn could_be_made(name: &str) -> bool {
+    let b = name.as_bytes();
+    if b.starts_with(b"bcast") {
+        return true;
+    }
+    let marked_at = |i: usize| matches!(b.get(i + 1), Some(b'a' | b'c' | b'd' | b'e' | b'g' | b'r' | b's' | b't'));
+    if b.len() < 8 {
+        return (0..b.len()).any(|i| b[i] == b'_' && marked_at(i));
+    }
+    // Eight bytes at a time, the last eight overlapping the ones before: this runs for every name of the model,
+    // most of which hold a `_` or two, each followed by a digit.
+    let mut start = 0;
+    loop {
+        let word = u64::from_le_bytes(b[start..start + 8].try_into().expect("eight bytes"));
+        let mut underscores = zero_bytes(word ^ (u64::from_le_bytes([b'_'; 8])));
+        while underscores != 0 {
+            if marked_at(start + underscores.trailing_zeros() as usize / 8) {
+                return true;
+            }
+            underscores &= underscores - 1;
+        }
+        if start + 8 == b.len() {
+            return false;
+        }
+        start = (start + 8).min(b.len() - 8);
+    }
+}
+
+/// The high bit of each byte of `x` that is zero, and no other bit.
+fn zero_bytes(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
 impl<'m> Names<'m> {
     pub fn of(model: &'m ModelProto) -> Names<'m> {
-        let mut names = Names { taken: Default::default(), made: Default::default(), next: HashMap::default() };
-        if let Some(g) = &model.graph {
-            // About as many names as the main graph has nodes' names and outputs (its inputs are mostly those
-            // outputs): room for them at once rather than by doubling.
-            names.taken.reserve(2 * g.node.len() + g.initializer.len() + g.input.len() + g.value_info.len());
-            names.main_graph(g);
-        }
-        for f in &model.functions {
-            names.take(f.name());
-            f.input.iter().chain(&f.output).for_each(|n| names.take(n));
-            names.nodes(&f.node);
-            for vi in &f.value_info {
-                names.declared(vi);
+        let mut names = Names {
+            model,
+            taken: Default::default(),
+            complete: false,
+            made: Default::default(),
+            next: HashMap::default(),
+        };
+        let taken = &mut names.taken;
+        each_name(model, &mut |name| {
+            if could_be_made(name) {
+                taken.insert(name);
             }
-            for sub in f.node.iter().flat_map(crate::onnx::attr::subgraphs) {
-                names.graph(sub);
-            }
-        }
+        });
         names
     }
 
-    fn take(&mut self, name: &'m str) {
-        self.taken.insert(name);
+    /// Whether the model has the name `name`: among the names held, once they are all held if `name` is not one
+    /// that [`could_be_made`] here.
+    fn taken(&mut self, name: &str) -> bool {
+        if !self.complete && !could_be_made(name) {
+            let taken = &mut self.taken;
+            each_name(self.model, &mut |name| {
+                taken.insert(name);
+            });
+            self.complete = true;
+        }
+        self.taken.contains(name)
     }
 
+    pub fn fresh(&mut self, base: &str) -> String {
+        let base = if base.is_empty() { "bcast" } else { base };
+        // A base asked for the first time is most often free as it is: taken without noting where to go on from
+        // (asked again, it is made, and the suffixes go on from 0 as if it had been noted). A base asked before is
+        // never free again.
+        if !self.taken(base) && !self.made.contains(base) {
+            self.made.insert(base.to_string());
+            return base.to_string();
+        }
+        let mut k = self.next.get(base).copied().unwrap_or(0);
+        let candidate = loop {
+            let candidate = if k == 0 { base.to_string() } else { format!("{base}_{k}") };
+            k += 1;
+            if !self.taken(&candidate) && self.made.insert(candidate.clone()) {
+                break candidate;
+            }
+        };
+        match self.next.get_mut(base) {
+            Some(next) => *next = k,
+            None => drop(self.next.insert(base.to_string(), k)),
+        }
+        candidate
+    }
+}
+
+/// Calls `take` with each of the model's names, in a deterministic order.
+fn each_name<'m>(model: &'m ModelProto, take: &mut impl FnMut(&'m str)) {
+    let mut walk = Walk { take };
+    if let Some(g) = &model.graph {
+        walk.main_graph(g);
+    }
+    for f in &model.functions {
+        (walk.take)(f.name());
+        f.input.iter().chain(&f.output).for_each(|n| (walk.take)(n));
+        walk.nodes(&f.node);
+        for vi in &f.value_info {
+            walk.declared(vi);
+        }
+        for sub in f.node.iter().flat_map(crate::onnx::attr::subgraphs) {
+            walk.graph(sub);
+        }
+    }
+}
+
+/// The walk of [`each_name`] over the model's graphs.
+struct Walk<'t, F> {
+    take: &'t mut F,
+}
+
+impl<'m, F: FnMut(&'m str)> Walk<'_, F> {
     fn nodes(&mut self, nodes: &'m [NodeProto]) {
         for n in nodes {
-            self.take(n.name());
-            n.input.iter().chain(&n.output).for_each(|v| self.take(v));
+            (self.take)(n.name());
+            n.input.iter().chain(&n.output).for_each(|v| (self.take)(v));
         }
     }
 
     /// The main graph's names but its nodes' inputs: each is a graph input, an initializer or a node's output
     /// (taken as such), or undefined, and a model that reads an undefined value is refused before any plan of it is
-    /// used ([`crate::rewrite::refuse`]). Half the names of a large graph, not hashed.
+    /// used ([`crate::rewrite::refuse`]). Half the names of a large graph, not looked at.
     fn main_graph(&mut self, g: &'m GraphProto) {
         for n in &g.node {
-            self.take(n.name());
-            n.output.iter().for_each(|v| self.take(v));
+            (self.take)(n.name());
+            n.output.iter().for_each(|v| (self.take)(v));
         }
         self.graph_but_nodes(g);
     }
@@ -69,8 +166,8 @@ impl<'m> Names<'m> {
 
     /// A graph's initializers, declarations and subgraphs.
     fn graph_but_nodes(&mut self, g: &'m GraphProto) {
-        g.initializer.iter().for_each(|t| self.take(t.name()));
-        g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).for_each(|t| self.take(t.name()));
+        g.initializer.iter().for_each(|t| (self.take)(t.name()));
+        g.sparse_initializer.iter().filter_map(|s| s.values.as_ref()).for_each(|t| (self.take)(t.name()));
         for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
             self.declared(vi);
         }
@@ -81,33 +178,11 @@ impl<'m> Names<'m> {
 
     /// A declaration's name and the dim params of its type.
     fn declared(&mut self, vi: &'m ValueInfoProto) {
-        self.take(vi.name());
+        (self.take)(vi.name());
         let shape = vi.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).and_then(|t| t.shape.as_ref());
         for d in shape.map_or(&[][..], |s| &s.dim[..]) {
             if let Some(tensor_shape_proto::dimension::Value::DimParam(p)) = &d.value {
-                self.take(p);
-            }
-        }
-    }
-
-    pub fn fresh(&mut self, base: &str) -> String {
-        let base = if base.is_empty() { "bcast" } else { base };
-        // A base asked for the first time is most often free as it is: taken without noting where to go on from
-        // (asked again, it is made, and the suffixes go on from 0 as if it had been noted). A base asked before is
-        // never free again.
-        if !self.taken.contains(base) && !self.made.contains(base) {
-            self.made.insert(base.to_string());
-            return base.to_string();
-        }
-        let k = match self.next.get_mut(base) {
-            Some(k) => k,
-            None => self.next.entry(base.to_string()).or_insert(0),
-        };
-        loop {
-            let candidate = if *k == 0 { base.to_string() } else { format!("{base}_{k}") };
-            *k += 1;
-            if !self.taken.contains(candidate.as_str()) && self.made.insert(candidate.clone()) {
-                return candidate;
+                (self.take)(p);
             }
         }
     }
@@ -163,6 +238,47 @@ mod tests {
         let mut names = Names::of(&model);
         assert_eq!(names.fresh("v_expanded"), "v_expanded_6");
         assert_eq!(names.fresh("v_expanded"), "v_expanded_7");
+    }
+
+    #[test]
+    fn a_name_no_builder_base_could_give_is_still_checked_against_every_name_of_the_model() {
+        // `a`, `a_1` and `node_0` are not names the builder's bases give (see `could_be_made`): they are held only
+        // once a name like them is asked for.
+        let graph = GraphProto {
+            node: vec![NodeProto {
+                name: Some("a".into()),
+                output: smallvec::smallvec!["a_1".into()],
+                ..Default::default()
+            }],
+            initializer: vec![TensorProto { name: Some("x_expanded".into()), ..Default::default() }],
+            ..Default::default()
+        };
+        let model = ModelProto { graph: Some(graph), ..Default::default() };
+        let mut names = Names::of(&model);
+        assert!(!could_be_made("a") && !could_be_made("a_1") && could_be_made("x_expanded"));
+        assert_eq!(names.fresh("x_expanded"), "x_expanded_1");
+        assert_eq!(names.fresh("a"), "a_2");
+        assert_eq!(names.fresh("x_expanded"), "x_expanded_2");
+    }
+
+    #[test]
+    fn every_base_the_builder_gives_could_be_made() {
+        let bases = ["bcast", "bcast_shape_8x64", "bcast_target", "bcast_repeats_1x2", "v_expanded", "v_shape"];
+        let more = ["v_axis0", "v_dim1", "v_reshaped", "v_tiled", "out_expand", "out_constant", "out_concat"];
+        for base in bases.iter().chain(&more).chain(&["out_gather", "out_shape", "out_reshape", "out_tile"]) {
+            assert!(could_be_made(base), "{base}");
+        }
+    }
+
+    #[test]
+    fn a_name_whose_every_underscore_is_followed_by_no_marks_first_letter_could_not_be_made() {
+        for name in ["node_12345", "small_1234567_89", "v_3", "x_", "_", "", "bcas", "layer_norm_0_out_1_x"] {
+            assert!(!could_be_made(name), "{name}");
+        }
+        // A `_` then a mark's first letter anywhere: in the first eight bytes, across them, in the last.
+        for name in ["a_expanded", "abcdefg_s", "abcdefgh_s", "abcdefghijklmno_t", "0123456789_0123456789_d"] {
+            assert!(could_be_made(name), "{name}");
+        }
     }
 
     #[test]

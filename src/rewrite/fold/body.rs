@@ -1,7 +1,8 @@
 //! One graph body (main graph, subgraph or function body) as `fold` sees it: who reads each value, which values
 //! leave the body, and which nodes become dead once some are removed.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 use crate::onnx::model::{GraphStep, ModelBody};
 use crate::onnx::pb::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
@@ -51,8 +52,8 @@ impl<'m> Body<'m> {
         value_info: &'m [ValueInfoProto],
         outputs: impl Iterator<Item = &'m String>,
     ) -> Body<'m> {
-        let mut readers: HashMap<&'m str, Vec<(usize, usize)>> = HashMap::new();
-        let mut nested_reads = HashSet::new();
+        let mut readers: HashMap<&'m str, Vec<(usize, usize)>> = HashMap::default();
+        let mut nested_reads = HashSet::default();
         for (i, n) in nodes.iter().enumerate() {
             for (p, name) in n.input.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
                 readers.entry(name.as_str()).or_default().push((i, p));

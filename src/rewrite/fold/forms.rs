@@ -4,7 +4,8 @@
 //! evaluation, the source's shape and whether the broadcast itself is proved to hold.
 
 use crate::analysis::FunctionFrame;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 use super::body::Body;
 use super::proof::{call_key, CallKey};

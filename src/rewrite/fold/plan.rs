@@ -3,7 +3,8 @@
 //! removed `Expand` dies with that `Expand`), so the candidates are tried again until nothing changes.
 
 use crate::onnx::location::node_label;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::body::Body;
 use super::forms::{self, Candidate};
@@ -23,8 +24,8 @@ pub(super) fn plan(model: &ModelProto, analysis: &Analysis, options: FoldOptions
         bodies.entry(&site.loc.graph).or_default().entry(site.loc.node).or_default().push(site);
     }
     // Facts of bodies walked once; a body walked per call (inside a function) has no one set of facts.
-    let mut facts: HashMap<&[GraphStep], Option<HashMap<&str, &ValueFacts>>> = HashMap::new();
-    let mut paths: HashMap<&[GraphStep], &str> = HashMap::new();
+    let mut facts: HashMap<&[GraphStep], Option<HashMap<&str, &ValueFacts>>> = HashMap::default();
+    let mut paths: HashMap<&[GraphStep], &str> = HashMap::default();
     for g in &analysis.graphs {
         paths.insert(&g.loc, &g.path);
         let once = !matches!(g.loc.first(), Some(GraphStep::Function(_)));
