@@ -220,6 +220,7 @@ mod names;
 mod op_memo;
 mod pair_record;
 mod pair_step;
+mod reads;
 #[cfg(test)]
 mod reads_tests;
 mod scope;

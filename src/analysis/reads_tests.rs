@@ -1,6 +1,7 @@
 //! When the walk drops a node-made value ([`Reads`]): right after its last reader, once, and never a body output.
 
-use super::scope::{Producers, Reads, Scope};
+use super::reads::Reads;
+use super::scope::{Producers, Scope};
 use super::*;
 
 /// A Relu node (any op the walk follows would do) reading `inputs` and making `outputs`; flow_tests builds with it too.
