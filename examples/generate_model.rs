@@ -53,8 +53,12 @@ fn main() -> anyhow::Result<()> {
     let start = Instant::now();
     let mut file =
         std::fs::File::create(&args.out).map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", args.out.display()))?;
-    let written =
-        write_synthetic(&spec, &mut file).map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", args.out.display()))?;
+    // A spec the generator refuses (`--nodes 0`) or a failed write leaves no file behind, rather than an empty or
+    // cut model that a later run could take for one.
+    let written = write_synthetic(&spec, &mut file).map_err(|e| {
+        let _ = std::fs::remove_file(&args.out);
+        anyhow::anyhow!("{}: cannot write: {e}", args.out.display())
+    })?;
     eprintln!(
         "wrote {} ({written} bytes, {:.1} MiB) in {:.2} s",
         args.out.display(),
