@@ -70,7 +70,7 @@ pub fn summary_out(written: Option<&str>, format: Format) -> Box<dyn Write> {
         Box::new(super::charset::Text::new(io::stderr().lock(), ascii))
     } else {
         let ascii = text && super::charset::stdout_ascii();
-        Box::new(io::BufWriter::new(super::charset::Text::new(io::stdout().lock(), ascii)))
+        Box::new(io::BufWriter::new(super::charset::Text::new(onnx_bcast::sys::stdout::locked(), ascii)))
     }
 }
 

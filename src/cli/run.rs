@@ -179,10 +179,9 @@ pub fn run_checks(
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
     let cancel = AtomicBool::new(false);
     let mut progress = Progress::new(targets);
-    let stdout = io::stdout();
     // Text for people in ASCII where the terminal is not UTF-8; JSON and SARIF as they are.
     let ascii = sink.is_for_people() && super::charset::stdout_ascii();
-    let mut out = io::BufWriter::new(super::charset::Text::new(stdout.lock(), ascii));
+    let mut out = io::BufWriter::new(super::charset::Text::new(onnx_bcast::sys::stdout::locked(), ascii));
     let result = std::thread::scope(|scope| {
         let cancel = &cancel;
         let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {

@@ -111,7 +111,7 @@ pub fn write_model(
 ) -> Result<Vec<String>, SaveError> {
     let out = output.display().to_string();
     let (path, to) = match destination(output)? {
-        Destination::Stdout => return write_stream(model, moves, pieces, &out, &mut io::stdout().lock()),
+        Destination::Stdout => return write_stream(model, moves, pieces, &out, &mut crate::sys::stdout::locked()),
         Destination::Stream(path) => {
             let mut file = std::fs::OpenOptions::new()
                 .write(true)

@@ -7,6 +7,7 @@ pub mod escape;
 pub mod interrupt;
 pub mod panics;
 pub mod platform;
+pub mod stdout;
 
 /// Lets go of `value` without freeing it, for what a process that is about to exit holds: freeing a decoded
 /// model of 100,000 nodes returns 700,000 blocks one by one (~30 M instructions, 4 ms) for the exit to throw away
