@@ -59,7 +59,6 @@ impl Flow {
             settled: Settled::with_capacity(scope.names.len(), scope.defined()),
             pending: Pending::default(),
             declared_mask: declared.names().fold(0u64, |m, name| m | bloom_bit(hash(name))),
-            read_by_next: 0,
         };
         for (&name, &slot) in &scope.names {
             let h = hash(name);
@@ -72,12 +71,19 @@ impl Flow {
             planner.pending.insert(hash(name), name);
         }
         let (mut ins, mut outs) = (all_inputs, all_outputs);
+        // Which outputs of the node at hand the node after it reads (bit by position), and its first output's name:
+        // each turn decodes the previous node's first output as an input may read it, and the next turn takes it
+        // as its own.
+        let (mut by_next, mut first) = (0, nodes.last().and_then(|n| n.output.first()).map_or("", |o| o.as_str()));
         for i in (0..nodes.len()).rev() {
             let (inputs, outputs) = (nodes[i].input.as_slice(), nodes[i].output.as_slice());
             (ins, outs) = (ins - inputs.len(), outs - outputs.len());
-            planner.outputs(outputs, &mut flow.outputs[outs..outs + outputs.len()])?;
-            let before: &[CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
-            planner.inputs(inputs, before, &mut flow.inputs[ins..ins + inputs.len()], &mut flow.settled);
+            planner.outputs(outputs, first, by_next, &mut flow.outputs[outs..outs + outputs.len()])?;
+            let before: &'m [CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
+            let before_first = before.first().map_or("", |o| o.as_str());
+            let flags = &mut flow.inputs[ins..ins + inputs.len()];
+            by_next = planner.inputs(inputs, (before, before_first), flags, &mut flow.settled);
+            first = before_first;
         }
         // What is still pending is read before any node makes it: made by none (an enclosing scope's value, or
         // undefined), or by a later node, which this walk does not follow.
@@ -102,58 +108,71 @@ struct Planner<'m, 'p> {
     pending: Pending<'m>,
     /// The declared names' bits (see [`bloom_bit`]): most outputs are told undeclared without a lookup.
     declared_mask: u64,
-    /// Which outputs of the node before the one at hand the latter reads (bit by position).
-    read_by_next: u64,
 }
 
 impl<'m> Planner<'m, '_> {
-    /// The flags of a node's `outputs`; `None` for a name defined before (by a later node, an input or an
-    /// initializer).
+    /// The flags of a node's `outputs` (`first`: the first one's name, `by_next`: those the next node reads, bit
+    /// by position); `None` for a name defined before (by a later node, an input or an initializer).
     #[inline(always)]
-    fn outputs(&mut self, outputs: &'m [CompactString], flags: &mut [u8]) -> Option<()> {
-        let by_next = std::mem::take(&mut self.read_by_next);
-        for (k, (o, flag)) in outputs.iter().zip(flags).enumerate() {
-            let o = o.as_str();
-            if o.is_empty() {
-                continue;
+    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) -> Option<()> {
+        // Most nodes make one value: the first goes apart from a loop, whose set-up would cost as much again.
+        let Some(flag) = flags.first_mut() else { return Some(()) };
+        *flag = self.output(first, by_next & 1 == 1)?;
+        if outputs.len() > 1 {
+            for (k, (o, flag)) in outputs.iter().zip(flags).enumerate().skip(1) {
+                *flag = self.output(o.as_str(), k < 64 && by_next >> k & 1 == 1)?;
             }
-            let h = hash(o);
-            // A fingerprint met before may be another name's: the body is then walked by numbers, which is safe.
-            if !self.made.insert(h) {
-                return None;
-            }
-            let named = !self.pending.is_empty() && self.pending.remove(h, o);
-            let read = match (named, k < 64 && by_next >> k & 1 == 1) {
-                (true, _) => NAMED,
-                (false, true) => 0,
-                (false, false) => UNREAD,
-            };
-            let is_declared = self.declared_mask & bloom_bit(h) != 0 && self.declared.get(o).is_some();
-            *flag = read | if is_declared { DECLARED } else { 0 };
         }
         Some(())
     }
 
-    /// The flags of a node's `inputs` (`before`: the previous node's outputs), and the slots of those that read an
-    /// input or initializer, pushed onto `settled` from the last.
+    /// The flags of output `o` (`by_next`: whether the next node reads it); `None` for a name defined before.
+    #[inline(always)]
+    fn output(&mut self, o: &'m str, by_next: bool) -> Option<u8> {
+        if o.is_empty() {
+            return Some(0);
+        }
+        let h = hash(o);
+        // A fingerprint met before may be another name's: the body is then walked by numbers, which is safe.
+        if !self.made.insert(h) {
+            return None;
+        }
+        let named = !self.pending.is_empty() && self.pending.remove(h, o);
+        let read = match (named, by_next) {
+            (true, _) => NAMED,
+            (false, true) => 0,
+            (false, false) => UNREAD,
+        };
+        let is_declared = self.declared_mask & bloom_bit(h) != 0 && self.declared.get(o).is_some();
+        Some(read | if is_declared { DECLARED } else { 0 })
+    }
+
+    /// The flags of a node's `inputs` (`before`: the previous node's outputs, and the first one's name), and the
+    /// slots of those that read an input or initializer, pushed onto `settled` from the last; which of `before`
+    /// they read (bit by position).
     #[inline(always)]
     fn inputs(
         &mut self,
         inputs: &'m [CompactString],
-        before: &[CompactString],
+        (before, before_first): (&[CompactString], &str),
         flags: &mut [u8],
         settled: &mut Vec<u32>,
-    ) {
+    ) -> u64 {
+        let mut by_next = 0u64;
         for (x, flag) in inputs.iter().zip(flags).rev() {
             let x = x.as_str();
             if x.is_empty() {
                 continue;
             }
-            *flag = match before.iter().position(|o| same(o, x)).filter(|&p| p < 32) {
+            let at = match same(before_first, x) {
+                true => Some(0),
+                false => before.iter().skip(1).position(|o| same(o, x)).map(|p| p + 1),
+            };
+            *flag = match at.filter(|&p| p < 32) {
                 Some(p) => {
                     // Read twice by this node, it goes once.
-                    let first = self.read_by_next >> p & 1 == 0;
-                    self.read_by_next |= 1 << p;
+                    let first = by_next >> p & 1 == 0;
+                    by_next |= 1 << p;
                     let later = !self.pending.is_empty() && self.pending.contains(hash(x), x);
                     PREVIOUS | (p as u8) << POSITION | if first && !later { LAST } else { 0 }
                 }
@@ -171,6 +190,7 @@ impl<'m> Planner<'m, '_> {
                 }
             };
         }
+        by_next
     }
 }
 

@@ -78,3 +78,13 @@ fn a_node_reading_what_a_later_node_makes_is_left_to_the_walk_by_numbers() {
     let own_output = [node(&["x", "a"], &["a"])];
     assert!(plan(&own_output, &["x"], &["a"]).is_none(), "a node reading its own output");
 }
+
+#[test]
+fn an_omitted_first_output_is_skipped_and_the_next_node_reads_the_second_by_position() {
+    // The first output's name is carried from one node to the next: an empty one must match no input.
+    let nodes = [node(&["x"], &["", "a"]), node(&["a", "x"], &["", "y"])];
+    let (ins, outs, settled) = plan(&nodes, &["x"], &["y"]).expect("followed as it flows");
+    assert_eq!(ins[1], [PREVIOUS_1 | LAST, SETTLED]);
+    assert_eq!(outs, [vec![0, 0], vec![0, NAMED]]);
+    assert_eq!(settled, [0, 0]);
+}
