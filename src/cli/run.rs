@@ -140,7 +140,7 @@ fn tract_says(error: Option<String>) -> String {
 }
 
 /// The stack of the threads that check models: analysis recurses into subgraphs and function bodies, so they get
-/// twice the 8 MiB a main thread usually has.
+/// twice the 8 MiB a main thread usually has (the binary's main thread too, see [`main_on_check_stack`]).
 const STACK: usize = 16 << 20;
 
 /// The exit status one outcome asks for.
@@ -183,13 +183,23 @@ pub fn run_checks(
     // Text for people in ASCII where the terminal is not UTF-8; JSON and SARIF as they are.
     let ascii = sink.is_for_people() && super::charset::stdout_ascii();
     let mut out = io::BufWriter::new(super::charset::Text::new(stdout.lock(), ascii));
+    let cancel = &cancel;
+    let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {
+        if !cancel.load(Ordering::Relaxed) {
+            let _ = tx.send((i, check_target(target, options, streams_json, asked, targets.len() == 1)));
+        }
+    };
+    // One model on a thread with the stack a check needs, and no bar to draw while it is checked: checked on this
+    // thread. A worker would start a heap of its own (mimalloc's heaps are per thread): fresh pages for its small
+    // blocks beside the ones this thread filled parsing the command line, a 2 MiB huge page more to fault in.
+    if targets.len() == 1 && progress.bar.is_none() && ON_CHECK_STACK.get() {
+        let mut tx = tx;
+        targets.iter().enumerate().for_each(|t| check(&mut tx, t));
+        drop(tx);
+        let emitted = emit_in_order(&rx, &mut progress, &mut sink, &mut out);
+        return finish(emitted, progress, sink, out);
+    }
     let result = std::thread::scope(|scope| {
-        let cancel = &cancel;
-        let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {
-            if !cancel.load(Ordering::Relaxed) {
-                let _ = tx.send((i, check_target(target, options, streams_json, asked, targets.len() == 1)));
-            }
-        };
         let worker = std::thread::Builder::new().stack_size(STACK).name("onnx-bcast-check".into());
         worker.spawn_scoped(scope, move || match pool {
             // par_bridge hands out targets in order, so results arrive roughly in order.
@@ -206,11 +216,78 @@ pub fn run_checks(
         drop(rx);
         emitted
     });
+    finish(result, progress, sink, out)
+}
+
+/// Ends a run of checks whose results are all emitted (or one failed to be): the bar cleared, the sink's closing
+/// part (totals, the JSON array's end) written.
+fn finish(emitted: io::Result<Status>, progress: Progress, sink: Reporter, mut out: impl Write) -> io::Result<Status> {
     progress.finish();
-    let worst = result?;
+    let worst = emitted?;
     sink.finish(&mut out)?;
     out.flush()?;
     Ok(worst)
+}
+
+thread_local! {
+    /// Whether this thread's stack is [`STACK`]: the thread [`main_on_check_stack`] runs the program on.
+    static ON_CHECK_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs the binary's `main` (`f`, called on the process's main thread) where its stack is the one checks need
+/// ([`STACK`]), so that a run that checks one model checks it there, on the thread (and in the heap) that parsed the
+/// command line, rather than starting a worker for it (see [`run_checks`]): on the main thread itself where its
+/// stack may grow that far, else on a thread of its own. Where no thread can be started either, `f` runs here (and
+/// `run_checks` then fails to start its worker as it always did).
+pub fn main_on_check_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if main_stack_may_grow_to(STACK) {
+        ON_CHECK_STACK.set(true);
+        return f();
+    }
+    // `f` is taken by whichever thread runs it: the new one, or this one when none could be started.
+    let f = std::sync::Mutex::new(Some(f));
+    let take = || f.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let ran = std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new().stack_size(STACK).name("onnx-bcast".into());
+        let started = thread.spawn_scoped(scope, || {
+            ON_CHECK_STACK.set(true);
+            take().map(|f| f())
+        });
+        started.ok().and_then(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    ran.unwrap_or_else(|| take().expect("no thread ran f")())
+}
+
+/// Whether the main thread's stack may grow to `size` bytes, raising its soft limit if need be: Linux grows the main
+/// thread's stack on demand up to `RLIMIT_STACK` as it is at each fault, and keeps at least 128 MiB below it free
+/// of other mappings. Past the raised limit the process dies of SIGSEGV, as past a thread's guard page, only
+/// without Rust's "has overflowed its stack" line (which knows the limit at start only). False elsewhere, where a
+/// new thread gets the stack instead.
+fn main_stack_may_grow_to(size: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit and setrlimit read and write the one struct they are given, which outlives the calls.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) != 0 {
+                return false;
+            }
+            let enough = |l: libc::rlim_t| l == libc::RLIM_INFINITY || l >= size as libc::rlim_t;
+            if enough(limit.rlim_cur) {
+                return true;
+            }
+            if !enough(limit.rlim_max) {
+                return false;
+            }
+            limit.rlim_cur = size as libc::rlim_t;
+            libc::setrlimit(libc::RLIMIT_STACK, &limit) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = size;
+        false
+    }
 }
 
 /// Receives the outcomes as the workers send them and emits each in target order, as soon as the ones before it
