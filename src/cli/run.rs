@@ -240,7 +240,7 @@ thread_local! {
 /// stack may grow that far, else on a thread of its own. Where no thread can be started either, `f` runs here (and
 /// `run_checks` then fails to start its worker as it always did).
 pub fn main_on_check_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    if main_stack_may_grow_to(STACK) {
+    if onnx_bcast::sys::platform::main_stack_may_grow_to(STACK) {
         ON_CHECK_STACK.set(true);
         return f();
     }
@@ -256,38 +256,6 @@ pub fn main_on_check_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         started.ok().and_then(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     ran.unwrap_or_else(|| take().expect("no thread ran f")())
-}
-
-/// Whether the main thread's stack may grow to `size` bytes, raising its soft limit if need be: Linux grows the main
-/// thread's stack on demand up to `RLIMIT_STACK` as it is at each fault, and keeps at least 128 MiB below it free
-/// of other mappings. Past the raised limit the process dies of SIGSEGV, as past a thread's guard page, only
-/// without Rust's "has overflowed its stack" line (which knows the limit at start only). False elsewhere, where a
-/// new thread gets the stack instead.
-fn main_stack_may_grow_to(size: usize) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: getrlimit and setrlimit read and write the one struct they are given, which outlives the calls.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) != 0 {
-                return false;
-            }
-            let enough = |l: libc::rlim_t| l == libc::RLIM_INFINITY || l >= size as libc::rlim_t;
-            if enough(limit.rlim_cur) {
-                return true;
-            }
-            if !enough(limit.rlim_max) {
-                return false;
-            }
-            limit.rlim_cur = size as libc::rlim_t;
-            libc::setrlimit(libc::RLIMIT_STACK, &limit) == 0
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = size;
-        false
-    }
 }
 
 /// Receives the outcomes as the workers send them and emits each in target order, as soon as the ones before it
