@@ -10,7 +10,8 @@ static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimall
 fn main() -> ExitCode {
     #[cfg(feature = "mimalloc")]
     no_huge_pages_for_small_models();
-    ExitCode::from(onnx_bcast::cli::main_from(std::env::args_os()))
+    // With the stack checks need, so that a check of one model runs here rather than on a thread of its own.
+    ExitCode::from(onnx_bcast::cli::run::main_on_check_stack(|| onnx_bcast::cli::main_from(std::env::args_os())))
 }
 
 /// mimalloc asks for transparent huge pages on its arena, so each first touch of 2 MiB of heap clears all of it. A

@@ -140,7 +140,7 @@ fn tract_says(error: Option<String>) -> String {
 }
 
 /// The stack of the threads that check models: analysis recurses into subgraphs and function bodies, so they get
-/// twice the 8 MiB a main thread usually has.
+/// twice the 8 MiB a main thread usually has (the binary's main thread too, see [`main_on_check_stack`]).
 const STACK: usize = 16 << 20;
 
 /// The exit status one outcome asks for.
@@ -182,13 +182,23 @@ pub fn run_checks(
     // Text for people in ASCII where the terminal is not UTF-8; JSON and SARIF as they are.
     let ascii = sink.is_for_people() && super::charset::stdout_ascii();
     let mut out = io::BufWriter::new(super::charset::Text::new(onnx_bcast::sys::stdout::locked(), ascii));
+    let cancel = &cancel;
+    let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {
+        if !cancel.load(Ordering::Relaxed) {
+            let _ = tx.send((i, check_target(target, options, streams_json, asked, targets.len() == 1)));
+        }
+    };
+    // One model on a thread with the stack a check needs, and no bar to draw while it is checked: checked on this
+    // thread. A worker would start a heap of its own (mimalloc's heaps are per thread): fresh pages for its small
+    // blocks beside the ones this thread filled parsing the command line, a 2 MiB huge page more to fault in.
+    if targets.len() == 1 && progress.bar.is_none() && ON_CHECK_STACK.get() {
+        let mut tx = tx;
+        targets.iter().enumerate().for_each(|t| check(&mut tx, t));
+        drop(tx);
+        let emitted = emit_in_order(&rx, &mut progress, &mut sink, &mut out);
+        return finish(emitted, progress, sink, out);
+    }
     let result = std::thread::scope(|scope| {
-        let cancel = &cancel;
-        let check = move |tx: &mut mpsc::Sender<(usize, Outcome)>, (i, target): (usize, &Target)| {
-            if !cancel.load(Ordering::Relaxed) {
-                let _ = tx.send((i, check_target(target, options, streams_json, asked, targets.len() == 1)));
-            }
-        };
         let worker = std::thread::Builder::new().stack_size(STACK).name("onnx-bcast-check".into());
         worker.spawn_scoped(scope, move || match pool {
             // par_bridge hands out targets in order, so results arrive roughly in order.
@@ -205,11 +215,34 @@ pub fn run_checks(
         drop(rx);
         emitted
     });
+    finish(result, progress, sink, out)
+}
+
+/// Ends a run of checks whose results are all emitted (or one failed to be): the bar cleared, the sink's closing
+/// part (totals, the JSON array's end) written.
+fn finish(emitted: io::Result<Status>, progress: Progress, sink: Reporter, mut out: impl Write) -> io::Result<Status> {
     progress.finish();
-    let worst = result?;
+    let worst = emitted?;
     sink.finish(&mut out)?;
     out.flush()?;
     Ok(worst)
+}
+
+thread_local! {
+    /// Whether this thread's stack may grow to [`STACK`]: the main thread, where [`main_on_check_stack`] could let it.
+    static ON_CHECK_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs the binary's `main` (`f`, called on the process's main thread), telling [`run_checks`] that this thread's
+/// stack is the one checks need ([`STACK`]) where it may grow that far: a run that checks one model then checks it
+/// here, on the thread (and in the heap) that parsed the command line, rather than on a worker of its own. Where the
+/// stack may not grow that far, checks get their worker as before (running all of `main` on a thread of its own
+/// would give every other command a second heap too: `expand` of a 20 MB model peaked 2.5 MiB higher).
+pub fn main_on_check_stack<R>(f: impl FnOnce() -> R) -> R {
+    if onnx_bcast::sys::platform::main_stack_may_grow_to(STACK) {
+        ON_CHECK_STACK.set(true);
+    }
+    f()
 }
 
 /// Receives the outcomes as the workers send them and emits each in target order, as soon as the ones before it

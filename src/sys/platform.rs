@@ -200,6 +200,38 @@ pub fn no_more_huge_pages() {
     }
 }
 
+/// Whether the main thread's stack may grow to `size` bytes, raising its soft limit if need be; for the process's
+/// main thread (`cli::run::main_on_check_stack`). Linux grows the main thread's stack on demand up to
+/// `RLIMIT_STACK` as it is at each fault, and keeps at least 128 MiB below it free of other mappings. Past the
+/// raised limit the process dies of SIGSEGV, as past a thread's guard page, only without Rust's "has overflowed its
+/// stack" line (which knows the limit at start only). False elsewhere, where a new thread gets the stack instead.
+pub fn main_stack_may_grow_to(size: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit and setrlimit read and write the one struct they are given, which outlives the calls.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) != 0 {
+                return false;
+            }
+            let enough = |l: libc::rlim_t| l == libc::RLIM_INFINITY || l >= size as libc::rlim_t;
+            if enough(limit.rlim_cur) {
+                return true;
+            }
+            if !enough(limit.rlim_max) {
+                return false;
+            }
+            limit.rlim_cur = size as libc::rlim_t;
+            libc::setrlimit(libc::RLIMIT_STACK, &limit) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = size;
+        false
+    }
+}
+
 /// The Linux-only write path.
 #[cfg(all(target_os = "linux", not(feature = "portable-write")))]
 mod linux {
@@ -313,6 +345,18 @@ pub mod portable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where the main stack may grow to a size, the soft limit says so afterwards (raised if it was lower).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stack_that_may_grow_has_its_limit_raised_that_far() {
+        let size = 16 << 20;
+        if main_stack_may_grow_to(size) {
+            let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut limit) }, 0);
+            assert!(limit.rlim_cur == libc::RLIM_INFINITY || limit.rlim_cur >= size as libc::rlim_t);
+        }
+    }
 
     #[test]
     fn portable_reads_at_an_offset_give_what_pread_gives() {
