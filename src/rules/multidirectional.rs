@@ -150,6 +150,47 @@ pub struct PairMismatch {
 /// unless the result is `Ok`.
 #[inline]
 pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<bool, PairMismatch>> {
+    // Most buffers held a value of the result's rank, all sizes (the walk's chains of pairs of one shape): written
+    // over in one pass without a check of the buffer's length or a drop per axis. Anything else, a mismatch
+    // included, is the general pass's, which writes over whatever this one wrote.
+    if output.len() == a.len().max(b.len()) {
+        if let Some(same) = sizes_over_sizes(a, b, output) {
+            return Some(Ok(same));
+        }
+    }
+    pair_sizes_written(a, b, output)
+}
+
+/// [`pair_sizes`] where `a`, `b` and `out` (of the result's rank) hold sizes only and the sizes broadcast: whether
+/// both shapes are the result's. `None`, `out` partly written, for anything else.
+#[inline(always)]
+fn sizes_over_sizes(a: &[Dim], b: &[Dim], out: &mut [Dim]) -> Option<bool> {
+    // The result is symmetric in its two shapes, and so is whether both are it: the longer is taken as the first.
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let padded = long.len() - short.len();
+    let (out_padded, out_both) = out.split_at_mut(padded);
+    for (o, d) in out_padded.iter_mut().zip(long) {
+        let (Dim::Known(o), &Dim::Known(x)) = (o, d) else { return None };
+        *o = x;
+    }
+    let (mut same_long, mut same_short) = (true, padded == 0);
+    for ((o, x), y) in out_both.iter_mut().zip(&long[padded..]).zip(short) {
+        let (Dim::Known(o), &Dim::Known(x), &Dim::Known(y)) = (o, x, y) else { return None };
+        let size = match (x, y) {
+            _ if x == y || y == 1 => x,
+            (1, _) => y,
+            _ => return None,
+        };
+        same_long &= x == size;
+        same_short &= y == size;
+        *o = size;
+    }
+    Some(same_long && same_short)
+}
+
+/// [`pair_sizes`] over a buffer of any length and dims, and for a mismatch or a size not known.
+#[inline(never)]
+fn pair_sizes_written(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<bool, PairMismatch>> {
     let rank = a.len().max(b.len());
     // Where each shape starts among the output's axes, padded with 1s on the left.
     let (from_a, from_b) = (rank - a.len(), rank - b.len());
@@ -491,8 +532,11 @@ mod tests {
     #[test]
     fn pair_sizes_fill_a_reused_buffer_with_the_broadcast_and_leave_it_empty_on_a_mismatch_or_a_symbol() {
         let shapes = small_shapes();
-        // What the buffer holds on entry is a value's shape gone, of any rank, of sizes and symbols.
-        let left_over = [vec![], vec![Dim::sym("N")], vec![Dim::Known(7); 5], vec![Dim::Known(2), Dim::sym("M")]];
+        // What the buffer holds on entry is a value's shape gone, of any rank, of sizes and symbols: of the result's
+        // rank and all sizes (written over in one pass), or not.
+        let sizes = |rank: usize| vec![Dim::Known(7); rank];
+        let (mixed, symbol_last) = (vec![Dim::Known(4), Dim::sym("N"), Dim::Known(4)], vec![Dim::Known(1), Dim::sym("M")]);
+        let left_over = [vec![], vec![Dim::sym("N")], sizes(5), symbol_last, sizes(1), sizes(2), sizes(3), mixed];
         let mut buffer = Vec::new();
         for (a, held) in shapes.iter().zip(left_over.iter().cycle()) {
             for b in &shapes {
