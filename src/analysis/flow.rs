@@ -218,6 +218,18 @@ impl<'m> Walker<'m, '_> {
                     _ => scope.slot(name),
                 });
             }
+            // Most nodes of a large chain are counted pairs over the value the node before made: walked in its slot.
+            if let Some((over, k)) = over_input(&slots, in_flags, out_flags) {
+                if self.pair_over(env, scope, (index, over, k), node) {
+                    if any_declared && bits_set {
+                        declared.set_made(over[k], false);
+                    }
+                    drop_read(scope, &mut free, node, in_flags, &slots, Some(k));
+                    previous = over[k];
+                    place_outputs(scope, &mut free, node, out_flags, over[k]);
+                    continue;
+                }
+            }
             let first = match node.output.len() {
                 1 => free.pop().unwrap_or_else(|| scope.new_slots(1)),
                 m => scope.new_slots(m),
@@ -231,28 +243,66 @@ impl<'m> Walker<'m, '_> {
             if !self.pair_step(env, scope, declared, (index, &slots, first, out_declared), node) {
                 self.node(env, scope, declared, (index, &slots, first), node);
             }
-            for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
-                if f & LAST != 0 && scope.made_here(s) {
-                    scope.drop_made(s, || name);
-                    if f & PREVIOUS == 0 {
-                        scope.names.remove(name.as_str());
-                    }
-                    free.push(s);
-                }
-            }
+            drop_read(scope, &mut free, node, in_flags, &slots, None);
             previous = first;
-            // An output flagged read or unread has a name (the plan flags no empty one): only an output without
-            // either flag asks whether it has one.
-            for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
-                if f & UNREAD != 0 {
-                    scope.drop_made(s, || name);
-                    free.push(s);
-                } else if f & NAMED != 0 {
-                    scope.names.insert(name, s);
-                } else if name.is_empty() {
-                    free.push(s);
-                }
+            place_outputs(scope, &mut free, node, out_flags, first);
+        }
+    }
+}
+
+/// Of a node of two inputs and one output no declaration names: the slots of its inputs, and which of them reads
+/// a value the node just before made and no later node reads (the first such), over which the output may be
+/// written ([`Walker::pair_over`]).
+#[inline(always)]
+fn over_input(slots: &[u32], in_flags: &[u8], out_flags: &[u8]) -> Option<([u32; 2], usize)> {
+    let (&[a, b], &[f, g], &[o]) = (slots, in_flags, out_flags) else { return None };
+    let last_of_previous = |f: u8| f & (LAST | PREVIOUS) == LAST | PREVIOUS;
+    // An input read twice by the node is read after the output is made.
+    let k = match (last_of_previous(f), last_of_previous(g)) {
+        _ if o & DECLARED != 0 || a == b => return None,
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => return None,
+    };
+    Some(([a, b], k))
+}
+
+/// Drops the values a node read last (`slots`, flagged `in_flags`) but its input `kept`, whose slot holds the node's
+/// output; their slots go to `free`.
+#[inline(always)]
+fn drop_read<'m>(
+    scope: &mut Scope<'m>,
+    free: &mut Vec<u32>,
+    node: &'m NodeProto,
+    in_flags: &[u8],
+    slots: &[u32],
+    kept: Option<usize>,
+) {
+    for (k, ((name, &f), &s)) in node.input.iter().zip(in_flags).zip(slots).enumerate() {
+        if f & LAST != 0 && scope.made_here(s) && kept != Some(k) {
+            scope.drop_made(s, || name);
+            if f & PREVIOUS == 0 {
+                scope.names.remove(name.as_str());
             }
+            free.push(s);
+        }
+    }
+}
+
+/// What follows a node's outputs (in slots from `first`, flagged `out_flags`): dropped when no node reads them,
+/// found by name when a node other than the next does.
+#[inline(always)]
+fn place_outputs<'m>(scope: &mut Scope<'m>, free: &mut Vec<u32>, node: &'m NodeProto, out_flags: &[u8], first: u32) {
+    // An output flagged read or unread has a name (the plan flags no empty one): only an output without either
+    // flag asks whether it has one.
+    for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
+        if f & UNREAD != 0 {
+            scope.drop_made(s, || name);
+            free.push(s);
+        } else if f & NAMED != 0 {
+            scope.names.insert(name, s);
+        } else if name.is_empty() {
+            free.push(s);
         }
     }
 }
