@@ -35,7 +35,7 @@ impl<'m> Walker<'m, '_> {
         }
         let (domain, op_type) = (node.domain(), node.op_type());
         // Asked as the general step asks it (which may note a missing opset): asked again there, it notes nothing.
-        let OpFacts { broadcast, plain, .. } = self.op_facts(env, (index, node), (domain, op_type));
+        let &OpFacts { broadcast, plain, .. } = self.op_facts(env, (index, node), (domain, op_type));
         let Some(op) = broadcast.filter(|_| plain) else { return false };
         // Out of its slot while it is read and written: the other input is read from the scope meanwhile.
         let Some(mut over) = scope.slots.get_mut(slots[k] as usize).and_then(Option::take) else { return false };
