@@ -210,24 +210,30 @@ impl<'m> Walker<'m, '_> {
             let out_flags = &flow.outputs[outs..outs + node.output.len()];
             (ins, outs) = (ins + node.input.len(), outs + node.output.len());
             slots.clear();
-            for (name, &f) in node.input.iter().zip(in_flags) {
-                slots.push(match f {
-                    _ if f & PREVIOUS != 0 => previous + (f >> POSITION) as u32,
-                    _ if f & SETTLED != 0 => settled.next().copied().unwrap_or(NONE),
-                    _ if name.is_empty() => NONE,
-                    _ => scope.slot(name),
-                });
-            }
-            // Most nodes of a large chain are counted pairs over the value the node before made: walked in its slot.
-            if let Some((over, k)) = over_input(&slots, in_flags, out_flags) {
-                if self.pair_over(env, scope, (index, over, k), node) {
-                    if any_declared && bits_set {
-                        declared.set_made(over[k], false);
+            match (&node.input[..], in_flags) {
+                // Most nodes of a large chain are counted pairs over the value the node before made: walked in its
+                // slot (and their two inputs' slots found without a list).
+                ([a, b], &[f, g]) => {
+                    let pair = [
+                        slot_of(scope, (f, a), previous, &mut settled),
+                        slot_of(scope, (g, b), previous, &mut settled),
+                    ];
+                    let over = over_input(pair, [f, g], out_flags);
+                    if let Some(k) = over.filter(|&k| self.pair_over(env, scope, (index, pair, k), node)) {
+                        if any_declared && bits_set {
+                            declared.set_made(pair[k], false);
+                        }
+                        drop_read(scope, &mut free, node, in_flags, &pair, Some(k));
+                        previous = pair[k];
+                        place_outputs(scope, &mut free, node, out_flags, pair[k]);
+                        continue;
                     }
-                    drop_read(scope, &mut free, node, in_flags, &slots, Some(k));
-                    previous = over[k];
-                    place_outputs(scope, &mut free, node, out_flags, over[k]);
-                    continue;
+                    slots.extend(pair);
+                }
+                (inputs, _) => {
+                    let resolved =
+                        inputs.iter().zip(in_flags).map(|(name, &f)| slot_of(scope, (f, name), previous, &mut settled));
+                    slots.extend(resolved);
                 }
             }
             let first = match node.output.len() {
@@ -250,21 +256,32 @@ impl<'m> Walker<'m, '_> {
     }
 }
 
-/// Of a node of two inputs and one output no declaration names: the slots of its inputs, and which of them reads
-/// a value the node just before made and no later node reads (the first such), over which the output may be
+/// The slot a node input (flagged `f`, named `name`) reads, `previous` being the first slot of the node before's
+/// outputs and `settled` the slots of the inputs and initializers that the inputs after this one read.
+#[inline(always)]
+fn slot_of(scope: &Scope, (f, name): (u8, &CompactString), previous: u32, settled: &mut std::slice::Iter<u32>) -> u32 {
+    match f {
+        _ if f & PREVIOUS != 0 => previous + (f >> POSITION) as u32,
+        _ if f & SETTLED != 0 => settled.next().copied().unwrap_or(NONE),
+        _ if name.is_empty() => NONE,
+        _ => scope.slot(name),
+    }
+}
+
+/// Of a node of two inputs (in slots `slots`, flagged `in_flags`) and one output no declaration names: which input
+/// reads a value the node just before made and no later node reads (the first such), over which the output may be
 /// written ([`Walker::pair_over`]).
 #[inline(always)]
-fn over_input(slots: &[u32], in_flags: &[u8], out_flags: &[u8]) -> Option<([u32; 2], usize)> {
-    let (&[a, b], &[f, g], &[o]) = (slots, in_flags, out_flags) else { return None };
+fn over_input([a, b]: [u32; 2], [f, g]: [u8; 2], out_flags: &[u8]) -> Option<usize> {
+    let &[o] = out_flags else { return None };
     let last_of_previous = |f: u8| f & (LAST | PREVIOUS) == LAST | PREVIOUS;
     // An input read twice by the node is read after the output is made.
-    let k = match (last_of_previous(f), last_of_previous(g)) {
-        _ if o & DECLARED != 0 || a == b => return None,
-        (true, _) => 0,
-        (false, true) => 1,
-        (false, false) => return None,
-    };
-    Some(([a, b], k))
+    match (last_of_previous(f), last_of_previous(g)) {
+        _ if o & DECLARED != 0 || a == b => None,
+        (true, _) => Some(0),
+        (false, true) => Some(1),
+        (false, false) => None,
+    }
 }
 
 /// Drops the values a node read last (`slots`, flagged `in_flags`) but its input `kept`, whose slot holds the node's
