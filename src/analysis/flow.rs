@@ -223,17 +223,17 @@ impl<'m> Walker<'m, '_> {
                         if any_declared && bits_set {
                             declared.set_made(pair[k], false);
                         }
-                        drop_read(scope, &mut free, node, in_flags, &pair, Some(k));
+                        // The input written over holds the output; the other goes if no later node reads it.
+                        let (o, flag) = (1 - k, [f, g][1 - k]);
+                        drop_last_read(scope, &mut free, (&node.input[o], flag), pair[o]);
                         previous = pair[k];
                         place_outputs(scope, &mut free, node, out_flags, pair[k]);
                         continue;
                     }
                     slots.extend(pair);
                 }
-                (inputs, _) => {
-                    let resolved =
-                        inputs.iter().zip(in_flags).map(|(name, &f)| slot_of(scope, (f, name), previous, &mut settled));
-                    slots.extend(resolved);
+                (xs, _) => {
+                    slots.extend(xs.iter().zip(in_flags).map(|(x, &f)| slot_of(scope, (f, x), previous, &mut settled)))
                 }
             }
             let first = match node.output.len() {
@@ -249,7 +249,9 @@ impl<'m> Walker<'m, '_> {
             if !self.pair_step(env, scope, declared, (index, &slots, first, out_declared), node) {
                 self.node(env, scope, declared, (index, &slots, first), node);
             }
-            drop_read(scope, &mut free, node, in_flags, &slots, None);
+            for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
+                drop_last_read(scope, &mut free, (name, f), s);
+            }
             previous = first;
             place_outputs(scope, &mut free, node, out_flags, first);
         }
@@ -284,25 +286,16 @@ fn over_input([a, b]: [u32; 2], [f, g]: [u8; 2], out_flags: &[u8]) -> Option<usi
     }
 }
 
-/// Drops the values a node read last (`slots`, flagged `in_flags`) but its input `kept`, whose slot holds the node's
-/// output; their slots go to `free`.
+/// Drops the value a node input (named `name`, flagged `f`) reads from slot `s` if it is the value's last reader;
+/// its slot goes to `free`.
 #[inline(always)]
-fn drop_read<'m>(
-    scope: &mut Scope<'m>,
-    free: &mut Vec<u32>,
-    node: &'m NodeProto,
-    in_flags: &[u8],
-    slots: &[u32],
-    kept: Option<usize>,
-) {
-    for (k, ((name, &f), &s)) in node.input.iter().zip(in_flags).zip(slots).enumerate() {
-        if f & LAST != 0 && scope.made_here(s) && kept != Some(k) {
-            scope.drop_made(s, || name);
-            if f & PREVIOUS == 0 {
-                scope.names.remove(name.as_str());
-            }
-            free.push(s);
+fn drop_last_read<'m>(scope: &mut Scope<'m>, free: &mut Vec<u32>, (name, f): (&'m CompactString, u8), s: u32) {
+    if f & LAST != 0 && scope.made_here(s) {
+        scope.drop_made(s, || name);
+        if f & PREVIOUS == 0 {
+            scope.names.remove(name.as_str());
         }
+        free.push(s);
     }
 }
 
