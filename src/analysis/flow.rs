@@ -200,6 +200,8 @@ impl<'m> Walker<'m, '_> {
         let any_declared = flow.outputs.iter().fold(0, |all, f| all | f) & DECLARED != 0;
         let mut bits_set = false;
         let mut settled = flow.settled.iter();
+        // Whether a pair may be written over an input (`pair_over`), asked once: not for a taker of records, nor in a call.
+        let chains = self.pairs && !self.pair_records && env.call.is_none();
         let stop = crate::sys::interrupt::request();
         for (index, node) in nodes.iter().enumerate() {
             // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
@@ -218,19 +220,13 @@ impl<'m> Walker<'m, '_> {
                         slot_of(scope, (f, a), previous, &mut settled),
                         slot_of(scope, (g, b), previous, &mut settled),
                     ];
-                    let over = over_input(pair, [f, g], out_flags);
+                    let over = if chains { over_input(pair, [f, g], out_flags) } else { None };
                     if let Some(k) = over.filter(|&k| self.pair_over(env, scope, (index, pair, k), node)) {
-                        if any_declared && bits_set {
-                            declared.set_made(pair[k], false);
-                        }
-                        // The input written over holds the output; the other goes if no later node reads it.
-                        let (o, flag) = (1 - k, [f, g][1 - k]);
-                        drop_last_read(scope, &mut free, (&node.input[o], flag), pair[o]);
-                        previous = pair[k];
-                        place_outputs(scope, &mut free, node, out_flags, pair[k]);
+                        let bits = (any_declared && bits_set).then_some(&mut *declared);
+                        previous = after_over(scope, (&mut free, bits), node, ([f, g], out_flags), (pair, k));
                         continue;
                     }
-                    slots.extend(pair);
+                    (slots.push(pair[0]), slots.push(pair[1]));
                 }
                 (xs, _) => {
                     slots.extend(xs.iter().zip(in_flags).map(|(x, &f)| slot_of(scope, (f, x), previous, &mut settled)))
@@ -284,6 +280,25 @@ fn over_input([a, b]: [u32; 2], [f, g]: [u8; 2], out_flags: &[u8]) -> Option<usi
         (false, true) => Some(1),
         (false, false) => None,
     }
+}
+
+/// What follows a pair written over its input `k` (in slots `pair`, flagged `in_flags`): the other input goes if no
+/// later node reads it, and the output (in the slot written over) as its flags say. `declared`, where the walk has
+/// set some bit, clears the output's. The output's slot.
+#[inline(always)]
+fn after_over<'m>(
+    scope: &mut Scope<'m>,
+    (free, declared): (&mut Vec<u32>, Option<&mut Declared<'m>>),
+    node: &'m NodeProto,
+    (in_flags, out_flags): ([u8; 2], &[u8]),
+    (pair, k): ([u32; 2], usize),
+) -> u32 {
+    if let Some(declared) = declared {
+        declared.set_made(pair[k], false);
+    }
+    drop_last_read(scope, free, (&node.input[1 - k], in_flags[1 - k]), pair[1 - k]);
+    place_outputs(scope, free, node, out_flags, pair[k]);
+    pair[k]
 }
 
 /// Drops the value a node input (named `name`, flagged `f`) reads from slot `s` if it is the value's last reader;
