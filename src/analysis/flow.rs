@@ -226,7 +226,7 @@ impl<'m> Walker<'m, '_> {
                         previous = after_over(scope, (&mut free, bits), node, ([f, g], out_flags), (pair, k));
                         continue;
                     }
-                    (slots.push(pair[0]), slots.push(pair[1]));
+                    slots.extend(pair);
                 }
                 (xs, _) => {
                     slots.extend(xs.iter().zip(in_flags).map(|(x, &f)| slot_of(scope, (f, x), previous, &mut settled)))
