@@ -220,6 +220,8 @@ impl<'m> Walker<'m, '_> {
         let any_declared = flow.outputs.iter().fold(0, |all, f| all | f) & DECLARED != 0;
         let mut bits_set = false;
         let mut settled = flow.settled.iter();
+        // Whether a pair may be written over an input (`pair_over`), asked once: not for a taker of records, nor in a call.
+        let chains = self.pairs && !self.pair_records && env.call.is_none();
         let stop = crate::sys::interrupt::request();
         for (index, node) in nodes.iter().enumerate() {
             // A caller that asked the work to stop (Ctrl-C in Python) discards what it gets.
@@ -230,13 +232,25 @@ impl<'m> Walker<'m, '_> {
             let out_flags = &flow.outputs[outs..outs + node.output.len()];
             (ins, outs) = (ins + node.input.len(), outs + node.output.len());
             slots.clear();
-            for (name, &f) in node.input.iter().zip(in_flags) {
-                slots.push(match f {
-                    _ if f & PREVIOUS != 0 => previous + (f >> POSITION) as u32,
-                    _ if f & SETTLED != 0 => settled.next().copied().unwrap_or(NONE),
-                    _ if name.is_empty() => NONE,
-                    _ => scope.slot(name),
-                });
+            match (&node.input[..], in_flags) {
+                // Most nodes of a large chain are counted pairs over the value the node before made: walked in its
+                // slot (and their two inputs' slots found without a list).
+                ([a, b], &[f, g]) => {
+                    let pair = [
+                        slot_of(scope, (f, a), previous, &mut settled),
+                        slot_of(scope, (g, b), previous, &mut settled),
+                    ];
+                    let over = if chains { over_input(pair, [f, g], out_flags) } else { None };
+                    if let Some(k) = over.filter(|&k| self.pair_over(env, scope, (index, pair, k), node)) {
+                        let bits = (any_declared && bits_set).then_some(&mut *declared);
+                        previous = after_over(scope, (&mut free, bits), node, ([f, g], out_flags), (pair, k));
+                        continue;
+                    }
+                    slots.extend(pair);
+                }
+                (xs, _) => {
+                    slots.extend(xs.iter().zip(in_flags).map(|(x, &f)| slot_of(scope, (f, x), previous, &mut settled)))
+                }
             }
             let first = match node.output.len() {
                 1 => free.pop().unwrap_or_else(|| scope.new_slots(1)),
@@ -252,27 +266,88 @@ impl<'m> Walker<'m, '_> {
                 self.node(env, scope, declared, (index, &slots, first), node);
             }
             for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
-                if f & LAST != 0 && scope.made_here(s) {
-                    scope.drop_made(s, || name);
-                    if f & PREVIOUS == 0 {
-                        scope.names.remove(name.as_str());
-                    }
-                    free.push(s);
-                }
+                drop_last_read(scope, &mut free, (name, f), s);
             }
             previous = first;
-            // An output flagged read or unread has a name (the plan flags no empty one): only an output without
-            // either flag asks whether it has one.
-            for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
-                if f & UNREAD != 0 {
-                    scope.drop_made(s, || name);
-                    free.push(s);
-                } else if f & NAMED != 0 {
-                    scope.names.insert(name, s);
-                } else if name.is_empty() {
-                    free.push(s);
-                }
-            }
+            place_outputs(scope, &mut free, node, out_flags, first);
+        }
+    }
+}
+
+/// The slot a node input (flagged `f`, named `name`) reads, `previous` being the first slot of the node before's
+/// outputs and `settled` the slots of the inputs and initializers that the inputs after this one read.
+#[inline(always)]
+fn slot_of(scope: &Scope, (f, name): (u8, &CompactString), previous: u32, settled: &mut std::slice::Iter<u32>) -> u32 {
+    match f {
+        _ if f & PREVIOUS != 0 => previous + (f >> POSITION) as u32,
+        _ if f & SETTLED != 0 => settled.next().copied().unwrap_or(NONE),
+        _ if name.is_empty() => NONE,
+        _ => scope.slot(name),
+    }
+}
+
+/// Of a node of two inputs (in slots `slots`, flagged `in_flags`) and one output no declaration names: which input
+/// reads a value the node just before made and no later node reads (the first such), over which the output may be
+/// written ([`Walker::pair_over`]).
+#[inline(always)]
+fn over_input([a, b]: [u32; 2], [f, g]: [u8; 2], out_flags: &[u8]) -> Option<usize> {
+    let &[o] = out_flags else { return None };
+    let last_of_previous = |f: u8| f & (LAST | PREVIOUS) == LAST | PREVIOUS;
+    // An input read twice by the node is read after the output is made.
+    match (last_of_previous(f), last_of_previous(g)) {
+        _ if o & DECLARED != 0 || a == b => None,
+        (true, _) => Some(0),
+        (false, true) => Some(1),
+        (false, false) => None,
+    }
+}
+
+/// What follows a pair written over its input `k` (in slots `pair`, flagged `in_flags`): the other input goes if no
+/// later node reads it, and the output (in the slot written over) as its flags say. `declared`, where the walk has
+/// set some bit, clears the output's. The output's slot.
+#[inline(always)]
+fn after_over<'m>(
+    scope: &mut Scope<'m>,
+    (free, declared): (&mut Vec<u32>, Option<&mut Declared<'m>>),
+    node: &'m NodeProto,
+    (in_flags, out_flags): ([u8; 2], &[u8]),
+    (pair, k): ([u32; 2], usize),
+) -> u32 {
+    if let Some(declared) = declared {
+        declared.set_made(pair[k], false);
+    }
+    drop_last_read(scope, free, (&node.input[1 - k], in_flags[1 - k]), pair[1 - k]);
+    place_outputs(scope, free, node, out_flags, pair[k]);
+    pair[k]
+}
+
+/// Drops the value a node input (named `name`, flagged `f`) reads from slot `s` if it is the value's last reader;
+/// its slot goes to `free`.
+#[inline(always)]
+fn drop_last_read<'m>(scope: &mut Scope<'m>, free: &mut Vec<u32>, (name, f): (&'m CompactString, u8), s: u32) {
+    if f & LAST != 0 && scope.made_here(s) {
+        scope.drop_made(s, || name);
+        if f & PREVIOUS == 0 {
+            scope.names.remove(name.as_str());
+        }
+        free.push(s);
+    }
+}
+
+/// What follows a node's outputs (in slots from `first`, flagged `out_flags`): dropped when no node reads them,
+/// found by name when a node other than the next does.
+#[inline(always)]
+fn place_outputs<'m>(scope: &mut Scope<'m>, free: &mut Vec<u32>, node: &'m NodeProto, out_flags: &[u8], first: u32) {
+    // An output flagged read or unread has a name (the plan flags no empty one): only an output without either
+    // flag asks whether it has one.
+    for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
+        if f & UNREAD != 0 {
+            scope.drop_made(s, || name);
+            free.push(s);
+        } else if f & NAMED != 0 {
+            scope.names.insert(name, s);
+        } else if name.is_empty() {
+            free.push(s);
         }
     }
 }

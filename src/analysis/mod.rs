@@ -218,6 +218,7 @@ pub mod index_bound;
 mod initializers;
 mod names;
 mod op_memo;
+mod pair_over;
 mod pair_record;
 mod pair_step;
 mod reads;

@@ -23,39 +23,36 @@ const PLACES: usize = 64;
 /// The facts of the last op met at each place, with the domain, name and opset they are for. Two ops that share a
 /// place take turns: each is asked again when the other came between, which costs what no memo would.
 pub(super) struct OpMemo<'m> {
-    places: Vec<Option<Entry<'m>>>,
+    places: Vec<Entry<'m>>,
 }
 
 /// One op remembered: its name's [`key`], domain, name and opset, and its facts.
 type Entry<'m> = (u64, &'m str, &'m str, i64, OpFacts);
 
+/// A place no op has taken yet: its key is no name's (a name's length would have to be 2^64 - 1).
+const EMPTY: Entry<'static> = (u64::MAX, "", "", 0, OpFacts { decl: None, broadcast: None, plain: false });
+
 impl<'m> OpMemo<'m> {
     pub(super) fn new() -> OpMemo<'m> {
-        OpMemo { places: vec![None; PLACES] }
+        OpMemo { places: vec![EMPTY; PLACES] }
     }
 
-    /// The facts of `op` in `domain` at `opset`: remembered, or found by `find` and remembered.
+    /// The facts of `op` in `domain` at `opset`: remembered, or found by `find` and remembered. (A reference: the
+    /// caller reads a field or two, where a copy of the whole facts cost every node a dozen moves.)
     #[inline(always)]
     pub(super) fn get(
         &mut self,
         (domain, op, opset): (&'m str, &'m str, i64),
         find: impl FnOnce() -> OpFacts,
-    ) -> OpFacts {
+    ) -> &OpFacts {
         let k = key(op);
         let at = &mut self.places[place(k)];
-        match at {
-            // A name of three bytes or fewer is its key whole (most standard ops': `Add`, `Mul`, `Sub`, `Div`).
-            Some((x, d, o, v, facts))
-                if *x == k && (op.len() <= 3 || same(o, op)) && same(d, domain) && *v == opset =>
-            {
-                *facts
-            }
-            _ => {
-                let facts = find();
-                *at = Some((k, domain, op, opset, facts));
-                facts
-            }
+        // A name of three bytes or fewer is its key whole (most standard ops': `Add`, `Mul`, `Sub`, `Div`).
+        let (x, d, o, v, _) = *at;
+        if !(x == k && (op.len() <= 3 || same(o, op)) && same(d, domain) && v == opset) {
+            *at = (k, domain, op, opset, find());
         }
+        &at.4
     }
 }
 
@@ -120,8 +117,8 @@ mod tests {
         // whole.
         assert_eq!(key("Axxd"), key("Ayxd"));
         let mut memo = OpMemo::new();
-        let first = memo.get(("", "Axxd", 17), || facts("Add", 17));
-        let second = memo.get(("", "Ayxd", 17), || facts("Relu", 17));
+        let first = *memo.get(("", "Axxd", 17), || facts("Add", 17));
+        let second = *memo.get(("", "Ayxd", 17), || facts("Relu", 17));
         assert_ne!(first, second, "two names of one key are told apart");
     }
 

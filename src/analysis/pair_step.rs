@@ -34,7 +34,7 @@ impl<'m> Walker<'m, '_> {
         }
         let (domain, op_type) = (node.domain(), node.op_type());
         // Asked as the general path asks it (which may note a missing opset): asked again there, it notes nothing.
-        let OpFacts { broadcast, plain, .. } = self.op_facts(env, (index, node), (domain, op_type));
+        let &OpFacts { broadcast, plain, .. } = self.op_facts(env, (index, node), (domain, op_type));
         let Some(op) = broadcast.filter(|_| plain) else { return false };
         // The walk's flags tell most outputs undeclared without a lookup.
         if out_declared && declared.of_made(first, out).is_some() {

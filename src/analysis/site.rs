@@ -169,6 +169,66 @@ impl Walker<'_, '_> {
     }
 }
 
+impl Walker<'_, '_> {
+    /// What [`Walker::counted_pair_into`] concludes of a pair (`refs`, in input order) whose input `k` is to hold
+    /// the output (the node reads it last), without writing it: the verdict, the output's element type, and the
+    /// shape's widening (see [`rules::multidirectional::pair_sizes_over`]). `None` for every other pair, and for a
+    /// pair whose output is not that input's shape written over (an input of known contents, a shorter input `k`).
+    pub(super) fn judge_pair_over(
+        &self,
+        node: &NodeProto,
+        op: BroadcastOp,
+        refs: [&ValueFacts; 2],
+        k: usize,
+    ) -> Option<PairOver> {
+        let (SiteKind::Multi, true, false) = (op.kind, self.quick_pairs, self.pair_records) else { return None };
+        let [a, b] = refs;
+        // Contents would be the output's to compute: the general way.
+        if a.value.is_some() || b.value.is_some() {
+            return None;
+        }
+        const BOTH: &[usize] = &[0, 1];
+        let inputs = [Some(a), Some(b)];
+        let differ = match op.same_type {
+            SameType::All => a.elem.zip(b.elem).is_some_and(|(x, y)| x != y),
+            same => type_mismatch(same, BOTH, |i| inputs[i].and_then(|f| f.elem)).is_some(),
+        };
+        if differ {
+            return None;
+        }
+        let sizes = rules::multidirectional::pair_sizes_over(refs[k].shape.dims()?, refs[1 - k].shape.dims()?)?;
+        let kind = if sizes.same { rules::VerdictKind::Same } else { rules::VerdictKind::Broadcast };
+        if !self.counted_only.contains(kind, rules::Rule::Multidirectional) {
+            return None;
+        }
+        let (elem, _) = output_parts(node, op, (&inputs, BOTH), &refs[k].shape);
+        Some(PairOver { kind, elem, widens: sizes.widens })
+    }
+}
+
+/// A counted pair judged over one of its inputs ([`Walker::judge_pair_over`]), to be written over it.
+pub(super) struct PairOver {
+    pub(super) kind: rules::VerdictKind,
+    /// The output's element type.
+    pub(super) elem: Option<i32>,
+    widens: bool,
+}
+
+impl PairOver {
+    /// Writes the output over `over`, the facts of the input it was judged over; `other` is the other input's.
+    /// What [`Walker::counted_pair_into`] leaves in the output's box, field by field.
+    pub(super) fn write(&self, over: &mut ValueFacts, other: &ValueFacts) {
+        let ValueFacts { elem, shape, value: _, floats, contradicted: _, kind } = over;
+        if let (true, Some(dims), Some(other)) = (self.widens, shape.0.as_mut(), other.shape.dims()) {
+            rules::multidirectional::widen_over(dims, other);
+        }
+        (*elem, *kind) = (self.elem, tensor::Kind::Tensor);
+        if floats.is_some() {
+            *floats = None;
+        }
+    }
+}
+
 /// The facts of a broadcasting node's outputs: the broadcast's shape, with the type of its output (boolean for a
 /// comparison, else the inputs'), and its contents where the inputs' are known; further outputs unknown.
 // Inlined into both of its callers (a counted pair and a site judged in full): as a call it cost `check --format

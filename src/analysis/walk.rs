@@ -354,7 +354,7 @@ impl<'m> Walker<'m, '_> {
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
         let (domain, op_type) = (node.domain(), node.op_type()); // Read once: a node is asked about them often.
-        let facts = self.op_facts(env, (index, node), (domain, op_type));
+        let facts = *self.op_facts(env, (index, node), (domain, op_type));
         let OpFacts { broadcast, plain, .. } = facts;
         // A broadcasting node of the ONNX domain reads its inputs' shapes, types and integer contents; any other
         // node may ask for an initializer's floating-point contents.
@@ -421,7 +421,7 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         (index, node): (usize, &'m NodeProto),
         (domain, op_type): (&'m str, &'m str),
-    ) -> OpFacts {
+    ) -> &OpFacts {
         if self.opset_missing && env.call.is_none() && ops::is_default_domain(domain) {
             self.opset_missing = false;
             let msg = format!("no opset import for the default domain; opset {LATEST_OPSET} assumed");

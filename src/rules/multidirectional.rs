@@ -18,6 +18,9 @@ use std::sync::Arc;
 use super::{sorted_dims, AxisStatus, ConditionKind, Outcome, Tally, Verdict, Violation, ViolationKind};
 use crate::sizes::shape::{Dim, Shape};
 
+mod pair;
+pub use pair::{pair_sizes, pair_sizes_over, widen_over, Over, PairMismatch};
+
 /// The symbolic broadcast of several distinct non-1 symbolic dims.
 pub fn symbolic_broadcast(dims: &[&Dim]) -> Dim {
     let mut names: Vec<Arc<str>> = dims.iter().flat_map(|d| d.broadcast_names()).collect();
@@ -132,75 +135,6 @@ fn known_pair(a: &[Dim], b: &[Dim]) -> Option<Outcome> {
         }
     };
     Some(Outcome { output: Shape::ranked(output), verdict })
-}
-
-/// Two sizes other than 1 that differ on one output axis: `a`'s and `b`'s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PairMismatch {
-    pub axis: usize,
-    pub a: u64,
-    pub b: u64,
-}
-
-/// numpy broadcasting of two shapes whose sizes are all known, the dims of the result written over `output` (a
-/// buffer the caller may reuse, holding the dims of a value gone or none: the walk's most common site then
-/// allocates nothing, and writes a size over a size): whether both shapes are the result's (`Ok(true)`: the
-/// verdict `Same`, else `Broadcast`), or the first axis whose sizes differ with neither being 1. `None` when some
-/// size is not known: a violation is concluded only of shapes that are known throughout. `output` is left empty
-/// unless the result is `Ok`.
-#[inline]
-pub fn pair_sizes(a: &[Dim], b: &[Dim], output: &mut Vec<Dim>) -> Option<Result<bool, PairMismatch>> {
-    let rank = a.len().max(b.len());
-    // Where each shape starts among the output's axes, padded with 1s on the left.
-    let (from_a, from_b) = (rank - a.len(), rank - b.len());
-    let (mut same_a, mut same_b) = (from_a == 0, from_b == 0);
-    // The axes where the shorter shape is padded: the longer one's sizes, which a padded 1 leaves as they are
-    // (and the shorter shape, padded, is not the result's already). Apart from the axes both shapes have, so that
-    // no axis asks which shape it is in.
-    let (longer, padded) = if from_a > 0 { (b, from_a) } else { (a, from_b) };
-    for (axis, d) in longer[..padded].iter().enumerate() {
-        let Dim::Known(x) = *d else {
-            output.clear();
-            return None;
-        };
-        put_size(output, axis, x);
-    }
-    for (i, (x, y)) in a[a.len() + padded - rank..].iter().zip(&b[b.len() + padded - rank..]).enumerate() {
-        let (&Dim::Known(x), &Dim::Known(y)) = (x, y) else {
-            output.clear();
-            return None;
-        };
-        let out = if x == y || y == 1 {
-            x
-        } else if x == 1 {
-            y
-        } else {
-            output.clear();
-            let known = a.iter().chain(b).all(|d| matches!(d, Dim::Known(_)));
-            return known.then_some(Err(PairMismatch { axis: padded + i, a: x, b: y }));
-        };
-        same_a &= x == out;
-        same_b &= y == out;
-        put_size(output, padded + i, out);
-    }
-    // The dims past the result's, of a longer shape the buffer held: mostly none, else sizes, which need no drop.
-    while output.len() > rank {
-        if let Some(d) = output.pop().filter(|d| !matches!(d, Dim::Known(_))) {
-            drop(d);
-        }
-    }
-    Some(Ok(same_a && same_b))
-}
-
-/// Writes size `size` at axis `axis` of `output`, whose axes before it are written: over a size there (a value of
-/// the same shape held the buffer before, as most did), over any other dim, or after the last.
-#[inline(always)]
-fn put_size(output: &mut Vec<Dim>, axis: usize, size: u64) {
-    match output.get_mut(axis) {
-        Some(Dim::Known(k)) => *k = size,
-        Some(d) => *d = Dim::Known(size),
-        None => output.push(Dim::Known(size)),
-    }
 }
 
 type Mismatch = (usize, Dim, usize, Dim);
@@ -454,7 +388,7 @@ mod tests {
     use super::*;
 
     /// Every shape of rank 0 to 3 with sizes among 0, 1, 2 and 3.
-    fn small_shapes() -> Vec<Shape> {
+    pub(super) fn small_shapes() -> Vec<Shape> {
         let mut shapes = vec![Vec::new()];
         for rank in 1..=3 {
             for n in 0..4usize.pow(rank) {
@@ -486,40 +420,5 @@ mod tests {
         let three = Shape::known(&[3, 1]);
         assert_eq!(known_sizes(&[&n, &three]), None, "a mismatch on a known axis is not concluded before the symbol");
         assert_eq!(known_sizes(&[&three, &Shape::unranked()]), None);
-    }
-
-    #[test]
-    fn pair_sizes_fill_a_reused_buffer_with_the_broadcast_and_leave_it_empty_on_a_mismatch_or_a_symbol() {
-        let shapes = small_shapes();
-        // What the buffer holds on entry is a value's shape gone, of any rank, of sizes and symbols.
-        let left_over = [vec![], vec![Dim::sym("N")], vec![Dim::Known(7); 5], vec![Dim::Known(2), Dim::sym("M")]];
-        let mut buffer = Vec::new();
-        for (a, held) in shapes.iter().zip(left_over.iter().cycle()) {
-            for b in &shapes {
-                buffer.clone_from(held);
-                let (x, y) = (a.dims().unwrap_or_default(), b.dims().unwrap_or_default());
-                let found = pair_sizes(x, y, &mut buffer).expect("every size known");
-                let merged = by_axis(&[a, b]);
-                match (found, merged.verdict) {
-                    (Ok(same), verdict) => {
-                        assert_eq!(verdict, if same { Verdict::Same } else { Verdict::Broadcast }, "{a} {b}");
-                        assert_eq!(Shape::ranked(buffer.clone()), merged.output, "{a} {b}");
-                    }
-                    (Err(m), Verdict::Violation(v)) => {
-                        assert_eq!(Some(m.axis), v.axis, "{a} {b}");
-                        assert!(buffer.is_empty(), "{a} {b}");
-                    }
-                    (found, verdict) => panic!("{a} {b}: {found:?} against {verdict:?}"),
-                }
-            }
-        }
-        buffer.clear();
-        let n = [Dim::Known(2), Dim::sym("N")];
-        assert_eq!(pair_sizes(&n, &[Dim::Known(3), Dim::Known(1)], &mut buffer), None);
-        assert_eq!(pair_sizes(&[Dim::Known(3)], &n, &mut buffer), None, "a symbol after the axes met first");
-        assert!(buffer.is_empty());
-        buffer = vec![Dim::Known(5); 3];
-        assert_eq!(pair_sizes(&n, &[Dim::Known(2), Dim::Known(1)], &mut buffer), None);
-        assert!(buffer.is_empty(), "a buffer that held a shape is left empty by a symbol met after a size written");
     }
 }

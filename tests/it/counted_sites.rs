@@ -109,6 +109,40 @@ fn check_reports_the_same_whether_its_judge_counts_the_sites_that_hold_or_judges
     }
 }
 
+/// The links of a chain (`v = op(v', k)`, `v'` read last by `v`'s node) are pairs the walk writes over their input's
+/// facts (`Walker::pair_over`): a link that widens its input, one over its second input, one of the same sizes, and
+/// the nodes it leaves to the general step (a value read again later, a boolean output, a contradicted input) are
+/// reported as when every site is judged whole.
+#[test]
+fn a_chain_whose_pairs_are_written_over_their_inputs_is_reported_as_when_each_site_is_judged() {
+    let nodes = vec![
+        node("Add", &["x", "r"], "v0"),   // [1, 3] and [3]
+        node("Mul", &["v0", "w"], "v1"),  // over v0, widened by [2, 3]
+        node("Sub", &["b", "v1"], "v2"),  // over the second input
+        node("Div", &["v2", "w"], "v3"),  // over v2, the same sizes
+        node("Equal", &["v3", "w"], "e"), // a boolean output, and v3 is read again
+        node("Add", &["w", "d"], "bad"),  // [2, 3] against [4]: a violation
+        node("Add", &["bad", "b"], "c"),  // over a contradicted input: left to the general step
+        node("Add", &["v3", "b"], "v7"),  // v3 read last, but not made by the node before
+        node("Mul", &["v7", "r"], "y"),   // over v7
+    ];
+    let input = |(name, dims): (&str, &[i64])| float_input(name, dims);
+    let inputs: [(&str, &[i64]); 5] = [("x", &[1, 3]), ("r", &[3]), ("w", &[2, 3]), ("b", &[3]), ("d", &[4])];
+    let g = GraphProto {
+        node: nodes,
+        input: inputs.into_iter().map(input).collect(),
+        output: ["y", "e", "c"].iter().map(|name| float_input(name, &[])).collect(),
+        ..Default::default()
+    };
+    let model = opset17_model("chain.onnx", g);
+    for options in [CheckOptions::default(), CheckOptions { strict: true, ..Default::default() }] {
+        let (counting, judging) = both_reports(&model, options);
+        assert_eq!(counting.summary, judging.summary, "{options:?}");
+        assert_eq!(format!("{:?}", counting.findings), format!("{:?}", judging.findings), "{options:?}");
+        assert_eq!(format!("{:?}", counting.undecided), format!("{:?}", judging.undecided), "{options:?}");
+    }
+}
+
 /// A model of `nodes` reading `x` [12] and the int64 initializers `s` = [2, 3] and `one` = [1].
 fn with_int_initializers(nodes: Vec<NodeProto>) -> Model {
     let int64 = |name: &str, values: &[i64]| onnx_bcast::onnx::pb::TensorProto {
