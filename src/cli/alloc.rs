@@ -43,9 +43,44 @@ const OWN_PAGES_ALIGN: usize = 128 << 10;
 /// mimalloc puts a block, hence `mi_good_size`.
 #[inline]
 fn own_pages(size: usize) -> bool {
-    // `mi_good_size` only where it can matter: every block up to 64 KiB is in a small or medium page.
     // SAFETY: `mi_good_size` only computes a size class.
-    size > (64 << 10) && size <= LARGE_MAX && unsafe { mi::mi_good_size(size) } > MEDIUM_MAX
+    in_large_page_range(size) && unsafe { mi::mi_good_size(size) } > MEDIUM_MAX
+}
+
+/// Whether `size` is in the range where [`own_pages`] asks mimalloc for the size class: above 64 KiB (every block up
+/// to it is in a small or medium page) and up to [`LARGE_MAX`]. One compare: the only cost every other block pays.
+#[inline(always)]
+fn in_large_page_range(size: usize) -> bool {
+    size.wrapping_sub((64 << 10) + 1) < LARGE_MAX - (64 << 10)
+}
+
+/// A block in [`in_large_page_range`]: out of line, so that the common path stays a compare and a jump to
+/// mimalloc (inline, its call kept registers saved on every allocation: `fold` of 100,000 nodes, +7.7 M
+/// instructions).
+/// # Safety
+/// As [`GlobalAlloc::alloc`] for a block of `size` bytes aligned to at most [`BLOCK_ALIGN`].
+#[cold]
+#[inline(never)]
+unsafe fn alloc_in_range(size: usize, zeroed: bool) -> *mut u8 {
+    match (own_pages(size), zeroed) {
+        (true, true) => mi::mi_zalloc_aligned(size, OWN_PAGES_ALIGN) as *mut u8,
+        (true, false) => mi::mi_malloc_aligned(size, OWN_PAGES_ALIGN) as *mut u8,
+        (false, true) => mi::mi_zalloc(size) as *mut u8,
+        (false, false) => mi::mi_malloc(size) as *mut u8,
+    }
+}
+
+/// [`GlobalAlloc::realloc`] to a size in [`in_large_page_range`] (see [`alloc_in_range`]).
+/// # Safety
+/// As [`GlobalAlloc::realloc`] of a block aligned to at most [`BLOCK_ALIGN`].
+#[cold]
+#[inline(never)]
+unsafe fn realloc_in_range(ptr: *mut u8, new_size: usize) -> *mut u8 {
+    match own_pages(new_size) {
+        // Kept in place where the block is large enough and aligned so already (mimalloc checks both).
+        true => mi::mi_realloc_aligned(ptr as *mut c_void, new_size, OWN_PAGES_ALIGN) as *mut u8,
+        false => mi::mi_realloc(ptr as *mut c_void, new_size) as *mut u8,
+    }
 }
 
 // SAFETY: each call is mimalloc's for the layout: plain calls where every block is aligned enough, aligned calls
@@ -54,7 +89,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match layout.align() <= BLOCK_ALIGN {
-            true if own_pages(layout.size()) => mi::mi_malloc_aligned(layout.size(), OWN_PAGES_ALIGN) as *mut u8,
+            true if in_large_page_range(layout.size()) => alloc_in_range(layout.size(), false),
             true => mi::mi_malloc(layout.size()) as *mut u8,
             false => mi::mi_malloc_aligned(layout.size(), layout.align()) as *mut u8,
         }
@@ -64,7 +99,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         match layout.align() <= BLOCK_ALIGN {
             // Fresh pages from the OS are zero already: mimalloc clears none of them.
-            true if own_pages(layout.size()) => mi::mi_zalloc_aligned(layout.size(), OWN_PAGES_ALIGN) as *mut u8,
+            true if in_large_page_range(layout.size()) => alloc_in_range(layout.size(), true),
             true => mi::mi_zalloc(layout.size()) as *mut u8,
             false => mi::mi_zalloc_aligned(layout.size(), layout.align()) as *mut u8,
         }
@@ -78,10 +113,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         match layout.align() <= BLOCK_ALIGN {
-            // Kept in place where the block is large enough and aligned so already (mimalloc checks both).
-            true if own_pages(new_size) => {
-                mi::mi_realloc_aligned(ptr as *mut c_void, new_size, OWN_PAGES_ALIGN) as *mut u8
-            }
+            true if in_large_page_range(new_size) => realloc_in_range(ptr, new_size),
             true => mi::mi_realloc(ptr as *mut c_void, new_size) as *mut u8,
             false => mi::mi_realloc_aligned(ptr as *mut c_void, new_size, layout.align()) as *mut u8,
         }

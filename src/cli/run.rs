@@ -24,7 +24,8 @@ use super::{Status, SITES_ONLY};
 /// failing sizes' inputs into.
 pub type Asked<'a> = (&'a Request, Option<&'a std::path::Path>);
 
-/// Checks one model on a worker thread: each site is judged and dropped as the analysis reaches it. For JSON
+/// Checks one model (on a worker thread, or on the main thread when it is the run's only one: see [`run_checks`]):
+/// each site is judged and dropped as the analysis reaches it. For JSON
 /// output (`json`) each site is written to the model's spool as it is judged, so memory does not grow with the
 /// number of sites. `only`: this is the only model, and the process exits once its result is out.
 fn check_target(target: &Target, options: CheckOptions, json: bool, asked: Asked, only: bool) -> Outcome {
@@ -32,7 +33,7 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, asked: Asked
     let mut spool = None;
     let report = match target {
         Target::Unreadable { path, message } => Err(Failure::Load(format!("{}: {message}", path.display()))),
-        // Loading is inside the guard too: a panic on a worker thread must not take the other models down.
+        // Loading is inside the guard too: a panic while checking one model must not take the other models down.
         Target::Model(path) => onnx_bcast::sys::panics::guard(|| match super::open_model(path) {
             Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
             Ok(Err(e)) => Err(Failure::Load(e.to_string())),
