@@ -189,6 +189,37 @@ pub fn new_file_permissions() -> Option<std::fs::Permissions> {
     }
 }
 
+/// Writes `buf` to standard output, whose lock `lock` is, past the lock's line buffer (see `sys::stdout`): to the
+/// descriptor itself on Unix, where a closed one (`EBADF`) swallows what is written as Rust's `Stdout` does;
+/// through the lock elsewhere.
+pub fn write_stdout(lock: &mut io::StdoutLock<'_>, buf: &[u8]) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        use std::io::Write;
+        use std::os::fd::{AsRawFd, FromRawFd};
+        // SAFETY: the descriptor is standard output's, open for the process's life (a Rust program's start opens
+        // /dev/null on a closed one; a host process's closed one answers EBADF, below); the `File` is never
+        // dropped, so it never closes it.
+        let mut file = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(lock.as_raw_fd()) });
+        closed_is_a_sink(file.write(buf), buf.len())
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::Write;
+        lock.write(buf)
+    }
+}
+
+/// What a write of `len` bytes to standard output comes to: all of them when the descriptor is closed (`EBADF`),
+/// as for Rust's `Stdout`; otherwise what the write says.
+#[cfg(unix)]
+fn closed_is_a_sink(written: io::Result<usize>, len: usize) -> io::Result<usize> {
+    match written {
+        Err(e) if e.raw_os_error() == Some(libc::EBADF) => Ok(len),
+        written => written,
+    }
+}
+
 /// Asks the kernel to back this process's memory with no more transparent huge pages (Linux; nothing elsewhere).
 /// The binary does so for runs on small models, where clearing a whole 2 MiB page for the first bytes of a heap
 /// region costs more than the run's own work (see `main.rs`).
@@ -345,6 +376,16 @@ pub mod portable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_closed_standard_output_swallows_what_is_written_and_other_failures_stay_failures() {
+        let closed = closed_is_a_sink(Err(io::Error::from_raw_os_error(libc::EBADF)), 7);
+        assert_eq!(closed.unwrap(), 7);
+        let gone = closed_is_a_sink(Err(io::Error::from_raw_os_error(libc::EPIPE)), 7);
+        assert_eq!(gone.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(closed_is_a_sink(Ok(3), 7).unwrap(), 3, "a short write stays short");
+    }
 
     /// Where the main stack may grow to a size, the soft limit says so afterwards (raised if it was lower).
     #[cfg(target_os = "linux")]

@@ -32,53 +32,13 @@ pub fn locked() -> Raw<'static> {
     Raw::new(io::stdout().lock())
 }
 
-#[cfg(unix)]
 impl Write for Raw<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        use std::os::fd::{AsRawFd, FromRawFd};
-        // SAFETY: the descriptor is standard output's, open for the process's life (a Rust program's start opens
-        // /dev/null on a closed one; a host process's closed one answers EBADF, below); the `File` is never dropped,
-        // so it never closes it.
-        let mut file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(self.lock.as_raw_fd()) });
-        closed_is_a_sink(file.write(buf), buf.len())
+        crate::sys::platform::write_stdout(&mut self.lock, buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// What a write of `len` bytes to standard output comes to: all of them when the descriptor is closed (`EBADF`),
-/// as for Rust's `Stdout`; otherwise what the write says.
-#[cfg(unix)]
-fn closed_is_a_sink(written: io::Result<usize>, len: usize) -> io::Result<usize> {
-    match written {
-        Err(e) if e.raw_os_error() == Some(libc::EBADF) => Ok(len),
-        written => written,
-    }
-}
-
-#[cfg(not(unix))]
-impl Write for Raw<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.lock.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
+        // Nothing is held here; elsewhere than on Unix the lock holds what was written.
         self.lock.flush()
-    }
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_closed_standard_output_swallows_what_is_written_and_other_failures_stay_failures() {
-        let closed = closed_is_a_sink(Err(io::Error::from_raw_os_error(libc::EBADF)), 7);
-        assert_eq!(closed.unwrap(), 7);
-        let gone = closed_is_a_sink(Err(io::Error::from_raw_os_error(libc::EPIPE)), 7);
-        assert_eq!(gone.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
-        assert_eq!(closed_is_a_sink(Ok(3), 7).unwrap(), 3, "a short write stays short");
     }
 }
