@@ -10,6 +10,10 @@ static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimall
 fn main() -> ExitCode {
     #[cfg(feature = "mimalloc")]
     no_huge_pages_for_small_models();
+    // A run of one command: a fresh huge page per size class of mimalloc's large pages costs more than pages of
+    // their own (see `cli::alloc`).
+    #[cfg(feature = "mimalloc")]
+    onnx_bcast::cli::alloc::large_page_blocks_get_pages_of_their_own();
     // With the stack checks need, so that a check of one model runs here rather than on a thread of its own.
     ExitCode::from(onnx_bcast::cli::run::main_on_check_stack(|| onnx_bcast::cli::main_from(std::env::args_os())))
 }

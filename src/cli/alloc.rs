@@ -13,9 +13,12 @@
 //! Blocks of 85 to 512 KiB get pages of their own from the OS ([`own_pages`]): mimalloc 3 puts each size class of
 //! them in a 4 MiB page of its own, whose first touch faults in a fresh 2 MiB huge page. A check uses a handful of
 //! such sizes once each (a flag vector, a hash table, a slot table): a fresh huge page each, most of it never used.
+//! Only where the binary asks for it ([`large_page_blocks_get_pages_of_their_own`]): a long-lived host of the Python
+//! extension has those pages warm after its first call, and would map and unmap such blocks on every one.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use libmimalloc_sys as mi;
 
@@ -44,7 +47,17 @@ const OWN_PAGES_ALIGN: usize = 128 << 10;
 #[inline]
 fn own_pages(size: usize) -> bool {
     // SAFETY: `mi_good_size` only computes a size class.
-    in_large_page_range(size) && unsafe { mi::mi_good_size(size) } > MEDIUM_MAX
+    OWN_PAGES.load(Ordering::Relaxed) && in_large_page_range(size) && unsafe { mi::mi_good_size(size) } > MEDIUM_MAX
+}
+
+/// Whether [`own_pages`] gives any block pages of its own: once the binary asked, at its start.
+static OWN_PAGES: AtomicBool = AtomicBool::new(false);
+
+/// From now on, blocks mimalloc would put in its 4 MiB "large" pages get pages of their own ([`own_pages`]): for a
+/// process that runs one command and ends (the binary), whose each such page would be a fresh huge page to clear.
+/// Blocks handed out before are freed and resized as ever.
+pub fn large_page_blocks_get_pages_of_their_own() {
+    OWN_PAGES.store(true, Ordering::Relaxed);
 }
 
 /// Whether `size` is in the range where [`own_pages`] asks mimalloc for the size class: above 64 KiB (every block up
@@ -154,6 +167,7 @@ mod tests {
     /// block at the start of its own mapping, aligned as asked), those below and above stay in the arena.
     #[test]
     fn only_the_sizes_of_large_pages_get_pages_of_their_own() {
+        large_page_blocks_get_pages_of_their_own();
         assert!(!own_pages(4096) && !own_pages(64 << 10), "small and medium pages hold these");
         assert!(!own_pages(LARGE_MAX + 1), "a page of its own in the arena already");
         for size in [MEDIUM_MAX + 1, 100_000, 200_000, LARGE_MAX] {
@@ -169,6 +183,7 @@ mod tests {
     /// (to a block of the arena and back), and is zeroed when asked.
     #[test]
     fn blocks_with_pages_of_their_own_keep_their_contents_through_realloc() {
+        large_page_blocks_get_pages_of_their_own();
         let layout = Layout::from_size_align(100_000, 8).unwrap();
         let p = unsafe { Mimalloc.alloc_zeroed(layout) };
         assert!((0..100_000).all(|i| unsafe { *p.add(i) } == 0));
