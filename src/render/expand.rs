@@ -254,6 +254,12 @@ mod tests {
             // Back to a graph of before, after a site whose steps were marked anew.
             ("main", "n", "Add", vec![("x", "N\u{FDD0}M,64")], vec![]),
             ("main", "node_1", "Sub", vec![("small_1", "8,64")], vec![]),
+            // Back to a graph other than the main one, after the main graph's, whose path the text leaves out; and
+            // a second site of it, whose text keeps the path of the first.
+            (&deep, "n", "Add", vec![("x", "8,64")], vec![]),
+            (&deep, "m", "Mul", vec![("y", "8,64")], vec![]),
+            ("main/If_0/then_branch", "n", "Add", vec![("x", "8,64")], vec![]),
+            ("main/If_0/then_branch", "m", "Add", vec![("x", "8,64")], vec![]),
         ];
         let mut actions = Vec::new();
         let mut expected = Vec::new();

@@ -48,6 +48,8 @@ pub struct Action {
 /// The main graph's path, as the analysis names it: the graph of nearly every site, which an [`Action`]'s text
 /// leaves out.
 const MAIN: &str = "main";
+/// [`MAIN`] and ` › `, before the node: put back in one piece.
+const MAIN_AT: &str = "main › ";
 
 /// An offset or a length in an action's text, in 32 bits. A text of 4 GiB would take a node whose names alone are
 /// that long, twice the most a protobuf message holds; past it this panics, which the commands' guard reports.
@@ -147,13 +149,13 @@ impl Action {
     /// Appends the site's line as the text summary shows it after the input's path, `GRAPH › NODE (OP): STEPS`,
     /// when every part of it is shown as it is written; returns where the steps start in `line`. `None`, and `line`
     /// as it was, for any other action.
+    #[inline]
     pub(crate) fn push_shown(&self, line: &mut String) -> Option<usize> {
         if !self.shown {
             return None;
         }
         if self.main {
-            line.push_str(MAIN);
-            line.push_str(GRAPH_NODE);
+            line.push_str(MAIN_AT);
         }
         let start = line.len() + steps_start(self.node_end(), self.op_in_node, self.op);
         line.push_str(&self.text);
@@ -422,6 +424,12 @@ mod tests {
             assert_eq!(action.conditions, conditions);
             assert_eq!(action, Action::new(graph, node, op, &written, conditions.clone()));
         }
+    }
+
+    #[test]
+    fn an_action_is_no_larger_than_the_80_bytes_a_large_models_sites_were_measured_with() {
+        assert!(std::mem::size_of::<Action>() <= 80, "{}", std::mem::size_of::<Action>());
+        assert_eq!(MAIN_AT, format!("{MAIN}{GRAPH_NODE}"));
     }
 
     #[test]
