@@ -75,6 +75,8 @@ impl Steps {
 /// The main graph's path, as the analysis names it: the graph of nearly every site, which an [`Action`]'s text
 /// leaves out.
 const MAIN: &str = "main";
+/// [`MAIN`] is shown as it is written (printable ASCII, short): not checked again at each site.
+const MAIN_SHOWN: bool = true;
 /// [`MAIN`] and ` › `, before the node: put back in one piece.
 const MAIN_AT: &str = "main › ";
 
@@ -276,7 +278,7 @@ impl ActionText {
         let graph_shown = match &self.last_graph {
             _ if graph == MAIN => {
                 self.text.clear();
-                shown_as_written(MAIN, None, None)
+                MAIN_SHOWN
             }
             Some((last, shown)) if !self.main && last == graph => {
                 self.text.truncate(graph.len() + GRAPH_NODE.len());
@@ -458,7 +460,12 @@ mod tests {
     #[test]
     fn an_action_is_no_larger_than_the_72_bytes_a_large_models_sites_were_measured_with() {
         assert!(std::mem::size_of::<Action>() <= 72, "{}", std::mem::size_of::<Action>());
+    }
+
+    #[test]
+    fn the_main_graphs_path_left_out_of_the_text_is_put_back_as_the_summary_shows_it() {
         assert_eq!(MAIN_AT, format!("{MAIN}{GRAPH_NODE}"));
+        assert_eq!(MAIN_SHOWN, crate::onnx::location::shown_as_written(MAIN, None, None));
     }
 
     #[test]
