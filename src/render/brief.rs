@@ -222,6 +222,7 @@ pub(crate) fn write_fitted(out: &mut impl std::io::Write, input: &str, lead: &st
 /// Whether `line` is [`write_fitted`]'s line as it stands: its lead at `line[lead..start]` kept whole, and the text
 /// from `start` on, shown as it is written (printable ASCII), fitting after it. `expand` puts the lines of the sites
 /// whose every part is shown as written together at planning, and checks only this when it writes them.
+#[inline]
 pub(crate) fn fits_as_written(line: &str, lead: usize, start: usize) -> bool {
     lead_fits(&line[..start], lead) && text_fits(line, lead, start)
 }

@@ -102,6 +102,11 @@ struct LeftJson<'a> {
     reason: String,
 }
 
+/// How many bytes of the sites' lines [`write_expand_text`] gathers before it writes them: one at a time, each line
+/// cost a call into the writer (100,000 for a large model), and the writer's buffer of 8 KiB a write to the system
+/// every 80 lines.
+const GATHERED: usize = 64 << 10;
+
 /// The text of an expand run: unless `quiet`, one line per site made explicit (what each input became, and the
 /// condition on symbols the site still holds under, if any); a line per site left implicit; then the totals. Paths
 /// and names are shown as [`crate::sys::escape`] shows them.
@@ -114,19 +119,27 @@ pub fn write_expand_text(
 ) -> io::Result<()> {
     let input = text(input);
     if !quiet {
-        // A line per site: put together in one buffer, reused, when its parts are shown as they are written (the
-        // plan put such a line together already). Every line starts with the input's path, kept in the buffer.
-        let mut line = format!("{input}: ");
-        let lead = line.len();
+        // A line per site: put together in one buffer when its parts are shown as they are written (the plan put
+        // such a line together already), the lines gathered there and written [`GATHERED`] bytes at a time.
+        let lead = format!("{input}: ");
+        let mut lines = String::with_capacity(GATHERED + 4096);
         for a in &summary.actions {
-            line.truncate(lead);
-            if let Some(start) = a.push_shown(&mut line) {
-                if crate::render::brief::fits_as_written(&line, lead, start) {
-                    line.push('\n');
-                    out.write_all(line.as_bytes())?;
+            let at = lines.len();
+            lines.push_str(&lead);
+            if let Some(start) = a.push_shown(&mut lines) {
+                if crate::render::brief::fits_as_written(&lines[at..], lead.len(), start - at) {
+                    lines.push('\n');
+                    if lines.len() >= GATHERED {
+                        out.write_all(lines.as_bytes())?;
+                        lines.clear();
+                    }
                     continue;
                 }
             }
+            // The lines before this one go out first.
+            lines.truncate(at);
+            out.write_all(lines.as_bytes())?;
+            lines.clear();
             let steps: Vec<_> = a.marked_steps().collect();
             let text: std::borrow::Cow<'_, str> = match (steps.as_slice(), a.conditions.is_empty()) {
                 ([step], true) => step.as_ref().into(),
@@ -139,6 +152,7 @@ pub fn write_expand_text(
             at.push_str(": ");
             crate::render::brief::write_fitted(out, &input, &at, &text)?;
         }
+        out.write_all(lines.as_bytes())?;
     }
     for l in &summary.left {
         let at = crate::onnx::location::at(&l.graph, Some(&l.node), Some(&l.op));
@@ -254,12 +268,21 @@ mod tests {
             // Back to a graph of before, after a site whose steps were marked anew.
             ("main", "n", "Add", vec![("x", "N\u{FDD0}M,64")], vec![]),
             ("main", "node_1", "Sub", vec![("small_1", "8,64")], vec![]),
+            // Back to a graph other than the main one, after the main graph's, whose path the text leaves out; and
+            // a second site of it, whose text keeps the path of the first.
+            (&deep, "n", "Add", vec![("x", "8,64")], vec![]),
+            (&deep, "m", "Mul", vec![("y", "8,64")], vec![]),
+            ("main/If_0/then_branch", "n", "Add", vec![("x", "8,64")], vec![]),
+            ("main/If_0/then_branch", "m", "Add", vec![("x", "8,64")], vec![]),
         ];
         let mut actions = Vec::new();
         let mut expected = Vec::new();
-        // One text for every site, as the plan keeps it from site to site.
+        // One text for every site, as the plan keeps it from site to site. The cases over and over, until the
+        // lines are more than the summary gathers before it writes them, twice.
         let mut text = ActionText::default();
-        for (graph, node, op, steps, conditions) in &cases {
+        let round: usize = cases.iter().map(|(_, node, ..)| node.len() + 40).sum();
+        let rounds = std::iter::repeat_n(&cases, 2 * GATHERED / round + 1);
+        for (graph, node, op, steps, conditions) in rounds.flatten() {
             // As the plan puts the action together, and its steps as they were written with their names marked.
             text.begin(graph, node, op);
             let mut marked = Vec::new();
@@ -277,6 +300,7 @@ mod tests {
         write_expand_text(&mut out, "in:put\n.onnx", None, &summary, false).unwrap();
         let totals = out.len() - out.iter().rev().skip(1).position(|&b| b == b'\n').unwrap_or(out.len() - 1) - 1;
         expected.extend_from_slice(&out[totals..]);
+        assert!(out.len() > 2 * GATHERED, "{}", out.len());
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));
     }
 }

@@ -14,28 +14,94 @@ use crate::sys::escape::{has_marks, name as mark, plain, plain_ascii, NAME_CHARS
 /// conditions on symbols it still holds under.
 ///
 /// Its place and steps are one string, `GRAPH › NODE (OP): STEP; STEP` (the op left out where the node's label is
-/// an unnamed node's `#INDEX (OP)`, which ends with it): one allocation a site where a large model's plan made five,
-/// and, where every part is shown as it is written, the very text of the site's line in the summary, which then
-/// writes it without looking at its parts again.
+/// an unnamed node's `#INDEX (OP)`, which ends with it; `GRAPH › ` left out for the main graph, [`MAIN`]): one
+/// allocation a site where a large model's plan made five, and, where every part is shown as it is written, the
+/// very text of the site's line in the summary, which then writes it without looking at its parts again.
+///
+/// Every site made explicit keeps one until the summary is written, after the model: 100,000 of them were 17 MB of
+/// `expand`'s peak RSS (90.3 MB; 73.5 without them). Hence offsets of 32 bits, one step held inline, and the main
+/// graph's path, where nearly every site is, not repeated: 72 bytes and a text 9 bytes shorter, where they were 112
+/// (82.3 MB). The list of actions is what grows: the texts' blocks mostly reuse what planning frees. A step's text
+/// after its name shared between sites (` [64] -> Expand to [8, 64]`, an `Arc` a step) took 0.2 MB less and 17 M
+/// instructions more.
 #[derive(Clone)]
 pub struct Action {
     text: Box<str>,
     /// The lengths of the graph's path, the node's label and the op.
-    graph: usize,
-    node: usize,
-    op: usize,
+    graph: u32,
+    node: u32,
+    op: u32,
+    steps: Steps,
+    /// The graph is [`MAIN`], and `text` starts with the node.
+    main: bool,
     /// The op is the end of the node's label (`#INDEX (OP)`), not written after it.
     op_in_node: bool,
-    /// Each step's end in `text`, and the length of the name it starts with.
-    steps: SmallVec<[(usize, usize); 2]>,
     /// The steps' names are marked in `text` ([`crate::sys::escape::name`]), as [`Action::new`] takes them;
     /// otherwise each step is its name as written, then the rest.
     marked: bool,
-    /// Every part is shown as it is written and no condition is left: `text` is the summary's line.
+    /// Every part is shown as it is written and no condition is left: `text`, after `MAIN › ` for the main graph,
+    /// is the summary's line.
     shown: bool,
     /// The conditions on symbols the site still holds under (`N ∈ {1, 2}`): the rewrite makes the broadcast
     /// explicit, not valid for other sizes.
     pub conditions: Vec<String>,
+}
+
+/// Each step of an [`Action`]: its end in the text, and the length of the name it starts with. The first held
+/// inline, its end 0 where there is none (a step ends after the `: ` before it); the others, which few sites have,
+/// behind one pointer: 16 bytes, where a `SmallVec` of one inline took 24.
+#[derive(Clone)]
+struct Steps {
+    first: (u32, u32),
+    more: Option<Box<MoreSteps>>,
+}
+
+/// The steps of an [`Action`] after its first: a list behind a box of its own, so that [`Steps`] holds one pointer.
+#[derive(Clone)]
+struct MoreSteps(Vec<(u32, u32)>);
+
+impl Steps {
+    fn of(steps: &[(u32, u32)]) -> Steps {
+        match steps {
+            [] => Steps { first: (0, 0), more: None },
+            [first] => Steps { first: *first, more: None },
+            [first, more @ ..] => Steps { first: *first, more: Some(Box::new(MoreSteps(more.to_vec()))) },
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let first = (self.first.0 != 0).then_some(self.first);
+        first.into_iter().chain(self.more.iter().flat_map(|more| more.0.iter().copied()))
+    }
+}
+
+/// The main graph's path, as the analysis names it: the graph of nearly every site, which an [`Action`]'s text
+/// leaves out.
+const MAIN: &str = "main";
+/// [`MAIN`] is shown as it is written (printable ASCII, short): not checked again at each site.
+const MAIN_SHOWN: bool = true;
+/// [`MAIN`] and ` › `, before the node: put back in one piece.
+const MAIN_AT: &str = "main › ";
+
+/// An offset or a length in an action's text, in 32 bits. A text of 4 GiB would take a model whose names alone are
+/// that long, twice the most a protobuf message holds; past it this panics, which the commands' guard reports.
+fn short(n: usize) -> u32 {
+    u32::try_from(n).expect("a site's text under 4 GiB")
+}
+
+/// Where the node's label starts in an action's text: after `GRAPH › `, or at once for the main graph.
+fn node_start(main: bool, graph: u32) -> usize {
+    if main {
+        0
+    } else {
+        graph as usize + GRAPH_NODE.len()
+    }
+}
+
+/// Where the steps start in an action's text: after `NODE (OP): `, or `NODE: ` where the node's label ends with
+/// the op.
+fn steps_start(node_end: usize, op_in_node: bool, op: u32) -> usize {
+    node_end + if op_in_node { 0 } else { 3 + op as usize } + 2
 }
 
 impl Action {
@@ -46,7 +112,7 @@ impl Action {
         for step in steps {
             text.push_sep();
             text.text.push_str(step.as_ref());
-            text.steps.push((text.text.len(), 0));
+            text.steps.push((short(text.text.len()), 0));
         }
         let mut action = text.take(conditions);
         (action.marked, action.shown) = (true, false);
@@ -55,37 +121,36 @@ impl Action {
 
     /// The graph's path (`main`, `main/If_0/then_branch`).
     pub fn graph(&self) -> &str {
-        &self.text[..self.graph]
+        match self.main {
+            true => MAIN,
+            false => &self.text[..self.graph as usize],
+        }
+    }
+
+    fn node_end(&self) -> usize {
+        node_start(self.main, self.graph) + self.node as usize
     }
 
     /// The node's name, or `#INDEX (OP)` for an unnamed one.
     pub fn node(&self) -> &str {
-        let start = self.graph + GRAPH_NODE.len();
-        &self.text[start..start + self.node]
+        &self.text[node_start(self.main, self.graph)..self.node_end()]
     }
 
     pub fn op(&self) -> &str {
-        let node_end = self.graph + GRAPH_NODE.len() + self.node;
+        let (node_end, op) = (self.node_end(), self.op as usize);
         match self.op_in_node {
-            true => &self.text[node_end - 1 - self.op..node_end - 1],
-            false => &self.text[node_end + 2..node_end + 2 + self.op],
+            true => &self.text[node_end - 1 - op..node_end - 1],
+            false => &self.text[node_end + 2..node_end + 2 + op],
         }
-    }
-
-    /// Where the steps start in `text`: after `: `.
-    fn steps_start(&self) -> usize {
-        let node_end = self.graph + GRAPH_NODE.len() + self.node;
-        let at_end = if self.op_in_node { node_end } else { node_end + 2 + self.op + 1 };
-        at_end + 2
     }
 
     /// Each step's text in `text`, with the length of the name it starts with.
     fn step_texts(&self) -> impl Iterator<Item = (&str, usize)> + '_ {
-        let mut start = self.steps_start();
-        self.steps.iter().map(move |&(end, name)| {
-            let step = &self.text[start..end];
-            start = end + 2;
-            (step, name)
+        let mut start = steps_start(self.node_end(), self.op_in_node, self.op);
+        self.steps.iter().map(move |(end, name)| {
+            let step = &self.text[start..end as usize];
+            start = end as usize + 2;
+            (step, name as usize)
         })
     }
 
@@ -116,11 +181,15 @@ impl Action {
     /// Appends the site's line as the text summary shows it after the input's path, `GRAPH › NODE (OP): STEPS`,
     /// when every part of it is shown as it is written; returns where the steps start in `line`. `None`, and `line`
     /// as it was, for any other action.
+    #[inline]
     pub(crate) fn push_shown(&self, line: &mut String) -> Option<usize> {
         if !self.shown {
             return None;
         }
-        let start = line.len() + self.steps_start();
+        if self.main {
+            line.push_str(MAIN_AT);
+        }
+        let start = line.len() + steps_start(self.node_end(), self.op_in_node, self.op);
         line.push_str(&self.text);
         Some(start)
     }
@@ -152,15 +221,18 @@ impl fmt::Debug for Action {
 #[derive(Default)]
 pub(crate) struct ActionText {
     text: String,
-    graph: usize,
-    node: usize,
-    op: usize,
+    graph: u32,
+    node: u32,
+    op: u32,
+    /// The graph is [`MAIN`], left out of `text`.
+    main: bool,
     op_in_node: bool,
-    steps: SmallVec<[(usize, usize); 2]>,
+    steps: SmallVec<[(u32, u32); 2]>,
     shown: bool,
     /// A step's text after its name holds a mark of its own (a `dim_param` may): the steps are kept marked.
     marks_in_steps: bool,
-    /// The last graph's path, and whether it is shown as it is written: the sites of a graph follow one another.
+    /// The last graph's path other than [`MAIN`], and whether it is shown as it is written: the sites of a graph
+    /// follow one another. `text` starts with it and ` › ` unless `main`.
     last_graph: Option<(String, bool)>,
     rests: Vec<Rest>,
     /// The entry of `rests` the next new one replaces, once there are [`RESTS`].
@@ -204,9 +276,14 @@ impl ActionText {
         self.steps.clear();
         self.marks_in_steps = false;
         use crate::onnx::location::{part_shown_as_written, shown_as_written};
-        // The text starts with the path and ` › `, kept from the last site when its graph is the same.
+        // The text starts with the path and ` › `, kept from the last site when its graph is the same; the main
+        // graph's is left out.
         let graph_shown = match &self.last_graph {
-            Some((last, shown)) if last == graph => {
+            _ if graph == MAIN => {
+                self.text.clear();
+                MAIN_SHOWN
+            }
+            Some((last, shown)) if !self.main && last == graph => {
                 self.text.truncate(graph.len() + GRAPH_NODE.len());
                 *shown
             }
@@ -219,8 +296,9 @@ impl ActionText {
                 shown
             }
         };
+        self.main = graph == MAIN;
         self.shown = graph_shown && part_shown_as_written(node) && part_shown_as_written(op);
-        (self.graph, self.node, self.op) = (graph.len(), node.len(), op.len());
+        (self.graph, self.node, self.op) = (short(graph.len()), short(node.len()), short(op.len()));
         self.text.push_str(node);
         // As `crate::onnx::location::at` leaves it out.
         self.op_in_node = crate::onnx::location::labelled_with(node, op);
@@ -255,7 +333,7 @@ impl ActionText {
             }
             None => self.push_rest(from, how, to, after),
         };
-        self.steps.push((self.text.len(), name.len()));
+        self.steps.push((short(self.text.len()), short(name.len())));
         self.shown &= plain_rest && name_shown;
     }
 
@@ -296,10 +374,11 @@ impl ActionText {
         self.text.push_str(&text[..start]);
         let mut from = start;
         for (end, name) in steps {
+            let (end, name) = (end as usize, name as usize);
             self.push_sep();
             mark(&text[from..from + name]).push_to(&mut self.text);
             self.text.push_str(&text[from + name..end]);
-            self.steps.push((self.text.len(), 0));
+            self.steps.push((short(self.text.len()), 0));
             from = end + 2;
         }
         let mut action = self.take(conditions);
@@ -308,8 +387,7 @@ impl ActionText {
     }
 
     fn steps_start(&self) -> usize {
-        let at_end = self.graph + GRAPH_NODE.len() + self.node + if self.op_in_node { 0 } else { 3 + self.op };
-        at_end + 2
+        steps_start(node_start(self.main, self.graph) + self.node as usize, self.op_in_node, self.op)
     }
 
     /// The action as the text stands, its steps' names not marked.
@@ -319,8 +397,9 @@ impl ActionText {
             graph: self.graph,
             node: self.node,
             op: self.op,
+            main: self.main,
             op_in_node: self.op_in_node,
-            steps: SmallVec::from_slice(&self.steps),
+            steps: Steps::of(&self.steps),
             marked: false,
             shown: self.shown && conditions.is_empty(),
             conditions,
@@ -347,6 +426,8 @@ mod tests {
             ("main", "n", "Add", vec![("x", "N\u{FDD0}M", "?,64"), ("y", "*", "8,64")], vec![]),
             ("main", "n", "Add", vec![(":x", "64", "8,64")], vec![]),
             ("main", "n", "Add", vec![("x", ":a", "8,64")], vec![]),
+            ("main", "n", "Sum", vec![("a", "1", "8,64"), ("b", "64", "8,64"), ("c", "8,1", "8,64")], vec![]),
+            ("main", "n", "Add", vec![], vec![]),
         ]
     }
 
@@ -380,6 +461,17 @@ mod tests {
     }
 
     #[test]
+    fn an_action_is_no_larger_than_the_72_bytes_a_large_models_sites_were_measured_with() {
+        assert!(std::mem::size_of::<Action>() <= 72, "{}", std::mem::size_of::<Action>());
+    }
+
+    #[test]
+    fn the_main_graphs_path_left_out_of_the_text_is_put_back_as_the_summary_shows_it() {
+        assert_eq!(MAIN_AT, format!("{MAIN}{GRAPH_NODE}"));
+        assert_eq!(MAIN_SHOWN, crate::onnx::location::shown_as_written(MAIN, None, None));
+    }
+
+    #[test]
     fn an_action_is_its_summary_line_exactly_where_every_part_is_shown_as_written() {
         let mut shown = 0;
         for parts in parts() {
@@ -405,6 +497,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(shown, 4, "the first three sites and the one whose shape starts with a colon");
+        assert_eq!(shown, 6, "the first three sites, the one whose shape starts with a colon and the last two");
     }
 }
