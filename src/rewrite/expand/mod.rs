@@ -16,6 +16,7 @@ mod action;
 mod builder;
 mod encode;
 mod external;
+mod hot;
 mod names;
 mod order;
 mod ranged;
