@@ -52,15 +52,31 @@ fn could_be_made(name: &str) -> bool {
         return true;
     }
     let marked_at = |i: usize| matches!(b.get(i + 1), Some(b'a' | b'c' | b'd' | b'e' | b'g' | b'r' | b's' | b't'));
-    if b.len() < 8 {
+    if b.len() < 4 {
         return (0..b.len()).any(|i| b[i] == b'_' && marked_at(i));
+    }
+    let underscore = |word: u64| zero_bytes(word ^ (u64::from_le_bytes([b'_'; 8])));
+    if b.len() < 8 {
+        // The first four bytes and the last four (overlapping) as one word: most of a large graph's values have
+        // short names (`v_123`), which a byte at a time took as long as the rest of the walk.
+        let (first, last) = (&b[..4], &b[b.len() - 4..]);
+        let four = |bytes: &[u8]| u64::from(u32::from_le_bytes(bytes.try_into().expect("four bytes")));
+        let mut underscores = underscore(four(first) | four(last) << 32);
+        while underscores != 0 {
+            let byte = underscores.trailing_zeros() as usize / 8;
+            if marked_at(if byte < 4 { byte } else { b.len() - 8 + byte }) {
+                return true;
+            }
+            underscores &= underscores - 1;
+        }
+        return false;
     }
     // Eight bytes at a time, the last eight overlapping the ones before: this runs for every name of the model,
     // most of which hold a `_` or two, each followed by a digit.
     let mut start = 0;
     loop {
         let word = u64::from_le_bytes(b[start..start + 8].try_into().expect("eight bytes"));
-        let mut underscores = zero_bytes(word ^ (u64::from_le_bytes([b'_'; 8])));
+        let mut underscores = underscore(word);
         while underscores != 0 {
             if marked_at(start + underscores.trailing_zeros() as usize / 8) {
                 return true;
@@ -325,6 +341,27 @@ mod tests {
         // A `_` then a mark's first letter anywhere: in the first eight bytes, across them, in the last.
         for name in ["a_expanded", "abcdefg_s", "abcdefgh_s", "abcdefghijklmno_t", "0123456789_0123456789_d"] {
             assert!(could_be_made(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn could_be_made_is_a_marks_first_letter_after_a_underscore_anywhere_or_bcast_first() {
+        // Byte by byte, as the words it reads them in must agree: every length to 17, one or two `_`s anywhere,
+        // each followed by a mark's first letter or not.
+        let by_bytes =
+            |b: &[u8]| b.starts_with(b"bcast") || b.windows(2).any(|w| w[0] == b'_' && b"acdegrst".contains(&w[1]));
+        for len in 0..=17 {
+            for (i, j) in (0..len).flat_map(|i| (i..len).map(move |j| (i, j))) {
+                for next in [b'e', b'1', b'_', b'x'] {
+                    let mut name = vec![b'v'; len];
+                    (name[i], name[j]) = (b'_', b'_');
+                    if j + 1 < len {
+                        name[j + 1] = next;
+                    }
+                    let name = String::from_utf8(name).expect("ASCII");
+                    assert_eq!(could_be_made(&name), by_bytes(name.as_bytes()), "{name}");
+                }
+            }
         }
     }
 
