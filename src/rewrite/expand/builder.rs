@@ -286,9 +286,12 @@ impl<'m> Builder<'m> {
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
     pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> Arc<str> {
-        if let Some(name) = hot_at(&self.hot, &self.hot_main, at.graph).and_then(|h| h.expand(value, target)) {
+        // The target numbered once, for the lookup and for the `Expand` made.
+        let hot = self.hot_mut(at.graph);
+        let target_n = hot.target(target);
+        if let Some(name) = hot.expand(value, target_n).cloned() {
             self.counts.expands_shared += 1;
-            return name.clone();
+            return name;
         }
         const EXPANDED: &str = "_expanded";
         let mut base = String::with_capacity(value.len().min(MAX_FRAGMENT) + EXPANDED.len());
@@ -297,7 +300,7 @@ impl<'m> Builder<'m> {
         let name: Arc<str> = self.names.fresh(&base).into();
         self.add_node(at, ("Expand", &[value, target], NewAttribute::None), &name, elem.map(|e| (e, out)));
         self.counts.expands_inserted += 1;
-        self.hot_mut(at.graph).add_expand(value, target, name.clone());
+        self.hot_mut(at.graph).add_expand(value, target_n, name.clone());
         name
     }
 

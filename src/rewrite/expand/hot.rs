@@ -96,14 +96,18 @@ impl Hot {
         self.expands.get(value, target)
     }
 
-    /// The `Expand` of `value` to `target`, if it was made.
-    pub fn expand(&self, value: &str, target: &str) -> Option<&Arc<str>> {
-        self.expands.get(value, *self.expands.targets.get(target)?)
+    /// The number of the target named `target`, for [`Hot::expand`] and [`Hot::add_expand`].
+    pub fn target(&mut self, target: &str) -> u32 {
+        self.expands.target(target)
     }
 
-    /// Notes `name` as the `Expand` of `value` to `target`.
-    pub fn add_expand(&mut self, value: &str, target: &str, name: Arc<str>) {
-        let target = self.expands.target(target);
+    /// The `Expand` of `value` to the target numbered `target`, if it was made.
+    pub fn expand(&self, value: &str, target: u32) -> Option<&Arc<str>> {
+        self.expands.get(value, target)
+    }
+
+    /// Notes `name` as the `Expand` of `value` to the target numbered `target`.
+    pub fn add_expand(&mut self, value: &str, target: u32, name: Arc<str>) {
         let e = &mut self.expands;
         let made =
             Made { value: e.values.len(), len: value.len().try_into().expect("a name under 4 GiB"), target, name };
