@@ -41,6 +41,8 @@ pub(super) struct Counts {
 /// The edit being built: new nodes, constants and value_infos, with fresh names.
 pub(super) struct Builder<'m> {
     pub model: &'m ModelProto,
+    /// The main graph's nodes, asked for twice at every site planned: found once.
+    main_nodes: &'m [NodeProto],
     /// The edits of bodies (subgraphs and functions); see [`Builder::into_edit`].
     edit: ModelEdit,
     /// The main graph's edit, kept apart until the plan is made: it is asked for at every node a plan edits, and
@@ -84,6 +86,7 @@ impl<'m> Builder<'m> {
     pub fn new(model: &'m ModelProto, max_materialize_bytes: u64) -> Self {
         Builder {
             model,
+            main_nodes: model.graph.as_ref().map_or(&[][..], |g| &g.node[..]),
             edit: ModelEdit::default(),
             main: GraphEdit::default(),
             counts: Counts::default(),
@@ -137,7 +140,10 @@ impl<'m> Builder<'m> {
 
     /// The node list of the graph or function body at `graph`, a path the analysis recorded.
     pub fn nodes_at(&self, graph: &[GraphStep]) -> &'m [NodeProto] {
-        crate::onnx::model::body_at(self.model, graph).expect("an analysed body exists").nodes()
+        match graph.is_empty() {
+            true => self.main_nodes,
+            false => crate::onnx::model::body_at(self.model, graph).expect("an analysed body exists").nodes(),
+        }
     }
 
     /// A new node `op` of `inputs` and `attr` computing `output`, before the node at `at`, named `OUTPUT_op`
