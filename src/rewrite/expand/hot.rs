@@ -128,3 +128,34 @@ pub(super) fn hot_at<'h>(
         false => bodies.get(graph),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expand_is_found_by_its_value_and_its_target_and_by_no_other_pair() {
+        let mut hot = Hot::default();
+        hot.add_shape_constant(&[2, 3], "s23");
+        hot.add_shape_constant(&[3], "s3");
+        let (name, s23) = hot.shape_constant(&[2, 3]).expect("made");
+        assert_eq!(name, "s23");
+        hot.add_expand("ab", s23, "ab_expanded".into());
+        let t = hot.target("t");
+        hot.add_expand("a", t, "a_expanded".into());
+        let found =
+            |hot: &mut Hot, value: &str, dims: &[u64]| hot.expand_to_constant(value, dims).map(|n| n.to_string());
+        assert_eq!(found(&mut hot, "ab", &[2, 3]).as_deref(), Some("ab_expanded"));
+        // The same value to another constant, a value that starts alike, dims of no constant; then the first again,
+        // once other dims were asked for last.
+        assert_eq!(found(&mut hot, "ab", &[3]), None);
+        assert_eq!(found(&mut hot, "a", &[2, 3]), None);
+        assert_eq!(found(&mut hot, "ab", &[4]), None);
+        assert_eq!(found(&mut hot, "ab", &[2, 3]).as_deref(), Some("ab_expanded"));
+        // By the target's name: the number it was given the first time.
+        assert_eq!(hot.target("t"), t);
+        assert_eq!(hot.expand("a", t).map(|n| n.to_string()).as_deref(), Some("a_expanded"));
+        assert_eq!(hot.expand("ab", t), None);
+        assert_eq!(hot.target("s23"), s23);
+    }
+}
