@@ -9,7 +9,8 @@
 
 //!
 //! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
-//! constructor) and `encode` writes them as bytes, `external` moves external data as the options ask, and
+//! constructor; what nearly every site asks for is memoised in `hot`, and `names` makes their names) and `encode`
+//! writes them as bytes, `external` moves external data as the options ask, and
 //! [`write_expanded`] writes the result through [`crate::onnx::save`].
 
 mod action;
