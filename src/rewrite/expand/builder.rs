@@ -13,6 +13,7 @@ use crate::onnx::tensor::INT64;
 use crate::onnx::wire::{GraphEdit, ModelEdit};
 
 use super::encode::{self, NewAttribute};
+use super::hot::{hot_at, Hot};
 use super::names::Names;
 use crate::sizes::shape::{Dim, Shape};
 
@@ -40,6 +41,8 @@ pub(super) struct Counts {
 /// The edit being built: new nodes, constants and value_infos, with fresh names.
 pub(super) struct Builder<'m> {
     pub model: &'m ModelProto,
+    /// The main graph's nodes, asked for twice at every site planned: found once.
+    main_nodes: &'m [NodeProto],
     /// The edits of bodies (subgraphs and functions); see [`Builder::into_edit`].
     edit: ModelEdit,
     /// The main graph's edit, kept apart until the plan is made: it is asked for at every node a plan edits, and
@@ -52,38 +55,7 @@ pub(super) struct Builder<'m> {
     /// graph's apart, found without hashing its path.
     hot: HashMap<Vec<GraphStep>, Hot>,
     hot_main: Hot,
-    /// The key of an `Expand` in [`Hot::expands`], put together here for every lookup.
-    key: Vec<u8>,
     max_materialize_bytes: u64,
-}
-
-/// The values a plan asks for at nearly every site (a shape constant and an `Expand` to it), memoised apart from
-/// the others so that asking again is a lookup by borrowed text: a plan of 100,000 sites asks 100,000 times for
-/// the few it makes, and a key made of owned copies cost more than the rest of the lookup.
-#[derive(Default)]
-struct Hot {
-    /// By the dims.
-    shape_constants: HashMap<Vec<u64>, String>,
-    /// By the value expanded and the target shape's value, as [`expand_key`] puts them together: one lookup, and one
-    /// small key for each `Expand` made (a map per value expanded cost a table each).
-    expands: HashMap<Vec<u8>, Arc<str>>,
-}
-
-/// The values made for nearly every site in the graph at `graph`, if any is: the main graph's, or a body's.
-fn hot_at<'h>(bodies: &'h HashMap<Vec<GraphStep>, Hot>, main: &'h Hot, graph: &[GraphStep]) -> Option<&'h Hot> {
-    match graph.is_empty() {
-        true => Some(main),
-        false => bodies.get(graph),
-    }
-}
-
-/// The key of `Expand(value, target)`: the value's length (eight bytes), the value and the target, which no other
-/// pair of names spells.
-fn expand_key(key: &mut Vec<u8>, value: &str, target: &str) {
-    key.clear();
-    key.extend_from_slice(&(value.len() as u64).to_le_bytes());
-    key.extend_from_slice(value.as_bytes());
-    key.extend_from_slice(target.as_bytes());
 }
 
 /// The element type and shape a new node's output is declared with, if any.
@@ -114,6 +86,7 @@ impl<'m> Builder<'m> {
     pub fn new(model: &'m ModelProto, max_materialize_bytes: u64) -> Self {
         Builder {
             model,
+            main_nodes: model.graph.as_ref().map_or(&[][..], |g| &g.node[..]),
             edit: ModelEdit::default(),
             main: GraphEdit::default(),
             counts: Counts::default(),
@@ -121,7 +94,6 @@ impl<'m> Builder<'m> {
             cache: HashMap::default(),
             hot: HashMap::default(),
             hot_main: Hot::default(),
-            key: Vec::new(),
             max_materialize_bytes,
         }
     }
@@ -168,7 +140,10 @@ impl<'m> Builder<'m> {
 
     /// The node list of the graph or function body at `graph`, a path the analysis recorded.
     pub fn nodes_at(&self, graph: &[GraphStep]) -> &'m [NodeProto] {
-        crate::onnx::model::body_at(self.model, graph).expect("an analysed body exists").nodes()
+        match graph.is_empty() {
+            true => self.main_nodes,
+            false => crate::onnx::model::body_at(self.model, graph).expect("an analysed body exists").nodes(),
+        }
     }
 
     /// A new node `op` of `inputs` and `attr` computing `output`, before the node at `at`, named `OUTPUT_op`
@@ -185,13 +160,17 @@ impl<'m> Builder<'m> {
         base.push_str(output);
         base.push('_');
         base.extend(op.chars().map(|c| c.to_ascii_lowercase()));
+        // The name borrowed from `names` while the edit is written (the graph's edit found field by field).
         let name = self.names.fresh(&base);
-        let edit = self.graph_edit(at.graph);
+        let edit = match at.graph.is_empty() {
+            true => &mut self.main,
+            false => self.edit.graph_mut(at.graph),
+        };
         let before = edit.insert_before.get_or_insert_with(at.before, Default::default);
         // The node's names and the few bytes of their headers (and of an attribute's, whose value is small).
         let names: usize = inputs.iter().map(|i| i.len()).sum::<usize>() + output.len() + name.len() + op.len();
         before.reserve(names + 3 * inputs.len() + 16 + if matches!(attr, NewAttribute::None) { 0 } else { 48 });
-        before.push_with(|w| encode::node(w, inputs, output, &name, op, &attr));
+        before.push_with(|w| encode::node(w, inputs, output, name, op, &attr));
         if let Some((elem, shape)) = declared {
             edit.value_info.push_with(|w| encode::value_info(w, output, elem, shape));
         }
@@ -229,14 +208,14 @@ impl<'m> Builder<'m> {
 
     /// A constant int64 shape vector.
     pub fn shape_constant(&mut self, at: &At<'_>, dims: &[u64]) -> String {
-        if let Some(name) = hot_at(&self.hot, &self.hot_main, at.graph).and_then(|h| h.shape_constants.get(dims)) {
-            return name.clone();
+        if let Some((name, _)) = hot_at(&self.hot, &self.hot_main, at.graph).and_then(|h| h.shape_constant(dims)) {
+            return name.to_string();
         }
         let label: Vec<String> = dims.iter().map(u64::to_string).collect();
         let label = if label.is_empty() { "scalar".into() } else { label.join("x") };
-        let name = self.names.fresh(&format!("bcast_shape_{label}"));
+        let name = self.names.fresh(&format!("bcast_shape_{label}")).to_string();
         self.constant(at, &name, Constant::Int64(&as_i64(dims)));
-        self.hot_mut(at.graph).shape_constants.insert(dims.to_vec(), name.clone());
+        self.hot_mut(at.graph).add_shape_constant(dims, &name);
         name
     }
 
@@ -250,14 +229,13 @@ impl<'m> Builder<'m> {
         elem: Option<i32>,
         out: &Shape,
     ) -> Arc<str> {
-        if let Some(hot) = hot_at(&self.hot, &self.hot_main, at.graph) {
-            if let Some(target) = hot.shape_constants.get(dims) {
-                expand_key(&mut self.key, value, target);
-                if let Some(name) = hot.expands.get(self.key.as_slice()) {
-                    self.counts.expands_shared += 1;
-                    return name.clone();
-                }
-            }
+        let hot = match at.graph.is_empty() {
+            true => Some(&mut self.hot_main),
+            false => self.hot.get_mut(at.graph),
+        };
+        if let Some(name) = hot.and_then(|h| h.expand_to_constant(value, dims)) {
+            self.counts.expands_shared += 1;
+            return name.clone();
         }
         let target = self.shape_constant(at, dims);
         self.expand(at, value, &target, elem, out)
@@ -277,7 +255,7 @@ impl<'m> Builder<'m> {
         if let Some(name) = by_shape.as_ref().and_then(|k| self.cache.get(k)) {
             return name.clone();
         }
-        let name = self.names.fresh(&format!("{}_shape", sanitize(value)));
+        let name = self.names.fresh(&format!("{}_shape", sanitize(value))).to_string();
         let shape = of.rank().map_or_else(|| Shape::ranked(vec![Dim::Unknown]), |r| Shape::known(&[r as u64]));
         self.add_node(at, ("Shape", &[value], NewAttribute::None), &name, Some((INT64, &shape)));
         self.cache.insert(key, name.clone());
@@ -291,9 +269,9 @@ impl<'m> Builder<'m> {
     pub fn gathered_dim(&mut self, at: &At<'_>, value: &str, axis: i64) -> String {
         self.memo(at, Made::Gathered(value.to_string(), axis), |b| {
             let shape = b.shape_of(at, value, &Shape::unranked());
-            let index = b.names.fresh(&format!("{}_axis{axis}", sanitize(value)));
+            let index = b.names.fresh(&format!("{}_axis{axis}", sanitize(value))).to_string();
             b.constant(at, &index, Constant::Int64(&[axis]));
-            let name = b.names.fresh(&format!("{}_dim{axis}", sanitize(value)));
+            let name = b.names.fresh(&format!("{}_dim{axis}", sanitize(value))).to_string();
             let node = ("Gather", &[shape.as_str(), &index][..], NewAttribute::None);
             b.add_node(at, node, &name, Some((INT64, &Shape::known(&[1]))));
             name
@@ -303,7 +281,7 @@ impl<'m> Builder<'m> {
     /// `Concat(parts, axis=0)`: a shape vector from 1-element pieces.
     pub fn concat(&mut self, at: &At<'_>, parts: Vec<String>) -> String {
         self.memo(at, Made::Concat(parts.clone()), |b| {
-            let name = b.names.fresh("bcast_target");
+            let name = b.names.fresh("bcast_target").to_string();
             let n = parts.len() as u64;
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             let node = ("Concat", &parts[..], NewAttribute::Int("axis", 0));
@@ -314,22 +292,21 @@ impl<'m> Builder<'m> {
 
     /// `Expand(value, target)`, declared with `out` when the element type is known.
     pub fn expand(&mut self, at: &At<'_>, value: &str, target: &str, elem: Option<i32>, out: &Shape) -> Arc<str> {
-        expand_key(&mut self.key, value, target);
-        if let Some(name) = hot_at(&self.hot, &self.hot_main, at.graph).and_then(|h| h.expands.get(self.key.as_slice()))
-        {
+        // The target numbered once, for the lookup and for the `Expand` made.
+        let hot = self.hot_mut(at.graph);
+        let target_n = hot.target(target);
+        if let Some(name) = hot.expand(value, target_n).cloned() {
             self.counts.expands_shared += 1;
-            return name.clone();
+            return name;
         }
         const EXPANDED: &str = "_expanded";
         let mut base = String::with_capacity(value.len().min(MAX_FRAGMENT) + EXPANDED.len());
-        base.push_str(&sanitize(value));
+        push_fragment(&mut base, value);
         base.push_str(EXPANDED);
-        let name = self.names.fresh(&base);
+        let name: Arc<str> = self.names.fresh(&base).into();
         self.add_node(at, ("Expand", &[value, target], NewAttribute::None), &name, elem.map(|e| (e, out)));
         self.counts.expands_inserted += 1;
-        let name: Arc<str> = name.into();
-        let key = self.key.clone();
-        self.hot_mut(at.graph).expands.insert(key, name.clone());
+        self.hot_mut(at.graph).add_expand(value, target_n, name.clone());
         name
     }
 
@@ -337,7 +314,7 @@ impl<'m> Builder<'m> {
     pub fn reshape(&mut self, at: &At<'_>, value: &str, dims: &[u64], elem: Option<i32>) -> String {
         self.memo(at, Made::Reshape(value.to_string(), as_i64(dims)), |b| {
             let shape = b.shape_constant(at, dims);
-            let name = b.names.fresh(&format!("{}_reshaped", sanitize(value)));
+            let name = b.names.fresh(&format!("{}_reshaped", sanitize(value))).to_string();
             let node = ("Reshape", &[value, shape.as_str()][..], NewAttribute::None);
             let shape = Shape::known(dims);
             b.add_node(at, node, &name, elem.map(|e| (e, &shape)));
@@ -349,9 +326,9 @@ impl<'m> Builder<'m> {
     pub fn tile(&mut self, at: &At<'_>, value: &str, repeats: &[i64], elem: Option<i32>, out: &[u64]) -> String {
         self.memo(at, Made::Tile(value.to_string(), repeats.to_vec()), |b| {
             let label: Vec<String> = repeats.iter().map(i64::to_string).collect();
-            let repeats_name = b.names.fresh(&format!("bcast_repeats_{}", label.join("x")));
+            let repeats_name = b.names.fresh(&format!("bcast_repeats_{}", label.join("x"))).to_string();
             b.constant(at, &repeats_name, Constant::Int64(repeats));
-            let name = b.names.fresh(&format!("{}_tiled", sanitize(value)));
+            let name = b.names.fresh(&format!("{}_tiled", sanitize(value))).to_string();
             let node = ("Tile", &[value, repeats_name.as_str()][..], NewAttribute::None);
             let shape = Shape::known(out);
             b.add_node(at, node, &name, elem.map(|e| (e, &shape)));
@@ -365,7 +342,7 @@ impl<'m> Builder<'m> {
         let source = self.constant_tensor(at, value)?;
         let made = Made::Materialized(value.to_string(), mapped.map(as_i64).unwrap_or_default(), as_i64(out));
         self.try_memo(at, made, |b| {
-            let name = b.names.fresh(&format!("{}_expanded", sanitize(value)));
+            let name = b.names.fresh(&format!("{}_expanded", sanitize(value))).to_string();
             let tensor = crate::rewrite::materialize::broadcast_tensor(source, mapped, out, b.max_materialize_bytes)?;
             b.constant(at, &name, Constant::Tensor(Box::new(tensor)));
             b.counts.materialized += 1;
@@ -406,13 +383,21 @@ fn as_i64(dims: &[u64]) -> Vec<i64> {
 /// A name fragment made of characters every tool accepts in names, at most [`MAX_FRAGMENT`] of them: new names are
 /// made from the names they derive from, and a fold over many inputs would otherwise grow them step by step.
 fn sanitize(name: &str) -> String {
+    let mut fragment = String::new();
+    push_fragment(&mut fragment, name);
+    fragment
+}
+
+/// [`sanitize`], written at the end of `out`.
+fn push_fragment(out: &mut String, name: &str) {
     if name.len() <= MAX_FRAGMENT && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         // Such a name is its own fragment (the common case: checked by bytes, copied once).
-        return name.trim_matches('_').to_string();
+        out.push_str(name.trim_matches('_'));
+        return;
     }
     let s: String =
         name.chars().take(MAX_FRAGMENT).map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-    s.trim_matches('_').to_string()
+    out.push_str(s.trim_matches('_'));
 }
 
 const MAX_FRAGMENT: usize = 80;

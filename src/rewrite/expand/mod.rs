@@ -9,13 +9,15 @@
 
 //!
 //! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
-//! constructor) and `encode` writes them as bytes, `external` moves external data as the options ask, and
+//! constructor; what nearly every site asks for is memoised in `hot`, and `names` makes their names) and `encode`
+//! writes them as bytes, `external` moves external data as the options ask, and
 //! [`write_expanded`] writes the result through [`crate::onnx::save`].
 
 mod action;
 mod builder;
 mod encode;
 mod external;
+mod hot;
 mod names;
 mod order;
 mod ranged;

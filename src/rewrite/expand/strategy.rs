@@ -39,8 +39,9 @@ enum SitePlan {
     Nothing,
     /// Left implicit, and why.
     Left(LeftSite),
-    /// Made explicit: the node's new inputs (and dropped legacy attributes), and what was done.
-    Explicit(NodeEdit, Action),
+    /// Made explicit: the node's new inputs (and dropped legacy attributes) and what was done are recorded
+    /// ([`Planner::explicit`]).
+    Explicit,
 }
 
 /// The inputs of one node made explicit: the new value for each input position (the steps, a line per input, go
@@ -58,6 +59,11 @@ impl Rewritten {
 
     /// The input at `position` becomes `name`.
     fn set(&mut self, position: usize, name: Arc<str>) {
+        // Mostly after every position replaced so far: the inputs are taken in order.
+        if self.replaced.last().is_none_or(|(last, _)| *last < position) {
+            self.replaced.push((position, name));
+            return;
+        }
         match self.replaced.binary_search_by_key(&position, |(p, _)| *p) {
             Ok(i) => self.replaced[i].1 = name,
             Err(i) => self.replaced.insert(i, (position, name)),
@@ -95,12 +101,17 @@ impl<'m> Planner<'m> {
         match self.plan_site(loc, sites) {
             SitePlan::Nothing => {}
             SitePlan::Left(site) => self.summary.left.push(site),
-            SitePlan::Explicit(edit, action) => {
-                self.b.graph_edit(&loc.graph).node_edits.insert(loc.node, edit);
-                self.summary.made_explicit += 1;
-                self.summary.actions.push(action);
-            }
+            SitePlan::Explicit => {}
         }
+    }
+
+    /// Records the node at `loc` made explicit: its edit, and what was done. (Moved once, into their lists: a site
+    /// plan that carried them cost a copy of both at every site.)
+    fn explicit(&mut self, loc: &NodeLoc, edit: NodeEdit, action: Action) -> SitePlan {
+        self.b.graph_edit(&loc.graph).node_edits.insert(loc.node, edit);
+        self.summary.made_explicit += 1;
+        self.summary.actions.push(action);
+        SitePlan::Explicit
     }
 
     /// The plan: the edit, and the summary with what the builder added.
@@ -156,7 +167,7 @@ impl<'m> Planner<'m> {
         }
         let action: Action = self.text.finish(conditions);
         // The inputs replaced, by position: the splice keeps the others as they are written.
-        SitePlan::Explicit(NodeEdit { inputs: InputEdit::At(done.replaced), drop_attributes }, action)
+        self.explicit(loc, NodeEdit { inputs: InputEdit::At(done.replaced), drop_attributes }, action)
     }
 
     /// Why a node is not rewritten, if it is not: it breaks its rule, needs nothing, is already explicit, or no
