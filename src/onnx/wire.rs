@@ -287,12 +287,20 @@ impl Pieces {
         let Some(file) = source.file() else {
             return self.write_to(source, out);
         };
-        // Smaller ranges (headers and small tensors) are read and gathered into one write.
+        // Smaller ranges (headers and small tensors) are read and gathered into one write; larger new bytes are
+        // written from where they are held. (A rewrite of every node of a graph makes its new bytes one piece as
+        // long as the graph: gathered, it grew this buffer to that size, a copy of the graph's new bytes at the
+        // peak of `expand`'s memory, 8 MiB more for 100,000 nodes.)
         const DIRECT: usize = 1 << 16;
         let mut buffer: Vec<u8> = Vec::with_capacity(1 << 20);
         for item in &self.items {
             match item {
-                Piece::Owned(r) => buffer.extend_from_slice(&self.owned[r.clone()]),
+                Piece::Owned(r) if r.len() < DIRECT => buffer.extend_from_slice(&self.owned[r.clone()]),
+                Piece::Owned(r) => {
+                    out.write_all(&buffer)?;
+                    buffer.clear();
+                    out.write_all(&self.owned[r.clone()])?;
+                }
                 Piece::Copy(r) if r.len() < DIRECT => source.read_into(r.clone(), &mut buffer)?,
                 Piece::Copy(r) => {
                     out.write_all(&buffer)?;
