@@ -250,7 +250,8 @@ fn the_room_reserved_for_a_splice_holds_its_pieces_in_a_row_apart_and_around_new
     };
     let source = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
     // Which nodes are edited, and which get new nodes before them.
-    let patterns: [(&str, fn(usize) -> bool, fn(usize) -> bool); 3] = [
+    type Pattern = (&'static str, fn(usize) -> bool, fn(usize) -> bool);
+    let patterns: [Pattern; 3] = [
         ("every node", |_| true, |i| i % 10 == 0),
         ("every other node", |i| i % 2 == 0, |_| false),
         ("new nodes between nodes left as they are", |i| i % 3 == 0, |i| i % 3 == 2),
