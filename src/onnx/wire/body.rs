@@ -192,7 +192,11 @@ impl<'s, 'e> BodySplice<'s, 'e> {
                     // is one piece of new bytes (a piece costs more to keep and write than a few bytes to copy).
                     let whole = kept.len() <= KEPT_BYTES;
                     out.owned_with(|v| {
-                        encode_varint(key, v);
+                        // A node's key is one byte, in a graph (field 1) as in a function's body (field 7).
+                        match u8::try_from(key) {
+                            Ok(key @ ..=0x7f) => v.push(key),
+                            _ => encode_varint(key, v),
+                        }
                         let at = v.len();
                         v.push(0);
                         write_inputs(written, inputs, v);

@@ -239,3 +239,45 @@ fn a_graph_spliced_node_by_node_and_in_runs_is_what_prost_encodes_for_the_edited
     let out = apply(&source, &edit).unwrap().to_vec(&source).unwrap();
     assert_eq!(out, expected.encode_to_vec());
 }
+
+#[test]
+fn the_room_reserved_for_a_splice_holds_its_pieces_in_a_row_apart_and_around_new_nodes() {
+    use smallvec::smallvec;
+    let count = 3_000;
+    let graph = GraphProto {
+        node: (0..count).map(|i| node("Add", &[&format!("a{i}"), "b"], &format!("c{i}"))).collect(),
+        ..Default::default()
+    };
+    let source = ModelProto { ir_version: Some(8), graph: Some(graph), ..Default::default() }.encode_to_vec();
+    // Which nodes are edited, and which get new nodes before them.
+    type Pattern = (&'static str, fn(usize) -> bool, fn(usize) -> bool);
+    let patterns: [Pattern; 3] = [
+        ("every node", |_| true, |i| i % 10 == 0),
+        ("every other node", |i| i % 2 == 0, |_| false),
+        ("new nodes between nodes left as they are", |i| i % 3 == 0, |i| i % 3 == 2),
+    ];
+    for (name, edited, inserted) in patterns {
+        let mut edit = ModelEdit::default();
+        let g = edit.graph_mut(&[]);
+        for i in 0..count {
+            if inserted(i) {
+                g.insert_before.insert(i, Encoded::of([&node("Expand", &["b", "s"], &format!("e{i}"))]));
+            }
+            if edited(i) {
+                let inputs = InputEdit::At(smallvec![(1, format!("e{i}").into())]);
+                g.node_edits.insert(i, NodeEdit { inputs, drop_attributes: Vec::new() });
+            }
+        }
+        let reserved = node_items(&edit.graphs[&Vec::new()]) + 16;
+        let pieces = apply(&source, &edit).unwrap();
+        assert!(pieces.items.len() <= reserved, "{name}: {} items, room for {reserved}", pieces.items.len());
+        assert!(pieces.items.capacity() < 2 * reserved, "{name}: the room was never grown");
+    }
+    // Every node edited is one run: room for a few items, not two per node.
+    let mut edit = ModelEdit::default();
+    let g = edit.graph_mut(&[]);
+    for i in 0..count {
+        g.node_edits.insert(i, NodeEdit { inputs: InputEdit::At(smallvec![(1, "x".into())]), drop_attributes: vec![] });
+    }
+    assert_eq!(node_items(g), 2);
+}

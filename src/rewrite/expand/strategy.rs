@@ -48,8 +48,8 @@ enum SitePlan {
 /// to the planner's [`ActionText`]).
 #[derive(Default)]
 struct Rewritten {
-    /// By position, in order (a node has a few inputs: held inline).
-    replaced: smallvec::SmallVec<[(usize, Arc<str>); 2]>,
+    /// By position, in order (one held inline: see `wire::ReplacedInputs`).
+    replaced: crate::onnx::wire::ReplacedInputs,
 }
 
 impl Rewritten {
