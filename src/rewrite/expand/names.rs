@@ -64,7 +64,7 @@ fn could_be_made(name: &str) -> bool {
         let mut underscores = underscore(four(first) | four(last) << 32);
         while underscores != 0 {
             let byte = underscores.trailing_zeros() as usize / 8;
-            if marked_at(if byte < 4 { byte } else { b.len() - 8 + byte }) {
+            if marked_at(if byte < 4 { byte } else { b.len() + byte - 8 }) {
                 return true;
             }
             underscores &= underscores - 1;
