@@ -10,6 +10,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::diagnostic::Code;
 use crate::infer;
 use crate::onnx::attr::{Attrs, CallSite};
+use crate::onnx::location::MAIN_GRAPH;
 use crate::onnx::pb::{
     FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto, TensorProto,
     ValueInfoProto,
@@ -122,7 +123,7 @@ fn analyze_model_impl(
     let (values, problems) = crate::onnx::external::survey(folder, model.proto());
     let mut notes: Vec<Note> = problems
         .into_iter()
-        .map(|e| Note { code: e.code(), graph: "main".into(), node: None, op: None, message: e.to_string().into() })
+        .map(|e| Note { code: e.code(), graph: MAIN_GRAPH.into(), node: None, op: None, message: e.to_string().into() })
         .collect();
     let ir = model.proto().ir_version();
     if !(1..=LATEST_IR_VERSION).contains(&ir) {
@@ -136,7 +137,7 @@ fn analyze_model_impl(
         );
         notes.push(Note {
             code: Code::UnknownIrVersion,
-            graph: "main".into(),
+            graph: MAIN_GRAPH.into(),
             node: None,
             op: None,
             message: message.into(),
@@ -189,7 +190,7 @@ fn analyze_with(
         }
     };
     if let Some(graph) = &model.graph {
-        let env = Env { path: "main".into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
+        let env = Env { path: MAIN_GRAPH.into(), loc: Vec::new(), outer: &[], opset, call: None, depth: 0 };
         walker.body(&env, Body::graph(graph));
     }
     if request.training_graphs {

@@ -7,6 +7,10 @@
 /// What stands between a graph's path and a node's name.
 pub const GRAPH_NODE: &str = " › ";
 
+/// The main graph's path: the start of every other graph's path, and what a finding about the model as a whole
+/// names.
+pub const MAIN_GRAPH: &str = "main";
+
 /// A graph path longer than this (subgraphs nested thirty deep) is shown by its start and its end.
 pub const LONGEST_GRAPH_PATH: usize = 120;
 

@@ -77,7 +77,7 @@ impl Steps {
 
 /// The main graph's path, as the analysis names it: the graph of nearly every site, which an [`Action`]'s text
 /// leaves out.
-const MAIN: &str = "main";
+const MAIN: &str = crate::onnx::location::MAIN_GRAPH;
 /// [`MAIN`] is shown as it is written (printable ASCII, short): not checked again at each site.
 const MAIN_SHOWN: bool = true;
 /// [`MAIN`] and ` › `, before the node: put back in one piece.
