@@ -127,26 +127,9 @@ DECODE_ROW="decode only (floor)"
 can_drop=no
 if (sync && echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then can_drop=yes; fi
 
-# Free page reporting (virtio-balloon; the Firecracker VMs this bench was run on have it): the guest hands the host
-# every free block of `page_reporting_order` or more, and the host takes its memory back. A process that faults such
-# a block in again waits for the host to back it: check of 800,000 nodes took 0.19 s or 0.3-0.5 s at random, with the
-# same page faults and the difference all system time. That is the VM's cost, not the program's, and it fell on
-# whichever contender ran after a larger one had freed its memory. While the bench runs, the order is set past the
-# largest there is (11: no block is reported), and set back when it ends. Each part records what it found
-# (page_reporting=held|kept|none) and how much was reported while it ran (reported_kib, 0 when held).
-# BENCH_PAGE_REPORTING=keep leaves the setting alone.
-page_reporting=none
-pr_dir=/sys/module/page_reporting/parameters
-reported_kib() { cat "$pr_dir/reported_kib" 2>/dev/null || echo 0; }
-if [[ -r $pr_dir/page_reporting_order ]]; then
-    page_reporting=kept
-    pr_was="$(cat "$pr_dir/page_reporting_order")"
-    if [[ ${BENCH_PAGE_REPORTING:-hold} == hold ]] && (echo 11 >"$pr_dir/page_reporting_order") 2>/dev/null; then
-        page_reporting=held
-        trap 'echo "$pr_was" >"$pr_dir/page_reporting_order"' EXIT
-    fi
-fi
-reported_at_start="$(reported_kib)"
+# The VM's free page reporting held off while the bench runs: see bench/page_reporting.sh.
+# shellcheck source=bench/page_reporting.sh
+source "$repo/bench/page_reporting.sh"
 
 CACHE=warm    # warm | cold, for the runs that follow
 PREP_IN=()    # inputs to warm up before each run

@@ -32,7 +32,9 @@ timed() { /usr/bin/time -f '%e %S %U' -o "$BENCH_DIR/out/time" "$@" >/dev/null 2
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# shellcheck source=bench/page_reporting.sh
+source "$repo/bench/page_reporting.sh"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); free page reporting: $page_reporting"
 for strategy in $STRATEGIES; do
     env_strategy=()
     [[ "$strategy" == default ]] || env_strategy=(env "ONNX_BCAST_COPY=$strategy")
@@ -50,5 +52,5 @@ for strategy in $STRATEGIES; do
     printf '%s: cp wall %s sys %s | expand (fresh OUT) wall %s sys %s | ratio wall %.2f sys %.2f cpu (user+sys) %.2f | expand replacing OUT (fsync) wall %s sys %s (wall ratio %.2f)\n' \
         "$strategy" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(ratio 3 1)" "$(ratio 4 2)" "$(ratio 8 7)" "$(col 5)" "$(col 6)" "$(ratio 5 1)"
 done
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); KiB reported to the host while it ran: $(($(reported_kib) - reported_at_start))"
 rm -f "$O"
