@@ -240,8 +240,7 @@ impl Scan<'_, '_> {
 mod tests {
     use super::*;
     use crate::onnx::pb::{
-        attribute_proto, AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto,
-        ValueInfoProto,
+        attribute_proto, AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto,
     };
     use prost::Message as _;
 
