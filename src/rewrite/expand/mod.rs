@@ -27,7 +27,7 @@ mod strategy;
 use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
 
-pub use action::Action;
+pub use action::{Action, TooLong};
 #[cfg(test)]
 pub(crate) use action::ActionText;
 pub use builder::value_info;
@@ -129,7 +129,7 @@ pub fn plan_request(
         refuse_broken(&analysis)?;
         if !taker.order.out_of_order() {
             planner.summary.sites = taker.order.finish(&mut planner);
-            return Ok(planner.finish());
+            return planner.finish();
         }
     }
     let analysis = crate::analysis::analyze_model_request(model, analysis_options, &request, None)?;
@@ -144,7 +144,7 @@ pub fn plan_request(
     let planned = order::plan_sorted(&mut planner, sites);
     planner.summary.sites = planned + failing.len();
     planner.summary.left.extend(failing.into_iter().map(|(_, left)| left));
-    Ok(planner.finish())
+    planner.finish()
 }
 
 /// `Err` with the findings when `check` reports the analysed model as broken.
@@ -228,6 +228,10 @@ pub enum ExpandError {
     /// data, ...): nothing is rewritten, and the findings say why.
     #[error("{}", crate::rewrite::refuse::summary(.0))]
     Broken(Vec<crate::analysis::Note>),
+    /// A site whose text comes to 4 GiB or more ([`TooLong`]), at this node: named by its place, as its names are
+    /// what is too long to show.
+    #[error("node {} of {}: {}", .0.node, if .0.graph.is_empty() { "the main graph" } else { "a graph body" }, TooLong)]
+    SiteTooLong(crate::onnx::model::NodeLoc),
 }
 
 /// Writes a rewritten model to `output`, with its external data where the plan put it; see
