@@ -10,7 +10,7 @@
 //!
 //! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
 //! constructor; what nearly every site asks for is memoised in `hot`, and `names` makes their names, both holding
-//! texts in `texts`) and `encode` writes them as bytes, `external` moves external data as the options ask, and
+//! texts in `names::Texts`) and `encode` writes them as bytes, `external` moves external data as the options ask, and
 //! [`write_expanded`] writes the result through [`crate::onnx::save`].
 
 mod action;
@@ -23,14 +23,13 @@ mod order;
 mod ranged;
 mod reason;
 mod strategy;
-mod texts;
 
 use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
 
-pub use action::{Action, TooLong};
 #[cfg(test)]
 pub(crate) use action::ActionText;
+pub use action::{Action, TooLong};
 pub use builder::value_info;
 pub use reason::{LeftKind, LeftReason};
 
