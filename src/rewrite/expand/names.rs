@@ -216,14 +216,15 @@ pub(super) fn hash_tagged(text: &str, tag: u32) -> u64 {
 
 impl<T: Tagged> Texts<T> {
     /// The value held for `text` with tag `tag`, of hash `hash` ([`hash_tagged`]).
+    #[inline]
     pub fn get(&self, hash: u64, text: &str, tag: u32) -> Option<&T> {
         // The tag first: comparing it costs less than comparing the text.
         let found = self.table.find(hash, |e| e.value.tag() == tag && e.text(&self.text) == text);
         found.map(|e| &e.value)
     }
 
-    /// Holds `text` with `value`, of hash `hash` ([`hash_tagged`] of the text and the value's tag), which it is not held
-    /// with yet; gives back the text as held.
+    /// Holds `text` with `value`, of hash `hash` ([`hash_tagged`] of the text and the value's tag), which it is not
+    /// held with yet; gives back the text as held.
     pub fn insert(&mut self, hash: u64, text: &str, value: T) -> &str {
         let start = self.text.len();
         self.text.push_str(text);
