@@ -116,6 +116,13 @@ impl<'m> Planner<'m> {
         SitePlan::Explicit
     }
 
+    /// Notes the node at `loc` as the one whose action's text is too long, unless one was before: the plan fails.
+    #[cold]
+    fn too_long(&mut self, loc: &NodeLoc) -> SitePlan {
+        self.too_long.get_or_insert_with(|| loc.clone());
+        SitePlan::Nothing
+    }
+
     /// The plan: the edit, and the summary with what the builder added; `Err` when a site's text was too long.
     pub fn finish(self) -> Result<super::Plan, super::ExpandError> {
         if let Some(loc) = self.too_long {
@@ -170,10 +177,7 @@ impl<'m> Planner<'m> {
                 }
             }
         }
-        let Ok(action) = self.text.finish(conditions) else {
-            self.too_long.get_or_insert_with(|| loc.clone());
-            return SitePlan::Nothing;
-        };
+        let Ok(action) = self.text.finish(conditions) else { return self.too_long(loc) };
         // The inputs replaced, by position: the splice keeps the others as they are written.
         self.explicit(loc, NodeEdit { inputs: InputEdit::At(done.replaced), drop_attributes }, action)
     }
