@@ -97,9 +97,10 @@ enum Kind {
 /// The schema's name of field `number` of `message`, whether it is repeated, and what it is; `None` for a field
 /// the schema does not know, or one that is never length-delimited. (`proto/onnx.proto`.)
 fn field(message: Message, number: u32) -> Option<(&'static str, bool, Kind)> {
-    use Kind::{Data, Holds, Refused};
+    use Kind::{Holds, Refused};
     use Message::*;
     let (name, repeated, kind) = match (message, number) {
+        (Attribute | Tensor | SparseTensor, _) => return data_field(message, number),
         (Model, 2) => ("producer_name", false, Refused),
         (Model, 3) => ("producer_version", false, Refused),
         (Model, 4) => ("domain", false, Refused),
@@ -130,6 +131,32 @@ fn field(message: Message, number: u32) -> Option<(&'static str, bool, Kind)> {
         (Node, 8) => ("overload", false, Refused),
         (Node, 9) => ("metadata_props", true, Refused),
         (Node, 10) => ("device_configurations", true, Refused),
+        (Function, 1) => ("name", false, Refused),
+        (Function, 4) => ("input", true, Refused),
+        (Function, 5) => ("output", true, Refused),
+        (Function, 6) => ("attribute", true, Refused),
+        (Function, 7) => ("node", true, Holds(Node)),
+        (Function, 8) => ("doc_string", false, Refused),
+        (Function, 9) => ("opset_import", true, Refused),
+        (Function, 10) => ("domain", false, Refused),
+        (Function, 11) => ("attribute_proto", true, Holds(Attribute)),
+        (Function, 12) => ("value_info", true, Refused),
+        (Function, 13) => ("overload", false, Refused),
+        (Function, 14) => ("metadata_props", true, Refused),
+        (TrainingInfo, 1) => ("initialization", false, Holds(Graph)),
+        (TrainingInfo, 2) => ("algorithm", false, Holds(Graph)),
+        (TrainingInfo, 3) => ("initialization_binding", true, Refused),
+        (TrainingInfo, 4) => ("update_binding", true, Refused),
+        _ => return None,
+    };
+    Some((name, repeated, kind))
+}
+
+/// [`field`] for the messages that hold tensor data themselves: an attribute, a tensor, a sparse tensor.
+fn data_field(message: Message, number: u32) -> Option<(&'static str, bool, Kind)> {
+    use Kind::{Data, Holds, Refused};
+    use Message::*;
+    let (name, repeated, kind) = match (message, number) {
         (Attribute, 1) => ("name", false, Refused),
         (Attribute, 4) => ("s", false, Data),
         (Attribute, 5) => ("t", false, Holds(Tensor)),
@@ -162,22 +189,6 @@ fn field(message: Message, number: u32) -> Option<(&'static str, bool, Kind)> {
         (SparseTensor, 1) => ("values", false, Holds(Tensor)),
         (SparseTensor, 2) => ("indices", false, Holds(Tensor)),
         (SparseTensor, 3) => ("dims", false, Data),
-        (Function, 1) => ("name", false, Refused),
-        (Function, 4) => ("input", true, Refused),
-        (Function, 5) => ("output", true, Refused),
-        (Function, 6) => ("attribute", true, Refused),
-        (Function, 7) => ("node", true, Holds(Node)),
-        (Function, 8) => ("doc_string", false, Refused),
-        (Function, 9) => ("opset_import", true, Refused),
-        (Function, 10) => ("domain", false, Refused),
-        (Function, 11) => ("attribute_proto", true, Holds(Attribute)),
-        (Function, 12) => ("value_info", true, Refused),
-        (Function, 13) => ("overload", false, Refused),
-        (Function, 14) => ("metadata_props", true, Refused),
-        (TrainingInfo, 1) => ("initialization", false, Holds(Graph)),
-        (TrainingInfo, 2) => ("algorithm", false, Holds(Graph)),
-        (TrainingInfo, 3) => ("initialization_binding", true, Refused),
-        (TrainingInfo, 4) => ("update_binding", true, Refused),
         _ => return None,
     };
     Some((name, repeated, kind))
