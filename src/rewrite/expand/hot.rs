@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::names::{hash_tagged as hash, Tagged, Texts};
+use super::names::{hash_tagged as hash, Short, Texts};
 use crate::onnx::model::GraphStep;
 
 /// The values made for nearly every site in one graph.
@@ -29,26 +29,13 @@ pub(super) struct Hot {
 struct Expands {
     /// The targets' names, numbered in the order they are first asked for.
     targets: HashMap<String, u32>,
-    /// The names of the values expanded, each with the `Expand` made of it to a target.
-    made: Texts<Made>,
-}
-
-/// One `Expand` made, of the value it is held with to target number `target`.
-struct Made {
-    target: u32,
-    name: Arc<str>,
-}
-
-/// The same value expanded to two targets is held twice, told apart by the target.
-impl Tagged for Made {
-    fn tag(&self) -> u32 {
-        self.target
-    }
+    /// The names of the values expanded, each tagged with the target's number, with the name of the `Expand` made.
+    made: Texts<Arc<str>>,
 }
 
 impl Expands {
     fn get(&self, value: &str, target: u32) -> Option<&Arc<str>> {
-        self.made.get(hash(value, target), value, target).map(|m| &m.name)
+        self.made.get(hash(value, target), value, target)
     }
 
     /// The number of the target named `target`.
@@ -98,7 +85,11 @@ impl Hot {
 
     /// Notes `name` as the `Expand` of `value` to the target numbered `target`.
     pub fn add_expand(&mut self, value: &str, target: u32, name: Arc<str>) {
-        self.expands.made.insert(hash(value, target), value, Made { target, name });
+        // A value's name is shorter than 4 GiB: a model's name ([`crate::onnx::long_fields`] refuses a longer one)
+        // or a name made of a fragment of one. A longer one would only not be found again: its `Expand`s not shared.
+        if let Some(short) = Short::new(value) {
+            self.expands.made.insert(hash(value, target), short, target, name);
+        }
     }
 }
 
