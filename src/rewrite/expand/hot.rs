@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::names::{hash_tagged as hash, Short, Texts};
+use super::texts::{hash_tagged as hash, Short, Texts};
 use crate::onnx::model::GraphStep;
 
 /// The values made for nearly every site in one graph.

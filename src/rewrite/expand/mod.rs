@@ -10,7 +10,7 @@
 //!
 //! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
 //! constructor; what nearly every site asks for is memoised in `hot`, and `names` makes their names, both holding
-//! texts in `names::Texts`) and `encode` writes them as bytes, `external` moves external data as the options ask, and
+//! texts in `texts`) and `encode` writes them as bytes, `external` moves external data as the options ask, and
 //! [`write_expanded`] writes the result through [`crate::onnx::save`].
 
 mod action;
@@ -23,6 +23,7 @@ mod order;
 mod ranged;
 mod reason;
 mod strategy;
+mod texts;
 
 use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
