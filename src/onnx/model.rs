@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use prost::Message;
 
+use crate::onnx::long_fields;
 use crate::onnx::pb::{FunctionProto, GraphProto, ModelProto, NodeProto};
 use crate::onnx::presize;
 use crate::onnx::source::{DecodeFailure, FileSource, Source};
@@ -87,6 +88,10 @@ pub enum LoadError {
     Decode { path: PathBuf, reason: String },
     #[error("{path}: the model has no graph")]
     NoGraph { path: PathBuf },
+    /// A name (or another field but tensor data) of 4 GiB or more: refused before decoding, by its length alone
+    /// ([`crate::onnx::long_fields`]).
+    #[error("{path}: not a supported ONNX model: {field}")]
+    LongField { path: PathBuf, field: crate::onnx::long_fields::LongField },
 }
 
 /// A decoded model together with the bytes it was decoded from.
@@ -113,6 +118,10 @@ impl Model {
             return Err(LoadError::Empty { path });
         }
         let file = File::open(&path).map_err(io)?;
+        let len = usize::try_from(meta.len()).map_err(|_| io(std::io::ErrorKind::FileTooLarge.into()))?;
+        if let Some(field) = long_fields::find(&Source::File(FileSource::new(&file, len))) {
+            return Err(LoadError::LongField { path, field });
+        }
         // SAFETY: the mapping is read-only. Another process truncating the file while we run could fault us;
         // that is the documented limit of memory-mapped I/O and the price of never copying weights.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
@@ -142,6 +151,9 @@ impl Model {
             let head = &bytes[..bytes.len().min(512)];
             looks_like(head).map(|looks_like| LoadError::NotBinary { path: path.to_path_buf(), looks_like })
         };
+        if let Some(field) = long_fields::find(&Source::Memory(&bytes)) {
+            return Err(LoadError::LongField { path, field });
+        }
         // Small initializers stay views of `bytes` (prost's path): only the nodes take the fast path.
         let mut proto = presize::presized(presize::counts_in_memory(&bytes));
         crate::onnx::decode::merge_model(&mut proto, bytes.clone(), false).map_err(|e| {

@@ -209,8 +209,8 @@ mod tests {
             [format!("{} [64] -> Expand to [N, 64]", name("x\"y")), format!("{} [] -> Expand to [N, 64]", name("z"))];
         let conditions = vec!["N ∈ {1, 8}".to_string()];
         let actions = vec![
-            Action::new("main", "n\u{1b}", "Add", &marked, conditions),
-            Action::new("main/If_0/then_branch", "#3 (Mul)", "Mul", &marked[..1], vec![]),
+            Action::new("main", "n\u{1b}", "Add", &marked, conditions).expect("a short text"),
+            Action::new("main/If_0/then_branch", "#3 (Mul)", "Mul", &marked[..1], vec![]).expect("a short text"),
         ];
         let left = |reason| LeftSite { graph: "main".into(), node: "m".into(), op: "Sub".into(), reason };
         let left = vec![left(LeftReason::BreaksRule), left(LeftReason::LegacyAxisNeedsStaticShapes)];
@@ -290,8 +290,8 @@ mod tests {
                 text.step(input, &parse_shape("64"), "Expand to", &parse_shape(to), "");
                 marked.push(format!("{} [64] -> Expand to {}", name(input), parse_shape(to)));
             }
-            let action = text.finish(conditions.clone());
-            assert_eq!(action, Action::new(graph, node, op, &marked, conditions.clone()));
+            let action = text.finish(conditions.clone()).expect("a short text");
+            assert_eq!(Ok(&action), Action::new(graph, node, op, &marked, conditions.clone()).as_ref());
             expected.extend(line_the_long_way("in:put\n.onnx", (graph, node, op), &marked, conditions));
             actions.push(action);
         }

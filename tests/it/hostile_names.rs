@@ -375,6 +375,53 @@ fn string_fields_that_are_not_utf8_are_one_clear_error() {
     }
 }
 
+/// A node named with 4 GiB of zero bytes (valid UTF-8), in a sparse file of a few real bytes: every command refuses
+/// it with one error naming the file, the field's place and its length, from the name's header alone. The runs are
+/// held to a 4 GiB address space: a run that mapped the file, or read the name into memory, could not.
+#[test]
+fn a_name_of_4_gib_is_one_clear_error_from_its_length_alone() {
+    use prost::encoding::encode_varint;
+    const NAME: u64 = 1 << 32;
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("long_name.onnx");
+    // node { input: "a" input: "b" output: "y" op_type: "Add" name: <NAME zero bytes> }, in graph 7 of a model.
+    let mut node = b"\x0a\x01a\x0a\x01b\x12\x01y\x22\x03Add\x1a".to_vec();
+    encode_varint(NAME, &mut node);
+    let node_len = node.len() as u64 + NAME;
+    let mut graph = vec![0x0a];
+    encode_varint(node_len, &mut graph);
+    let mut head = b"\x08\x08\x42\x02\x10\x0d\x3a".to_vec();
+    encode_varint(graph.len() as u64 + node_len, &mut head);
+    head.extend(graph);
+    head.extend(node);
+    let file = std::fs::File::create(&model).unwrap();
+    std::io::Write::write_all(&mut &file, &head).unwrap();
+    // The name's bytes are a hole: the file takes a few blocks of disk.
+    file.set_len(head.len() as u64 + NAME).unwrap();
+    drop(file);
+    let (m, o) = (model.to_str().unwrap(), dir.path().join("o.onnx"));
+    for args in [
+        vec!["check", "--no-config", m],
+        vec!["check", "--no-config", "--format", "json", m],
+        vec!["shapes", m],
+        vec!["expand", m, o.to_str().unwrap()],
+        vec!["fold", m, o.to_str().unwrap()],
+        vec!["infer", m, o.to_str().unwrap()],
+    ] {
+        let r = common::cli::run_raw(&root(), &args, Some(4 << 20), std::time::Duration::from_secs(30));
+        let said = format!("{}{}", r.stdout, r.stderr);
+        assert_eq!(r.code, Some(2), "{args:?}: {said}");
+        assert!(r.stderr.lines().count() <= 1 && !said.contains("internal error"), "{args:?}: {said}");
+        // On stderr, or on stdout among `check`'s lines.
+        let errors: Vec<&str> = said.lines().filter(|l| l.contains(": error: ")).collect();
+        let [line] = errors[..] else { panic!("{args:?}: one error line: {said}") };
+        for part in [m, "graph.node[0].name", "4294967296 bytes"] {
+            assert!(line.contains(part), "{args:?}: the error names {part}: {line}");
+        }
+        assert!(!o.exists(), "{args:?}: wrote its output");
+    }
+}
+
 /// Files whose own names are hostile, found in a folder: the paths are escaped like names.
 #[test]
 fn hostile_file_names_are_escaped_like_model_names() {

@@ -83,10 +83,16 @@ const MAIN_SHOWN: bool = true;
 /// [`MAIN`] and ` › `, before the node: put back in one piece.
 const MAIN_AT: &str = "main › ";
 
-/// An offset or a length in an action's text, in 32 bits. A text of 4 GiB would take a model whose names alone are
-/// that long, twice the most a protobuf message holds; past it this panics, which the commands' guard reports.
-fn short(n: usize) -> u32 {
-    u32::try_from(n).expect("a site's text under 4 GiB")
+/// A site whose text (its graph's path, node, op and steps) comes to 4 GiB or more: more than an [`Action`]'s
+/// offsets of 32 bits reach. No name of a loaded model is that long ([`crate::onnx::long_fields`] refuses one), but
+/// the parts of one site together may be, in a model of several GiB of names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a site's text (its graph's path, node, op and steps) comes to 4 GiB or more")]
+pub struct TooLong;
+
+/// An offset or a length in an action's text, in 32 bits; `None` past them.
+fn short(n: usize) -> Option<u32> {
+    u32::try_from(n).ok()
 }
 
 /// Where the node's label starts in an action's text: after `GRAPH › `, or at once for the main graph.
@@ -105,18 +111,25 @@ fn steps_start(node_end: usize, op_in_node: bool, op: u32) -> usize {
 }
 
 impl Action {
-    /// An action of these parts; each step with its names marked ([`crate::sys::escape::name`]).
-    pub fn new<S: AsRef<str>>(graph: &str, node: &str, op: &str, steps: &[S], conditions: Vec<String>) -> Action {
+    /// An action of these parts; each step with its names marked ([`crate::sys::escape::name`]). `Err` when they
+    /// come to 4 GiB or more.
+    pub fn new<S: AsRef<str>>(
+        graph: &str,
+        node: &str,
+        op: &str,
+        steps: &[S],
+        conditions: Vec<String>,
+    ) -> Result<Action, TooLong> {
         let mut text = ActionText::default();
         text.begin(graph, node, op);
         for step in steps {
             text.push_sep();
             text.text.push_str(step.as_ref());
-            text.steps.push((short(text.text.len()), 0));
+            text.push_step(0);
         }
-        let mut action = text.take(conditions);
+        let mut action = text.take(conditions)?;
         (action.marked, action.shown) = (true, false);
-        action
+        Ok(action)
     }
 
     /// The graph's path (`main`, `main/If_0/then_branch`).
@@ -228,6 +241,9 @@ pub(crate) struct ActionText {
     main: bool,
     op_in_node: bool,
     steps: SmallVec<[(u32, u32); 2]>,
+    /// An offset or a length did not fit in 32 bits since [`ActionText::begin`] ([`TooLong`]): what is held of it
+    /// is wrong, and [`ActionText::finish`] gives no action.
+    too_long: bool,
     shown: bool,
     /// A step's text after its name holds a mark of its own (a `dim_param` may): the steps are kept marked.
     marks_in_steps: bool,
@@ -274,7 +290,7 @@ impl ActionText {
     /// Starts the action of the node `node` (its label) of op `op` in the graph at `graph`.
     pub fn begin(&mut self, graph: &str, node: &str, op: &str) {
         self.steps.clear();
-        self.marks_in_steps = false;
+        (self.marks_in_steps, self.too_long) = (false, false);
         use crate::onnx::location::{part_shown_as_written, shown_as_written};
         // The text starts with the path and ` › `, kept from the last site when its graph is the same; the main
         // graph's is left out.
@@ -298,7 +314,7 @@ impl ActionText {
         };
         self.main = graph == MAIN;
         self.shown = graph_shown && part_shown_as_written(node) && part_shown_as_written(op);
-        (self.graph, self.node, self.op) = (short(graph.len()), short(node.len()), short(op.len()));
+        (self.graph, self.node, self.op) = (self.short(graph.len()), self.short(node.len()), self.short(op.len()));
         self.text.push_str(node);
         // As `crate::onnx::location::at` leaves it out.
         self.op_in_node = crate::onnx::location::labelled_with(node, op);
@@ -308,6 +324,20 @@ impl ActionText {
             self.text.push(')');
         }
         self.text.push_str(": ");
+    }
+
+    /// `n` in 32 bits, noting the action too long when it does not fit.
+    fn short(&mut self, n: usize) -> u32 {
+        short(n).unwrap_or_else(|| {
+            self.too_long = true;
+            0
+        })
+    }
+
+    /// Notes a step ending where the text does now, starting with a name of `name` bytes.
+    fn push_step(&mut self, name: usize) {
+        let step = (self.short(self.text.len()), self.short(name));
+        self.steps.push(step);
     }
 
     fn push_sep(&mut self) {
@@ -333,7 +363,7 @@ impl ActionText {
             }
             None => self.push_rest(from, how, to, after),
         };
-        self.steps.push((short(self.text.len()), short(name.len())));
+        self.push_step(name.len());
         self.shown &= plain_rest && name_shown;
     }
 
@@ -362,9 +392,11 @@ impl ActionText {
         plain
     }
 
-    /// The action put together since [`ActionText::begin`], with `conditions`.
-    pub fn finish(&mut self, conditions: Vec<String>) -> Action {
-        if !self.marks_in_steps {
+    /// The action put together since [`ActionText::begin`], with `conditions`; `Err` when its text comes to 4 GiB
+    /// or more.
+    pub fn finish(&mut self, conditions: Vec<String>) -> Result<Action, TooLong> {
+        // (A text too long holds no offsets to mark its steps' names by.)
+        if !self.marks_in_steps || self.too_long {
             return self.take(conditions);
         }
         // A step whose text after its name holds a mark is kept as its text with the name marked was, so that
@@ -378,21 +410,25 @@ impl ActionText {
             self.push_sep();
             mark(&text[from..from + name]).push_to(&mut self.text);
             self.text.push_str(&text[from + name..end]);
-            self.steps.push((short(self.text.len()), 0));
+            self.push_step(0);
             from = end + 2;
         }
-        let mut action = self.take(conditions);
+        let mut action = self.take(conditions)?;
         action.marked = true;
-        action
+        Ok(action)
     }
 
     fn steps_start(&self) -> usize {
         steps_start(node_start(self.main, self.graph) + self.node as usize, self.op_in_node, self.op)
     }
 
-    /// The action as the text stands, its steps' names not marked.
-    fn take(&mut self, conditions: Vec<String>) -> Action {
-        Action {
+    /// The action as the text stands, its steps' names not marked; `Err` when an offset or a length of it did not
+    /// fit in 32 bits. (Every one is checked, [`ActionText::short`]: none is held that does not fit.)
+    fn take(&mut self, conditions: Vec<String>) -> Result<Action, TooLong> {
+        if self.too_long {
+            return Err(TooLong);
+        }
+        Ok(Action {
             text: self.text.as_str().into(),
             graph: self.graph,
             node: self.node,
@@ -403,7 +439,7 @@ impl ActionText {
             marked: false,
             shown: self.shown && conditions.is_empty(),
             conditions,
-        }
+        })
     }
 }
 
@@ -443,7 +479,7 @@ mod tests {
             text.step(input, &from, "Expand to", &to, suffix);
             written.push(format!("{} {from} -> Expand to {to}{suffix}", mark(input)));
         }
-        (text.finish(conditions.clone()), written)
+        (text.finish(conditions.clone()).expect("a short text"), written)
     }
 
     #[test]
@@ -456,7 +492,7 @@ mod tests {
             let plain_steps: Vec<_> = written.iter().map(|s| plain(s)).collect();
             assert_eq!(action.steps().collect::<Vec<_>>(), plain_steps, "{node}");
             assert_eq!(action.conditions, conditions);
-            assert_eq!(action, Action::new(graph, node, op, &written, conditions.clone()));
+            assert_eq!(Ok(action), Action::new(graph, node, op, &written, conditions.clone()));
         }
     }
 

@@ -4,13 +4,13 @@
 //! A plan of 100,000 sites asks 100,000 times for the few it makes, so asking again is a lookup by borrowed text:
 //! the constant by its dims, and the `Expand` by the value's name and the target's number, hashed as they are
 //! rather than put together into a key first. What is kept of each `Expand` made is its name and where the value's
-//! name is in one buffer of them all: no allocation a key.
+//! name is in one buffer of them all ([`Texts`]): no allocation a key.
 
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::texts::{hash_tagged as hash, Short, Texts};
 use crate::onnx::model::GraphStep;
 
 /// The values made for nearly every site in one graph.
@@ -29,36 +29,13 @@ pub(super) struct Hot {
 struct Expands {
     /// The targets' names, numbered in the order they are first asked for.
     targets: HashMap<String, u32>,
-    /// The names of the values expanded, one after the other, each where its entry says.
-    values: String,
-    table: hashbrown::HashTable<Made>,
-}
-
-/// One `Expand` made: of the value at `value` in [`Expands::values`] to target number `target`.
-struct Made {
-    value: usize,
-    len: u32,
-    target: u32,
-    name: Arc<str>,
-}
-
-impl Made {
-    fn value<'v>(&self, values: &'v str) -> &'v str {
-        &values[self.value..self.value + self.len as usize]
-    }
-}
-
-fn hash(value: &str, target: u32) -> u64 {
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    h.write(value.as_bytes());
-    h.write_u32(target);
-    h.finish()
+    /// The names of the values expanded, each tagged with the target's number, with the name of the `Expand` made.
+    made: Texts<Arc<str>>,
 }
 
 impl Expands {
     fn get(&self, value: &str, target: u32) -> Option<&Arc<str>> {
-        let found = self.table.find(hash(value, target), |m| m.target == target && m.value(&self.values) == value);
-        found.map(|m| &m.name)
+        self.made.get(hash(value, target), value, target)
     }
 
     /// The number of the target named `target`.
@@ -108,12 +85,11 @@ impl Hot {
 
     /// Notes `name` as the `Expand` of `value` to the target numbered `target`.
     pub fn add_expand(&mut self, value: &str, target: u32, name: Arc<str>) {
-        let e = &mut self.expands;
-        let made =
-            Made { value: e.values.len(), len: value.len().try_into().expect("a name under 4 GiB"), target, name };
-        e.values.push_str(value);
-        let values = &e.values;
-        e.table.insert_unique(hash(value, target), made, |m| hash(m.value(values), m.target));
+        // A value's name is shorter than 4 GiB: a model's name ([`crate::onnx::long_fields`] refuses a longer one)
+        // or a name made of a fragment of one. A longer one would only not be found again: its `Expand`s not shared.
+        if let Some(short) = Short::new(value) {
+            self.expands.made.insert(hash(value, target), short, target, name);
+        }
     }
 }
 

@@ -9,8 +9,8 @@
 
 //!
 //! The parts: `strategy` decides what each site becomes, `builder` makes the new nodes (one memoising
-//! constructor; what nearly every site asks for is memoised in `hot`, and `names` makes their names) and `encode`
-//! writes them as bytes, `external` moves external data as the options ask, and
+//! constructor; what nearly every site asks for is memoised in `hot`, and `names` makes their names, both holding
+//! texts in `texts`) and `encode` writes them as bytes, `external` moves external data as the options ask, and
 //! [`write_expanded`] writes the result through [`crate::onnx::save`].
 
 mod action;
@@ -23,13 +23,14 @@ mod order;
 mod ranged;
 mod reason;
 mod strategy;
+mod texts;
 
 use crate::onnx::model::Model;
 use crate::onnx::wire::{self, ModelEdit, Pieces};
 
-pub use action::Action;
 #[cfg(test)]
 pub(crate) use action::ActionText;
+pub use action::{Action, TooLong};
 pub use builder::value_info;
 pub use reason::{LeftKind, LeftReason};
 
@@ -129,7 +130,7 @@ pub fn plan_request(
         refuse_broken(&analysis)?;
         if !taker.order.out_of_order() {
             planner.summary.sites = taker.order.finish(&mut planner);
-            return Ok(planner.finish());
+            return planner.finish();
         }
     }
     let analysis = crate::analysis::analyze_model_request(model, analysis_options, &request, None)?;
@@ -144,7 +145,7 @@ pub fn plan_request(
     let planned = order::plan_sorted(&mut planner, sites);
     planner.summary.sites = planned + failing.len();
     planner.summary.left.extend(failing.into_iter().map(|(_, left)| left));
-    Ok(planner.finish())
+    planner.finish()
 }
 
 /// `Err` with the findings when `check` reports the analysed model as broken.
@@ -228,6 +229,10 @@ pub enum ExpandError {
     /// data, ...): nothing is rewritten, and the findings say why.
     #[error("{}", crate::rewrite::refuse::summary(.0))]
     Broken(Vec<crate::analysis::Note>),
+    /// A site whose text comes to 4 GiB or more ([`TooLong`]), at this node: named by its place, as its names are
+    /// what is too long to show.
+    #[error("node {} of {}: {}", .0.node, if .0.graph.is_empty() { "the main graph" } else { "a graph body" }, TooLong)]
+    SiteTooLong(crate::onnx::model::NodeLoc),
 }
 
 /// Writes a rewritten model to `output`, with its external data where the plan put it; see

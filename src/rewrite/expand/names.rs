@@ -2,6 +2,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::texts::{hash_tagged, Short, Texts};
 use crate::onnx::pb::{tensor_shape_proto, GraphProto, ModelProto, NodeProto, ValueInfoProto};
 
 /// Fresh names that collide with nothing in the model (values, nodes, functions, dim params), deterministically.
@@ -13,31 +14,18 @@ pub(super) struct Names<'m> {
     /// cost more than the names themselves.
     taken: rustc_hash::FxHashSet<&'m str>,
     complete: bool,
-    /// The names made here, one after the other, each where `made` says: one buffer rather than a `String` each,
-    /// and a table of 16 bytes an entry rather than 24 (a plan of 100,000 sites makes 20,000 names).
-    text: String,
-    made: hashbrown::HashTable<Span>,
+    /// The names made here, in one buffer ([`Texts`]: a plan of 100,000 sites makes 20,000 names).
+    made: Texts<()>,
+    /// The names made here of 4 GiB or more, which [`Texts`] does not hold ([`Short`]); none in practice.
+    long: Vec<String>,
     /// Per base name, the suffix to try first: probing from 1 every time is quadratic when a base repeats (a Sum
     /// of 10,000 inputs folds 10,000 Expands).
     next: HashMap<String, usize>,
 }
 
-/// Where a name made is in [`Names::text`].
-#[derive(Clone, Copy)]
-struct Span {
-    start: usize,
-    len: u32,
-}
-
-impl Span {
-    fn of(self, text: &str) -> &str {
-        &text[self.start..self.start + self.len as usize]
-    }
-}
-
+/// The hash of a name, by which [`Names::made`] holds it.
 fn hash(name: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(name)
+    self::hash_tagged(name, 0)
 }
 
 /// Whether `name` may be one [`Names::fresh`] makes for the builder: every base it is given starts with `bcast`
@@ -102,8 +90,8 @@ impl<'m> Names<'m> {
             model,
             taken: Default::default(),
             complete: false,
-            text: String::new(),
-            made: hashbrown::HashTable::new(),
+            made: Texts::default(),
+            long: Vec::new(),
             next: HashMap::default(),
         };
         let taken = &mut names.taken;
@@ -130,16 +118,18 @@ impl<'m> Names<'m> {
 
     /// Whether `name`, of hash `hash`, was made here.
     fn made(&self, hash: u64, name: &str) -> bool {
-        self.made.find(hash, |s| s.of(&self.text) == name).is_some()
+        self.made.get(hash, name, 0).is_some() || (!self.long.is_empty() && self.long.iter().any(|l| l == name))
     }
 
     /// Notes `name`, of hash `hash`, as made, and gives it back.
     fn make(&mut self, hash: u64, name: &str) -> &str {
-        let span = Span { start: self.text.len(), len: name.len().try_into().expect("a name of less than 4 GiB") };
-        self.text.push_str(name);
-        let text = &self.text;
-        self.made.insert_unique(hash, span, |s| self::hash(s.of(text)));
-        span.of(&self.text)
+        match Short::new(name) {
+            Some(short) => self.made.insert(hash, short, 0, ()),
+            None => {
+                self.long.push(name.to_string());
+                &self.long[self.long.len() - 1]
+            }
+        }
     }
 
     /// A name made from `base`, colliding with no name of the model and no name made before.

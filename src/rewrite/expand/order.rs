@@ -168,7 +168,7 @@ mod tests {
         let analysis = crate::analysis::analyze_model_with(model, options);
         let mut planner = Planner::new(super::super::builder::Builder::new(model.proto(), 1 << 20), Default::default());
         planner.summary.sites = plan_sorted(&mut planner, analysis.sites);
-        let plan = planner.finish();
+        let plan = planner.finish().expect("a plan");
         let bytes = crate::onnx::wire::apply(model.bytes(), &plan.edit).unwrap().to_vec(model.bytes()).unwrap();
         (plan.summary, bytes)
     }

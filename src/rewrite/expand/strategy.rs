@@ -22,6 +22,8 @@ pub(super) struct Planner<'m> {
     producers: HashMap<Vec<GraphStep>, HashMap<&'m str, usize>>,
     /// The text of the action being planned.
     text: ActionText,
+    /// The first node whose action's text came to 4 GiB or more ([`super::TooLong`]): the plan fails.
+    too_long: Option<NodeLoc>,
 }
 
 /// One input to make explicit, its name and shape borrowed from the site.
@@ -93,7 +95,7 @@ impl<'m> Planner<'m> {
         if nodes > 0 {
             b.graph_edit(&[]).node_edits.reserve(nodes);
         }
-        Planner { b, options, summary, producers: HashMap::new(), text: ActionText::default() }
+        Planner { b, options, summary, producers: HashMap::new(), text: ActionText::default(), too_long: None }
     }
 
     /// Plans one broadcasting node; `sites` are its evaluations (several for a function called several times).
@@ -114,8 +116,18 @@ impl<'m> Planner<'m> {
         SitePlan::Explicit
     }
 
-    /// The plan: the edit, and the summary with what the builder added.
-    pub fn finish(self) -> super::Plan {
+    /// Notes the node at `loc` as the one whose action's text is too long, unless one was before: the plan fails.
+    #[cold]
+    fn too_long(&mut self, loc: &NodeLoc) -> SitePlan {
+        self.too_long.get_or_insert_with(|| loc.clone());
+        SitePlan::Nothing
+    }
+
+    /// The plan: the edit, and the summary with what the builder added; `Err` when a site's text was too long.
+    pub fn finish(self) -> Result<super::Plan, super::ExpandError> {
+        if let Some(loc) = self.too_long {
+            return Err(super::ExpandError::SiteTooLong(loc));
+        }
         let counts = self.b.counts;
         let summary = ExpandSummary {
             expands_inserted: counts.expands_inserted,
@@ -124,7 +136,7 @@ impl<'m> Planner<'m> {
             nodes_added: counts.nodes_added,
             ..self.summary
         };
-        super::Plan { edit: self.b.into_edit(), summary, external: Default::default() }
+        Ok(super::Plan { edit: self.b.into_edit(), summary, external: Default::default() })
     }
 
     fn plan_site(&mut self, loc: &NodeLoc, sites: &[Site]) -> SitePlan {
@@ -165,7 +177,7 @@ impl<'m> Planner<'m> {
                 }
             }
         }
-        let action: Action = self.text.finish(conditions);
+        let Ok(action) = self.text.finish(conditions) else { return self.too_long(loc) };
         // The inputs replaced, by position: the splice keeps the others as they are written.
         self.explicit(loc, NodeEdit { inputs: InputEdit::At(done.replaced), drop_attributes }, action)
     }
