@@ -1,7 +1,9 @@
 //! Tests of `decode.rs`: the fast path against prost's generated decoding, on crafted and mutated models.
 
 use super::*;
-use crate::onnx::pb::{attribute_proto, reference, AttributeProto, StringStringEntryProto};
+use crate::onnx::pb::tensor_shape_proto::{dimension::Value::*, Dimension};
+use crate::onnx::pb::{attribute_proto, reference, type_proto, AttributeProto, StringStringEntryProto};
+use crate::onnx::pb::{TensorShapeProto, TypeProto, ValueInfoProto};
 use crate::onnx::source::tests::file_with;
 use compact_str::format_compact;
 use proptest::prelude::*;
@@ -53,8 +55,76 @@ fn tensor(i: usize) -> TensorProto {
     }
 }
 
+/// A declaration of each form the fast path reads (dims of values and names, a dim met twice, metadata, fields
+/// written twice) and of forms it hands to prost (a denotation, a sequence type, a doc string, no type).
+fn declaration(i: usize) -> ValueInfoProto {
+    let dim = |value| Dimension { denotation: None, value: Some(value) };
+    let mut shape = vec![
+        dim(DimValue(i as i64)),
+        dim(DimParam(format!("n{}", i % 3))),
+        dim(DimValue(-1)),
+        dim(DimParam("\u{e9}".into())),
+    ];
+    shape.truncate(i % 5);
+    let tensor = type_proto::Tensor {
+        elem_type: (i % 6 != 5).then_some(1 + i as i32 % 3),
+        shape: (i % 7 != 6).then_some(TensorShapeProto { dim: shape }),
+    };
+    let mut ty = TypeProto { tensor_type: Some(tensor), ..Default::default() };
+    match i % 11 {
+        3 => ty.denotation = Some("TENSOR".into()),
+        4 => {
+            ty = TypeProto {
+                sequence_type: Some(Box::new(type_proto::Sequence { elem_type: Some(Box::new(ty)) })),
+                ..Default::default()
+            }
+        }
+        5 => ty
+            .tensor_type
+            .as_mut()
+            .unwrap()
+            .shape
+            .get_or_insert_default()
+            .dim
+            .push(Dimension { denotation: Some("DATA_BATCH".into()), value: None }),
+        _ => {}
+    }
+    ValueInfoProto {
+        name: (i % 8 != 7).then(|| format!("v{i}")),
+        r#type: (i % 9 != 8).then_some(ty),
+        doc_string: (i % 10 == 9).then(|| "d".into()),
+        metadata_props: (0..i % 3)
+            .map(|k| StringStringEntryProto { key: Some(format!("k{k}")), value: (k != 1).then(|| "a value".into()) })
+            .collect(),
+    }
+}
+
+/// The declarations of the forms the fast path reads are read there, and read as prost reads them, alone and two
+/// merged (each field met twice: a name replaced, a type merged, dims appended, metadata appended); the others
+/// are handed to prost.
+#[test]
+fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_them() {
+    let read = |bytes: &[u8]| {
+        let mut info = ValueInfoProto::default();
+        info::decode_value_info(bytes, &mut info).map(|()| info)
+    };
+    let handed_over = |i: usize| (matches!(i % 11, 3..=5) && i % 9 != 8) || i % 10 == 9;
+    for i in 0..60 {
+        let bytes = declaration(i).encode_to_vec();
+        assert_eq!(read(&bytes), (!handed_over(i)).then(|| declaration(i)), "declaration {i}");
+        for j in [i + 1, i + 13] {
+            let both = [bytes.clone(), declaration(j).encode_to_vec()].concat();
+            if let Some(merged) = read(&both) {
+                assert_eq!(merged, ValueInfoProto::decode(both.as_slice()).unwrap(), "{i} then {j}");
+            } else {
+                assert!(handed_over(i) || handed_over(j), "{i} then {j}");
+            }
+        }
+    }
+}
+
 /// A model with every kind of field the fast paths read or hand over: nodes with attributes (one holding a
-/// graph of its own), initializers, a function, and fields of the model itself.
+/// graph of its own), initializers, declarations, a function, and fields of the model itself.
 fn model() -> ModelProto {
     let inner = GraphProto { node: vec![node(105, 1)], name: Some("body".into()), ..Default::default() };
     let then_branch = AttributeProto { name: Some("then_branch".into()), g: Some(inner), ..Default::default() };
@@ -65,9 +135,17 @@ fn model() -> ModelProto {
         node: nodes,
         initializer: (0..12).map(tensor).collect(),
         name: Some("g".into()),
+        input: (0..4).map(declaration).collect(),
+        output: (4..6).map(declaration).collect(),
+        value_info: (6..40).map(declaration).collect(),
         ..Default::default()
     };
-    let function = FunctionProto { name: Some("f".into()), node: vec![node(3, 2), node(4, 0)], ..Default::default() };
+    let function = FunctionProto {
+        name: Some("f".into()),
+        node: vec![node(3, 2), node(4, 0)],
+        value_info: (40..44).map(declaration).collect(),
+        ..Default::default()
+    };
     ModelProto {
         ir_version: Some(8),
         producer_name: Some("test".into()),

@@ -84,6 +84,7 @@ pub mod field {
     pub mod value_info {
         pub const NAME: u32 = 1;
         pub const TYPE: u32 = 2;
+        pub const METADATA_PROPS: u32 = 4;
     }
 
     /// `TypeProto` (its `tensor_type`), `TypeProto.Tensor`, `TensorShapeProto` and its `Dimension`.
