@@ -371,10 +371,17 @@ pub(crate) struct FileBuf<'a> {
 }
 
 impl FileBuf<'_> {
-    /// Moves the window to `pos` once the decoder has left it.
+    /// Moves the window to `pos` once the decoder has left it, or, in a window grown large (a walk through small
+    /// fields, nodes and declarations), once under [`LARGE`] bytes of it are left before the rest of the file: a
+    /// message under `LARGE` then lies whole in the chunk, where the decoder's fast paths read it (one cut by the
+    /// window's end was read by prost's generated code, ~90,000 instructions for a PyTorch node with its stack
+    /// traces). Re-reading up to `LARGE` bytes of a window of [`MAX_READ`] costs little; a small window, as between
+    /// large tensors, is left to run out.
     #[inline]
     fn refill(&mut self) {
-        if self.pos >= self.window.end() && self.pos < self.end {
+        let end = self.window.end();
+        let ahead = end < self.end && end - self.pos.min(end) < LARGE && self.window.filled >= 4 * LARGE;
+        if (self.pos >= end || ahead) && self.pos < self.end {
             self.refill_at_pos();
         }
     }
