@@ -142,10 +142,9 @@ impl<'a> FileSource<'a> {
 #[derive(Default)]
 pub(crate) struct Window {
     start: usize,
-    /// The buffer: its first `filled` bytes are the file's from `start`. It is made with room for as much as it may
-    /// grow to, and each byte is zeroed once, when a read first reaches it, and never moved (a `Vec` grown by
-    /// `resize` past its room copies what it held: ~2 instructions a byte on every growth, ~2 M on a 2.7 MB graph;
-    /// one zeroed whole when made cleared 1 MiB on a 3 MB model whose reads, between large tensors, stay small).
+    /// The buffer: its first `filled` bytes are the file's from `start`. It is zeroed once when made and never
+    /// shrunk, so that a read into it neither clears nor moves bytes (a `Vec` grown by `resize` clears what it adds
+    /// and, when it moves, copies what it held: ~2 instructions a byte on every growth, ~2 M on a 2.7 MB graph).
     bytes: Vec<u8>,
     filled: usize,
     next_read: usize,
@@ -190,17 +189,12 @@ impl Window {
         let forward = self.start <= at && at < self.end() + LARGE;
         self.next_read = if forward && self.next_read > 0 { (self.next_read * 2).min(MAX_READ) } else { MIN_READ };
         let size = self.next_read.max(need).min(file_len.saturating_sub(at));
-        if self.bytes.capacity() < size {
+        if self.bytes.len() < size {
             // A new buffer rather than a grown one: nothing to copy over. The window grows by doubling to
-            // MAX_READ, so it is made at once with room for as much as it may grow to for this read's size and the
-            // file's.
+            // MAX_READ, so it is made at once as large as it may grow for this read's size and the file's.
             let grown = size.max(MAX_READ.min(file_len.saturating_sub(at)));
             self.bytes = Vec::new();
-            self.bytes = Vec::with_capacity(grown);
-        }
-        if self.bytes.len() < size {
-            // Within its room: only the bytes added are zeroed.
-            self.bytes.resize(size, 0);
+            self.bytes = vec![0; grown];
         }
         self.start = at;
         let read = crate::sys::platform::read_exact_at(file, &mut self.bytes[..size], at as u64);
@@ -227,7 +221,7 @@ pub(crate) fn merge_with(
     map: &Bytes,
     merge: impl FnOnce(&mut FileBuf) -> Result<(), prost::DecodeError>,
 ) -> Result<(), DecodeFailure> {
-    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
+    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None, refill_at: 0 };
     buf.refill_at_pos();
     let merged = merge(&mut buf);
     match (buf.error, merged) {
@@ -368,20 +362,20 @@ pub(crate) struct FileBuf<'a> {
     end: usize,
     /// A failed read ends the input here, so that the decoder stops; the error is reported instead of its.
     error: Option<io::Error>,
+    /// Where the window is moved on: its end, or, in a window grown large (a walk through small fields, nodes and
+    /// declarations), [`LARGE`] bytes before it, so that a message under `LARGE` lies whole in the chunk, where the
+    /// decoder's fast paths read it (one cut by the window's end went through prost's generated code: ~90,000
+    /// instructions for a PyTorch node with its stack traces). Re-reading up to `LARGE` bytes of a window of up to
+    /// [`MAX_READ`] costs little; a small window, as between large tensors, runs out first. `usize::MAX` once the
+    /// window reaches the end of the input.
+    refill_at: usize,
 }
 
 impl FileBuf<'_> {
-    /// Moves the window to `pos` once the decoder has left it, or, in a window grown large (a walk through small
-    /// fields, nodes and declarations), once under [`LARGE`] bytes of it are left before the rest of the file: a
-    /// message under `LARGE` then lies whole in the chunk, where the decoder's fast paths read it (one cut by the
-    /// window's end was read by prost's generated code, ~90,000 instructions for a PyTorch node with its stack
-    /// traces). Re-reading up to `LARGE` bytes of a window of [`MAX_READ`] costs little; a small window, as between
-    /// large tensors, is left to run out.
+    /// Moves the window to `pos` once the decoder reaches [`FileBuf::refill_at`].
     #[inline]
     fn refill(&mut self) {
-        let end = self.window.end();
-        let ahead = end < self.end && end - self.pos.min(end) < LARGE && self.window.filled >= 4 * LARGE;
-        if (self.pos >= end || ahead) && self.pos < self.end {
+        if self.pos >= self.refill_at && self.pos < self.end {
             self.refill_at_pos();
         }
     }
@@ -393,6 +387,12 @@ impl FileBuf<'_> {
             self.end = self.pos;
             self.window.start = self.pos;
         }
+        let end = self.window.end();
+        self.refill_at = match end {
+            _ if end >= self.end => usize::MAX,
+            _ if self.window.filled >= 4 * LARGE => end - LARGE,
+            _ => end,
+        };
     }
 }
 
