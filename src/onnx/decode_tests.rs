@@ -166,9 +166,7 @@ fn without_skipped(mut model: ModelProto) -> ModelProto {
             rare.doc_string = None;
             rare.metadata_props.clear();
         }
-        for a in &mut n.attribute {
-            a.g.iter_mut().chain(&mut a.graphs).for_each(graph);
-        }
+        crate::onnx::attr::subgraphs_mut(n).for_each(graph);
     }
     model.graph.iter_mut().for_each(graph);
     model.functions.iter_mut().for_each(|f| f.node.iter_mut().for_each(node));
@@ -222,7 +220,7 @@ fn the_fast_path_drops_a_nodes_doc_string_and_metadata_only() {
     let overloads = |list: &[NodeProto]| list.iter().map(|n| n.overload().to_string()).collect::<Vec<_>>();
     assert_eq!(overloads(nodes), overloads(written));
     assert!(overloads(nodes).contains(&"o".to_string()));
-    let inner = &nodes[7].attribute[0].g.as_ref().unwrap().node[0];
+    let inner = &crate::onnx::attr::subgraph(&nodes[7], 0, 0).unwrap().node[0];
     assert_eq!(inner.metadata_props(), node(105, 1).metadata_props());
     assert!(!inner.metadata_props().is_empty(), "node 105 has metadata");
     assert!(!inner.doc_string().is_empty(), "node 105 has a doc string");
