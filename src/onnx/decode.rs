@@ -1,5 +1,6 @@
-//! Decoding a model with the hottest messages (the nodes of the main graph and of the model's functions, and the
-//! main graph's initializers) read from contiguous bytes, and everything else by prost's generated code.
+//! Decoding a model with the hottest messages (the nodes and declarations of the main graph and of the model's
+//! functions, and the main graph's initializers) read from contiguous bytes, and everything else by prost's
+//! generated code. (Declarations, `ValueInfoProto`: [`info`].)
 //!
 //! Why: in prost's generated decoding a node of five short strings costs ~3,500 instructions: every field goes
 //! through the `Buf` trait, each string is cleared, grown and copied, then validated, and each name list grows to
@@ -16,6 +17,9 @@
 //! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
 //! file's map (see [`crate::onnx::source`]).
 //!
+//! One difference in value: a node read on the fast path drops the fields that no command reads and that can be
+//! most of a model's bytes ([`skipped`]), once checked as prost would check them, so the same models decode.
+//!
 //! The types are prost's generated ones and the compact node, which decodes as prost's generated node does; this
 //! only replaces how a few of them are filled.
 
@@ -24,12 +28,16 @@ use compact_str::CompactString;
 use prost::encoding::{message, skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
-use crate::onnx::pb::{field, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto};
+use crate::onnx::pb::{field, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
 use crate::onnx::presize;
 use crate::onnx::source::{merge_with, varint, DecodeFailure, LARGE};
 use std::fs::File;
 
-/// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
+mod info;
+mod skipped;
+
+/// Decodes `buf` into `model` as `model.merge(buf)` does (the same value, or the same error), faster, but for the
+/// node fields no command reads ([`skipped`]), which may be left empty. With `tensors`, the
 /// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
 /// a buffer that copies small fields (the file's window) gives anyway; a buffer of shared `Bytes` gives views, so
 /// it is decoded with `tensors` false.
@@ -106,6 +114,8 @@ trait Body: Message {
     const INITIALIZER: Option<u32>;
     fn nodes(&mut self) -> &mut Vec<NodeProto>;
     fn initializers(&mut self) -> &mut Vec<TensorProto>;
+    /// Its list of declarations of field number `tag`, if it has one.
+    fn declarations(tag: u32) -> Option<fn(&mut Self) -> &mut Vec<ValueInfoProto>>;
 }
 
 impl Body for GraphProto {
@@ -117,6 +127,15 @@ impl Body for GraphProto {
     fn initializers(&mut self) -> &mut Vec<TensorProto> {
         &mut self.initializer
     }
+    fn declarations(tag: u32) -> Option<fn(&mut Self) -> &mut Vec<ValueInfoProto>> {
+        use field::graph::*;
+        match tag {
+            INPUT => Some(|g| &mut g.input),
+            OUTPUT => Some(|g| &mut g.output),
+            VALUE_INFO => Some(|g| &mut g.value_info),
+            _ => None,
+        }
+    }
 }
 
 impl Body for FunctionProto {
@@ -127,6 +146,9 @@ impl Body for FunctionProto {
     }
     fn initializers(&mut self) -> &mut Vec<TensorProto> {
         unreachable!("a function has no initializers")
+    }
+    fn declarations(tag: u32) -> Option<fn(&mut Self) -> &mut Vec<ValueInfoProto>> {
+        (tag == field::function::VALUE_INFO).then_some(|f| &mut f.value_info)
     }
 }
 
@@ -158,7 +180,7 @@ struct BodyMerge<'a, M> {
     tensors: bool,
     /// The context prost passes to the fields of a node (or tensor) of this body, found at the first one; `None`
     /// inside while unknown, and `Some(None)` when the recursion limit is reached (prost then reports it).
-    inner: Option<Option<DecodeContext>>,
+    inner: Option<Option<Inner>>,
     /// `buf.remaining()` at the body's end ([`end_of_message`]), when known: fields are read in runs up to it.
     end: Option<usize>,
 }
@@ -176,12 +198,13 @@ impl<M: Body> BodyMerge<'_, M> {
         ctx: &DecodeContext,
         tag: u32,
         list: fn(&mut M) -> &mut Vec<T>,
-        decode: fn(&[u8], &DecodeContext, &mut T) -> Option<()>,
+        decode: fn(&[u8], &Inner, &mut T) -> Option<()>,
     ) -> bool {
         if !self.fast(buf, ctx, 0, list, decode) {
             return false;
         }
-        // The key of a length-delimited field of number `tag`, one byte for the numbers read here (1, 5 and 7).
+        // The key of a length-delimited field of number `tag`, one byte for the numbers read here (1, 5, 7 and 11 to
+        // 13).
         let key = u8::try_from(tag << 3 | field::LEN).expect("a field number under 16");
         let Some(end) = self.end else { return true };
         while buf.remaining() > end && buf.chunk().first() == Some(&key) && self.fast(buf, ctx, 1, list, decode) {}
@@ -200,10 +223,10 @@ impl<M: Body> BodyMerge<'_, M> {
         ctx: &DecodeContext,
         key: usize,
         list: fn(&mut M) -> &mut Vec<T>,
-        decode: fn(&[u8], &DecodeContext, &mut T) -> Option<()>,
+        decode: fn(&[u8], &Inner, &mut T) -> Option<()>,
     ) -> bool {
         let BodyMerge { body, inner, .. } = self;
-        let Some(inner) = inner.get_or_insert_with(|| inner_context(ctx)) else { return false };
+        let Some(inner) = inner.get_or_insert_with(|| Inner::of(ctx)) else { return false };
         let chunk = buf.chunk();
         let mut rest = &chunk[key..];
         let len = varint(&mut rest).and_then(|len| usize::try_from(len).ok());
@@ -238,6 +261,10 @@ impl<M: Body> Message for BodyMerge<'_, M> {
                 self.run(buf, &ctx, tag, M::nodes, decode_node)
             } else if self.tensors && Some(tag) == M::INITIALIZER {
                 self.run(buf, &ctx, tag, M::initializers, decode_tensor)
+            } else if let Some(list) = M::declarations(tag) {
+                self.run(buf, &ctx, tag, list, |bytes, inner, info| {
+                    inner.nests.then(|| info::decode_value_info(bytes, info)).flatten()
+                })
             } else {
                 false
             };
@@ -258,6 +285,29 @@ impl<M: Body> Message for BodyMerge<'_, M> {
 
     fn clear(&mut self) {
         self.body.clear()
+    }
+}
+
+/// What the fast paths know of where a message of a body lies among prost's levels of recursion.
+#[derive(Debug)]
+struct Inner {
+    /// The context prost gives the fields of a message of the body (a node's, a tensor's).
+    ctx: DecodeContext,
+    /// Whether prost's recursion limit leaves room for [`info::DEPTH`] levels of messages below those fields (a
+    /// declaration's type and what it holds, a node's metadata entry): where it does not, prost reads them, and
+    /// reports the limit.
+    nests: bool,
+}
+
+impl Inner {
+    /// `None` when prost's limit is reached at the body's messages themselves.
+    fn of(ctx: &DecodeContext) -> Option<Inner> {
+        let ctx = inner_context(ctx)?;
+        let mut below = Some(ctx.clone());
+        for _ in 0..info::DEPTH {
+            below = below.as_ref().and_then(inner_context);
+        }
+        Some(Inner { ctx, nests: below.is_some() })
     }
 }
 
@@ -410,15 +460,28 @@ fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
 }
 
 /// `node` (a default one) decoded from its bytes; fields other than its names are merged by prost's code for the
-/// field with `ctx`. `None` where prost's code should decode it. (Its name lists hold two inputs and one output
-/// inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is read.)
-fn decode_node(bytes: &[u8], ctx: &DecodeContext, node: &mut NodeProto) -> Option<()> {
+/// field with `ctx`, but for its [`skipped`] ones. `None` where prost's code should decode it. (Its name lists hold
+/// two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is
+/// read.)
+fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> {
     use field::node::*;
+    let ctx = &inner.ctx;
     let mut rest = bytes;
     while !rest.is_empty() {
         let (tag, wire_type) = key(&mut rest)?;
         if wire_type == WireType::LengthDelimited {
             let slot = match tag {
+                DOC_STRING => {
+                    skipped::string(payload(&mut rest)?)?;
+                    continue;
+                }
+                METADATA_PROPS => {
+                    if !inner.nests {
+                        return None;
+                    }
+                    skipped::entry(payload(&mut rest)?)?;
+                    continue;
+                }
                 INPUT => {
                     node.input.push(compact(&mut rest)?);
                     continue;
@@ -445,7 +508,8 @@ fn decode_node(bytes: &[u8], ctx: &DecodeContext, node: &mut NodeProto) -> Optio
 /// `tensor` (a default one) decoded from its bytes (all under [`LARGE`]: `raw_data` is copied, as the file's window copies it);
 /// fields other than dims, element type, name and data are merged by prost with `ctx`. `None` where prost should
 /// decode it.
-fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) -> Option<()> {
+fn decode_tensor(bytes: &[u8], inner: &Inner, tensor: &mut TensorProto) -> Option<()> {
+    let ctx = &inner.ctx;
     use field::tensor::*;
     // The keys of the fields read here, each one byte (their numbers are under 16): a key is matched as it is
     // written, and any other key (or a longer form of these) is read and handed to prost.

@@ -1,7 +1,9 @@
 //! Tests of `decode.rs`: the fast path against prost's generated decoding, on crafted and mutated models.
 
 use super::*;
-use crate::onnx::pb::{attribute_proto, reference, AttributeProto, StringStringEntryProto};
+use crate::onnx::pb::tensor_shape_proto::{dimension::Value::*, Dimension};
+use crate::onnx::pb::{attribute_proto, reference, type_proto, AttributeProto, StringStringEntryProto};
+use crate::onnx::pb::{TensorShapeProto, TypeProto, ValueInfoProto};
 use crate::onnx::source::tests::file_with;
 use compact_str::format_compact;
 use proptest::prelude::*;
@@ -53,10 +55,78 @@ fn tensor(i: usize) -> TensorProto {
     }
 }
 
+/// A declaration of each form the fast path reads (dims of values and names, a dim met twice, metadata, fields
+/// written twice) and of forms it hands to prost (a denotation, a sequence type, a doc string, no type).
+fn declaration(i: usize) -> ValueInfoProto {
+    let dim = |value| Dimension { denotation: None, value: Some(value) };
+    let mut shape = vec![
+        dim(DimValue(i as i64)),
+        dim(DimParam(format!("n{}", i % 3))),
+        dim(DimValue(-1)),
+        dim(DimParam("\u{e9}".into())),
+    ];
+    shape.truncate(i % 5);
+    let tensor = type_proto::Tensor {
+        elem_type: (i % 6 != 5).then_some(1 + i as i32 % 3),
+        shape: (i % 7 != 6).then_some(TensorShapeProto { dim: shape }),
+    };
+    let mut ty = TypeProto { tensor_type: Some(tensor), ..Default::default() };
+    match i % 11 {
+        3 => ty.denotation = Some("TENSOR".into()),
+        4 => {
+            ty = TypeProto {
+                sequence_type: Some(Box::new(type_proto::Sequence { elem_type: Some(Box::new(ty)) })),
+                ..Default::default()
+            }
+        }
+        5 => ty
+            .tensor_type
+            .as_mut()
+            .unwrap()
+            .shape
+            .get_or_insert_default()
+            .dim
+            .push(Dimension { denotation: Some("DATA_BATCH".into()), value: None }),
+        _ => {}
+    }
+    ValueInfoProto {
+        name: (i % 8 != 7).then(|| format!("v{i}")),
+        r#type: (i % 9 != 8).then_some(ty),
+        doc_string: (i % 10 == 9).then(|| "d".into()),
+        metadata_props: (0..i % 3)
+            .map(|k| StringStringEntryProto { key: Some(format!("k{k}")), value: (k != 1).then(|| "a value".into()) })
+            .collect(),
+    }
+}
+
+/// The declarations of the forms the fast path reads are read there, and read as prost reads them, alone and two
+/// merged (each field met twice: a name replaced, a type merged, dims appended, metadata appended); the others
+/// are handed to prost.
+#[test]
+fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_them() {
+    let read = |bytes: &[u8]| {
+        let mut info = ValueInfoProto::default();
+        info::decode_value_info(bytes, &mut info).map(|()| info)
+    };
+    let handed_over = |i: usize| (matches!(i % 11, 3..=5) && i % 9 != 8) || i % 10 == 9;
+    for i in 0..60 {
+        let bytes = declaration(i).encode_to_vec();
+        assert_eq!(read(&bytes), (!handed_over(i)).then(|| declaration(i)), "declaration {i}");
+        for j in [i + 1, i + 13] {
+            let both = [bytes.clone(), declaration(j).encode_to_vec()].concat();
+            if let Some(merged) = read(&both) {
+                assert_eq!(merged, ValueInfoProto::decode(both.as_slice()).unwrap(), "{i} then {j}");
+            } else {
+                assert!(handed_over(i) || handed_over(j), "{i} then {j}");
+            }
+        }
+    }
+}
+
 /// A model with every kind of field the fast paths read or hand over: nodes with attributes (one holding a
-/// graph of its own), initializers, a function, and fields of the model itself.
+/// graph of its own), initializers, declarations, a function, and fields of the model itself.
 fn model() -> ModelProto {
-    let inner = GraphProto { node: vec![node(100, 1)], name: Some("body".into()), ..Default::default() };
+    let inner = GraphProto { node: vec![node(105, 1)], name: Some("body".into()), ..Default::default() };
     let then_branch = AttributeProto { name: Some("then_branch".into()), g: Some(inner), ..Default::default() };
     let with_graph = NodeProto { attribute: vec![then_branch], ..node(50, 2) };
     let mut nodes: Vec<NodeProto> = (0..40).map(|i| node(i, i % 4)).collect();
@@ -65,9 +135,17 @@ fn model() -> ModelProto {
         node: nodes,
         initializer: (0..12).map(tensor).collect(),
         name: Some("g".into()),
+        input: (0..4).map(declaration).collect(),
+        output: (4..6).map(declaration).collect(),
+        value_info: (6..40).map(declaration).collect(),
         ..Default::default()
     };
-    let function = FunctionProto { name: Some("f".into()), node: vec![node(3, 2), node(4, 0)], ..Default::default() };
+    let function = FunctionProto {
+        name: Some("f".into()),
+        node: vec![node(3, 2), node(4, 0)],
+        value_info: (40..44).map(declaration).collect(),
+        ..Default::default()
+    };
     ModelProto {
         ir_version: Some(8),
         producer_name: Some("test".into()),
@@ -77,14 +155,36 @@ fn model() -> ModelProto {
     }
 }
 
+/// `model` without the node fields the fast path drops ([`skipped`]), wherever they are (prost's path, which
+/// nodes in graphs of attributes take, keeps them).
+fn without_skipped(mut model: ModelProto) -> ModelProto {
+    fn graph(g: &mut GraphProto) {
+        g.node.iter_mut().for_each(node);
+    }
+    fn node(n: &mut NodeProto) {
+        if let Some(rare) = n.rare.as_mut() {
+            rare.doc_string = None;
+            rare.metadata_props.clear();
+        }
+        crate::onnx::attr::subgraphs_mut(n).for_each(graph);
+    }
+    model.graph.iter_mut().for_each(graph);
+    model.functions.iter_mut().for_each(|f| f.node.iter_mut().for_each(node));
+    model
+}
+
 /// What prost's generated code (its own `NodeProto` included) and this module make of `bytes`, from a slice and
 /// from shared `Bytes`, with and without the initializers' fast path: the same value or the same error, in words;
-/// a value is compared by its encoding with prost's, and whole with what prost's code makes with the compact node.
+/// a value is compared by its encoding with prost's, and whole with what prost's code makes with the compact node,
+/// both without the fields the fast path drops.
 fn assert_agree(bytes: &[u8]) {
     let prosts = reference::ModelProto::decode(bytes).map(|m| m.encode_to_vec()).map_err(|e| e.to_string());
-    let show = |r: Result<ModelProto, DecodeError>| r.map(|m| (m.encode_to_vec(), m)).map_err(|e| e.to_string());
+    let show = |r: Result<ModelProto, DecodeError>| {
+        r.map(without_skipped).map(|m| (m.encode_to_vec(), m)).map_err(|e| e.to_string())
+    };
+    let full = ModelProto::decode(bytes).map(|m| m.encode_to_vec()).map_err(|e| e.to_string());
+    assert_eq!(full, prosts, "the compact node is prost's");
     let reference = show(ModelProto::decode(bytes));
-    assert_eq!(reference.as_ref().map(|(b, _)| b), prosts.as_ref(), "the compact node is prost's");
     for tensors in [false, true] {
         let mut from_slice = ModelProto::default();
         let slice = merge_model(&mut from_slice, bytes, tensors).map(|_| from_slice);
@@ -101,7 +201,29 @@ fn the_fast_path_decodes_what_prost_decodes() {
     assert_agree(&bytes);
     let mut decoded = ModelProto::default();
     merge_model(&mut decoded, &bytes[..], true).unwrap();
-    assert_eq!(decoded, model());
+    assert_eq!(without_skipped(decoded), without_skipped(model()));
+}
+
+/// A node read on the fast path has no doc string or metadata, whatever it had; one read by prost (in a graph of
+/// an attribute) keeps them; the other seldom-set field, `overload`, is read.
+#[test]
+fn the_fast_path_drops_a_nodes_doc_string_and_metadata_only() {
+    let bytes = model().encode_to_vec();
+    let mut decoded = ModelProto::default();
+    merge_model(&mut decoded, &bytes[..], true).unwrap();
+    let nodes = &decoded.graph.as_ref().unwrap().node;
+    let written = &model().graph.unwrap().node;
+    assert!(
+        written.iter().any(|n| !n.metadata_props().is_empty()) && written.iter().any(|n| !n.doc_string().is_empty())
+    );
+    assert!(nodes.iter().all(|n| n.metadata_props().is_empty() && n.doc_string().is_empty()));
+    let overloads = |list: &[NodeProto]| list.iter().map(|n| n.overload().to_string()).collect::<Vec<_>>();
+    assert_eq!(overloads(nodes), overloads(written));
+    assert!(overloads(nodes).contains(&"o".to_string()));
+    let inner = &crate::onnx::attr::subgraph(&nodes[7], 0, 0).unwrap().node[0];
+    assert_eq!(inner.metadata_props(), node(105, 1).metadata_props());
+    assert!(!inner.metadata_props().is_empty(), "node 105 has metadata");
+    assert!(!inner.doc_string().is_empty(), "node 105 has a doc string");
 }
 
 /// Graphs nested in attributes down to prost's recursion limit and past it: the fast path counts the levels
@@ -129,7 +251,17 @@ fn malformed_nodes_fail_as_prost_fails() {
     // A node's string that is not UTF-8, a key of tag 0, a wire type that does not exist, a group, a length
     // past the node: spliced into the first node.
     let graph_at = good.iter().position(|&b| b == 0x3a).unwrap(); // ModelProto.graph, LEN
-    for bad in [&[0x0a, 0x02, 0xff, 0xfe][..], &[0x00, 0x01], &[0x0e, 0x01], &[0x0b, 0x0c], &[0x0a, 0x7f, 0x61]] {
+                                                                  // Then the dropped fields: a doc string, and a metadata entry's value, that are not UTF-8; an entry whose key
+                                                                  // is a varint, and one whose value runs past it.
+    let dropped: [&[u8]; 4] = [
+        &[0x32, 0x02, 0xff, 0xfe],
+        &[0x4a, 0x03, 0x12, 0x01, 0xff],
+        &[0x4a, 0x02, 0x08, 0x01],
+        &[0x4a, 0x02, 0x12, 0x05],
+    ];
+    let read: [&[u8]; 5] =
+        [&[0x0a, 0x02, 0xff, 0xfe], &[0x00, 0x01], &[0x0e, 0x01], &[0x0b, 0x0c], &[0x0a, 0x7f, 0x61]];
+    for bad in read.into_iter().chain(dropped) {
         let node = NodeProto { op_type: Some("Relu".into()), ..Default::default() }.encode_to_vec();
         let mut node_bytes = bad.to_vec();
         node_bytes.extend_from_slice(&node);

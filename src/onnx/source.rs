@@ -221,7 +221,7 @@ pub(crate) fn merge_with(
     map: &Bytes,
     merge: impl FnOnce(&mut FileBuf) -> Result<(), prost::DecodeError>,
 ) -> Result<(), DecodeFailure> {
-    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None };
+    let mut buf = FileBuf { file, map, window: Window::default(), pos: 0, end: map.len(), error: None, refill_at: 0 };
     buf.refill_at_pos();
     let merged = merge(&mut buf);
     match (buf.error, merged) {
@@ -362,13 +362,20 @@ pub(crate) struct FileBuf<'a> {
     end: usize,
     /// A failed read ends the input here, so that the decoder stops; the error is reported instead of its.
     error: Option<io::Error>,
+    /// Where the window is moved on: its end, or, in a window grown large (a walk through small fields, nodes and
+    /// declarations), [`LARGE`] bytes before it, so that a message under `LARGE` lies whole in the chunk, where the
+    /// decoder's fast paths read it (one cut by the window's end went through prost's generated code: ~90,000
+    /// instructions for a PyTorch node with its stack traces). Re-reading up to `LARGE` bytes of a window of up to
+    /// [`MAX_READ`] costs little; a small window, as between large tensors, runs out first. `usize::MAX` once the
+    /// window reaches the end of the input.
+    refill_at: usize,
 }
 
 impl FileBuf<'_> {
-    /// Moves the window to `pos` once the decoder has left it.
+    /// Moves the window to `pos` once the decoder reaches [`FileBuf::refill_at`].
     #[inline]
     fn refill(&mut self) {
-        if self.pos >= self.window.end() && self.pos < self.end {
+        if self.pos >= self.refill_at && self.pos < self.end {
             self.refill_at_pos();
         }
     }
@@ -380,6 +387,12 @@ impl FileBuf<'_> {
             self.end = self.pos;
             self.window.start = self.pos;
         }
+        let end = self.window.end();
+        self.refill_at = match end {
+            _ if end >= self.end => usize::MAX,
+            _ if self.window.filled >= 4 * LARGE => end - LARGE,
+            _ => end,
+        };
     }
 }
 

@@ -61,6 +61,7 @@ pub mod field {
         pub const DOC_STRING: u32 = 6;
         pub const DOMAIN: u32 = 7;
         pub const OVERLOAD: u32 = 8;
+        pub const METADATA_PROPS: u32 = 9;
     }
 
     /// `AttributeProto`.
@@ -73,10 +74,17 @@ pub mod field {
         pub const TYPE: u32 = 20;
     }
 
+    /// `StringStringEntryProto`.
+    pub mod entry {
+        pub const KEY: u32 = 1;
+        pub const VALUE: u32 = 2;
+    }
+
     /// `ValueInfoProto`.
     pub mod value_info {
         pub const NAME: u32 = 1;
         pub const TYPE: u32 = 2;
+        pub const METADATA_PROPS: u32 = 4;
     }
 
     /// `TypeProto` (its `tensor_type`), `TypeProto.Tensor`, `TensorShapeProto` and its `Dimension`.
