@@ -89,7 +89,7 @@ pub(super) struct Made {
     /// How many hashes each bucket holds.
     lens: Vec<u32>,
     room: u32,
-    /// `64 - shift` is how many top bits of a hash are its bucket's (0 to 54).
+    /// `64 - shift` is how many top bits of a hash are its bucket's (1 to 54).
     shift: u32,
     /// Some bucket had no room left for a hash: [`Made::repeats`] then takes the safe answer.
     full: bool,
@@ -100,19 +100,20 @@ pub(super) struct Made {
 const BUCKET_BITS: u32 = 10;
 
 impl Made {
-    /// Room for `n` hashes (names of random hashes, that is: a bucket has room for half as many again as the
-    /// average and 64 more, a hundred times the spread of such a bucket's size).
+    /// Room for `n` hashes (of names whose hashes look random, that is: a bucket has room for half as many again as
+    /// the average and 64 more, over fifteen times the spread of such a bucket's size).
     pub(super) fn with_capacity(n: usize) -> Made {
-        let bits = (usize::BITS - n.leading_zeros()).saturating_sub(BUCKET_BITS + 1);
+        // Two buckets at least, so that a bucket is one shift of a hash.
+        let bits = (usize::BITS - n.leading_zeros()).saturating_sub(BUCKET_BITS + 1).max(1);
         let room = (n >> bits) + (n >> bits) / 2 + 64;
         let room = u32::try_from(room).unwrap_or(u32::MAX);
         Made { hashes: vec![0; (room as usize) << bits], lens: vec![0; 1 << bits], room, shift: 64 - bits, full: false }
     }
 
-    /// The bucket of hash `h`: its top `64 - shift` bits (none when `shift` is 64).
+    /// The bucket of hash `h`: its top `64 - shift` bits.
     #[inline(always)]
     fn bucket(&self, h: u64) -> usize {
-        (h >> 1 >> (self.shift - 1)) as usize
+        (h >> self.shift) as usize
     }
 
     /// Adds the hash `h`.
@@ -152,7 +153,7 @@ impl Made {
                     if x == h {
                         return true;
                     }
-                    if x == 0 || (x ^ h) >> 1 >> (self.shift - 1) != 0 {
+                    if x == 0 || (x ^ h) >> self.shift != 0 {
                         table[p] = h;
                         break;
                     }
