@@ -157,8 +157,8 @@ impl Made {
         false
     }
 
-    /// Sorts the hashes into their buckets, in place (each taken to the next free place of its bucket, and the one
-    /// there taken on in turn); gives where each bucket ends.
+    /// Sorts the hashes into their buckets, in place (each carried to the next free place of its bucket, and the one
+    /// there carried on in turn); gives where each bucket ends.
     fn sort_into_buckets(&mut self) -> Vec<usize> {
         let mut ends = Vec::with_capacity(self.counts.len());
         ends.extend(self.counts.iter().scan(0, |end, &c| {
@@ -169,14 +169,18 @@ impl Made {
         let mut next: Vec<usize> = ends.iter().zip(&self.counts).map(|(&end, &c)| end - c as usize).collect();
         for b in 0..ends.len() {
             while next[b] < ends[b] {
-                let h = self.hashes[next[b]];
-                let t = self.bucket(h);
-                if t == b {
-                    next[b] += 1;
-                } else {
-                    self.hashes.swap(next[b], next[t]);
+                // The hash at bucket b's next place, carried to its own bucket's next place, and the one found there
+                // carried on, until one of bucket b's comes back for this place.
+                let mut h = self.hashes[next[b]];
+                let mut t = self.bucket(h);
+                while t != b {
+                    let at = next[t];
                     next[t] += 1;
+                    h = std::mem::replace(&mut self.hashes[at], h);
+                    t = self.bucket(h);
                 }
+                self.hashes[next[b]] = h;
+                next[b] += 1;
             }
         }
         ends
