@@ -76,7 +76,7 @@ impl Flow {
         for i in (0..nodes.len()).rev() {
             let (inputs, outputs) = (nodes[i].input.as_slice(), nodes[i].output.as_slice());
             (ins, outs) = (ins - inputs.len(), outs - outputs.len());
-            planner.outputs(outputs, first, by_next, &mut flow.outputs[outs..outs + outputs.len()])?;
+            planner.outputs(outputs, first, by_next, &mut flow.outputs[outs..outs + outputs.len()]);
             let before: &'m [CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
             let before_first = before.first().map_or("", |o| o.as_str());
             let flags = &mut flow.inputs[ins..ins + inputs.len()];
@@ -114,23 +114,22 @@ impl<'m> Planner<'m, '_> {
     /// The flags of a node's `outputs` (`first`: the first one's name, `by_next`: those the next node reads, bit
     /// by position).
     #[inline(always)]
-    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) -> Option<()> {
+    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) {
         // Most nodes make one value: the first goes apart from a loop, whose set-up would cost as much again.
-        let Some(flag) = flags.first_mut() else { return Some(()) };
-        *flag = self.output(first, by_next & 1 == 1)?;
+        let Some(flag) = flags.first_mut() else { return };
+        *flag = self.output(first, by_next & 1 == 1);
         if outputs.len() > 1 {
             for (k, (o, flag)) in outputs.iter().zip(flags).enumerate().skip(1) {
-                *flag = self.output(o.as_str(), k < 64 && by_next >> k & 1 == 1)?;
+                *flag = self.output(o.as_str(), k < 64 && by_next >> k & 1 == 1);
             }
         }
-        Some(())
     }
 
     /// The flags of output `o` (`by_next`: whether the next node reads it).
     #[inline(always)]
-    fn output(&mut self, o: &'m str, by_next: bool) -> Option<u8> {
+    fn output(&mut self, o: &'m str, by_next: bool) -> u8 {
         if o.is_empty() {
-            return Some(0);
+            return 0;
         }
         let h = hash(o);
         self.made.push(h);
@@ -141,7 +140,7 @@ impl<'m> Planner<'m, '_> {
             (false, false) => UNREAD,
         };
         let is_declared = self.declared_mask & bloom_bit(h) != 0 && self.declared.get(o).is_some();
-        Some(read | if is_declared { DECLARED } else { 0 })
+        read | if is_declared { DECLARED } else { 0 }
     }
 
     /// The flags of a node's `inputs` (`before`: the previous node's outputs, and the first one's name), and the
