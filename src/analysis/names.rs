@@ -82,8 +82,8 @@ impl<'m> Pending<'m> {
 /// them probed as each is met is as long as the graph and probed at random: on a 400,000-node model its probes cost
 /// the plan ~28 ns a node in paired walls (11 of 98 ms), and asking for their memory ahead did not help. Here the
 /// hashes are written in order, 8 bytes a name (a table probed at random took 8 to 16), counted by bucket as they
-/// come; then sorted into their buckets in place, and each bucket's hashes told apart in a table that stays in the
-/// first-level cache.
+/// come; then sorted into their buckets in place, and each bucket's hashes told apart in a table small enough to
+/// stay in the caches.
 pub(super) struct Made {
     /// The hashes met, `len` of them, in a list as long as every name there is.
     hashes: Vec<u64>,
@@ -94,8 +94,8 @@ pub(super) struct Made {
     shift: u32,
 }
 
-/// Buckets hold 2^BUCKET_BITS to 2^(BUCKET_BITS + 1) hashes on average: a table of twice the largest, of 8 bytes a
-/// place, stays within the first-level cache (48 KiB).
+/// Buckets hold 2^BUCKET_BITS to 2^(BUCKET_BITS + 1) hashes on average: a table of twice the largest (rounded up to a
+/// power of two), of 8 bytes a place, takes 32 to 64 KiB, within the first- or second-level cache.
 const BUCKET_BITS: u32 = 10;
 
 impl Made {
