@@ -9,7 +9,7 @@
 //! what a later node makes) is found before any node is walked, and such a body is walked by numbers as before.
 
 use super::declared::Declared;
-use super::names::{hash, same, Fingerprints, Pending, Settled};
+use super::names::{hash, same, Made, Pending, Settled};
 use super::scope::{Env, Scope, NONE};
 use super::walker::Walker;
 use super::*;
@@ -55,16 +55,14 @@ impl Flow {
         let mut flow = Flow { inputs: vec![0; all_inputs], outputs: vec![0; all_outputs], settled };
         let mut planner = Planner {
             declared,
-            made: Fingerprints::with_capacity(all_outputs + scope.names.len()),
+            made: Made::with_capacity(all_outputs + scope.names.len()),
             settled: Settled::with_capacity(scope.names.len(), scope.defined()),
             pending: Pending::default(),
             declared_mask: declared.names().fold(0u64, |m, name| m | bloom_bit(hash(name))),
         };
         for (&name, &slot) in &scope.names {
             let h = hash(name);
-            if !planner.made.insert(h) {
-                return None;
-            }
+            planner.made.push(h);
             planner.settled.insert(h, name, slot);
         }
         for &name in body_outputs.iter().filter(|n| !n.is_empty() && scope.slot(n) == NONE) {
@@ -78,7 +76,7 @@ impl Flow {
         for i in (0..nodes.len()).rev() {
             let (inputs, outputs) = (nodes[i].input.as_slice(), nodes[i].output.as_slice());
             (ins, outs) = (ins - inputs.len(), outs - outputs.len());
-            planner.outputs(outputs, first, by_next, &mut flow.outputs[outs..outs + outputs.len()])?;
+            planner.outputs(outputs, first, by_next, &mut flow.outputs[outs..outs + outputs.len()]);
             let before: &'m [CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
             let before_first = before.first().map_or("", |o| o.as_str());
             let flags = &mut flow.inputs[ins..ins + inputs.len()];
@@ -87,7 +85,9 @@ impl Flow {
         }
         // What is still pending is read before any node makes it: made by none (an enclosing scope's value, or
         // undefined), or by a later node, which this walk does not follow.
-        if planner.pending.hashes().any(|h| planner.made.may_contain(h)) {
+        // So is a name defined twice (by two nodes, or by a node and an input or initializer): both are told once
+        // every name is met.
+        if planner.made.repeats(planner.pending.hashes()) {
             return None;
         }
         flow.settled.reverse();
@@ -99,8 +99,8 @@ impl Flow {
 /// ([`hash`]), and the hash serves every table that asks.
 struct Planner<'m, 'p> {
     declared: &'p Declared<'m>,
-    /// Every name defined here, as a fingerprint: a name defined twice is found without a table of the names.
-    made: Fingerprints,
+    /// Every name defined here, as its hash: a name defined twice is found once all are met ([`Made::repeats`]).
+    made: Made,
     /// The inputs' and initializers' slots by name.
     settled: Settled<'m>,
     /// Names read by a node after the one at hand (or body outputs) that no node before it made: a value's
@@ -112,31 +112,27 @@ struct Planner<'m, 'p> {
 
 impl<'m> Planner<'m, '_> {
     /// The flags of a node's `outputs` (`first`: the first one's name, `by_next`: those the next node reads, bit
-    /// by position); `None` for a name defined before (by a later node, an input or an initializer).
+    /// by position).
     #[inline(always)]
-    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) -> Option<()> {
+    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) {
         // Most nodes make one value: the first goes apart from a loop, whose set-up would cost as much again.
-        let Some(flag) = flags.first_mut() else { return Some(()) };
-        *flag = self.output(first, by_next & 1 == 1)?;
+        let Some(flag) = flags.first_mut() else { return };
+        *flag = self.output(first, by_next & 1 == 1);
         if outputs.len() > 1 {
             for (k, (o, flag)) in outputs.iter().zip(flags).enumerate().skip(1) {
-                *flag = self.output(o.as_str(), k < 64 && by_next >> k & 1 == 1)?;
+                *flag = self.output(o.as_str(), k < 64 && by_next >> k & 1 == 1);
             }
         }
-        Some(())
     }
 
-    /// The flags of output `o` (`by_next`: whether the next node reads it); `None` for a name defined before.
+    /// The flags of output `o` (`by_next`: whether the next node reads it).
     #[inline(always)]
-    fn output(&mut self, o: &'m str, by_next: bool) -> Option<u8> {
+    fn output(&mut self, o: &'m str, by_next: bool) -> u8 {
         if o.is_empty() {
-            return Some(0);
+            return 0;
         }
         let h = hash(o);
-        // A fingerprint met before may be another name's: the body is then walked by numbers, which is safe.
-        if !self.made.insert(h) {
-            return None;
-        }
+        self.made.push(h);
         let named = !self.pending.is_empty() && self.pending.remove(h, o);
         let read = match (named, by_next) {
             (true, _) => NAMED,
@@ -144,7 +140,7 @@ impl<'m> Planner<'m, '_> {
             (false, false) => UNREAD,
         };
         let is_declared = self.declared_mask & bloom_bit(h) != 0 && self.declared.get(o).is_some();
-        Some(read | if is_declared { DECLARED } else { 0 })
+        read | if is_declared { DECLARED } else { 0 }
     }
 
     /// The flags of a node's `inputs` (`before`: the previous node's outputs, and the first one's name), and the

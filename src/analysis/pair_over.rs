@@ -42,7 +42,6 @@ impl<'m> Walker<'m, '_> {
         let judged = match self.lookup(env, scope, (slots[1 - k], other_name)) {
             Some(other) if !other.contradicted && !over.contradicted => {
                 let refs = if k == 0 { [&*over, other] } else { [other, &*over] };
-                crate::sizes::sym::take_refusals();
                 // A floating-point output (most pairs') has no range to ask of its inputs, which are then gone.
                 let judged = self.judge_pair_over(node, op, refs, k).filter(|j| index_bound::floating(j.elem));
                 judged.map(|j| (j, other))
@@ -68,10 +67,9 @@ impl<'m> Walker<'m, '_> {
                 each.count(judged.kind);
             }
         }
-        // The pair's sizes are all known and it has no contents: only a refusal can be past the budget.
-        if crate::sizes::sym::take_refusals() > 0 {
-            self.keep_within_budget(env, (node, index), true, std::slice::from_mut(&mut *over));
-        }
+        // The pair's sizes are all known and it has no contents: nothing here is past the budget, and nothing here
+        // builds an expression the budget could refuse (so its count of refusals is neither taken nor asked: each
+        // step that asks takes it first).
         scope.slots[slots[k] as usize] = Some(over);
         // The input is gone, as the general step drops it after the node: with its range, where the walk keeps any.
         if !scope.ranges.is_empty() {
