@@ -17,8 +17,8 @@
 //! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
 //! file's map (see [`crate::onnx::source`]).
 //!
-//! One difference in value: a node read on the fast path drops the fields that no command reads and that can be
-//! most of a model's bytes ([`skipped`]), once checked as prost would check them, so the same models decode.
+//! A node's doc string and metadata entries, which can be most of an export's bytes, are read on the fast path too
+//! ([`notes`]).
 //!
 //! The types are prost's generated ones and the compact node, which decodes as prost's generated node does; this
 //! only replaces how a few of them are filled.
@@ -34,10 +34,9 @@ use crate::onnx::source::{merge_with, varint, DecodeFailure, LARGE};
 use std::fs::File;
 
 mod info;
-mod skipped;
+mod notes;
 
-/// Decodes `buf` into `model` as `model.merge(buf)` does (the same value, or the same error), faster, but for the
-/// node fields no command reads ([`skipped`]), which may be left empty. With `tensors`, the
+/// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
 /// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
 /// a buffer that copies small fields (the file's window) gives anyway; a buffer of shared `Bytes` gives views, so
 /// it is decoded with `tensors` false.
@@ -460,7 +459,7 @@ fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
 }
 
 /// `node` (a default one) decoded from its bytes; fields other than its names are merged by prost's code for the
-/// field with `ctx`, but for its [`skipped`] ones. `None` where prost's code should decode it. (Its name lists hold
+/// field with `ctx`, but for its names and its [`notes`]. `None` where prost's code should decode it. (Its name lists hold
 /// two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is
 /// read.)
 fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> {
@@ -472,14 +471,15 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
         if wire_type == WireType::LengthDelimited {
             let slot = match tag {
                 DOC_STRING => {
-                    skipped::string(payload(&mut rest)?)?;
+                    node.rare_mut().doc_string = Some(notes::string(payload(&mut rest)?)?);
                     continue;
                 }
                 METADATA_PROPS => {
                     if !inner.nests {
                         return None;
                     }
-                    skipped::entry(payload(&mut rest)?)?;
+                    let entry = notes::entry(payload(&mut rest)?)?;
+                    node.rare_mut().metadata_props.push(entry);
                     continue;
                 }
                 INPUT => {
