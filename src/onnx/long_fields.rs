@@ -345,4 +345,50 @@ mod tests {
         bytes.truncate(cut);
         assert_eq!(found(&bytes), None);
     }
+    /// The table of [`field`] is the schema's, written out by hand: checked here against `proto/onnx.proto` as
+    /// protox reads it (as build.rs does), so that a field added to or renamed in the schema is not silently
+    /// skipped. Every field of the eight container messages that can be length-delimited (a string, bytes, a
+    /// message, a repeated scalar) is in the table under its schema name, a message of a container type is looked
+    /// into as that type, and every row of the table is a field of the schema.
+    #[test]
+    fn the_table_of_fields_is_the_schemas() {
+        const STRING: i32 = 9;
+        const MESSAGE: i32 = 11;
+        const BYTES: i32 = 12;
+        const REPEATED: i32 = 3;
+        let proto = concat!(env!("CARGO_MANIFEST_DIR"), "/proto");
+        let schema = protox::compile([format!("{proto}/onnx.proto")], [proto]).expect("proto/onnx.proto compiles");
+        let messages = &schema.file.iter().find(|f| f.name() == "onnx.proto").expect("onnx.proto").message_type;
+        let containers = [
+            ("ModelProto", Message::Model),
+            ("GraphProto", Message::Graph),
+            ("NodeProto", Message::Node),
+            ("AttributeProto", Message::Attribute),
+            ("TensorProto", Message::Tensor),
+            ("SparseTensorProto", Message::SparseTensor),
+            ("FunctionProto", Message::Function),
+            ("TrainingInfoProto", Message::TrainingInfo),
+        ];
+        let container = |type_name: &str| containers.iter().find(|(n, _)| type_name == format!(".onnx.{n}"));
+        for (name, message) in containers {
+            let fields = &messages.iter().find(|m| m.name() == name).expect(name).field;
+            for f in fields {
+                let (number, kind) = (f.number() as u32, f.r#type.unwrap_or_default());
+                if ![STRING, MESSAGE, BYTES].contains(&kind) && f.label.unwrap_or_default() != REPEATED {
+                    continue;
+                }
+                let row = field(message, number);
+                assert_eq!(row.map(|(n, _, _)| n), Some(f.name()), "{name}.{} ({number})", f.name());
+                if let (MESSAGE, Some((_, held))) = (kind, container(f.type_name())) {
+                    assert_eq!(row.map(|(_, _, k)| k), Some(Kind::Holds(*held)), "{name}.{}", f.name());
+                }
+            }
+            for number in 1..64 {
+                if let Some((row, _, _)) = field(message, number) {
+                    let f = fields.iter().find(|f| f.number() as u32 == number);
+                    assert_eq!(f.map(|f| f.name()), Some(row), "{name}: the table's {row} ({number})");
+                }
+            }
+        }
+    }
 }
