@@ -17,8 +17,8 @@
 //! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
 //! file's map (see [`crate::onnx::source`]).
 //!
-//! A node's doc string and metadata entries, which can be most of an export's bytes, are read on the fast path too
-//! ([`notes`]).
+//! A node's doc string and metadata entries, where PyTorch's exporter writes each node's stack trace (albert.dynamo18:
+//! 310 kB over 136 nodes), are read on the fast path too, and kept: a loaded model re-encodes to its own bytes.
 //!
 //! The types are prost's generated ones and the compact node, which decodes as prost's generated node does; this
 //! only replaces how a few of them are filled.
@@ -34,7 +34,6 @@ use crate::onnx::source::{merge_with, varint, DecodeFailure, LARGE};
 use std::fs::File;
 
 mod info;
-mod notes;
 
 /// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
 /// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
@@ -459,7 +458,7 @@ fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
 }
 
 /// `node` (a default one) decoded from its bytes; fields other than its names are merged by prost's code for the
-/// field with `ctx`, but for its names and its [`notes`]. `None` where prost's code should decode it. (Its name lists hold
+/// field with `ctx`, but for its names, doc string and metadata entries. `None` where prost's code should decode it. (Its name lists hold
 /// two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is
 /// read.)
 fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> {
@@ -471,14 +470,14 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
         if wire_type == WireType::LengthDelimited {
             let slot = match tag {
                 DOC_STRING => {
-                    node.rare_mut().doc_string = Some(notes::string(payload(&mut rest)?)?);
+                    node.rare_mut().doc_string = Some(string(&mut rest)?);
                     continue;
                 }
                 METADATA_PROPS => {
                     if !inner.nests {
                         return None;
                     }
-                    let entry = notes::entry(payload(&mut rest)?)?;
+                    let entry = info::metadata(payload(&mut rest)?)?;
                     node.rare_mut().metadata_props.push(entry);
                     continue;
                 }

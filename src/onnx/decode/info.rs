@@ -84,8 +84,8 @@ fn dim(mut rest: &[u8]) -> Option<Dimension> {
     Some(dim)
 }
 
-/// A `StringStringEntryProto`.
-fn metadata(mut rest: &[u8]) -> Option<StringStringEntryProto> {
+/// A `StringStringEntryProto` (a declaration's or a node's metadata entry).
+pub(super) fn metadata(mut rest: &[u8]) -> Option<StringStringEntryProto> {
     let mut pair = StringStringEntryProto::default();
     while !rest.is_empty() {
         match key(&mut rest)? {
