@@ -52,6 +52,13 @@ def ratio(a, b):
     return f"{a['wall'] / b['wall']:.2f}×" if a and b and b["wall"] > 0 else "–"
 
 
+def step_above(r, prev, fixed, prev_n, n):
+    """r's step over prev, both less the fixed part, scaled to a doubling of the nodes (None without a fixed part)."""
+    if not fixed or prev["wall"] <= fixed["wall"]:
+        return None
+    return (r["wall"] - fixed["wall"]) / (prev["wall"] - fixed["wall"]) * 2 * prev_n / n
+
+
 def contender_table(rows, part, model, out):
     sel = [r for r in rows if r["part"] == part and r["model"] == model]
     if not sel:
@@ -148,33 +155,48 @@ def main():
                    "initializers, is the fixed part (start-up, the initializers); `× previous above it` is the same "
                    "ratio of check's times less the fixed part's: the time the nodes themselves take.")
         out.append("")
+        out.append("`decode × previous above it` is the same step for decoding alone, less its own fixed part: the "
+                   "floor's own curve. `÷ decode above it` is check's time above its fixed part ÷ decoding's: what "
+                   "a node costs check, in nodes decoded.")
+        out.append("")
         out.append("| nodes | check s | × previous | × previous above it | µs per node | check RSS MiB | decode s | "
-                   "decode RSS MiB | check ÷ decode | infer_shapes_path s | infer_shapes_path ÷ check |")
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                   "decode × previous above it | decode RSS MiB | check ÷ decode | ÷ decode above it | "
+                   "infer_shapes_path s | infer_shapes_path ÷ check |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         prev = None
-        steps = []
+        steps, above_steps, floor_steps = [], [], []
         counts = sorted({int(r["model"].split("_")[1]) for r in rows
                          if r["part"] == "nodes" and r["model"].startswith("nodes_")})
         fixed = find(rows, "nodes", "nodes_1", "onnx-bcast check")
+        fixed_d = find(rows, "nodes", "nodes_1", DECODE)
         for n in counts:
             c = find(rows, "nodes", f"nodes_{n}", "onnx-bcast check")
             d = find(rows, "nodes", f"nodes_{n}", DECODE)
             i = find(rows, "nodes", f"nodes_{n}", "infer_shapes_path")
-            step, above = "–", "–"
+            step, above, floor, parts = "–", "–", "–", "–"
             if c and prev:
                 s = c["wall"] / prev[1]["wall"] * 2 * prev[0] / n
                 steps.append((n, s))
                 step = f"{s:.2f}×"
-                if fixed and prev[1]["wall"] > fixed["wall"]:
-                    above = f"{(c['wall'] - fixed['wall']) / (prev[1]['wall'] - fixed['wall']) * 2 * prev[0] / n:.2f}×"
+                a = step_above(c, prev[1], fixed, prev[0], n)
+                if a is not None:
+                    above_steps.append((n, a))
+                    above = f"{a:.2f}×"
+                if d and prev[2]:
+                    f = step_above(d, prev[2], fixed_d, prev[0], n)
+                    if f is not None:
+                        floor_steps.append((n, f))
+                        floor = f"{f:.2f}×"
+            if c and d and fixed and fixed_d and n > 1 and c["wall"] > fixed["wall"] and d["wall"] > fixed_d["wall"]:
+                parts = f"{(c['wall'] - fixed['wall']) / (d['wall'] - fixed_d['wall']):.2f}×"
             per_node = f"{c['wall'] / n * 1e6:.2f}" if c and n > 1 else "–"
             wall = lambda r: fmt_wall(r) if r else "–"  # noqa: E731
             rss = lambda r: f"{r['rss']:.1f}" if r else "–"  # noqa: E731
-            out.append(f"| {n:,} | {wall(c)} | {step} | {above} | {per_node} | {rss(c)} | {wall(d)} | {rss(d)} | "
-                       f"{ratio(c, d)} | {wall(i)} | {ratio(i, c)} |")
+            out.append(f"| {n:,} | {wall(c)} | {step} | {above} | {per_node} | {rss(c)} | {wall(d)} | {floor} | "
+                       f"{rss(d)} | {ratio(c, d)} | {parts} | {wall(i)} | {ratio(i, c)} |")
             # The fixed part is no step of the curve.
             if c and n > 1:
-                prev = (n, c)
+                prev = (n, c, d)
         counts = [n for n in counts if n > 1]
         out.append("")
         c100 = find(rows, "nodes", "nodes_100000", "onnx-bcast check")
@@ -203,10 +225,16 @@ def main():
             s = e100["rss"] / c100["rss"]
             targets.append(("expand 100,000 nodes: peak RSS ≤ 2× check's", f"{s:.2f}× ({e100['rss']:.1f} ÷ "
                             f"{c100['rss']:.1f} MiB)", s <= 2))
-        if steps:
+        if above_steps:
+            # Judged on the time above the fixed part: the time per node. The whole time's steps and the floor's own
+            # are shown beside it.
+            show = lambda ss: " / ".join(f"{s:.2f}×" for _, s in ss)  # noqa: E731
+            floor = f"; decoding alone above its fixed part: {show(floor_steps)}" if floor_steps else ""
             targets.append((f"check: time per node flat, {counts[0]:,} to {counts[-1]:,} nodes (each doubling "
-                            "1.9×–2.1×)", "steps " + " / ".join(f"{s:.2f}×" for _, s in steps),
-                            all(1.9 <= s <= 2.1 for _, s in steps)))
+                            "1.9×–2.1×, above the fixed part)",
+                            f"steps {show(above_steps)} (whole time: {show(steps)}{floor})",
+                            # A step whose time is not above the fixed part is not met either.
+                            len(above_steps) == len(steps) and all(1.9 <= s <= 2.1 for _, s in above_steps)))
 
     if any(r["part"] == "parallel" for r in rows):
         out.append("## Two files: one invocation vs one after the other")

@@ -188,28 +188,41 @@ measure() {
     record "$part" "$model" "$contender" "${walls[*]}" "${rsss[*]}" "${rcs[*]}"
 }
 
+# curve_run WHAT N CMD...: one run of the curve's round i (measure_curve's variables), added to WHAT's lists for size N.
+curve_run() {
+    local what="$1" n="$2"; shift 2
+    local k="$what$n" name="$what"
+    [[ $what == check || $what == expand ]] && name="onnx-bcast_$what"
+    run_once "$BENCH_DIR/log/$part.nodes_$n.$name.$i" "$@"
+    walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
+}
+
 # measure_curve PART: `onnx-bcast check` and decoding alone on every nodes_N model, CURVE_RUNS rounds that each run
 # every size once; and expand of CURVE_EXPAND_NODES in the same rounds.
 # The runs are short (tens of milliseconds), and noise on this VM comes in bursts (a host that is slow to back
 # fresh memory): going round the sizes spreads a burst over all of them instead of skewing one size's median.
 measure_curve() {
-    local part="$1" n i k
+    local part="$1" n i s
+    local sizes=("$FIXED_NODES" "${NODE_COUNTS[@]}")
     declare -A walls=() rsss=() rcs=()
     for ((i = 1; i <= CURVE_RUNS; i++)); do
-        for n in "$FIXED_NODES" "${NODE_COUNTS[@]}"; do
+        # Each round starts one size further on, and check and decoding swap places every other round: every size
+        # then follows every other as often. A run finds what the one before it left (its freed memory, the caches
+        # it filled), and in a fixed order the fixed part always came after decoding the largest model.
+        s=$(((i - 1) % ${#sizes[@]}))
+        for n in "${sizes[@]:s}" "${sizes[@]:0:s}"; do
             local m="$BENCH_DIR/models/nodes_$n.onnx"
             PREP_IN=("$m") PREP_OUT=()
-            run_once "$BENCH_DIR/log/$part.nodes_$n.onnx-bcast_check.$i" "$BIN" check "$m"
-            k="check$n"
-            walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
-            run_once "$BENCH_DIR/log/$part.nodes_$n.decode.$i" "$DECODE" "$m"
-            k="decode$n"
-            walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
+            if ((i % 2)); then
+                curve_run check "$n" "$BIN" check "$m"
+                curve_run decode "$n" "$DECODE" "$m"
+            else
+                curve_run decode "$n" "$DECODE" "$m"
+                curve_run check "$n" "$BIN" check "$m"
+            fi
             if [[ $n == "$CURVE_EXPAND_NODES" ]]; then
                 PREP_OUT=("$BENCH_DIR/out/nodes_$n.out.onnx")
-                run_once "$BENCH_DIR/log/$part.nodes_$n.onnx-bcast_expand.$i" "$BIN" expand "$m" "${PREP_OUT[0]}"
-                k="expand$n"
-                walls[$k]+="${walls[$k]:+,}$WALL" rsss[$k]+="${rsss[$k]:+,}$RSS" rcs[$k]+="${rcs[$k]:+,}$RC"
+                curve_run expand "$n" "$BIN" expand "$m" "${PREP_OUT[0]}"
                 rm -f "${PREP_OUT[0]}"
             fi
         done
