@@ -20,8 +20,9 @@ pub trait Sites {
         CountedOnly::NONE
     }
 
-    /// Counts a site of verdict `kind` that [`Sites::counted_only`] names.
-    fn count(&mut self, _kind: VerdictKind) {}
+    /// Counts `n` sites of verdict `kind` that [`Sites::counted_only`] names. The walk counts them itself and
+    /// hands them over once it ends, one call a verdict.
+    fn count(&mut self, _kind: VerdictKind, _n: usize) {}
 
     /// Whether this taker, which counts no numpy pair that holds ([`Sites::counted_only`]), takes the pairs the walk
     /// judges the quick way (two inputs of one type, every size known) as records made from that judgement, without
@@ -44,7 +45,8 @@ impl<F: FnMut(Site<'_>)> Sites for F {
     }
 }
 
-const VERDICTS: [VerdictKind; 5] =
+/// Every verdict kind, in the order of their values (`kind as usize` is a kind's place).
+pub(super) const VERDICTS: [VerdictKind; 5] =
     [VerdictKind::Same, VerdictKind::Broadcast, VerdictKind::Violation, VerdictKind::Conditional, VerdictKind::Unknown];
 const RULES: [Rule; 5] =
     [Rule::Multidirectional, Rule::Unidirectional, Rule::LegacyAxis, Rule::Bidirectional, Rule::None];
