@@ -61,7 +61,7 @@ impl Walker<'_, '_> {
         let counted = std::mem::take(&mut self.counted);
         if let Some(each) = &mut self.each_site {
             for (kind, n) in super::sites::VERDICTS.into_iter().zip(counted).filter(|&(_, n)| n > 0) {
-                each.count(kind, n);
+                each.count_many(kind, n);
             }
         }
     }

@@ -362,7 +362,11 @@ impl crate::analysis::Sites for Judge {
         }
     }
 
-    fn count(&mut self, kind: VerdictKind, n: usize) {
+    fn count(&mut self, kind: VerdictKind) {
+        self.summary.count(kind, 1);
+    }
+
+    fn count_many(&mut self, kind: VerdictKind, n: usize) {
         self.summary.count(kind, n);
     }
 
