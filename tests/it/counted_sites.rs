@@ -59,7 +59,8 @@ fn a_taker_counts_only_the_sites_it_names_and_takes_every_other_whole() {
         // Counted sites are handed over by verdict when the walk ends: the same ones, in another order.
         let mut expected: Vec<VerdictKind> = only_counted.iter().map(|s| s.1).collect();
         let by_kind = |k: &VerdictKind| *k as usize;
-        (taker.counted.sort_by_key(by_kind), expected.sort_by_key(by_kind));
+        taker.counted.sort_by_key(by_kind);
+        expected.sort_by_key(by_kind);
         assert_eq!(taker.counted, expected, "{}", path.display());
         counted += taker.counted.len();
         taken += taker.whole.len();
