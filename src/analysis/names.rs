@@ -84,8 +84,8 @@ impl<'m> Pending<'m> {
 /// hashes are written in order, 8 bytes a name (a table probed at random took 8 to 16); then sorted into buckets
 /// in place, and each bucket's hashes told apart in a table small enough to stay in the caches.
 pub(super) struct Made {
-    /// The hashes met, `len` of them, then room for that table: a block of its own, 32 KiB, was one more 2 MiB
-    /// huge page of the allocator's to fault in for check of 25,000 nodes (peak RSS 28.3 to 30.3 MiB).
+    /// The hashes met, `len` of them, then room for that table: a block of its own (32 KiB) was one more 2 MiB huge
+    /// page of the allocator's arena to fault in, which raised check's peak RSS at 25,000 nodes by 2.1 MiB.
     hashes: Vec<u64>,
     len: usize,
     /// How many hashes each bucket holds: by their top `64 - shift` bits.
@@ -321,7 +321,7 @@ mod tests {
         for twice in [0, 4095 << 1, u64::MAX] {
             assert!(repeats(crowded.len(), &[crowded.as_slice(), &[twice]].concat(), &[]), "{twice:x} made twice");
         }
-        // The same hashes with room for one more than they are: the table after them.
+        // The same hashes in room for four times as many: the table in the room after them.
         assert!(!repeats(crowded.len() * 4, &crowded, &[]));
         assert!(repeats(crowded.len() * 4, &[crowded.as_slice(), &[17 << 1]].concat(), &[]));
     }
