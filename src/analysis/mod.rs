@@ -163,6 +163,7 @@ fn analyze_with(
         quick_pairs: false,
         each_site,
         counted_only,
+        counted: [0; 5],
         functions: HashMap::default(),
         active: Vec::new(),
         out: Analysis { notes, ..Analysis::default() },
@@ -196,6 +197,7 @@ fn analyze_with(
     if request.training_graphs {
         walker.training_graphs(model, opset);
     }
+    walker.hand_over_counts();
     // A body's facts are recorded when its walk ends, before its graph's: the main graph goes first, the
     // subgraphs after it in the order they were met.
     walker.out.graphs.sort_by_key(|g| !g.loc.is_empty());

@@ -81,11 +81,11 @@ impl<'m> Pending<'m> {
 /// The hashes of the names a body defines, told apart in one go once all are met ([`Made::repeats`]). A table of
 /// them probed as each is met is as long as the graph and probed at random: on a 400,000-node model its probes cost
 /// the plan ~28 ns a node in paired walls (11 of 98 ms), and asking for their memory ahead did not help. Here the
-/// hashes are written in order, 8 bytes a name (a table probed at random took 8 to 16), counted by bucket as they
-/// come; then sorted into their buckets in place, and each bucket's hashes told apart in a table small enough to
-/// stay in the caches.
+/// hashes are written in order, 8 bytes a name (a table probed at random took 8 to 16); then sorted into buckets
+/// in place, and each bucket's hashes told apart in a table small enough to stay in the caches.
 pub(super) struct Made {
-    /// The hashes met, `len` of them, in a list as long as every name there is.
+    /// The hashes met, `len` of them, then room for that table: a block of its own (32 KiB) was one more 2 MiB huge
+    /// page of the allocator's arena to fault in, which raised check's peak RSS at 25,000 nodes by 2.1 MiB.
     hashes: Vec<u64>,
     len: usize,
     /// How many hashes each bucket holds: by their top `64 - shift` bits.
@@ -99,11 +99,14 @@ pub(super) struct Made {
 const BUCKET_BITS: u32 = 10;
 
 impl Made {
-    /// Room for `n` hashes.
+    /// Room for `n` hashes, and the table of their largest bucket.
     pub(super) fn with_capacity(n: usize) -> Made {
         // Two buckets at least, so that a bucket is one shift of a hash.
         let bits = (usize::BITS - n.leading_zeros()).saturating_sub(BUCKET_BITS + 1).max(1);
-        Made { hashes: vec![0; n], len: 0, counts: vec![0; 1 << bits], shift: 64 - bits }
+        // Room for a bucket four standard deviations above the mean (a larger one gets a table of its own).
+        let mean = n >> bits;
+        let table = (2 * (mean + 4 * mean.isqrt() + 8)).next_power_of_two();
+        Made { hashes: vec![0; n + table], len: 0, counts: vec![0; 1 << bits], shift: 64 - bits }
     }
 
     /// The bucket of hash `h`: its top `64 - shift` bits.
@@ -122,22 +125,35 @@ impl Made {
     }
 
     /// Whether some hash here is met twice (a name made twice, or two names of one hash: what asks then takes the
-    /// safe answer), or is one of `also`'s. Sorts the hashes into their buckets.
-    pub(super) fn repeats(&mut self, also: impl Iterator<Item = u64>) -> bool {
+    /// safe answer), or is one of `also`'s. Sorts the hashes into their buckets, and leaves the table as it is.
+    pub(super) fn repeats(mut self, also: impl Iterator<Item = u64>) -> bool {
         let also: rustc_hash::FxHashSet<u64> = also.collect();
         if !also.is_empty() && self.hashes[..self.len].iter().any(|h| also.contains(h)) {
             return true;
         }
         let ends = self.sort_into_buckets();
         let largest = self.counts.iter().max().copied().unwrap_or(0) as usize;
-        let mut table = vec![0u64; (2 * largest).next_power_of_two().max(16)];
+        let size = (2 * largest).next_power_of_two().max(16);
+        // The table in the room after the hashes (zeros, as `with_capacity` made it), or of its own for a larger
+        // bucket.
+        let mut own = Vec::new();
+        let (hashes, table) = match self.len + size <= self.hashes.len() {
+            true => {
+                let (hashes, room) = self.hashes.split_at_mut(self.len);
+                (hashes, &mut room[..size])
+            }
+            false => {
+                own.resize(size, 0);
+                (self.hashes.as_mut_slice(), own.as_mut_slice())
+            }
+        };
         let mask = table.len() - 1;
         let mut from = 0;
         for end in ends {
             // 0 marks a place never taken: a hash of 0 is taken for 1 (two hashes then met as one, which is safe).
             // A place taken in an earlier bucket holds a hash of other top bits, and counts as free: the table is
             // never cleared.
-            for h in self.hashes[from..end].iter().map(|&h| h | 1) {
+            for h in hashes[from..end].iter().map(|&h| h | 1) {
                 // Placed by bits below the bucket's, which are the same for every hash of a bucket.
                 let mut p = (h >> 16) as usize & mask;
                 loop {
@@ -271,28 +287,42 @@ mod tests {
         assert_eq!((settled.get(hash("y"), "y"), settled.get(hash("x"), "y")), (None, None));
     }
 
+    /// Whether a [`Made`] with room for `room` hashes, given `made`, finds a repeat among them and `also`.
+    fn repeats(room: usize, made: &[u64], also: &[u64]) -> bool {
+        let mut m = Made::with_capacity(room);
+        made.iter().for_each(|&h| m.push(h));
+        m.repeats(also.iter().copied())
+    }
+
     #[test]
     fn a_hash_made_twice_is_found_among_many_and_only_then() {
-        // Enough hashes for many buckets, and hashes whose top bits (the bucket) or whose placing bits are one.
+        // Enough hashes for many buckets, and none.
         for n in [0, 1, 3, 1000, 5000] {
-            let mut made = Made::with_capacity(n + 1);
-            (0..n as u64).for_each(|i| made.push(hash(&format!("v_{i}"))));
-            assert!(!made.repeats(std::iter::empty()), "{n} distinct names");
-            assert_eq!(made.repeats([hash("v_0")].into_iter()), n > 0, "{n} names, one asked of");
+            let mut names: Vec<u64> = (0..n).map(|i| hash(&format!("v_{i}"))).collect();
+            assert!(!repeats(n + 1, &names, &[]), "{n} distinct names");
+            assert_eq!(repeats(n + 1, &names, &[hash("v_0")]), n > 0, "{n} names, one asked of");
+            assert!(!repeats(n + 1, &names, &[hash("w")]), "{n} names, another asked of");
             if n > 0 {
-                made.push(hash(&format!("v_{}", n / 2)));
-                assert!(made.repeats(std::iter::empty()), "{n} names, one of them twice");
+                names.push(hash(&format!("v_{}", n / 2)));
+                assert!(repeats(n + 1, &names, &[]), "{n} names, one of them twice");
             }
         }
-        let mut alike = Made::with_capacity(64);
         // One bucket, one place: only the whole hash tells them apart.
-        (0..32u64).for_each(|i| alike.push(i << 1));
-        assert!(!alike.repeats(std::iter::empty()));
-        alike.push(7 << 1);
-        assert!(alike.repeats(std::iter::empty()));
-        // Names made to fall in one bucket: told apart all the same.
-        let mut crowded = Made::with_capacity(1 << 12);
-        (0..(1u64 << 12)).for_each(|i| crowded.push(i << 1));
-        assert!(!crowded.repeats(std::iter::empty()));
+        let alike: Vec<u64> = (0..32u64).map(|i| i << 1).collect();
+        assert!(!repeats(64, &alike, &[]));
+        assert!(repeats(64, &[alike.as_slice(), &[7 << 1]].concat(), &[]));
+    }
+
+    #[test]
+    fn a_bucket_past_the_room_for_its_table_gets_a_table_of_its_own() {
+        // 4,096 hashes in the first of four buckets, and one in the last: the first is four times its share.
+        let crowded: Vec<u64> = (0..(1u64 << 12)).map(|i| i << 1).chain([u64::MAX]).collect();
+        assert!(!repeats(crowded.len(), &crowded, &[]));
+        for twice in [0, 4095 << 1, u64::MAX] {
+            assert!(repeats(crowded.len(), &[crowded.as_slice(), &[twice]].concat(), &[]), "{twice:x} made twice");
+        }
+        // The same hashes in room for four times as many: the table in the room after them.
+        assert!(!repeats(crowded.len() * 4, &crowded, &[]));
+        assert!(repeats(crowded.len() * 4, &[crowded.as_slice(), &[17 << 1]].concat(), &[]));
     }
 }

@@ -63,8 +63,8 @@ impl<'m> Walker<'m, '_> {
             );
         } else {
             judged.write(&mut over, other);
-            if let Some(each) = &mut self.each_site {
-                each.count(judged.kind);
+            if self.each_site.is_some() {
+                self.count_site(judged.kind);
             }
         }
         // The pair's sizes are all known and it has no contents: nothing here is past the budget, and nothing here

@@ -78,7 +78,7 @@ impl<'m> Walker<'m, '_> {
             Some(each) if counted => {
                 debug_assert!(each.agrees(&site), "a site counted only has no finding: {site:?}");
                 drop(site);
-                each.count(kind);
+                self.counted[kind as usize] += 1;
             }
             Some(each) => each.site(site),
             None => self.out.sites.push(site.into_owned()),
@@ -90,8 +90,8 @@ impl<'m> Walker<'m, '_> {
 impl Walker<'_, '_> {
     /// Counts a site of verdict `kind` that the taker only counts, and gives back its outputs.
     fn count(&mut self, kind: rules::VerdictKind, outputs: super::scope::Outputs) -> super::scope::Outputs {
-        if let Some(each) = &mut self.each_site {
-            each.count(kind);
+        if self.each_site.is_some() {
+            self.count_site(kind);
         }
         outputs
     }

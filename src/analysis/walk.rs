@@ -506,8 +506,8 @@ impl<'m> Walker<'m, '_> {
                 full.len() == 1 && full[0] == *facts,
                 "a counted pair built in place has the output its full judgement gives: {facts:?} against {full:?}"
             );
-        } else if let Some(each) = &mut self.each_site {
-            each.count(kind);
+        } else if self.each_site.is_some() {
+            self.count_site(kind);
         }
         // The pair's sizes are all known: only a refusal or contents can be past the budget.
         let refused = crate::sizes::sym::take_refusals() > 0;

@@ -13,6 +13,9 @@ pub(super) struct Walker<'m, 's> {
     pub(super) each_site: Option<&'s mut dyn super::Sites>,
     /// The sites `each_site` only counts: no record of them is made.
     pub(super) counted_only: super::CountedOnly,
+    /// How many of those the walk met, by verdict (`kind as usize`): handed to `each_site` once the walk ends
+    /// ([`Walker::hand_over_counts`]), where a call through `dyn Sites` for each cost ~15 instructions a node.
+    pub(super) counted: [usize; 5],
     /// Whether `each_site` only counts some sites of the numpy rule that hold ([`Walker::counts_pairs`]): asked at
     /// every broadcasting node, settled once.
     pub(super) pairs: bool,
@@ -44,6 +47,24 @@ pub(super) struct Walker<'m, 's> {
     pub(super) ops: super::op_memo::OpMemo<'m>,
     /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
     pub(super) input_values: Vec<(std::sync::Arc<str>, crate::rules::ranges::SizeRange)>,
+}
+
+impl Walker<'_, '_> {
+    /// Counts a site of verdict `kind` that `each_site` only counts.
+    #[inline(always)]
+    pub(super) fn count_site(&mut self, kind: crate::rules::VerdictKind) {
+        self.counted[kind as usize] += 1;
+    }
+
+    /// Hands the sites counted so far to `each_site`.
+    pub(super) fn hand_over_counts(&mut self) {
+        let counted = std::mem::take(&mut self.counted);
+        if let Some(each) = &mut self.each_site {
+            for (kind, n) in super::sites::VERDICTS.into_iter().zip(counted).filter(|&(_, n)| n > 0) {
+                each.count_many(kind, n);
+            }
+        }
+    }
 }
 
 /// A symbol for a size nothing names. `?` cannot start a name in the models this tool has met, and the number

@@ -85,15 +85,15 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Counts one site of this verdict.
-    fn count(&mut self, verdict: VerdictKind) {
-        self.sites += 1;
+    /// Counts `n` sites of this verdict.
+    fn count(&mut self, verdict: VerdictKind, n: usize) {
+        self.sites += n;
         match verdict {
-            VerdictKind::Same => self.same += 1,
-            VerdictKind::Broadcast => self.broadcast += 1,
-            VerdictKind::Violation => self.violations += 1,
-            VerdictKind::Conditional => self.conditional += 1,
-            VerdictKind::Unknown => self.unknown += 1,
+            VerdictKind::Same => self.same += n,
+            VerdictKind::Broadcast => self.broadcast += n,
+            VerdictKind::Violation => self.violations += n,
+            VerdictKind::Conditional => self.conditional += n,
+            VerdictKind::Unknown => self.unknown += n,
         }
     }
 }
@@ -194,7 +194,7 @@ impl Judge {
             let kind = site.verdict.kind();
             if holds_quietly(site.rule, kind, &self.options) {
                 debug_assert!(describe(&site, self.options, None).0.is_none(), "a quiet site has no finding");
-                self.summary.count(kind);
+                self.summary.count(kind, 1);
                 return;
             }
         }
@@ -216,7 +216,7 @@ impl Judge {
             }
         }
         let site = &report.site;
-        self.summary.count(reported_verdict(&report));
+        self.summary.count(reported_verdict(&report), 1);
         let mut found = false;
         if let Some(code) = report.code {
             let severity = match code {
@@ -363,7 +363,11 @@ impl crate::analysis::Sites for Judge {
     }
 
     fn count(&mut self, kind: VerdictKind) {
-        self.summary.count(kind);
+        self.summary.count(kind, 1);
+    }
+
+    fn count_many(&mut self, kind: VerdictKind, n: usize) {
+        self.summary.count(kind, n);
     }
 
     fn agrees(&self, site: &Site<'_>) -> bool {

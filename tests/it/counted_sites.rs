@@ -56,7 +56,12 @@ fn a_taker_counts_only_the_sites_it_names_and_takes_every_other_whole() {
             all.into_iter().partition(|(_, kind, rule, mismatch)| !mismatch && quiet(*kind, *rule));
         let whole: Vec<_> = whole.into_iter().map(|(node, kind, _, mismatch)| (node, kind, mismatch)).collect();
         assert_eq!(taker.whole, whole, "{}", path.display());
-        assert_eq!(taker.counted, only_counted.iter().map(|s| s.1).collect::<Vec<_>>(), "{}", path.display());
+        // Counted sites are handed over by verdict when the walk ends: the same ones, in another order.
+        let mut expected: Vec<VerdictKind> = only_counted.iter().map(|s| s.1).collect();
+        let by_kind = |k: &VerdictKind| *k as usize;
+        taker.counted.sort_by_key(by_kind);
+        expected.sort_by_key(by_kind);
+        assert_eq!(taker.counted, expected, "{}", path.display());
         counted += taker.counted.len();
         taken += taker.whole.len();
     }
@@ -210,8 +215,10 @@ fn a_counted_pair_built_in_a_dropped_values_box_keeps_nothing_of_that_value() {
     let mut taker = counter(|_, _| true);
     analyze_model_sites(&model, SITES_ONLY, &Request::default(), Some(&mut taker)).expect("ok");
     assert_eq!(taker.counted.len(), 3, "{:?}", taker.counted);
-    assert_eq!(&taker.counted[..2], [VerdictKind::Broadcast, VerdictKind::Broadcast], "the two pairs");
-    assert_ne!(taker.counted[2], VerdictKind::Violation, "q is of unknown sizes, not [3, 4]");
+    // Handed over by verdict, not in the walk's order.
+    let broadcasts = taker.counted.iter().filter(|&&k| k == VerdictKind::Broadcast).count();
+    assert!(broadcasts >= 2, "the two pairs: {:?}", taker.counted);
+    assert!(!taker.counted.contains(&VerdictKind::Violation), "q is of unknown sizes, not [3, 4]");
 }
 
 /// An attribute named `name` holding `graph`.
