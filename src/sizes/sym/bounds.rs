@@ -118,7 +118,7 @@ impl Poly {
     fn bounds_with<F: Fn(&str) -> Option<Interval>>(&self, range: &F) -> Interval {
         let _work = super::budget::Work::enter();
         let mut total = Interval::point(0);
-        for (m, &c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             // Past the operation's work, nothing is claimed: every integer.
             if !super::budget::spend(1 + m.len()) {
                 return Interval::ALL;

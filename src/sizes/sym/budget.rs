@@ -112,7 +112,7 @@ impl Poly {
 
     /// Takes this expression's nodes from `left`; false once nothing is left.
     fn measure(&self, left: &mut usize) -> bool {
-        for monomial in self.terms.keys() {
+        for monomial in self.terms.monomials() {
             if !take(left, 1) {
                 return false;
             }
