@@ -14,6 +14,7 @@
 mod bounds;
 mod budget;
 pub(crate) mod display;
+pub mod memo;
 mod parse;
 mod subst;
 mod terms;
@@ -398,7 +399,7 @@ impl Poly {
         if self == other {
             return Some(Ordering::Equal);
         }
-        let b = self.sub(other)?.bounds();
+        let b = self.difference_bounds(other)?;
         if b.lo > Ext::Fin(0) {
             Some(Ordering::Greater)
         } else if b.hi < Ext::Fin(0) {
@@ -416,7 +417,7 @@ impl Poly {
         if self == other {
             return Some(true);
         }
-        let b = self.sub(other)?.bounds();
+        let b = self.difference_bounds(other)?;
         if b.hi <= Ext::Fin(0) {
             Some(true)
         } else if b.lo > Ext::Fin(0) {
@@ -438,9 +439,13 @@ impl Poly {
 
 /// `min` or `max` of polynomials: nested ones flattened, dominated arguments dropped by bounds.
 fn extremum(given: Vec<Poly>, keep: Ordering) -> Poly {
+    memo::extremum(given, keep, |given| extremum_of(given, keep))
+}
+
+fn extremum_of(given: &[Poly], keep: Ordering) -> Poly {
     let _work = budget::Work::enter();
     let mut args: Vec<Poly> = Vec::new();
-    for p in &given {
+    for p in given {
         match (p.single_atom(), keep) {
             (Some(Atom::Min(inner)), Ordering::Less) | (Some(Atom::Max(inner)), Ordering::Greater) => {
                 args.extend(inner.iter().cloned())

@@ -3,6 +3,8 @@
 //! every size has one to three terms: a map's node for them cost more to build, clone and drop than all the
 //! arithmetic done on them (a third of check's instructions on a TorchScript export went to it).
 
+use std::cmp::Ordering;
+
 use super::Monomial;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -69,30 +71,43 @@ impl Terms {
     /// `self + sign * other`; `None` on overflow.
     pub(super) fn combine(&self, other: &Terms, sign: i64) -> Option<Terms> {
         let mut out = Vec::with_capacity(self.0.len() + other.0.len());
+        self.merge(other, sign, |m, c| out.push((m.clone(), c)))?;
+        Some(Terms(out))
+    }
+
+    /// The terms of `self + sign * other`, in order, given to `out`; `None` on overflow.
+    pub(super) fn merge<'a>(
+        &'a self,
+        other: &'a Terms,
+        sign: i64,
+        mut out: impl FnMut(&'a Monomial, i64),
+    ) -> Option<()> {
         let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
         loop {
             let order = match (a.peek(), b.peek()) {
-                (None, None) => break,
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => return Some(()),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
                 (Some(x), Some(y)) => x.0.cmp(&y.0),
             };
             match order {
-                std::cmp::Ordering::Less => out.push(a.next()?.clone()),
-                std::cmp::Ordering::Greater => {
-                    let (m, c) = b.next()?;
-                    out.push((m.clone(), c.checked_mul(sign)?));
+                Ordering::Less => {
+                    let (m, c) = a.next()?;
+                    out(m, *c);
                 }
-                std::cmp::Ordering::Equal => {
+                Ordering::Greater => {
+                    let (m, c) = b.next()?;
+                    out(m, c.checked_mul(sign)?);
+                }
+                Ordering::Equal => {
                     let ((m, x), (_, y)) = (a.next()?, b.next()?);
                     let sum = x.checked_add(y.checked_mul(sign)?)?;
                     if sum != 0 {
-                        out.push((m.clone(), sum));
+                        out(m, sum);
                     }
                 }
             }
         }
-        Some(Terms(out))
     }
 
     /// The product; `None` on overflow. The products of one monomial are summed in the order a loop over `self`,
