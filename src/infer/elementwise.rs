@@ -5,69 +5,77 @@ use crate::onnx::tensor::{self, ValueFacts, BOOL, INT64};
 use crate::sizes::shape::Shape;
 use crate::sizes::sym::Poly;
 
-/// Ops whose single output has the shape and type of their first input.
-const SHAPE_PRESERVING: &[&str] = &[
-    "Abs",
-    "Acos",
-    "Acosh",
-    "Asin",
-    "Asinh",
-    "Atan",
-    "Atanh",
-    "Ceil",
-    "Celu",
-    "Cos",
-    "Cosh",
-    "Elu",
-    "Erf",
-    "Exp",
-    "Floor",
-    "Gelu",
-    "HardSigmoid",
-    "HardSwish",
-    "Hardmax",
-    "LeakyRelu",
-    "Log",
-    "LogSoftmax",
-    "LpNormalization",
-    "LRN",
-    "MeanVarianceNormalization",
-    "Mish",
-    "Neg",
-    "Not",
-    "Reciprocal",
-    "Relu",
-    "Round",
-    "Selu",
-    "Shrink",
-    "Sigmoid",
-    "Sign",
-    "Sin",
-    "Sinh",
-    "Softmax",
-    "Softplus",
-    "Softsign",
-    "Sqrt",
-    "Tan",
-    "Tanh",
-    "ThresholdedRelu",
-    "Clip",
-    "BitwiseNot",
-    "Swish",
-    "CumSum",
-    "Trilu",
-    "ReverseSequence",
-    "Binarizer",
-    "Normalizer",
-    "Scaler",
-];
+/// Ops whose single output has the shape and type of their first input. (A `match`, not a list searched in
+/// turn: every node that does not broadcast is asked, and most are none of these.)
+fn shape_preserving(op: &str) -> bool {
+    matches!(
+        op,
+        "Abs"
+            | "Acos"
+            | "Acosh"
+            | "Asin"
+            | "Asinh"
+            | "Atan"
+            | "Atanh"
+            | "Ceil"
+            | "Celu"
+            | "Cos"
+            | "Cosh"
+            | "Elu"
+            | "Erf"
+            | "Exp"
+            | "Floor"
+            | "Gelu"
+            | "HardSigmoid"
+            | "HardSwish"
+            | "Hardmax"
+            | "LeakyRelu"
+            | "Log"
+            | "LogSoftmax"
+            | "LpNormalization"
+            | "LRN"
+            | "MeanVarianceNormalization"
+            | "Mish"
+            | "Neg"
+            | "Not"
+            | "Reciprocal"
+            | "Relu"
+            | "Round"
+            | "Selu"
+            | "Shrink"
+            | "Sigmoid"
+            | "Sign"
+            | "Sin"
+            | "Sinh"
+            | "Softmax"
+            | "Softplus"
+            | "Softsign"
+            | "Sqrt"
+            | "Tan"
+            | "Tanh"
+            | "ThresholdedRelu"
+            | "Clip"
+            | "BitwiseNot"
+            | "Swish"
+            | "CumSum"
+            | "Trilu"
+            | "ReverseSequence"
+            | "Binarizer"
+            | "Normalizer"
+            | "Scaler"
+    )
+}
 
 /// Ops whose single output has the shape of their first input and is boolean.
-const SHAPE_PRESERVING_BOOL: &[&str] = &["IsNaN", "IsInf"];
+fn shape_preserving_bool(op: &str) -> bool {
+    matches!(op, "IsNaN" | "IsInf")
+}
 
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let op = ctx.op;
-    let first = ctx.input(0).cloned().unwrap_or_default();
+    // Borrowed, not cloned: most nodes asked are not of these ops.
+    let unknown = ValueFacts::default();
+    let first = ctx.input(0).unwrap_or(&unknown);
     let same_shape = |elem| ValueFacts::tensor(elem, first.shape.clone());
     Some(match op {
         "Identity" => vec![first.clone()],
@@ -86,8 +94,8 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
             }
             vec![same_shape(first.elem)]
         }
-        _ if SHAPE_PRESERVING.contains(&op) => vec![same_shape(first.elem)],
-        _ if SHAPE_PRESERVING_BOOL.contains(&op) => vec![same_shape(Some(BOOL))],
+        _ if shape_preserving(op) => vec![same_shape(first.elem)],
+        _ if shape_preserving_bool(op) => vec![same_shape(Some(BOOL))],
         // Casting integer contents keeps them when the target is an integer type too.
         "Cast" => {
             let to = super::elem_attr(ctx, "to");

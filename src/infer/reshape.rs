@@ -8,14 +8,23 @@ use super::{dim_at, valops, Contradiction, Ctx, Detail, Malformed, Requirement, 
 use crate::onnx::tensor::{IntValue, ValueFacts};
 use crate::rules::Condition;
 use crate::sizes::shape::{Dim, Shape};
-use crate::sizes::sym::Poly;
+use crate::sizes::sym::{memo, Poly};
 
 fn product(dims: &[Dim]) -> Option<Poly> {
     dims.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(&d.to_poly()?))
 }
 
+/// The element count of `dims`: a product of known sizes in integers (as the polynomials give it: nothing past
+/// int64), any other worked out once per thread for each shape (every layer of a network reshapes the same ones).
 fn size_of(dims: &[Dim]) -> Dim {
-    product(dims).map_or(Dim::Unknown, Dim::from_poly)
+    if dims.iter().all(|d| matches!(d, Dim::Known(_))) {
+        let n = dims.iter().try_fold(1i64, |acc, d| acc.checked_mul(i64::try_from(d.known()?).ok()?));
+        return n.map_or(Dim::Unknown, |n| Dim::from_poly(Poly::constant(n)));
+    }
+    thread_local! {
+        static SIZES: memo::Table<Vec<Dim>, Dim> = Default::default();
+    }
+    memo::remembered(&SIZES, dims.to_vec(), |dims| product(dims).map_or(Dim::Unknown, Dim::from_poly))
 }
 
 /// Reshape (ONNX `Reshape`): "At most one dimension of the new shape can be -1 … A dimension could also be 0, in

@@ -4,7 +4,7 @@
 use super::{c, dim_at, dim_of, ints_attr, At, Contradiction, Ctx, Detail, Malformed, RankNeed, Requirement, Whence};
 use crate::onnx::tensor::{self, ValueFacts, INT32, INT64};
 use crate::sizes::shape::{Dim, Shape};
-use crate::sizes::sym::Poly;
+use crate::sizes::sym::{memo, Poly};
 
 /// The sliding-window ops' outputs, and what each requires of its inputs.
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
@@ -116,7 +116,7 @@ impl Window {
 
     /// `(k - 1) * dilation + 1`.
     pub(super) fn effective_kernel(&self, i: usize) -> Option<Poly> {
-        self.kernel[i].as_ref()?.sub(&c(1))?.mul(&c(self.dilations[i]))?.add(&c(1))
+        effective_kernel(self.kernel[i].as_ref(), self.dilations[i])
     }
 
     /// Explicit pads of axis `i`; none for VALID.
@@ -132,33 +132,22 @@ impl Window {
         dim_of(self.output_poly(i, input, ceil_mode))
     }
 
+    /// The output size along spatial axis `i`, worked out once per thread for each input size and window: every
+    /// convolution of a network's stage asks the same.
     pub(super) fn output_poly(&self, i: usize, input: &Dim, ceil_mode: bool) -> Option<Poly> {
-        let s = self.strides[i];
-        let x = input.to_poly()?;
-        let ek = self.effective_kernel(i);
-        if self.auto_pad == AutoPad::Same {
-            // ceil(in / s) in both the ONNX inference and runtimes. In ceil mode a kernel narrower than the stride
-            // gets no padding and the window count can exceed that; left unknown.
-            let spans_stride = ek.as_ref().and_then(Poly::as_constant).is_some_and(|e| e >= s);
-            if ceil_mode && s > 1 && !spans_stride {
-                return None;
-            }
-            return x.div_ceil(s);
+        thread_local! {
+            static OUTPUTS: memo::Table<Axis, Option<Poly>> = Default::default();
         }
-        let (pb, pe) = self.pads(i);
-        let ek = ek?;
-        let span = x.add(&c(pb))?.add(&c(pe))?.sub(&ek)?;
-        if !ceil_mode {
-            return span.div_floor(s)?.add(&c(1));
-        }
-        let out = span.div_ceil(s)?.add(&c(1))?;
-        // Newer definitions drop a last window that would start in the end padding; older ones keep it. It can
-        // start there only when pe + s > effective kernel; then the size is claimed only when both agree.
-        if ek.as_constant().is_some_and(|e| pe.checked_add(s).is_some_and(|t| t <= e)) {
-            return Some(out);
-        }
-        let (o, inp) = (out.as_constant()?, x.as_constant()?);
-        ((o - 1).checked_mul(s)? < inp.checked_add(pb)?).then_some(out)
+        let axis = Axis {
+            input: input.clone(),
+            kernel: self.kernel[i].clone(),
+            stride: self.strides[i],
+            dilation: self.dilations[i],
+            pads: self.pads(i),
+            same: self.auto_pad == AutoPad::Same,
+            ceil_mode,
+        };
+        memo::remembered(&OUTPUTS, axis, Axis::output)
     }
 
     /// The output size of a transposed convolution along spatial axis `i`, without `output_shape`.
@@ -174,6 +163,56 @@ impl Window {
         let (pb, pe) = self.pads(i);
         x.sub(&c(1))?.mul(&c(s))?.add(&c(output_padding))?.add(&ek)?.sub(&c(pb))?.sub(&c(pe))
     }
+}
+
+/// What a window's output size along one axis depends on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Axis {
+    input: Dim,
+    kernel: Option<Poly>,
+    stride: i64,
+    dilation: i64,
+    /// Explicit pads, begin and end.
+    pads: (i64, i64),
+    /// SAME_UPPER or SAME_LOWER.
+    same: bool,
+    ceil_mode: bool,
+}
+
+impl Axis {
+    fn output(&self) -> Option<Poly> {
+        let s = self.stride;
+        let x = self.input.to_poly()?;
+        let ek = effective_kernel(self.kernel.as_ref(), self.dilation);
+        if self.same {
+            // ceil(in / s) in both the ONNX inference and runtimes. In ceil mode a kernel narrower than the stride
+            // gets no padding and the window count can exceed that; left unknown.
+            let spans_stride = ek.as_ref().and_then(Poly::as_constant).is_some_and(|e| e >= s);
+            if self.ceil_mode && s > 1 && !spans_stride {
+                return None;
+            }
+            return x.div_ceil(s);
+        }
+        let (pb, pe) = self.pads;
+        let ek = ek?;
+        let span = x.add(&c(pb))?.add(&c(pe))?.sub(&ek)?;
+        if !self.ceil_mode {
+            return span.div_floor(s)?.add(&c(1));
+        }
+        let out = span.div_ceil(s)?.add(&c(1))?;
+        // Newer definitions drop a last window that would start in the end padding; older ones keep it. It can
+        // start there only when pe + s > effective kernel; then the size is claimed only when both agree.
+        if ek.as_constant().is_some_and(|e| pe.checked_add(s).is_some_and(|t| t <= e)) {
+            return Some(out);
+        }
+        let (o, inp) = (out.as_constant()?, x.as_constant()?);
+        ((o - 1).checked_mul(s)? < inp.checked_add(pb)?).then_some(out)
+    }
+}
+
+/// `(k - 1) * dilation + 1`.
+fn effective_kernel(kernel: Option<&Poly>, dilation: i64) -> Option<Poly> {
+    kernel?.sub(&c(1))?.mul(&c(dilation))?.add(&c(1))
 }
 
 /// The number of spatial axes: from the data's rank, else the weights' rank, else the kernel attribute.

@@ -5,7 +5,9 @@
 
 use std::cmp::Ordering;
 
-use super::{Atom, Poly};
+use smallvec::SmallVec;
+
+use super::{Atom, Monomial, Poly};
 
 /// An integer or an infinity; the order is the natural one (−∞ < every integer < +∞).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,6 +47,8 @@ impl Ext {
     fn mul(self, other: Ext) -> Ext {
         match (self, other) {
             (Ext::Fin(0), _) | (_, Ext::Fin(0)) => Ext::Fin(0),
+            // Two ends within int64 (every size's, most products') multiply without overflow: no check needed.
+            (Ext::Fin(a), Ext::Fin(b)) if fits_i64(a) && fits_i64(b) => Ext::Fin(a * b),
             (Ext::Fin(a), Ext::Fin(b)) => Ext::from_i128(a.checked_mul(b), (a > 0) == (b > 0)),
             (a, b) if a.signum() * b.signum() > 0 => Ext::PosInf,
             _ => Ext::NegInf,
@@ -58,6 +62,10 @@ impl Ext {
             other => other,
         }
     }
+}
+
+fn fits_i64(v: i128) -> bool {
+    i64::try_from(v).is_ok()
 }
 
 /// A closed interval of integers, possibly unbounded on either side.
@@ -94,6 +102,16 @@ impl Interval {
     }
 
     fn mul(self, other: Interval) -> Interval {
+        // A coefficient times an interval, and intervals of sizes, need fewer products: a product of ends is
+        // monotonic in each end that is never negative, and a point is scaled (flipped when negative).
+        if self.lo == self.hi {
+            let k = self.lo;
+            let (a, b) = (k.mul(other.lo), k.mul(other.hi));
+            return if k >= Ext::Fin(0) { Interval { lo: a, hi: b } } else { Interval { lo: b, hi: a } };
+        }
+        if self.lo >= Ext::Fin(0) && other.lo >= Ext::Fin(0) {
+            return Interval { lo: self.lo.mul(other.lo), hi: self.hi.mul(other.hi) };
+        }
         let products = [self.lo.mul(other.lo), self.lo.mul(other.hi), self.hi.mul(other.lo), self.hi.mul(other.hi)];
         Interval {
             lo: products.iter().copied().min().expect("four products"),
@@ -114,20 +132,50 @@ impl Poly {
         self.bounds_with(&range)
     }
 
+    /// `self.sub(other)?.bounds()`, without building the difference where no term of either has a `min` or
+    /// `max` (which a sum may take in: [`Poly::sub`]): the same work spent, the same refusals, the same interval.
+    pub(super) fn difference_bounds(&self, other: &Poly) -> Option<Interval> {
+        let extremum = |p: &Poly| p.terms.monomials().flatten().any(|a| matches!(a, Atom::Min(_) | Atom::Max(_)));
+        if extremum(self) || extremum(other) {
+            return Some(self.sub(other)?.bounds());
+        }
+        let mut difference: SmallVec<[(&Monomial, i64); 8]> = SmallVec::new();
+        {
+            // As `sub` spends and refuses, under its own work.
+            let _work = super::budget::Work::enter();
+            if !super::budget::spend(self.terms.len() + other.terms.len()) {
+                return None;
+            }
+            self.terms.merge(&other.terms, -1, |m, c| difference.push((m, c)))?;
+            if !super::budget::built_within(difference.iter().map(|t| t.0)) {
+                return None;
+            }
+        }
+        Some(terms_bounds(difference.iter().copied(), &|_| None))
+    }
+
     // Generic so that `bounds`, which inference calls on every comparison, compiles to the plain computation.
     fn bounds_with<F: Fn(&str) -> Option<Interval>>(&self, range: &F) -> Interval {
-        let _work = super::budget::Work::enter();
-        let mut total = Interval::point(0);
-        for (m, &c) in &self.terms {
-            // Past the operation's work, nothing is claimed: every integer.
-            if !super::budget::spend(1 + m.len()) {
-                return Interval::ALL;
-            }
-            let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a, range)));
-            total = total.add(term);
-        }
-        total
+        terms_bounds(self.terms.iter(), range)
     }
+}
+
+/// The bounds of a sum of terms, as [`Poly::bounds_with`] of the polynomial they make.
+pub(super) fn terms_bounds<'a, F: Fn(&str) -> Option<Interval>>(
+    terms: impl Iterator<Item = (&'a Monomial, i64)>,
+    range: &F,
+) -> Interval {
+    let _work = super::budget::Work::enter();
+    let mut total = Interval::point(0);
+    for (m, c) in terms {
+        // Past the operation's work, nothing is claimed: every integer.
+        if !super::budget::spend(1 + m.len()) {
+            return Interval::ALL;
+        }
+        let term = m.iter().fold(Interval::point(c), |acc, a| acc.mul(atom_bounds(a, range)));
+        total = total.add(term);
+    }
+    total
 }
 
 fn atom_bounds<F: Fn(&str) -> Option<Interval>>(atom: &Atom, range: &F) -> Interval {

@@ -28,7 +28,7 @@
 
 use std::cell::Cell;
 
-use super::{Atom, Poly};
+use super::{Atom, Monomial, Poly};
 
 /// The largest expression kept, in tree nodes. The real models of the corpus (PyTorch exports with their
 /// `floor((H + 2*p - k) / s) + 1` chains and `min(128, seq)` windows, onnxruntime's optimized graphs) stay far below
@@ -88,7 +88,25 @@ pub(super) fn spend(n: usize) -> bool {
 }
 
 fn refused() {
-    REFUSALS.with(|r| r.set(r.get() + 1));
+    refused_again(1);
+}
+
+/// Counts `n` refusals more: those of a result worked out before and used again.
+pub(super) fn refused_again(n: usize) {
+    REFUSALS.with(|r| r.set(r.get() + n));
+}
+
+/// `f()`, and how many refusals it counted.
+pub(super) fn counting<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = REFUSALS.with(Cell::get);
+    let out = f();
+    (out, REFUSALS.with(Cell::get).wrapping_sub(before))
+}
+
+/// Whether no operation of the algebra is under way on this thread: one starting now gets the whole
+/// [`MAX_WORK`].
+pub(super) fn outermost() -> bool {
+    WORK.with(|w| w.get().0 == 0)
 }
 
 /// How many results were refused for size on this thread since the last call, and starts counting again.
@@ -112,33 +130,46 @@ impl Poly {
 
     /// Takes this expression's nodes from `left`; false once nothing is left.
     fn measure(&self, left: &mut usize) -> bool {
-        for monomial in self.terms.keys() {
-            if !take(left, 1) {
-                return false;
-            }
-            for atom in monomial {
-                let inner = match atom {
-                    Atom::Sym(name) => take(left, name_size(name)),
-                    Atom::Broadcast(names) => take(left, 1) && names.iter().all(|n| take(left, name_size(n))),
-                    Atom::Floor(n, d) => take(left, 1) && n.measure(left) && d.measure(left),
-                    Atom::Min(args) | Atom::Max(args) => take(left, 1) && args.iter().all(|a| a.measure(left)),
-                };
-                if !inner {
-                    return false;
-                }
-            }
-        }
-        true
+        measure_terms(self.terms.monomials(), left)
     }
 
     /// `Some(self)` up to [`MAX_BUILT`]; `None` (counted as a refusal) past it.
     pub(super) fn within_budget(self) -> Option<Poly> {
-        if self.size_up_to(MAX_BUILT) > MAX_BUILT {
-            refused();
-            return None;
-        }
-        Some(self)
+        built_within(self.terms.monomials()).then_some(self)
     }
+}
+
+/// Whether the terms of these monomials make an expression of at most [`MAX_BUILT`] nodes, as
+/// [`Poly::within_budget`] decides for the polynomial they make (and counts a refusal past it).
+pub(super) fn built_within<'a>(monomials: impl Iterator<Item = &'a Monomial>) -> bool {
+    let mut left = MAX_BUILT + 1;
+    measure_terms(monomials, &mut left);
+    if MAX_BUILT + 1 - left > MAX_BUILT {
+        refused();
+        return false;
+    }
+    true
+}
+
+/// Takes the nodes of the terms of these monomials from `left`; false once nothing is left.
+fn measure_terms<'a>(monomials: impl Iterator<Item = &'a Monomial>, left: &mut usize) -> bool {
+    for monomial in monomials {
+        if !take(left, 1) {
+            return false;
+        }
+        for atom in monomial {
+            let inner = match atom {
+                Atom::Sym(name) => take(left, name_size(name)),
+                Atom::Broadcast(names) => take(left, 1) && names.iter().all(|n| take(left, name_size(n))),
+                Atom::Floor(n, d) => take(left, 1) && n.measure(left) && d.measure(left),
+                Atom::Min(args) | Atom::Max(args) => take(left, 1) && args.iter().all(|a| a.measure(left)),
+            };
+            if !inner {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 fn name_size(name: &str) -> usize {

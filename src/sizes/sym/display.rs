@@ -11,9 +11,9 @@ impl fmt::Display for Poly {
         if self.terms.is_empty() {
             return f.write_str("0");
         }
-        let mut terms: Vec<(&Monomial, &i64)> = self.terms.iter().collect();
+        let mut terms: Vec<(&Monomial, i64)> = self.terms.iter().collect();
         terms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(b.0)));
-        for (i, (m, &c)) in terms.iter().enumerate() {
+        for (i, &(m, c)) in terms.iter().enumerate() {
             let magnitude = c.unsigned_abs();
             match (i, c < 0) {
                 (0, true) => f.write_str("-")?,
@@ -44,7 +44,7 @@ impl Poly {
     fn write_grouped(&self, f: &mut fmt::Formatter<'_>, divisor: bool) -> fmt::Result {
         let simple = match self.terms.iter().next() {
             _ if self.terms.len() > 1 => false,
-            Some((m, &c)) if divisor => (c == 1 && m.len() == 1) || (m.is_empty() && c > 0),
+            Some((m, c)) if divisor => (c == 1 && m.len() == 1) || (m.is_empty() && c > 0),
             _ => true,
         };
         if !simple {

@@ -14,17 +14,19 @@
 mod bounds;
 mod budget;
 pub(crate) mod display;
+pub mod memo;
 mod parse;
 mod subst;
+mod terms;
 mod within;
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use bounds::{Ext, Interval};
 pub use budget::{take_refusals, MAX_BUILT, MAX_SIZE};
 pub use parse::{parse, ParseError};
+use terms::Terms;
 pub(crate) use within::lcm;
 
 /// An indivisible part of a polynomial.
@@ -50,16 +52,12 @@ type Monomial = Vec<Atom>;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Poly {
     /// Non-zero coefficients by monomial.
-    terms: BTreeMap<Monomial, i64>,
+    terms: Terms,
 }
 
 impl Poly {
     pub fn constant(c: i64) -> Poly {
-        let mut terms = BTreeMap::new();
-        if c != 0 {
-            terms.insert(Vec::new(), c);
-        }
-        Poly { terms }
+        Poly { terms: Terms::single(Vec::new(), c) }
     }
 
     /// A named size.
@@ -72,21 +70,21 @@ impl Poly {
     }
 
     fn of_atom(atom: Atom) -> Poly {
-        Poly { terms: BTreeMap::from([(vec![atom], 1)]) }
+        Poly { terms: Terms::single(vec![atom], 1) }
     }
 
     /// The value, when the polynomial has no atom.
     pub fn as_constant(&self) -> Option<i64> {
         match self.terms.len() {
             0 => Some(0),
-            1 => self.terms.get(&Vec::new()).copied(),
+            1 => self.terms.get(&[]),
             _ => None,
         }
     }
 
     /// The term without atoms (`-1` of `seq - 1`).
     pub fn constant_term(&self) -> i64 {
-        self.terms.get(&Vec::new()).copied().unwrap_or(0)
+        self.terms.get(&[]).unwrap_or(0)
     }
 
     /// The symbol, when the polynomial is exactly one named size.
@@ -143,7 +141,7 @@ impl Poly {
     }
 
     fn collect_symbols(&self, out: &mut Vec<Arc<str>>) {
-        for atom in self.terms.keys().flatten() {
+        for atom in self.terms.monomials().flatten() {
             match atom {
                 Atom::Sym(s) => out.push(s.clone()),
                 Atom::Floor(n, d) => {
@@ -161,15 +159,7 @@ impl Poly {
         if !budget::spend(self.terms.len() + other.terms.len()) {
             return None;
         }
-        let mut terms = self.terms.clone();
-        for (m, c) in &other.terms {
-            let entry = terms.entry(m.clone()).or_insert(0);
-            *entry = entry.checked_add(c.checked_mul(sign)?)?;
-            if *entry == 0 {
-                terms.remove(m);
-            }
-        }
-        Poly { terms }.absorbed()?.within_budget()
+        Poly { terms: self.terms.combine(&other.terms, sign)? }.absorbed()?.within_budget()
     }
 
     /// A sum with one `min`/`max` term of coefficient ±1 takes the rest of the sum inside it:
@@ -178,8 +168,8 @@ impl Poly {
     /// min and max mixed in one sum have no single form.)
     fn absorbed(self) -> Option<Poly> {
         let is_extremum = |m: &Monomial| m.iter().any(|a| matches!(a, Atom::Min(_) | Atom::Max(_)));
-        let mut extrema = self.terms.iter().filter(|(m, _)| is_extremum(m));
-        let (Some((m, &c)), None) = (extrema.next(), extrema.next()) else { return Some(self) };
+        let mut extrema = self.terms.as_slice().iter().filter(|(m, _)| is_extremum(m));
+        let (Some(&(ref m, c)), None) = (extrema.next(), extrema.next()) else { return Some(self) };
         if self.terms.len() == 1 || m.len() != 1 || c.abs() != 1 {
             return Some(self);
         }
@@ -212,22 +202,12 @@ impl Poly {
         if !budget::spend(self.terms.len().saturating_mul(other.terms.len())) {
             return None;
         }
-        let mut terms: BTreeMap<Monomial, i64> = BTreeMap::new();
-        for (ma, ca) in &self.terms {
-            for (mb, cb) in &other.terms {
-                let mut m: Monomial = ma.iter().chain(mb).cloned().collect();
-                m.sort();
-                let entry = terms.entry(m).or_insert(0);
-                *entry = entry.checked_add(ca.checked_mul(*cb)?)?;
-            }
-        }
-        terms.retain(|_, c| *c != 0);
-        Poly { terms }.within_budget()
+        Poly { terms: self.terms.product(&other.terms)? }.within_budget()
     }
 
     /// The greatest common divisor of the coefficients (0 for the zero polynomial): `6*N + 4` has content 2.
     pub fn content(&self) -> i64 {
-        self.terms.values().fold(0, |g, &c| gcd(g, c))
+        self.terms.coefficients().fold(0, gcd)
     }
 
     pub fn scale(&self, k: i64) -> Option<Poly> {
@@ -283,21 +263,20 @@ impl Poly {
     /// `floor(P / k)`: the multiple of k taken out term by term, the rest reduced by the common factor, then
     /// decided by bounds when it lies within one multiple of k.
     fn floor_by_constant(&self, k: i64) -> Option<Poly> {
-        let mut whole = BTreeMap::new();
-        let mut rest = BTreeMap::new();
-        for (m, &c) in &self.terms {
+        let mut whole = Vec::new();
+        let mut rest = Vec::new();
+        for (m, c) in self.terms.iter() {
             let (q, r) = (c.div_euclid(k), c.rem_euclid(k));
             if q != 0 {
-                whole.insert(m.clone(), q);
+                whole.push((m.clone(), q));
             }
             if r != 0 {
-                rest.insert(m.clone(), r);
+                rest.push((m.clone(), r));
             }
         }
-        let whole = Poly { terms: whole };
-        let rest = Poly { terms: rest };
-        let g = rest.terms.values().fold(k, |g, &c| gcd(g, c));
-        let rest = Poly { terms: rest.terms.into_iter().map(|(m, c)| (m, c / g)).collect() };
+        let whole = Poly { terms: Terms::from_sorted(whole) };
+        let g = rest.iter().fold(k, |g, t| gcd(g, t.1));
+        let rest = Poly { terms: Terms::from_sorted(rest.into_iter().map(|(m, c)| (m, c / g)).collect()) };
         let k = k / g;
         // floor((floor(P / d) + Q) / k) = floor((P + d*Q) / (d*k)) for integer Q: nested floors (a chain of
         // strided convolutions) become one, so one quantity reached two ways has one form.
@@ -319,7 +298,7 @@ impl Poly {
     /// `floor(P / d) + Q` with one such floor of coefficient 1 and a constant d: `(P, d, Q)`.
     fn nested_floor(&self) -> Option<(Poly, i64, Poly)> {
         let mut found = None;
-        for (m, &c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             if let ([Atom::Floor(p, d)], 1) = (m.as_slice(), c) {
                 if let Some(d) = d.as_constant() {
                     if found.replace((m, (**p).clone(), d)).is_some() {
@@ -342,9 +321,9 @@ impl Poly {
             return Some(quotient);
         }
         // A common factor of the rest and the divisor cancels.
-        let g = rest.terms.values().chain(d.terms.values()).fold(0, |g, &c| gcd(g, c));
+        let g = rest.terms.coefficients().chain(d.terms.coefficients()).fold(0, gcd);
         let (rest, d) = if g > 1 {
-            let div = |p: &Poly| Poly { terms: p.terms.iter().map(|(m, c)| (m.clone(), c / g)).collect() };
+            let div = |p: &Poly| Poly { terms: p.terms.map_coefficients(|c| c / g) };
             (div(&rest), div(d))
         } else {
             (rest, d.clone())
@@ -371,9 +350,9 @@ impl Poly {
         for _ in 0..4096 {
             let Some((m, c)) = rest.leading() else { break };
             let term = match remove_factors(&m, &lead_m) {
-                Some(factor) if c % lead_c == 0 => Poly { terms: BTreeMap::from([(factor, c / lead_c)]) },
+                Some(factor) if c % lead_c == 0 => Poly { terms: Terms::single(factor, c / lead_c) },
                 _ => {
-                    let moved = Poly { terms: BTreeMap::from([(m, c)]) };
+                    let moved = Poly { terms: Terms::single(m, c) };
                     kept = kept.add(&moved)?;
                     rest = rest.sub(&moved)?;
                     continue;
@@ -390,7 +369,7 @@ impl Poly {
 
     /// The greatest term in the graded order: most factors first, then the monomial order.
     fn leading(&self) -> Option<(Monomial, i64)> {
-        self.terms.iter().max_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.0.cmp(b.0))).map(|(m, c)| (m.clone(), *c))
+        self.terms.iter().max_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.0.cmp(b.0))).map(|(m, c)| (m.clone(), c))
     }
 
     /// The larger of two values.
@@ -420,7 +399,7 @@ impl Poly {
         if self == other {
             return Some(Ordering::Equal);
         }
-        let b = self.sub(other)?.bounds();
+        let b = self.difference_bounds(other)?;
         if b.lo > Ext::Fin(0) {
             Some(Ordering::Greater)
         } else if b.hi < Ext::Fin(0) {
@@ -438,7 +417,7 @@ impl Poly {
         if self == other {
             return Some(true);
         }
-        let b = self.sub(other)?.bounds();
+        let b = self.difference_bounds(other)?;
         if b.hi <= Ext::Fin(0) {
             Some(true)
         } else if b.lo > Ext::Fin(0) {
@@ -460,9 +439,13 @@ impl Poly {
 
 /// `min` or `max` of polynomials: nested ones flattened, dominated arguments dropped by bounds.
 fn extremum(given: Vec<Poly>, keep: Ordering) -> Poly {
+    memo::extremum(given, keep, |given| extremum_of(given, keep))
+}
+
+fn extremum_of(given: &[Poly], keep: Ordering) -> Poly {
     let _work = budget::Work::enter();
     let mut args: Vec<Poly> = Vec::new();
-    for p in &given {
+    for p in given {
         match (p.single_atom(), keep) {
             (Some(Atom::Min(inner)), Ordering::Less) | (Some(Atom::Max(inner)), Ordering::Greater) => {
                 args.extend(inner.iter().cloned())

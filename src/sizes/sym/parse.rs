@@ -148,11 +148,11 @@ impl Frac {
     }
 
     fn reduced(self) -> Option<Frac> {
-        let g = self.num.terms.values().fold(self.den, |g, &c| super::gcd(g, c));
+        let g = self.num.terms.coefficients().fold(self.den, super::gcd);
         if g <= 1 {
             return Some(self);
         }
-        let num = Poly { terms: self.num.terms.into_iter().map(|(m, c)| (m, c / g)).collect() };
+        let num = Poly { terms: self.num.terms.map_coefficients(|c| c / g) };
         Some(Frac { num, den: self.den / g })
     }
 }

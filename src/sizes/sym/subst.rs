@@ -20,7 +20,7 @@ impl Poly {
     /// a floor's divisor becomes one no size divides by.
     pub fn substitute_poly(&self, value: &dyn Fn(&str) -> Option<Poly>) -> Option<Poly> {
         let mut out = Poly::default();
-        for (monomial, &c) in &self.terms {
+        for (monomial, c) in self.terms.iter() {
             let mut term = Poly::constant(c);
             for atom in monomial {
                 term = term.mul(&atom.substitute(value)?)?;

@@ -21,7 +21,7 @@ impl Poly {
             return Some(Poly::constant(v));
         }
         let mut out = Poly::default();
-        for (monomial, &c) in &self.terms {
+        for (monomial, c) in self.terms.iter() {
             let mut term = Poly::constant(c);
             for atom in monomial {
                 term = term.mul(&atom.within(range)?)?;
@@ -46,7 +46,7 @@ impl Poly {
     /// Whether a `min` or `max` is anywhere in the polynomial (inside floors and broadcasts too): only then does it
     /// matter from which end of a range its symbols are written.
     pub fn has_extrema(&self) -> bool {
-        self.terms.keys().flatten().any(|atom| match atom {
+        self.terms.monomials().flatten().any(|atom| match atom {
             Atom::Sym(_) => false,
             Atom::Min(_) | Atom::Max(_) => true,
             Atom::Floor(n, d) => n.has_extrema() || d.has_extrema(),
@@ -65,7 +65,7 @@ impl Poly {
     }
 
     fn collect_broadcasts(&self, out: &mut Vec<Vec<Poly>>) {
-        for atom in self.terms.keys().flatten() {
+        for atom in self.terms.monomials().flatten() {
             match atom {
                 Atom::Sym(_) => {}
                 Atom::Floor(n, d) => {
@@ -82,7 +82,7 @@ impl Poly {
     }
 
     fn collect_moduli(&self, outer: i64, out: &mut BTreeMap<Arc<str>, i64>) {
-        for atom in self.terms.keys().flatten() {
+        for atom in self.terms.monomials().flatten() {
             match atom {
                 Atom::Sym(s) if outer != 1 => merge_modulus(out, s, outer),
                 Atom::Sym(_) => {}
