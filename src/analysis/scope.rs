@@ -19,11 +19,13 @@ pub(super) struct Scope<'m> {
     /// Each node-made value's facts, boxed so that a slot is one pointer; `None` before the value is defined and
     /// after its last reader, and in the slots of the inputs and initializers, whose facts are `settled`'s.
     pub(super) slots: Vec<Option<Box<ValueFacts>>>,
-    /// The inputs' and initializers' facts, by slot: never dropped while the body is walked, they are held in place,
-    /// without a box each to allocate and free (~200 instructions an initializer). An initializer's are made from its
-    /// tensor when first read ([`Scope::set_lazy`]): most bodies read few of their weights by name, and a graph of
-    /// 10,000 small weights spent ~400 instructions on each to make, then drop, facts nothing read.
-    settled: Vec<OnceCell<ValueFacts>>,
+    /// The inputs' and initializers' facts, by slot, never dropped while the body is walked. An initializer's are
+    /// made from its tensor when first read ([`Scope::set_lazy`]): most bodies read few of their weights by name,
+    /// and a graph of 10,000 small weights spent ~400 instructions on each to make, then drop, facts nothing read.
+    /// Boxed, so that a slot is one pointer and facts take room only once made (the slots of those 10,000 weights
+    /// took ~1 MB, and a huge page of the allocator's, with facts held in place).
+    #[allow(clippy::vec_box)]
+    settled: Vec<OnceCell<Box<ValueFacts>>>,
     /// Each name's slot: the inputs' and initializers'; once the nodes are numbered, the value each node output
     /// name stands for too (the last made). Emptied in a body nothing reads by name while it is walked.
     pub(super) names: HashMap<&'m str, u32>,
@@ -113,7 +115,7 @@ impl<'m> Scope<'m> {
 
     /// Sets the facts of the input or initializer in slot `s` (from [`Scope::claim`]).
     pub(super) fn set(&mut self, s: u32, facts: ValueFacts) {
-        self.settled[s as usize] = OnceCell::from(facts);
+        self.settled[s as usize] = OnceCell::from(Box::new(facts));
         if let Some(unread) = self.unread.get_mut(s as usize) {
             *unread = None;
         }
@@ -182,13 +184,13 @@ impl<'m> Scope<'m> {
     #[inline(always)]
     fn at(&self, s: u32) -> Option<&ValueFacts> {
         if let Some(settled) = self.settled.get(s as usize) {
-            return settled.get().or_else(|| self.made_from_tensor(s as usize));
+            return settled.get().map(|facts| &**facts).or_else(|| self.made_from_tensor(s as usize));
         }
         match self.slots.get(s as usize)?.as_deref() {
             Some(facts) => Some(facts),
             None if self.follow == Follow::Numbers && s >= self.base => {
                 let b = *self.shadows.get(&s)? as usize;
-                self.settled[b].get().or_else(|| self.made_from_tensor(b))
+                self.settled[b].get().map(|facts| &**facts).or_else(|| self.made_from_tensor(b))
             }
             None => None,
         }
@@ -199,7 +201,7 @@ impl<'m> Scope<'m> {
     #[cold]
     fn made_from_tensor(&self, s: usize) -> Option<&ValueFacts> {
         let tensor = (*self.unread.get(s)?)?;
-        Some(self.settled[s].get_or_init(|| tensor::facts_from_tensor_but_floats(tensor)))
+        Some(self.settled[s].get_or_init(|| Box::new(tensor::facts_from_tensor_but_floats(tensor))))
     }
 
     /// The facts in slot `s`, to change in place.
@@ -208,7 +210,7 @@ impl<'m> Scope<'m> {
             return self.slots.get_mut(s)?.as_deref_mut();
         }
         self.made_from_tensor(s);
-        self.settled[s].get_mut()
+        self.settled[s].get_mut().map(|facts| &mut **facts)
     }
 
     /// Empties the input's or initializer's slot `s`: a node output of its name stands for the name from now on.
@@ -387,7 +389,7 @@ impl<'m> Scope<'m> {
                 false => s,
             };
             let facts = match self.settled.get_mut(s as usize) {
-                Some(settled) => settled.take(),
+                Some(settled) => settled.take().map(|facts| *facts),
                 None => self.slots[s as usize].take().map(|b| *b),
             };
             if let Some(facts) = facts {
