@@ -18,6 +18,7 @@ fn tensor(name: &str, dims: &[i64], data_type: DataType, raw: Vec<u8>) -> Tensor
 fn an_initializers_facts_are_its_tensors_when_read() {
     let floats = tensor("w", &[2], DataType::Float, [1.5f32, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect());
     let ints = tensor("shape", &[2], DataType::Int64, [3i64, 4].iter().flat_map(|x| x.to_le_bytes()).collect());
+    let again = tensor("again", &[1], DataType::Float, 7f32.to_le_bytes().to_vec());
     let mut scope = Scope::unordered(3);
     for t in [&floats, &ints] {
         let s = scope.claim(t.name()).expect("a new name");
@@ -30,7 +31,6 @@ fn an_initializers_facts_are_its_tensors_when_read() {
     assert_eq!(scope.get("w"), Some(&tensor::facts_from_tensor(&floats)));
     assert_eq!(scope.get("w").and_then(|f| f.floats.clone()), Some(vec![1.5, -2.0]));
     // Defined again before it was read: the tensor is not read for it any more.
-    let again = tensor("again", &[1], DataType::Float, 7f32.to_le_bytes().to_vec());
     let s = scope.claim(again.name()).expect("a new name");
     scope.set_lazy(s, &again);
     scope.define("again", ValueFacts::contradicted());
