@@ -42,14 +42,19 @@ impl<'m> Walker<'m, '_> {
                 let msg = format!("initializer '{}' {why}", name(init.name()));
                 self.note(env, Code::TensorDataMismatch, None, msg);
             }
-            let Err(_) = slot else {
-                // A name of its own (most initializers): the tensor's facts, its floating-point contents read when
-                // a node asks.
-                let mut facts = tensor::facts_from_tensor_but_floats(init);
-                self.external_contents(init.name(), &mut facts);
-                scope.set_lazy(slot.unwrap_or_else(|s| s), facts, init);
+            if let Ok(s) = slot {
+                // A name of its own (most initializers): its facts are made from the tensor when first read, its
+                // floating-point contents when a node asks. Contents read from outside the file are set now (such a
+                // tensor's own contents are none: `facts_from_tensor` reads only data held in the file).
+                if self.external.is_empty() || !self.external.contains_key(init.name()) {
+                    scope.set_lazy(s, init);
+                } else {
+                    let mut facts = tensor::facts_from_tensor(init);
+                    self.external_contents(init.name(), &mut facts);
+                    scope.set(s, facts);
+                }
                 continue;
-            };
+            }
             let mut from_tensor = tensor::facts_from_tensor(init);
             self.external_contents(init.name(), &mut from_tensor);
             // An initializer that contradicts its input's declaration is refused by runtimes: the value is

@@ -102,6 +102,9 @@ unsafe impl GlobalAlloc for Mimalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match layout.align() <= BLOCK_ALIGN {
+            // Most blocks: mimalloc's small path straight away, where `mi_malloc` calls on to it after a test of
+            // the size (~6 of the ~35 instructions a block).
+            true if layout.size() <= mi::MI_SMALL_SIZE_MAX => mi::mi_malloc_small(layout.size()) as *mut u8,
             true if in_large_page_range(layout.size()) => alloc_in_range(layout.size(), false),
             true => mi::mi_malloc(layout.size()) as *mut u8,
             false => mi::mi_malloc_aligned(layout.size(), layout.align()) as *mut u8,

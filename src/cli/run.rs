@@ -38,6 +38,10 @@ fn check_target(target: &Target, options: CheckOptions, json: bool, asked: Asked
             Err(e) => Err(Failure::Load(format!("{shown}: cannot read standard input: {}", io_reason(&e)))),
             Ok(Err(e)) => Err(Failure::Load(e.to_string())),
             Ok(Ok(model)) => {
+                if only {
+                    // What the analysis holds at its end goes with the process, as the model does.
+                    onnx_bcast::sys::end_with_this_work();
+                }
                 let report = check_model(&model, &shown, (options, json), asked, &mut spool);
                 if only {
                     onnx_bcast::sys::exit_without_freeing(model);

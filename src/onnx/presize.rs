@@ -113,15 +113,21 @@ fn count_field(head: &[u8], rest: Range<usize>, counts: &mut Counts) -> Option<u
 /// Counts a length-delimited field of the graph of number `number`.
 #[inline(always)]
 fn count(number: u32, counts: &mut Counts) {
-    let slot = match number {
-        field::graph::NODE => 0,
-        field::graph::INITIALIZER => 1,
-        field::graph::INPUT => 2,
-        field::graph::OUTPUT => 3,
-        field::graph::VALUE_INFO => 4,
-        _ => return,
+    // The place in `counts` of each field number under 16 ([`NONE`]: not counted), looked up rather than matched:
+    // a graph of small fields (10,000 small tensors, or nodes) spent ~7 instructions a field on the match.
+    const NONE: u8 = u8::MAX;
+    const SLOTS: [u8; 16] = {
+        let mut slots = [NONE; 16];
+        slots[field::graph::NODE as usize] = 0;
+        slots[field::graph::INITIALIZER as usize] = 1;
+        slots[field::graph::INPUT as usize] = 2;
+        slots[field::graph::OUTPUT as usize] = 3;
+        slots[field::graph::VALUE_INFO as usize] = 4;
+        slots
     };
-    counts[slot] += 1;
+    if let Some(&slot) = SLOTS.get(number as usize).filter(|&&slot| slot != NONE) {
+        counts[usize::from(slot)] += 1;
+    }
 }
 
 /// A field's key, the length of its header (key and length or value) and how many bytes of payload follow it.

@@ -15,3 +15,18 @@ pub mod stdout;
 pub fn exit_without_freeing<T>(value: T) {
     std::mem::forget(value);
 }
+
+/// Whether the process ends with the work at hand ([`end_with_this_work`]).
+static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the process ends once the work at hand is done, so that what holds tables as large as the model may
+/// let go of them without freeing them ([`exit_without_freeing`]), as the analysis's outermost scope does. Only the
+/// command line says so, for its only model: a library caller's process (Python's) goes on, and frees everything.
+pub fn end_with_this_work() {
+    ENDING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`end_with_this_work`] was said.
+pub fn ending() -> bool {
+    ENDING.load(std::sync::atomic::Ordering::Relaxed)
+}

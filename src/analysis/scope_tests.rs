@@ -1,0 +1,59 @@
+use super::*;
+use crate::onnx::pb::DataType;
+
+fn tensor(name: &str, dims: &[i64], data_type: DataType, raw: Vec<u8>) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(data_type as i32),
+        raw_data: Some(raw.into()),
+        ..Default::default()
+    }
+}
+
+/// An initializer set lazily reads as its tensor's facts: without its floating-point contents until they are read
+/// for it, with its integer contents at once; and a name defined again (an input of that name, say) is the new
+/// definition's, whatever the tensor said.
+#[test]
+fn an_initializers_facts_are_its_tensors_when_read() {
+    let floats = tensor("w", &[2], DataType::Float, [1.5f32, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect());
+    let ints = tensor("shape", &[2], DataType::Int64, [3i64, 4].iter().flat_map(|x| x.to_le_bytes()).collect());
+    let again = tensor("again", &[1], DataType::Float, 7f32.to_le_bytes().to_vec());
+    let mut scope = Scope::unordered(3);
+    for t in [&floats, &ints] {
+        let s = scope.claim(t.name()).expect("a new name");
+        scope.set_lazy(s, t);
+    }
+    assert_eq!(scope.get("w"), Some(&tensor::facts_from_tensor_but_floats(&floats)));
+    assert_eq!(scope.get("shape"), Some(&tensor::facts_from_tensor(&ints)), "integer contents read at once");
+    assert_eq!(scope.get("shape").and_then(|f| f.value.as_ref()).map(Vec::len), Some(2));
+    scope.read_floats(scope.slot("w"), "w");
+    assert_eq!(scope.get("w"), Some(&tensor::facts_from_tensor(&floats)));
+    assert_eq!(scope.get("w").and_then(|f| f.floats.clone()), Some(vec![1.5, -2.0]));
+    // Defined again before it was read: the tensor is not read for it any more.
+    let s = scope.claim(again.name()).expect("a new name");
+    scope.set_lazy(s, &again);
+    scope.define("again", ValueFacts::contradicted());
+    scope.read_all_floats();
+    assert_eq!(scope.get("again"), Some(&ValueFacts::contradicted()));
+    assert_eq!(scope.alive(), vec![0, 1, 2]);
+}
+
+/// Only the scope a thread drops last is its outermost one, whose tables a process that ends with its work lets
+/// go of without freeing (see `Drop for Scope`): a subgraph's or a call's scope, dropped while the outer one is
+/// held, is never taken for it.
+#[test]
+fn the_outermost_scope_is_the_last_a_thread_drops() {
+    // A thread of its own: the count is per thread, and tests run beside this one.
+    std::thread::spawn(|| {
+        let outer = Scope::unordered(1);
+        let inner = Scope::with_capacity(1);
+        assert_eq!(LIVE.get(), 2);
+        drop(inner);
+        assert_eq!(LIVE.get(), 1, "the outer scope is still held");
+        drop(outer);
+        assert_eq!(LIVE.get(), 0);
+    })
+    .join()
+    .expect("the thread ran");
+}
