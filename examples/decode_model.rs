@@ -19,6 +19,8 @@ use onnx_bcast::onnx::model::Model;
 static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimalloc;
 
 fn main() -> ExitCode {
+    // As the binary: one run, and the process exits after it.
+    onnx_bcast::sys::this_process_is_one_command();
     let mut status = ExitCode::SUCCESS;
     let paths: Vec<_> = std::env::args_os().skip(1).collect();
     let only = paths.len() == 1;

@@ -8,6 +8,8 @@ use std::process::ExitCode;
 static GLOBAL: onnx_bcast::cli::alloc::Mimalloc = onnx_bcast::cli::alloc::Mimalloc;
 
 fn main() -> ExitCode {
+    // This process exits once its command is done: what it holds at the end need not be freed one block at a time.
+    onnx_bcast::sys::this_process_is_one_command();
     #[cfg(feature = "mimalloc")]
     no_huge_pages_for_small_models();
     // A run of one command: a fresh huge page per size class of mimalloc's large pages costs more than pages of
