@@ -1,6 +1,6 @@
 //! What a walk carries: the values in scope, their remaining readers, the body being walked and where it is.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::OnceCell;
 
 use super::*;
 
@@ -76,7 +76,6 @@ impl<'m> Scope<'m> {
     }
 
     fn new(n: usize, order: Option<Vec<&'m str>>) -> Scope<'m> {
-        LIVE.set(LIVE.get() + 1);
         Scope {
             slots: Vec::with_capacity(n),
             settled: Vec::with_capacity(n),
@@ -398,31 +397,6 @@ impl<'m> Scope<'m> {
             }
         }
         values
-    }
-}
-
-thread_local! {
-    /// How many scopes this thread holds: the outermost one is dropped when it is the only one.
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-}
-
-impl Drop for Scope<'_> {
-    /// The outermost scope of a process that ends with this work ([`crate::sys::ending`]) lets go of its tables
-    /// without freeing them: its facts (at 100,000 nodes, those of 10,000 initializers read) took ~1.4 M
-    /// instructions to free for the exit to throw away. Any other scope (a subgraph's, a function call's, every
-    /// scope of a library caller) frees them, so that memory follows what is walked at once.
-    fn drop(&mut self) {
-        let live = LIVE.get().saturating_sub(1);
-        LIVE.set(live);
-        if live == 0 && crate::sys::ending() {
-            crate::sys::exit_without_freeing((
-                std::mem::take(&mut self.slots),
-                std::mem::take(&mut self.settled),
-                std::mem::take(&mut self.names),
-                std::mem::take(&mut self.spare),
-                std::mem::take(&mut self.ranges),
-            ));
-        }
     }
 }
 

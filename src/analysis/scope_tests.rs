@@ -38,22 +38,3 @@ fn an_initializers_facts_are_its_tensors_when_read() {
     assert_eq!(scope.get("again"), Some(&ValueFacts::contradicted()));
     assert_eq!(scope.alive(), vec![0, 1, 2]);
 }
-
-/// Only the scope a thread drops last is its outermost one, whose tables a process that ends with its work lets
-/// go of without freeing (see `Drop for Scope`): a subgraph's or a call's scope, dropped while the outer one is
-/// held, is never taken for it.
-#[test]
-fn the_outermost_scope_is_the_last_a_thread_drops() {
-    // A thread of its own: the count is per thread, and tests run beside this one.
-    std::thread::spawn(|| {
-        let outer = Scope::unordered(1);
-        let inner = Scope::with_capacity(1);
-        assert_eq!(LIVE.get(), 2);
-        drop(inner);
-        assert_eq!(LIVE.get(), 1, "the outer scope is still held");
-        drop(outer);
-        assert_eq!(LIVE.get(), 0);
-    })
-    .join()
-    .expect("the thread ran");
-}

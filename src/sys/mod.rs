@@ -37,7 +37,7 @@ pub fn exit_without_freeing<T>(value: T) {
 static ENDING: AtomicBool = AtomicBool::new(false);
 
 /// Says that the process ends once the work at hand is done, so that what holds tables as large as the model may
-/// let go of them without freeing them ([`exit_without_freeing`]), as the analysis's outermost scope does. Only the
+/// let go of them without freeing them ([`exit_without_freeing`]), as the analysis's scope of a top-level graph does. Only the
 /// command line says so, for its only model, and it counts only in a process that is one run of the command
 /// ([`this_process_is_one_command`]): a library caller's process (Python's) goes on, and frees everything.
 pub fn end_with_this_work() {
