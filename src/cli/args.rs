@@ -8,6 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use onnx_bcast::diagnostic::Code;
 
+use super::lazy::Lazy;
+
 #[derive(Parser)]
 #[command(
     name = "onnx-bcast",
@@ -31,7 +33,7 @@ pub enum Command {
     /// Exit status: 0 when no model has an error, 1 when one does (a violation, a broken graph, a --bind size the
     /// model contradicts, a code made an error by --deny, or under --strict any implicit, conditional or undecided
     /// broadcast), 2 when a model could not be checked or the settings are wrong.
-    Check(CheckArgs),
+    Check(Lazy<CheckArgs>),
     /// Print every value's inferred element type and shape, or a Graphviz picture of the broadcasting sites.
     ///
     /// With --range (or a TensorRT profile), every size that is one number at every size of the ranges is shown as
@@ -40,7 +42,7 @@ pub enum Command {
     ///
     /// Exit status: 0 when every model's shapes were printed, 1 when a --bind size contradicts a model (its shapes
     /// are printed, each contradiction on stderr), 2 when a model could not be read.
-    Shapes(ShapesArgs),
+    Shapes(Lazy<ShapesArgs>),
     /// Rewrite every implicit broadcast into explicit ops (Expand; Reshape and Tile below opset 8).
     ///
     /// An undecided site (shapes not known well enough to tell whether it broadcasts) is left as it is and listed:
@@ -53,7 +55,7 @@ pub enum Command {
     /// Exit status: 0 when written with every site that broadcasts made explicit, 1 when such a site was left as
     /// it was (a violation, or no faithful rewrite at the model's opset), --verify found a difference, or the model
     /// is broken or contradicts --bind (nothing written), 2 when nothing could be written.
-    Expand(ExpandArgs),
+    Expand(Lazy<ExpandArgs>),
     /// Write every value's inferred element type and shape into the model (value_info and graph outputs, in
     /// subgraphs and function bodies too); with --bind, a static model.
     ///
@@ -65,7 +67,7 @@ pub enum Command {
     ///
     /// Exit status: 0 when written with no contradiction left, 1 when a contradicting declaration was kept (or
     /// the model is broken or contradicts --bind, and nothing was written), 2 when nothing could be written.
-    Infer(InferArgs),
+    Infer(Lazy<InferArgs>),
     /// Remove explicit broadcasts (Expand, Tile of size-1 axes, Mul by ones, Add of zeros, Where on a constant
     /// condition) that every consumer performs anyway under its own broadcasting rule: the inverse of `expand`.
     ///
@@ -74,9 +76,9 @@ pub enum Command {
     ///
     /// Exit status: 0 when written (a broadcast kept is listed with its reason, and is no failure), 1 when the
     /// model is broken (nothing written), 2 when nothing could be written.
-    Fold(FoldArgs),
+    Fold(Lazy<FoldArgs>),
     /// Explain a diagnostic code: what it means, which document its rule comes from, an example and a fix.
-    Explain(ExplainArgs),
+    Explain(Lazy<ExplainArgs>),
     /// Print a shell completion script, generated from this command line's definition.
     ///
     /// For example `onnx-bcast completions bash > ~/.local/share/bash-completion/completions/onnx-bcast`, or

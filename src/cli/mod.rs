@@ -39,6 +39,7 @@ pub mod expand;
 pub mod explain;
 pub mod fold;
 pub mod infer;
+pub mod lazy;
 pub mod progress;
 pub mod rewrite;
 pub mod run;
@@ -101,7 +102,7 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> io::Result<Status> {
             check::command(&args, check_matches)
         }
         Command::Shapes(args) => shapes::command(&args),
-        Command::Expand(args) => expand::command(args),
+        Command::Expand(args) => expand::command(args.into_inner()),
         Command::Infer(args) => infer::command(&args),
         Command::Fold(args) => fold::command(&args),
         Command::Explain(args) => explain::command(&args),
