@@ -24,7 +24,7 @@ impl Object for JsonInput<'_> {
     }
 
     fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
-        out.field("name", self.name)?;
+        out.text("name", self.name)?;
         out.field("shape", &self.shape)
     }
 }
@@ -40,8 +40,8 @@ impl Object for JsonFunction<'_> {
     }
 
     fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
-        out.field("function", self.function)?;
-        out.field("node", self.node)
+        out.text("function", self.function)?;
+        out.text("node", self.node)
     }
 }
 
@@ -74,14 +74,14 @@ impl Object for JsonSite<'_, '_> {
 
     /// The site's fields, in the documented order.
     fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
-        out.field("graph", self.graph)?;
-        out.field("node", self.node)?;
-        out.field("op", self.op)?;
-        out.field("rule", self.rule)?;
+        out.text("graph", self.graph)?;
+        out.text("node", self.node)?;
+        out.text("op", self.op)?;
+        out.word("rule", self.rule)?;
         out.objects("inputs", self.inputs.iter().map(|i| JsonInput { name: &i.name, shape: ShapeOut(&i.shape) }))?;
         out.field("output_shape", &self.output_shape)?;
-        out.field("verdict", self.verdict)?;
-        out.field("message", self.message)?;
+        out.word("verdict", self.verdict)?;
+        out.text("message", self.message)?;
         out.field("code", &self.code)?;
         out.field("axis", &self.axis)?;
         out.field("offending_input", &self.offending_input)?;
