@@ -11,7 +11,7 @@ use crate::analysis::{FunctionFrame, Site, SiteInput};
 use crate::check::{report_verdict, Finding, Report, SiteReport};
 use crate::sizes::shape::{Dim, Shape};
 
-use super::json_object::{self, Fields, Object};
+use super::json_object::{self, Direct, Fields, Object};
 
 struct JsonInput<'a> {
     name: &'a str,
@@ -25,7 +25,7 @@ impl Object for JsonInput<'_> {
 
     fn fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
         out.text("name", self.name)?;
-        out.field("shape", &self.shape)
+        out.direct("shape", &self.shape)
     }
 }
 
@@ -79,7 +79,7 @@ impl Object for JsonSite<'_, '_> {
         out.text("op", self.op)?;
         out.word("rule", self.rule)?;
         out.objects("inputs", self.inputs.iter().map(|i| JsonInput { name: &i.name, shape: ShapeOut(&i.shape) }))?;
-        out.field("output_shape", &self.output_shape)?;
+        out.direct("output_shape", &self.output_shape)?;
         out.word("verdict", self.verdict)?;
         out.text("message", self.message)?;
         out.field("code", &self.code)?;
@@ -111,6 +111,32 @@ impl Serialize for ShapeOut<'_> {
             None => s.serialize_unit(),
             Some(dims) => s.collect_seq(dims.iter().map(DimOut)),
         }
+    }
+}
+
+impl Direct for ShapeOut<'_> {
+    /// An unknown rank as `null`, a shape of known sizes as `[8,64]` (the digits by itoa, as serde_json makes them);
+    /// a shape with a symbol or an unknown size goes to serde_json.
+    fn write_direct(&self, out: &mut Vec<u8>) -> bool {
+        let Some(dims) = self.0.dims() else {
+            out.extend_from_slice(b"null");
+            return true;
+        };
+        if !dims.iter().all(|d| matches!(d, Dim::Known(_))) {
+            return false;
+        }
+        let mut digits = itoa::Buffer::new();
+        out.push(b'[');
+        for (k, dim) in dims.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            if let Dim::Known(n) = dim {
+                out.extend_from_slice(digits.format(*n).as_bytes());
+            }
+        }
+        out.push(b']');
+        true
     }
 }
 
@@ -448,6 +474,25 @@ mod tests {
 
     fn dim(text: &str) -> Dim {
         parse_shape(text).dims().expect("ranked")[0].clone()
+    }
+
+    /// Shapes of known sizes (none, one, several, 0 and the largest u64), of unknown rank, and with a symbol or an
+    /// unknown size among known ones: what [`super::ShapeOut`] writes itself is serde_json's bytes, and it leaves
+    /// the others to serde_json.
+    #[test]
+    fn shapes_are_written_as_serde_json_writes_them() {
+        use super::json_object::Direct;
+        let texts = ["", "1", "8, 64", "0, 18446744073709551615, 3", "batch, 64", "2*N, 3", "?, 4", "*"];
+        for shape in texts.map(parse_shape) {
+            let serde = serde_json::to_vec(&super::ShapeOut(&shape)).unwrap();
+            let mut direct = Vec::new();
+            match super::ShapeOut(&shape).write_direct(&mut direct) {
+                true => assert_eq!(String::from_utf8(direct).unwrap(), String::from_utf8(serde).unwrap()),
+                false => assert!(
+                    direct.is_empty() && shape.dims().is_some_and(|d| !d.iter().all(|d| matches!(d, Dim::Known(_))))
+                ),
+            }
+        }
     }
 
     #[test]

@@ -29,12 +29,23 @@ pub(super) trait Fields {
     fn word(&mut self, key: &'static str, value: &'static str) -> Result<(), Self::Error> {
         self.field(key, value)
     }
+    /// A field whose value may write its compact JSON itself ([`Direct`]): [`Fields::field`] of it elsewhere.
+    fn direct<T: Direct>(&mut self, key: &'static str, value: &T) -> Result<(), Self::Error> {
+        self.field(key, value)
+    }
     /// A field whose value is a list of objects.
     fn objects<O: Object>(
         &mut self,
         key: &'static str,
         items: impl Iterator<Item = O> + Clone,
     ) -> Result<(), Self::Error>;
+}
+
+/// A value that writes its own compact JSON where that is a few digits and commas (a shape of known sizes), the same
+/// bytes serde_json writes for it, and leaves any other case to serde_json.
+pub(super) trait Direct: Serialize {
+    /// Writes the value at the end of `out` and returns true, or writes nothing and returns false.
+    fn write_direct(&self, out: &mut Vec<u8>) -> bool;
 }
 
 /// An object serialized as a struct by any serde serializer (what `impl Serialize` of an [`Object`] calls).
@@ -141,6 +152,14 @@ impl Fields for Raw<'_> {
         self.key(key);
         self.quoted(value);
         Ok(())
+    }
+
+    fn direct<T: Direct>(&mut self, key: &'static str, value: &T) -> serde_json::Result<()> {
+        self.key(key);
+        match value.write_direct(self.out) {
+            true => Ok(()),
+            false => serde_json::to_writer(Bytes(self.out), value),
+        }
     }
 
     fn objects<O: Object>(
