@@ -1,8 +1,10 @@
 //! JSON objects whose fields are listed once and written two ways: to any serde serializer (a `Value`, a whole
-//! report) or, in streamed output, straight into a byte buffer with each key as the literal text it is. Every
-//! value goes through serde_json either way, which escapes every string (every name in a model is untrusted); the
-//! keys are the program's own ASCII words, which JSON writes as they are. The bytes are serde_json's compact form
-//! (`render::json`'s tests compare the two).
+//! report) or, in streamed output, straight into a byte buffer with each key as the literal text it is. There a
+//! string with nothing to escape is copied between its quotes and a shape of known sizes writes its digits itself
+//! ([`Direct`]); every other value, and every string that has a byte to escape (every name in a model is
+//! untrusted), goes through serde_json. The keys, and the words of [`Fields::word`], are the program's own ASCII
+//! words, which JSON writes as they are. The bytes are serde_json's compact form (the tests here and in
+//! `render::json` compare the two).
 
 use std::io::{self, Write};
 
