@@ -3,10 +3,10 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
-use super::flow::Flow;
+use super::flow::{Flow, Plan};
 use super::op_memo::OpFacts;
 use super::reads::Reads;
-use super::scope::{Body, Env, Outputs, Producers, Scope, NONE};
+use super::scope::{Body, Env, Outputs, Producers, Scope};
 use super::walker::{fresh_symbol, Walker};
 use super::*;
 use crate::onnx::location::node_label;
@@ -34,10 +34,9 @@ impl<'m> Walker<'m, '_> {
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
         // after its last reader, unless a subgraph of this body might still read it by name.
-        let has_subgraphs = body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
-        let keep_all = (body.record && self.options.value_facts) || has_subgraphs;
+        let recorded = body.record && self.options.value_facts;
         let settled_values = body.inputs.len() + body.initializers.len();
-        let mut scope = match keep_all {
+        let mut scope = match recorded {
             // Room for every value the body defines: numbering the nodes (`Producers::of`) adds their outputs' names
             // to the inputs' and initializers', and a table grown then hashes all of those again.
             true => Scope::with_capacity(settled_values + body.nodes.iter().map(|n| n.output.len()).sum::<usize>()),
@@ -63,6 +62,15 @@ impl<'m> Walker<'m, '_> {
         }
         let inputs = &body.declared[..body.declared_inputs];
         self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
+        // A body whose values are dropped is walked as its values flow where it can be. Its plan, which reads every
+        // node first, also tells whether any holds a graph (a pass of its own over a large graph's nodes missed the
+        // caches at each).
+        let plan = (!recorded).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared));
+        let has_subgraphs = match &plan {
+            Some(plan) => matches!(plan, Plan::Subgraphs),
+            None => body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some()),
+        };
+        let keep_all = recorded || has_subgraphs;
         // A subgraph reads this body's values by name, through a scope it cannot change: it gets them whole.
         has_subgraphs.then(|| scope.read_all_floats());
         // What inputs and initializers are is settled: their other declarations must agree with it.
@@ -80,13 +88,12 @@ impl<'m> Walker<'m, '_> {
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
             self.out.sites.reserve(here.count());
         }
-        // A body whose values are dropped is walked as its values flow where it can be.
-        let outputs = match (!keep_all).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared)).flatten() {
-            Some(flow) => {
+        let outputs = match plan {
+            Some(Plan::Flow(flow)) => {
                 self.walk_flow(env, &mut scope, &mut declared, body.nodes, flow);
                 body.outputs.iter().map(|name| scope.slot(name)).collect()
             }
-            None => self.walk_numbered(env, &mut scope, &mut declared, (body.nodes, &body.outputs), keep_all),
+            _ => self.walk_numbered(env, &mut scope, &mut declared, (body.nodes, &body.outputs), keep_all),
         };
         body.outputs.iter().zip(&outputs).for_each(|(name, &s)| scope.read_floats(s, name));
         let outputs = (body.outputs.iter().zip(outputs))
@@ -127,7 +134,8 @@ impl<'m> Walker<'m, '_> {
             if stop.stop_now() {
                 break;
             }
-            let placed = (index, producers.inputs(index), producers.first_output(index));
+            // Every value's range is worked out: a subgraph may read any by name, or the plan could not follow names.
+            let placed = (index, producers.inputs(index), producers.first_output(index), true);
             self.node(env, scope, declared, placed, &nodes[index]);
             if let Some(reads) = &mut reads {
                 reads.after(position, scope, &producers);
@@ -354,7 +362,7 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        (index, slots, first): (usize, &[u32], u32),
+        (index, slots, first, ranged): (usize, &[u32], u32, bool),
         node: &'m NodeProto,
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
@@ -391,10 +399,11 @@ impl<'m> Walker<'m, '_> {
         };
         if let (Some((op, kind)), Some(mut facts)) = (pair, spare.take_if(|_| pair.is_some())) {
             self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
-            let range = self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts));
+            let range = ranged
+                .then(|| self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts)));
             drop(refs);
             scope.define_boxed(first, &node.output[0], facts);
-            return super::index_bound::keep_range(scope, node, range);
+            return super::index_bound::keep_range(scope, node, range.flatten());
         }
         // Most nodes hold no attribute, and so no graph.
         let subgraphs = match attrs.is_empty() {
@@ -409,7 +418,8 @@ impl<'m> Walker<'m, '_> {
         };
         let refused = crate::sizes::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
-        let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
+        let range = (ranged && !tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs));
+        let range = range.flatten();
         drop(refs);
         if let Some(b) = spare {
             scope.give_back(b);
@@ -561,37 +571,6 @@ impl<'m> Walker<'m, '_> {
         };
         if let Some(r) = fed {
             scope.ranges.insert(name, r);
-        }
-    }
-
-    /// Each settled value (an input, an initializer) compared with its other declarations, once per name.
-    fn compare_settled(
-        &mut self,
-        env: &Env<'m, '_>,
-        scope: &Scope<'m>,
-        declared: &Declared<'m>,
-        (settled, how_many): (impl Iterator<Item = &'m str>, usize),
-    ) {
-        if declared.names().len() < how_many {
-            // Fewer declarations than inputs and initializers (a graph of many weights, few declared): each
-            // declared name is looked up among them instead, in the order they were defined (their slots' order,
-            // which is the order of their first mention in `settled`). Only they are in the scope yet.
-            let mut here: Vec<(u32, &'m str)> =
-                declared.names().map(|name| (scope.slot(name), name)).filter(|&(s, _)| s != NONE).collect();
-            here.sort_unstable();
-            for (_, name) in here {
-                if let Some(facts) = scope.get(name).cloned() {
-                    self.compare_declarations(env, declared, (name, &facts), None, true);
-                }
-            }
-            return;
-        }
-        let mut compared = HashSet::default();
-        // Only a declared value is compared: no copy of the others' facts.
-        for name in settled.filter(|name| declared.get(name).is_some()) {
-            if let Some(facts) = scope.get(name).filter(|_| compared.insert(name)).cloned() {
-                self.compare_declarations(env, declared, (name, &facts), None, true);
-            }
         }
     }
 }
