@@ -71,7 +71,7 @@ impl Flow {
         let (mut all_inputs, mut all_outputs, mut graphs) = (0, 0, false);
         for n in nodes {
             (all_inputs, all_outputs) = (all_inputs + n.input.len(), all_outputs + n.output.len());
-            graphs |= !n.attribute.is_empty() && Attrs::new(n, None).graphs().next().is_some();
+            graphs |= holds_graph(n);
         }
         if graphs {
             return Plan::Subgraphs;
@@ -436,6 +436,13 @@ impl Scope<'_> {
         self.slots.resize_with(self.slots.len() + m, || None);
         first
     }
+}
+
+/// Whether an attribute of `node` holds a graph. (Most nodes hold no attribute: told inline.)
+#[inline(always)]
+pub(super) fn holds_graph(node: &NodeProto) -> bool {
+    let attrs = Attrs::new(node, None);
+    !attrs.is_empty() && attrs.graphs().next().is_some()
 }
 
 /// One bit of 64 for a hash, for a set of few names that is asked of every output.

@@ -3,7 +3,7 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
-use super::flow::{Flow, Plan};
+use super::flow::{holds_graph, Flow, Plan};
 use super::op_memo::OpFacts;
 use super::reads::Reads;
 use super::scope::{Body, Env, Outputs, Producers, Scope};
@@ -62,14 +62,11 @@ impl<'m> Walker<'m, '_> {
         }
         let inputs = &body.declared[..body.declared_inputs];
         self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
-        // A body whose values are dropped is walked as its values flow where it can be. Its plan, which reads every
-        // node first, also tells whether any holds a graph (a pass of its own over a large graph's nodes missed the
-        // caches at each).
+        // A body whose values are dropped is walked as its values flow where it can be. Its plan also tells whether
+        // a node holds a graph (a pass of its own over a large graph's nodes missed the caches at each).
         let plan = (!recorded).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared));
-        let has_subgraphs = match &plan {
-            Some(plan) => matches!(plan, Plan::Subgraphs),
-            None => body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some()),
-        };
+        let has_subgraphs =
+            plan.as_ref().map_or_else(|| body.nodes.iter().any(holds_graph), |p| matches!(p, Plan::Subgraphs));
         let keep_all = recorded || has_subgraphs;
         // A subgraph reads this body's values by name, through a scope it cannot change: it gets them whole.
         has_subgraphs.then(|| scope.read_all_floats());
