@@ -120,10 +120,10 @@ fn a_body_whose_node_holds_a_graph_is_planned_to_keep_every_value() {
     let axis = AttributeProto { name: Some("axis".into()), i: Some(0), ..Default::default() };
     let branch =
         AttributeProto { name: Some("then_branch".into()), g: Some(GraphProto::default()), ..Default::default() };
-    let mut nodes = [node(&["x"], &["a"]), node(&["a"], &["y"])];
-    nodes[0].attribute.push(axis);
+    let with = |n: NodeProto, a: &AttributeProto| NodeProto { attribute: vec![a.clone()], ..n };
+    let nodes = [with(node(&["x"], &["a"]), &axis), node(&["a"], &["y"])];
     assert!(plan(&nodes, &["x"], &["y"]).is_some(), "an attribute holding no graph");
-    nodes[1].attribute.push(branch);
+    let nodes = [with(node(&["x"], &["a"]), &axis), with(node(&["a"], &["y"]), &branch)];
     let scope = Scope::unordered(0);
     assert!(matches!(Flow::plan(&nodes, &scope, &["y"], &Declared::default()), Plan::Subgraphs));
 }
