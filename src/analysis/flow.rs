@@ -47,35 +47,17 @@ pub(super) struct Flow {
     pub(super) settled: Vec<u32>,
 }
 
-/// What the plan of a body makes of it.
-pub(super) enum Plan {
-    /// The body is walked as its values flow.
-    Flow(Flow),
-    /// A node holds a graph, which may read any value of the body by name: every value is kept.
-    Subgraphs,
-    /// The body is not one this walk follows (see the module's comment).
-    Names,
-}
-
 impl Flow {
     /// The flags of `nodes`' inputs and outputs in a body whose inputs and initializers `scope` holds, whose
-    /// outputs are `body_outputs`, or why there are none.
+    /// outputs are `body_outputs`; `None` when the body is not one this walk follows (see the module's comment).
     #[inline(never)]
     pub(super) fn plan<'m>(
         nodes: &'m [NodeProto],
         scope: &Scope<'m>,
         body_outputs: &[&'m str],
         declared: &Declared<'m>,
-    ) -> Plan {
-        // What the plan needs room for, and whether a node holds a graph, in one pass over the nodes.
-        let (mut all_inputs, mut all_outputs, mut graphs) = (0, 0, false);
-        for n in nodes {
-            (all_inputs, all_outputs) = (all_inputs + n.input.len(), all_outputs + n.output.len());
-            graphs |= holds_graph(n);
-        }
-        if graphs {
-            return Plan::Subgraphs;
-        }
+    ) -> Option<Flow> {
+        let (all_inputs, all_outputs) = nodes.iter().fold((0, 0), |(i, o), n| (i + n.input.len(), o + n.output.len()));
         // `settled` at its largest at once: grown by doubling, it would be copied, and briefly held twice.
         let settled = Vec::with_capacity(all_inputs);
         let mut flow = Flow { inputs: vec![0; all_inputs], outputs: vec![0; all_outputs], settled };
@@ -123,10 +105,10 @@ impl Flow {
         // So is a name defined twice (by two nodes, or by a node and an input or initializer): both are told once
         // every name is met.
         if planner.made.repeats(planner.pending.hashes()) {
-            return Plan::Names;
+            return None;
         }
         flow.settled.reverse();
-        Plan::Flow(flow)
+        Some(flow)
     }
 }
 
@@ -436,13 +418,6 @@ impl Scope<'_> {
         self.slots.resize_with(self.slots.len() + m, || None);
         first
     }
-}
-
-/// Whether an attribute of `node` holds a graph. (Most nodes hold no attribute: told inline.)
-#[inline(always)]
-pub(super) fn holds_graph(node: &NodeProto) -> bool {
-    let attrs = Attrs::new(node, None);
-    !attrs.is_empty() && attrs.graphs().next().is_some()
 }
 
 /// One bit of 64 for a hash, for a set of few names that is asked of every output.

@@ -2,7 +2,7 @@
 //! to the walk by numbers.
 
 use super::declared::Declared;
-use super::flow::{Flow, Plan, LAST, NAMED, POSITION, PREVIOUS, RANGED, SETTLED, UNREAD};
+use super::flow::{Flow, LAST, NAMED, POSITION, PREVIOUS, RANGED, SETTLED, UNREAD};
 use super::reads_tests::node;
 use super::scope::Scope;
 use super::*;
@@ -14,7 +14,7 @@ type Planned = (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<u32>);
 fn plan(nodes: &[NodeProto], settled: &[&'static str], outputs: &[&str]) -> Option<Planned> {
     let mut scope = Scope::unordered(settled.len());
     settled.iter().for_each(|name| scope.define(name, ValueFacts::unknown()));
-    let Plan::Flow(flow) = Flow::plan(nodes, &scope, outputs, &Declared::default()) else { return None };
+    let flow = Flow::plan(nodes, &scope, outputs, &Declared::default())?;
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     let (mut i, mut o) = (0, 0);
     for n in nodes {
@@ -112,18 +112,4 @@ fn a_value_range_is_worked_out_where_a_gathers_indices_read_it_and_nowhere_else(
     let (_, outs, _) = plan(&nodes, &["p", "one", "x", "t"], &["g", "m", "h"]).expect("followed as it flows");
     let ranged: Vec<bool> = outs.iter().map(|o| o[0] & RANGED != 0).collect();
     assert_eq!(ranged, [true, false, false, true, true, false, false, true]);
-}
-
-#[test]
-fn a_body_whose_node_holds_a_graph_is_planned_to_keep_every_value() {
-    use crate::onnx::pb::{AttributeProto, GraphProto};
-    let axis = AttributeProto { name: Some("axis".into()), i: Some(0), ..Default::default() };
-    let branch =
-        AttributeProto { name: Some("then_branch".into()), g: Some(GraphProto::default()), ..Default::default() };
-    let with = |n: NodeProto, a: &AttributeProto| NodeProto { attribute: vec![a.clone()], ..n };
-    let nodes = [with(node(&["x"], &["a"]), &axis), node(&["a"], &["y"])];
-    assert!(plan(&nodes, &["x"], &["y"]).is_some(), "an attribute holding no graph");
-    let nodes = [with(node(&["x"], &["a"]), &axis), with(node(&["a"], &["y"]), &branch)];
-    let scope = Scope::unordered(0);
-    assert!(matches!(Flow::plan(&nodes, &scope, &["y"], &Declared::default()), Plan::Subgraphs));
 }

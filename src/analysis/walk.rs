@@ -3,7 +3,7 @@
 use super::call::Call;
 use super::contradiction::Rule;
 use super::declared::Declared;
-use super::flow::{holds_graph, Flow, Plan};
+use super::flow::Flow;
 use super::op_memo::OpFacts;
 use super::reads::Reads;
 use super::scope::{Body, Env, Outputs, Producers, Scope};
@@ -34,9 +34,10 @@ impl<'m> Walker<'m, '_> {
 
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
         // after its last reader, unless a subgraph of this body might still read it by name.
-        let recorded = body.record && self.options.value_facts;
+        let has_subgraphs = body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
+        let keep_all = (body.record && self.options.value_facts) || has_subgraphs;
         let settled_values = body.inputs.len() + body.initializers.len();
-        let mut scope = match recorded {
+        let mut scope = match keep_all {
             // Room for every value the body defines: numbering the nodes (`Producers::of`) adds their outputs' names
             // to the inputs' and initializers', and a table grown then hashes all of those again.
             true => Scope::with_capacity(settled_values + body.nodes.iter().map(|n| n.output.len()).sum::<usize>()),
@@ -62,12 +63,6 @@ impl<'m> Walker<'m, '_> {
         }
         let inputs = &body.declared[..body.declared_inputs];
         self.define_initializers(env, &mut scope, body.initializers, body.sparse_initializers, inputs);
-        // A body whose values are dropped is walked as its values flow where it can be. Its plan also tells whether
-        // a node holds a graph (a pass of its own over a large graph's nodes missed the caches at each).
-        let plan = (!recorded).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared));
-        let has_subgraphs =
-            plan.as_ref().map_or_else(|| body.nodes.iter().any(holds_graph), |p| matches!(p, Plan::Subgraphs));
-        let keep_all = recorded || has_subgraphs;
         // A subgraph reads this body's values by name, through a scope it cannot change: it gets them whole.
         has_subgraphs.then(|| scope.read_all_floats());
         // What inputs and initializers are is settled: their other declarations must agree with it.
@@ -85,12 +80,13 @@ impl<'m> Walker<'m, '_> {
             let here = body.nodes.iter().filter(|n| ops::broadcast_op(n.domain(), n.op_type(), env.opset).is_some());
             self.out.sites.reserve(here.count());
         }
-        let outputs = match plan {
-            Some(Plan::Flow(flow)) => {
+        // A body whose values are dropped is walked as its values flow where it can be.
+        let outputs = match (!keep_all).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared)).flatten() {
+            Some(flow) => {
                 self.walk_flow(env, &mut scope, &mut declared, body.nodes, flow);
                 body.outputs.iter().map(|name| scope.slot(name)).collect()
             }
-            _ => self.walk_numbered(env, &mut scope, &mut declared, (body.nodes, &body.outputs), keep_all),
+            None => self.walk_numbered(env, &mut scope, &mut declared, (body.nodes, &body.outputs), keep_all),
         };
         body.outputs.iter().zip(&outputs).for_each(|(name, &s)| scope.read_floats(s, name));
         let outputs = (body.outputs.iter().zip(outputs))
