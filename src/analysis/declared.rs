@@ -6,7 +6,7 @@
 //! declared and inferred `[2, 3]` is a `declared-shape-mismatch` in both commands. A graph input listed twice is a
 //! `duplicate-value` already, and is not compared again.
 
-use super::scope::{Env, Scope};
+use super::scope::{Env, Scope, NONE};
 use super::*;
 
 /// What a body declares: the first declaration of each value, and the later ones.
@@ -82,6 +82,37 @@ impl<'m> Declared<'m> {
 }
 
 impl<'m> Walker<'m, '_> {
+    /// Each settled value (an input, an initializer) compared with its other declarations, once per name.
+    pub(super) fn compare_settled(
+        &mut self,
+        env: &Env<'m, '_>,
+        scope: &Scope<'m>,
+        declared: &Declared<'m>,
+        (settled, how_many): (impl Iterator<Item = &'m str>, usize),
+    ) {
+        if declared.names().len() < how_many {
+            // Fewer declarations than inputs and initializers (a graph of many weights, few declared): each
+            // declared name is looked up among them instead, in the order they were defined (their slots' order,
+            // which is the order of their first mention in `settled`). Only they are in the scope yet.
+            let mut here: Vec<(u32, &'m str)> =
+                declared.names().map(|name| (scope.slot(name), name)).filter(|&(s, _)| s != NONE).collect();
+            here.sort_unstable();
+            for (_, name) in here {
+                if let Some(facts) = scope.get(name).cloned() {
+                    self.compare_declarations(env, declared, (name, &facts), None, true);
+                }
+            }
+            return;
+        }
+        let mut compared = HashSet::default();
+        // Only a declared value is compared: no copy of the others' facts.
+        for name in settled.filter(|name| declared.get(name).is_some()) {
+            if let Some(facts) = scope.get(name).filter(|_| compared.insert(name)).cloned() {
+                self.compare_declarations(env, declared, (name, &facts), None, true);
+            }
+        }
+    }
+
     /// The facts each value's declarations give (graph inputs first: `declared_inputs` of them, read with the bound
     /// sizes).
     pub(super) fn declared(

@@ -29,6 +29,14 @@ pub(super) const UNREAD: u8 = 1;
 pub(super) const NAMED: u8 = 2;
 /// Of a node output: a declaration of the body names it.
 const DECLARED: u8 = 4;
+/// Of a node's first output: the walk works out its value range ([`crate::infer::value_range`]), which some reader
+/// reads, or with which the node checks its indices ([`super::index_bound`]). Most values of a real model are sizes
+/// and shapes that only Reshape, Expand and the like read: their ranges (the `max` of a Concat's sizes, say) cost
+/// a seventh of the walk and were never read.
+pub(super) const RANGED: u8 = 8;
+/// Of the plan's bits of a node's outputs the next node reads (by position, below 32): the next node reads the
+/// range of the first.
+const RANGE_NEXT: u64 = 1 << 63;
 
 /// What the walk needs to know ahead of each node input and output, worked out in one pass over the nodes from
 /// the last to the first: a value's last reader is then the first met (a byte of flags each, in file order).
@@ -66,22 +74,31 @@ impl Flow {
             planner.settled.insert(h, name, slot);
         }
         for &name in body_outputs.iter().filter(|n| !n.is_empty() && scope.slot(n) == NONE) {
-            planner.pending.insert(hash(name), name);
+            planner.pending.insert(hash(name), name, false);
         }
         let (mut ins, mut outs) = (all_inputs, all_outputs);
         // Which outputs of the node at hand the node after it reads (bit by position), and its first output's name:
         // each turn decodes the previous node's first output as an input may read it, and the next turn takes it
         // as its own.
-        let (mut by_next, mut first) = (0, nodes.last().and_then(|n| n.output.first()).map_or("", |o| o.as_str()));
+        // (The outputs are carried too: a node's list of outputs, inline or not, is asked where it is once.)
+        let mut outputs: &'m [CompactString] = nodes.last().map_or(&[], |n| &n.output);
+        let (mut by_next, mut first) = (0, outputs.first().map_or("", |o| o.as_str()));
         for i in (0..nodes.len()).rev() {
-            let (inputs, outputs) = (nodes[i].input.as_slice(), nodes[i].output.as_slice());
+            let inputs = nodes[i].input.as_slice();
             (ins, outs) = (ins - inputs.len(), outs - outputs.len());
-            planner.outputs(outputs, first, by_next, &mut flow.outputs[outs..outs + outputs.len()]);
+            let out_flags = &mut flow.outputs[outs..outs + outputs.len()];
+            let ranged = planner.outputs(outputs, first, by_next, out_flags);
+            let indices = super::index_bound::indices_read(nodes[i].op_type());
             let before: &'m [CompactString] = if i > 0 { &nodes[i - 1].output } else { &[] };
             let before_first = before.first().map_or("", |o| o.as_str());
             let flags = &mut flow.inputs[ins..ins + inputs.len()];
             by_next = planner.inputs(inputs, (before, before_first), flags, &mut flow.settled);
-            first = before_first;
+            // Most nodes' ranges are read by none, and most nodes check no indices: nothing more is asked of them.
+            if ranged || indices != 0 {
+                let out_flags = &mut flow.outputs[outs..outs + outputs.len()];
+                by_next |= planner.ranges_read(&nodes[i], (inputs, flags, out_flags), (ranged, indices));
+            }
+            (first, outputs) = (before_first, before);
         }
         // What is still pending is read before any node makes it: made by none (an enclosing scope's value, or
         // undefined), or by a later node, which this walk does not follow.
@@ -112,35 +129,38 @@ struct Planner<'m, 'p> {
 
 impl<'m> Planner<'m, '_> {
     /// The flags of a node's `outputs` (`first`: the first one's name, `by_next`: those the next node reads, bit
-    /// by position).
+    /// by position, and [`RANGE_NEXT`]); whether some reader reads the first one's range.
     #[inline(always)]
-    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) {
+    fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) -> bool {
         // Most nodes make one value: the first goes apart from a loop, whose set-up would cost as much again.
-        let Some(flag) = flags.first_mut() else { return };
-        *flag = self.output(first, by_next & 1 == 1);
+        let Some(flag) = flags.first_mut() else { return false };
+        let ranged;
+        (*flag, ranged) = self.output(first, by_next & 1 == 1);
         if outputs.len() > 1 {
             for (k, (o, flag)) in outputs.iter().zip(flags).enumerate().skip(1) {
-                *flag = self.output(o.as_str(), k < 64 && by_next >> k & 1 == 1);
+                *flag = self.output(o.as_str(), k < 32 && by_next >> k & 1 == 1).0;
             }
         }
+        ranged || by_next & RANGE_NEXT != 0
     }
 
-    /// The flags of output `o` (`by_next`: whether the next node reads it).
+    /// The flags of output `o` (`by_next`: whether the next node reads it), and whether a reader other than the
+    /// next node reads its range.
     #[inline(always)]
-    fn output(&mut self, o: &'m str, by_next: bool) -> u8 {
+    fn output(&mut self, o: &'m str, by_next: bool) -> (u8, bool) {
         if o.is_empty() {
-            return 0;
+            return (0, false);
         }
         let h = hash(o);
         self.made.push(h);
-        let named = !self.pending.is_empty() && self.pending.remove(h, o);
+        let named = if self.pending.is_empty() { None } else { self.pending.remove(h, o) };
         let read = match (named, by_next) {
-            (true, _) => NAMED,
-            (false, true) => 0,
-            (false, false) => UNREAD,
+            (Some(_), _) => NAMED,
+            (None, true) => 0,
+            (None, false) => UNREAD,
         };
         let is_declared = self.declared_mask & bloom_bit(h) != 0 && self.declared.get(o).is_some();
-        read | if is_declared { DECLARED } else { 0 }
+        (read | if is_declared { DECLARED } else { 0 }, named == Some(true))
     }
 
     /// The flags of a node's `inputs` (`before`: the previous node's outputs, and the first one's name), and the
@@ -180,11 +200,44 @@ impl<'m> Planner<'m, '_> {
                             settled.push(s);
                             SETTLED
                         }
-                        None if self.pending.insert(h, x) => LAST,
+                        None if self.pending.insert(h, x, false) => LAST,
                         None => 0,
                     }
                 }
             };
+        }
+        by_next
+    }
+}
+
+impl<'m> Planner<'m, '_> {
+    /// Of a node whose first output's range some reader reads (`ranged`), or which checks the inputs `indices` (bit
+    /// by position) as indices: flags the first output [`RANGED`] and notes the values whose ranges the node reads
+    /// among its `inputs`, flagged `in_flags` by [`Planner::inputs`] (a pending name, or the previous node's first
+    /// output: then [`RANGE_NEXT`], returned). Apart from [`Planner::inputs`]: most nodes read no range, and asking
+    /// at each input cost the plan ~40 instructions a node on a chain.
+    #[cold]
+    #[inline(never)]
+    fn ranges_read(
+        &mut self,
+        node: &NodeProto,
+        (inputs, in_flags, out_flags): (&'m [CompactString], &[u8], &mut [u8]),
+        (ranged, indices): (bool, u64),
+    ) -> u64 {
+        if let Some(flag) = out_flags.first_mut() {
+            *flag |= RANGED;
+        }
+        let reads = match ops::is_default_domain(node.domain()) {
+            true => indices | if ranged { crate::infer::value_range::inputs_read(node.op_type()) } else { 0 },
+            false => 0,
+        };
+        let mut by_next = 0;
+        for (_, (x, &f)) in inputs.iter().zip(in_flags).enumerate().filter(|&(k, _)| reads >> k.min(63) & 1 == 1) {
+            match f {
+                _ if f & PREVIOUS != 0 && f >> POSITION == 0 => by_next = RANGE_NEXT,
+                _ if f & (PREVIOUS | SETTLED) != 0 || x.is_empty() => {}
+                _ => drop(self.pending.insert(hash(x), x, true)),
+            }
         }
         by_next
     }
@@ -224,11 +277,13 @@ impl<'m> Walker<'m, '_> {
             if stop.stop_now() {
                 break;
             }
-            let in_flags = &flow.inputs[ins..ins + node.input.len()];
-            let out_flags = &flow.outputs[outs..outs + node.output.len()];
-            (ins, outs) = (ins + node.input.len(), outs + node.output.len());
+            // A node's lists of inputs and outputs, inline or not, asked where they are once.
+            let (inputs, outputs) = (node.input.as_slice(), node.output.as_slice());
+            let in_flags = &flow.inputs[ins..ins + inputs.len()];
+            let out_flags = &flow.outputs[outs..outs + outputs.len()];
+            (ins, outs) = (ins + inputs.len(), outs + outputs.len());
             slots.clear();
-            match (&node.input[..], in_flags) {
+            match (inputs, in_flags) {
                 // Most nodes of a large chain are counted pairs over the value the node before made: walked in its
                 // slot (and their two inputs' slots found without a list).
                 ([a, b], &[f, g]) => {
@@ -239,7 +294,8 @@ impl<'m> Walker<'m, '_> {
                     let over = if chains { over_input(pair, [f, g], out_flags) } else { None };
                     if let Some(k) = over.filter(|&k| self.pair_over(env, scope, (index, pair, k), node)) {
                         let bits = (any_declared && bits_set).then_some(&mut *declared);
-                        previous = after_over(scope, (&mut free, bits), node, ([f, g], out_flags), (pair, k));
+                        previous =
+                            after_over(scope, (&mut free, bits), (inputs, outputs), ([f, g], out_flags), (pair, k));
                         continue;
                     }
                     slots.extend(pair);
@@ -248,7 +304,7 @@ impl<'m> Walker<'m, '_> {
                     slots.extend(xs.iter().zip(in_flags).map(|(x, &f)| slot_of(scope, (f, x), previous, &mut settled)))
                 }
             }
-            let first = match node.output.len() {
+            let first = match outputs.len() {
                 1 => free.pop().unwrap_or_else(|| scope.new_slots(1)),
                 m => scope.new_slots(m),
             };
@@ -258,14 +314,15 @@ impl<'m> Walker<'m, '_> {
             }
             // Most nodes of a large graph are counted numpy pairs, walked by their own step.
             let out_declared = out_flags.first().is_some_and(|f| f & DECLARED != 0);
-            if !self.pair_step(env, scope, declared, (index, &slots, first, out_declared), node) {
-                self.node(env, scope, declared, (index, &slots, first), node);
+            let ranged = out_flags.first().is_some_and(|f| f & RANGED != 0);
+            if !self.pair_step(env, scope, declared, (index, &slots, first, ranged), out_declared, node) {
+                self.node(env, scope, declared, (index, &slots, first, ranged), node);
             }
-            for ((name, &f), &s) in node.input.iter().zip(in_flags).zip(&slots) {
+            for ((name, &f), &s) in inputs.iter().zip(in_flags).zip(&slots) {
                 drop_last_read(scope, &mut free, (name, f), s);
             }
             previous = first;
-            place_outputs(scope, &mut free, node, out_flags, first);
+            place_outputs(scope, &mut free, outputs, out_flags, first);
         }
     }
 }
@@ -305,15 +362,15 @@ fn over_input([a, b]: [u32; 2], [f, g]: [u8; 2], out_flags: &[u8]) -> Option<usi
 fn after_over<'m>(
     scope: &mut Scope<'m>,
     (free, declared): (&mut Vec<u32>, Option<&mut Declared<'m>>),
-    node: &'m NodeProto,
+    (inputs, outputs): (&'m [CompactString], &'m [CompactString]),
     (in_flags, out_flags): ([u8; 2], &[u8]),
     (pair, k): ([u32; 2], usize),
 ) -> u32 {
     if let Some(declared) = declared {
         declared.set_made(pair[k], false);
     }
-    drop_last_read(scope, free, (&node.input[1 - k], in_flags[1 - k]), pair[1 - k]);
-    place_outputs(scope, free, node, out_flags, pair[k]);
+    drop_last_read(scope, free, (&inputs[1 - k], in_flags[1 - k]), pair[1 - k]);
+    place_outputs(scope, free, outputs, out_flags, pair[k]);
     pair[k]
 }
 
@@ -330,13 +387,19 @@ fn drop_last_read<'m>(scope: &mut Scope<'m>, free: &mut Vec<u32>, (name, f): (&'
     }
 }
 
-/// What follows a node's outputs (in slots from `first`, flagged `out_flags`): dropped when no node reads them,
+/// What follows a node's `outputs` (in slots from `first`, flagged `out_flags`): dropped when no node reads them,
 /// found by name when a node other than the next does.
 #[inline(always)]
-fn place_outputs<'m>(scope: &mut Scope<'m>, free: &mut Vec<u32>, node: &'m NodeProto, out_flags: &[u8], first: u32) {
+fn place_outputs<'m>(
+    scope: &mut Scope<'m>,
+    free: &mut Vec<u32>,
+    outputs: &'m [CompactString],
+    out_flags: &[u8],
+    first: u32,
+) {
     // An output flagged read or unread has a name (the plan flags no empty one): only an output without either
     // flag asks whether it has one.
-    for ((name, &f), s) in node.output.iter().zip(out_flags).zip(first..) {
+    for ((name, &f), s) in outputs.iter().zip(out_flags).zip(first..) {
         if f & UNREAD != 0 {
             scope.drop_made(s, || name);
             free.push(s);

@@ -2,7 +2,7 @@
 //! to the walk by numbers.
 
 use super::declared::Declared;
-use super::flow::{Flow, LAST, NAMED, POSITION, PREVIOUS, SETTLED, UNREAD};
+use super::flow::{Flow, LAST, NAMED, POSITION, PREVIOUS, RANGED, SETTLED, UNREAD};
 use super::reads_tests::node;
 use super::scope::Scope;
 use super::*;
@@ -87,4 +87,29 @@ fn an_omitted_first_output_is_skipped_and_the_next_node_reads_the_second_by_posi
     assert_eq!(ins[1], [PREVIOUS_1 | LAST, SETTLED]);
     assert_eq!(outs, [vec![0, 0], vec![0, NAMED]]);
     assert_eq!(settled, [0, 0]);
+}
+
+fn op(op_type: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
+    NodeProto { op_type: Some(op_type.into()), ..node(inputs, outputs) }
+}
+
+#[test]
+fn a_value_range_is_worked_out_where_a_gathers_indices_read_it_and_nowhere_else() {
+    let contrib = NodeProto { domain: Some("com.microsoft".into()), ..op("Gather", &["t", "j"], &["h"]) };
+    let nodes = [
+        // i: read by an Unsqueeze two nodes on, whose output the next node (a Gather) reads as indices.
+        op("Add", &["p", "one"], &["i"]),
+        // s: a shape, which the Reshape reads as no range; r: read by a Mul whose range nothing reads.
+        op("Concat", &["p", "p"], &["s"]),
+        op("Reshape", &["x", "s"], &["r"]),
+        op("Unsqueeze", &["i"], &["u"]),
+        op("Gather", &["t", "u"], &["g"]),
+        op("Mul", &["i", "r"], &["m"]),
+        // j: read as indices by a Gather of another domain, which checks none.
+        op("Add", &["p", "one"], &["j"]),
+        contrib,
+    ];
+    let (_, outs, _) = plan(&nodes, &["p", "one", "x", "t"], &["g", "m", "h"]).expect("followed as it flows");
+    let ranged: Vec<bool> = outs.iter().map(|o| o[0] & RANGED != 0).collect();
+    assert_eq!(ranged, [true, false, false, true, true, false, false, true]);
 }

@@ -87,6 +87,16 @@ pub(super) fn keep_range<'m>(scope: &mut Scope<'m>, node: &'m NodeProto, range: 
     }
 }
 
+/// The inputs whose kept ranges a node of `op` checks as indices against its table (bit by position): a Gather's
+/// and a GatherElements' second.
+#[inline(always)]
+pub(super) fn indices_read(op: &str) -> u64 {
+    match op {
+        "Gather" | "GatherElements" => 0b10,
+        _ => 0,
+    }
+}
+
 /// Whether values of element type `elem` are of a type no range is kept of (floating-point, or any type but the
 /// integers and booleans ranges are kept of): only a Gather's output of such a type may have one.
 #[inline(always)]
@@ -127,7 +137,7 @@ impl<'m> Walker<'m, '_> {
         output: &ValueFacts,
     ) -> Option<ValueRange> {
         let ranges: Vec<Option<&ValueRange>> = node.input.iter().map(|n| self.lookup_range(env, scope, n)).collect();
-        if matches!(node.op_type(), "Gather" | "GatherElements") {
+        if indices_read(node.op_type()) != 0 {
             if let Some(Some(indices)) = ranges.get(1) {
                 self.index_bound(env, (index, node, attrs), refs, indices);
             }

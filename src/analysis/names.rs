@@ -36,10 +36,10 @@ pub(super) fn same(a: &str, b: &str) -> bool {
 }
 
 /// Names read before the node that makes them, in a walk from the last node to the first ([`super::flow`]): each
-/// with its [`hash`], so that what asks of them hashes no name again.
+/// with its [`hash`], so that what asks of them hashes no name again, and whether some reader reads its value range.
 #[derive(Default)]
 pub(super) struct Pending<'m> {
-    table: hashbrown::HashTable<(u64, &'m str)>,
+    table: hashbrown::HashTable<(u64, &'m str, bool)>,
 }
 
 impl<'m> Pending<'m> {
@@ -48,13 +48,17 @@ impl<'m> Pending<'m> {
         self.table.is_empty()
     }
 
-    /// Adds `name` (of hash `h`); false when it is there already.
+    /// Adds `name` (of hash `h`), its range read if `ranged`; false when it is there already (its range then read
+    /// if it was, or if `ranged`).
     #[inline]
-    pub(super) fn insert(&mut self, h: u64, name: &'m str) -> bool {
-        match self.table.entry(h, |&(eh, n)| eh == h && same(n, name), |&(eh, _)| eh) {
-            hashbrown::hash_table::Entry::Occupied(_) => false,
+    pub(super) fn insert(&mut self, h: u64, name: &'m str, ranged: bool) -> bool {
+        match self.table.entry(h, |&(eh, n, _)| eh == h && same(n, name), |&(eh, _, _)| eh) {
+            hashbrown::hash_table::Entry::Occupied(mut e) => {
+                e.get_mut().2 |= ranged;
+                false
+            }
             hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert((h, name));
+                e.insert((h, name, ranged));
                 true
             }
         }
@@ -63,18 +67,18 @@ impl<'m> Pending<'m> {
     /// Whether `name` (of hash `h`) is here.
     #[inline]
     pub(super) fn contains(&self, h: u64, name: &str) -> bool {
-        self.table.find(h, |&(eh, n)| eh == h && same(n, name)).is_some()
+        self.table.find(h, |&(eh, n, _)| eh == h && same(n, name)).is_some()
     }
 
-    /// Takes `name` (of hash `h`) out; whether it was here.
+    /// Takes `name` (of hash `h`) out: whether some reader reads its range, if it was here.
     #[inline]
-    pub(super) fn remove(&mut self, h: u64, name: &str) -> bool {
-        self.table.find_entry(h, |&(eh, n)| eh == h && same(n, name)).map(|e| e.remove()).is_ok()
+    pub(super) fn remove(&mut self, h: u64, name: &str) -> Option<bool> {
+        self.table.find_entry(h, |&(eh, n, _)| eh == h && same(n, name)).ok().map(|e| e.remove().0 .2)
     }
 
     /// The hashes of the names here, in no order.
     pub(super) fn hashes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.table.iter().map(|&(h, _)| h)
+        self.table.iter().map(|&(h, _, _)| h)
     }
 }
 
@@ -268,13 +272,25 @@ mod tests {
     #[test]
     fn a_pending_name_is_found_by_its_hash_and_its_bytes() {
         let mut pending = Pending::default();
-        assert!(pending.insert(hash("a"), "a"));
-        assert!(!pending.insert(hash("a"), "a"), "once");
+        assert!(pending.insert(hash("a"), "a", false));
+        assert!(!pending.insert(hash("a"), "a", false), "once");
         // The same hash with another name is another name: a hash hit is confirmed by the bytes.
-        assert!(pending.insert(hash("a"), "b"));
+        assert!(pending.insert(hash("a"), "b", false));
         assert!(pending.contains(hash("a"), "b") && !pending.contains(hash("b"), "b"));
-        assert!(pending.remove(hash("a"), "a") && !pending.contains(hash("a"), "a"));
+        assert_eq!(pending.remove(hash("a"), "a"), Some(false));
+        assert!(!pending.contains(hash("a"), "a"));
         assert_eq!(pending.hashes().collect::<Vec<_>>(), [hash("a")]);
+        assert_eq!(pending.remove(hash("a"), "a"), None);
+    }
+
+    #[test]
+    fn a_pending_name_is_ranged_when_any_of_its_readers_reads_its_range() {
+        let mut pending = Pending::default();
+        pending.insert(hash("a"), "a", false);
+        pending.insert(hash("a"), "a", true);
+        pending.insert(hash("a"), "a", false);
+        pending.insert(hash("b"), "b", false);
+        assert_eq!((pending.remove(hash("a"), "a"), pending.remove(hash("b"), "b")), (Some(true), Some(false)));
     }
 
     #[test]

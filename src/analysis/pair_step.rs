@@ -21,7 +21,8 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        (index, slots, first, out_declared): (usize, &[u32], u32, bool),
+        (index, slots, first, ranged): (usize, &[u32], u32, bool),
+        out_declared: bool,
         node: &'m NodeProto,
     ) -> bool {
         let ([a, b], [out]) = (&node.input[..], &node.output[..]) else { return false };
@@ -59,8 +60,8 @@ impl<'m> Walker<'m, '_> {
         };
         self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
         // A floating-point output (most pairs') has no range: asked inline, without the general question's reads of
-        // the node's domain and op.
-        let range = match index_bound::floating(facts.elem) {
+        // the node's domain and op. Nor has one whose range no reader reads (`ranged` false).
+        let range = match !ranged || index_bound::floating(facts.elem) {
             true => None,
             false => self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts)),
         };

@@ -6,7 +6,7 @@ use super::declared::Declared;
 use super::flow::Flow;
 use super::op_memo::OpFacts;
 use super::reads::Reads;
-use super::scope::{Body, Env, Outputs, Producers, Scope, NONE};
+use super::scope::{Body, Env, Outputs, Producers, Scope};
 use super::walker::{fresh_symbol, Walker};
 use super::*;
 use crate::onnx::location::node_label;
@@ -127,7 +127,8 @@ impl<'m> Walker<'m, '_> {
             if stop.stop_now() {
                 break;
             }
-            let placed = (index, producers.inputs(index), producers.first_output(index));
+            // Every value's range is worked out: a subgraph may read any by name, or the plan could not follow names.
+            let placed = (index, producers.inputs(index), producers.first_output(index), true);
             self.node(env, scope, declared, placed, &nodes[index]);
             if let Some(reads) = &mut reads {
                 reads.after(position, scope, &producers);
@@ -354,7 +355,7 @@ impl<'m> Walker<'m, '_> {
         env: &Env<'m, '_>,
         scope: &mut Scope<'m>,
         declared: &Declared<'m>,
-        (index, slots, first): (usize, &[u32], u32),
+        (index, slots, first, ranged): (usize, &[u32], u32, bool),
         node: &'m NodeProto,
     ) {
         let attrs = Attrs::new(node, env.call.map(|c| c.attrs));
@@ -391,10 +392,11 @@ impl<'m> Walker<'m, '_> {
         };
         if let (Some((op, kind)), Some(mut facts)) = (pair, spare.take_if(|_| pair.is_some())) {
             self.in_place(env, (index, node, attrs), (op, kind), &refs, &mut facts);
-            let range = self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts));
+            let range = ranged
+                .then(|| self.value_range(env, scope, (index, node, attrs), &refs, std::slice::from_ref(&*facts)));
             drop(refs);
             scope.define_boxed(first, &node.output[0], facts);
-            return super::index_bound::keep_range(scope, node, range);
+            return super::index_bound::keep_range(scope, node, range.flatten());
         }
         // Most nodes hold no attribute, and so no graph.
         let subgraphs = match attrs.is_empty() {
@@ -409,7 +411,8 @@ impl<'m> Walker<'m, '_> {
         };
         let refused = crate::sizes::sym::take_refusals() > 0;
         self.keep_within_budget(env, (node, index), refused, &mut outputs);
-        let range = (!tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs)).flatten();
+        let range = (ranged && !tainted).then(|| self.value_range(env, scope, (index, node, attrs), &refs, &outputs));
+        let range = range.flatten();
         drop(refs);
         if let Some(b) = spare {
             scope.give_back(b);
@@ -561,37 +564,6 @@ impl<'m> Walker<'m, '_> {
         };
         if let Some(r) = fed {
             scope.ranges.insert(name, r);
-        }
-    }
-
-    /// Each settled value (an input, an initializer) compared with its other declarations, once per name.
-    fn compare_settled(
-        &mut self,
-        env: &Env<'m, '_>,
-        scope: &Scope<'m>,
-        declared: &Declared<'m>,
-        (settled, how_many): (impl Iterator<Item = &'m str>, usize),
-    ) {
-        if declared.names().len() < how_many {
-            // Fewer declarations than inputs and initializers (a graph of many weights, few declared): each
-            // declared name is looked up among them instead, in the order they were defined (their slots' order,
-            // which is the order of their first mention in `settled`). Only they are in the scope yet.
-            let mut here: Vec<(u32, &'m str)> =
-                declared.names().map(|name| (scope.slot(name), name)).filter(|&(s, _)| s != NONE).collect();
-            here.sort_unstable();
-            for (_, name) in here {
-                if let Some(facts) = scope.get(name).cloned() {
-                    self.compare_declarations(env, declared, (name, &facts), None, true);
-                }
-            }
-            return;
-        }
-        let mut compared = HashSet::default();
-        // Only a declared value is compared: no copy of the others' facts.
-        for name in settled.filter(|name| declared.get(name).is_some()) {
-            if let Some(facts) = scope.get(name).filter(|_| compared.insert(name)).cloned() {
-                self.compare_declarations(env, declared, (name, &facts), None, true);
-            }
         }
     }
 }

@@ -316,6 +316,20 @@ pub fn of_node(op: &str, attrs: Attrs<'_>, inputs: &Operands<'_>, output: &Value
     of_op(op, attrs, inputs, output).or_else(|| (output.elem == Some(BOOL)).then(|| ValueRange::between(0, 1)))
 }
 
+/// The inputs whose kept ranges [`of_node`] reads for a node of `op`, bit by position (`u64::MAX`: all of them):
+/// only a value some reader reads the range of needs one kept (see `analysis::flow`). In step with [`of_op`], whose
+/// `r(i)` and `inputs.all()` are the reads; a test holds the two together.
+pub fn inputs_read(op: &str) -> u64 {
+    match op {
+        "Identity" | "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" | "Expand" | "Transpose" | "Tile" | "Cast"
+        | "Slice" | "Gather" | "GatherElements" | "GatherND" | "Compress" | "Neg" | "Abs" | "CumSum" | "Not" => 1,
+        "Add" | "Sub" | "Mul" | "Equal" => 0b11,
+        "Where" => 0b110,
+        "Max" | "Min" | "Concat" => u64::MAX,
+        _ => 0,
+    }
+}
+
 fn of_op(op: &str, attrs: Attrs<'_>, inputs: &Operands<'_>, output: &ValueFacts) -> Option<ValueRange> {
     let r = |i| inputs.range(i);
     match op {

@@ -195,3 +195,64 @@ fn an_integer_input_alone_bounds_nothing() {
     // OPT: CumSum(attention_mask) of an int64 input: any value may be fed, so no bound.
     assert_eq!(ids().cumsum(&seq(), false), None);
 }
+
+#[test]
+fn of_node_reads_no_kept_range_that_inputs_read_leaves_out() {
+    use crate::onnx::tensor::INT64;
+    let ops = [
+        "Identity",
+        "Unsqueeze",
+        "Squeeze",
+        "Reshape",
+        "Flatten",
+        "Expand",
+        "Transpose",
+        "Tile",
+        "Cast",
+        "Slice",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Compress",
+        "Add",
+        "Sub",
+        "Mul",
+        "Neg",
+        "Abs",
+        "Max",
+        "Min",
+        "Where",
+        "Concat",
+        "CumSum",
+        "Range",
+        "Equal",
+        "Not",
+        "ConstantOfShape",
+        "Size",
+    ];
+    let node = crate::onnx::pb::NodeProto::default();
+    let attrs = Attrs::new(&node, None);
+    let vector = ValueFacts::tensor(Some(INT64), crate::sizes::shape::Shape::known(&[4]));
+    // Scalars of known value (CumSum's axis, Range's start, limit and step), whose facts give a range of their own:
+    // one read where `inputs_read` says none is read would differ from the kept one.
+    let scalar = |v: i64| ValueFacts { value: Some(vec![Some(Poly::constant(v))]), ..vector.clone() };
+    let facts = [vector.clone(), scalar(0), scalar(1)];
+    let refs: Vec<Option<&ValueFacts>> = facts.iter().map(Some).collect();
+    let kept: Vec<ValueRange> = (0..3).map(|i| ValueRange::between(10 * i + 2, 10 * i + 5)).collect();
+    for op in ops {
+        let read = inputs_read(op);
+        let all: Vec<Option<&ValueRange>> = kept.iter().map(Some).collect();
+        let whole = of_node(op, attrs, &Operands { facts: &refs, ranges: &all }, &vector);
+        for left_out in (0..3).filter(|&i| read >> i & 1 == 0) {
+            let mut ranges = all.clone();
+            ranges[left_out] = None;
+            let without = of_node(op, attrs, &Operands { facts: &refs, ranges: &ranges }, &vector);
+            assert_eq!(without, whole, "{op} reads input {left_out}'s range");
+        }
+        // What it reads, it reads: a range it is given there decides something (else the table keeps more than
+        // needed, which costs without being wrong).
+        let none: Vec<Option<&ValueRange>> = vec![None; 3];
+        let bare = of_node(op, attrs, &Operands { facts: &refs, ranges: &none }, &vector);
+        assert_eq!(read != 0, whole != bare, "{op}: kept ranges read {read:b}");
+    }
+}
