@@ -1,6 +1,6 @@
 //! Decoding a model with the hottest messages (the nodes and declarations of the main graph and of the model's
-//! functions, and the main graph's initializers) read from contiguous bytes, and everything else by prost's
-//! generated code. (Declarations, `ValueInfoProto`: [`info`].)
+//! functions, the nodes' attributes, and the main graph's initializers) read from contiguous bytes, and everything
+//! else by prost's generated code. (Declarations, `ValueInfoProto`: [`info`]; attributes: [`attr`].)
 //!
 //! Why: in prost's generated decoding a node of five short strings costs ~3,500 instructions: every field goes
 //! through the `Buf` trait, each string is cleared, grown and copied, then validated, and each name list grows to
@@ -9,11 +9,11 @@
 //! held inline, without an allocation, and the node is built in place in its list.
 //!
 //! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the
-//! buffer untouched otherwise. Anything it does not read itself (attributes, unknown fields, packed dims, a
+//! buffer untouched otherwise. Anything it does not read itself (unknown fields, packed dims, a
 //! malformed key or length, bad UTF-8, a message cut by the chunk's end or over [`LARGE`] bytes) makes it give up,
 //! and prost's generated `merge_field` then decodes the same bytes from the same position: the same value, or the
-//! same error, with the same path of `Message.field` steps. Fields it hands to prost from inside a node or tensor
-//! (an attribute, say) are merged with the context prost itself would pass, so the recursion limit counts the
+//! same error, with the same path of `Message.field` steps. Fields it hands to prost from inside a node, attribute
+//! or tensor (an attribute's graph, say) are merged with the context prost itself would pass, so the recursion limit counts the
 //! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
 //! file's map (see [`crate::onnx::source`]).
 //!
@@ -33,6 +33,7 @@ use crate::onnx::presize;
 use crate::onnx::source::{merge_with, varint, DecodeFailure, LARGE};
 use std::fs::File;
 
+mod attr;
 mod info;
 
 /// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
@@ -231,15 +232,9 @@ impl<M: Body> BodyMerge<'_, M> {
         let Some(len) = len.filter(|&len| len < LARGE && len <= rest.len()) else { return false };
         let list = list(body);
         list.reserve(1);
-        // Made where it will stay: a default tensor is 360 bytes, which building it apart and pushing it copies.
-        let last = list.spare_capacity_mut()[0].write(T::default());
-        if decode(&rest[..len], inner, last).is_none() {
-            // SAFETY: `last` was written just above and is not part of the list: dropped here, once.
-            unsafe { std::ptr::drop_in_place(last) };
+        if in_place(list, |last| decode(&rest[..len], inner, last)).is_none() {
             return false;
         }
-        // SAFETY: the element after the list's last one was written above, and `reserve` made room for it.
-        unsafe { list.set_len(list.len() + 1) };
         let used = chunk.len() - rest.len() + len;
         buf.advance(used);
         true
@@ -258,7 +253,7 @@ impl<M: Body> Message for BodyMerge<'_, M> {
             let done = if tag == M::NODE {
                 self.run(buf, &ctx, tag, M::nodes, decode_node)
             } else if self.tensors && Some(tag) == M::INITIALIZER {
-                self.run(buf, &ctx, tag, M::initializers, decode_tensor)
+                self.run(buf, &ctx, tag, M::initializers, |bytes, inner, t| decode_tensor(bytes, &inner.ctx, t))
             } else if let Some(list) = M::declarations(tag) {
                 self.run(buf, &ctx, tag, list, |bytes, inner, info| {
                     inner.nests.then(|| info::decode_value_info(bytes, info)).flatten()
@@ -286,6 +281,23 @@ impl<M: Body> Message for BodyMerge<'_, M> {
     }
 }
 
+/// Appends to `list` a default element filled by `fill`, made where it will stay: a default tensor is 360 bytes,
+/// an attribute ~900, which building it apart and pushing it copies. `None`, with `list` as it was, when `fill`
+/// fails.
+#[inline(always)]
+fn in_place<T: Default>(list: &mut Vec<T>, fill: impl FnOnce(&mut T) -> Option<()>) -> Option<()> {
+    list.reserve(1);
+    let last = list.spare_capacity_mut()[0].write(T::default());
+    if fill(last).is_none() {
+        // SAFETY: `last` was written just above and is not part of the list: dropped here, once.
+        unsafe { std::ptr::drop_in_place(last) };
+        return None;
+    }
+    // SAFETY: the element after the list's last one was written above, and `reserve` made room for it.
+    unsafe { list.set_len(list.len() + 1) };
+    Some(())
+}
+
 /// What the fast paths know of where a message of a body lies among prost's levels of recursion.
 #[derive(Debug)]
 struct Inner {
@@ -295,6 +307,8 @@ struct Inner {
     /// declaration's type and what it holds, a node's metadata entry): where it does not, prost reads them, and
     /// reports the limit.
     nests: bool,
+    /// What prost passes inside a node's attribute, `None` where its limit is reached at the attributes.
+    attribute: Option<attr::AttrContext>,
 }
 
 impl Inner {
@@ -305,7 +319,8 @@ impl Inner {
         for _ in 0..info::DEPTH {
             below = below.as_ref().and_then(inner_context);
         }
-        Some(Inner { ctx, nests: below.is_some() })
+        let attribute = inner_context(&ctx).map(|ctx| attr::AttrContext { tensor: inner_context(&ctx), ctx });
+        Some(Inner { ctx, nests: below.is_some(), attribute })
     }
 }
 
@@ -457,10 +472,10 @@ fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
     bits & 0x8080_8080_8080_8080 == 0
 }
 
-/// `node` (a default one) decoded from its bytes; fields other than its names are merged by prost's code for the
-/// field with `ctx`, but for its names, doc string and metadata entries. `None` where prost's code should decode it. (Its name lists hold
-/// two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is
-/// read.)
+/// `node` (a default one) decoded from its bytes: its names, attributes ([`attr`]), doc string and metadata entries
+/// here, its other fields by prost's code for the field with `ctx`. `None` where prost's code should decode it.
+/// (Its name lists hold two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits
+/// them once the model is read.)
 fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> {
     use field::node::*;
     let ctx = &inner.ctx;
@@ -489,6 +504,11 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
                     node.output.push(compact(&mut rest)?);
                     continue;
                 }
+                ATTRIBUTE => {
+                    let bytes = payload(&mut rest)?;
+                    attr::push_attribute(&mut node.attribute, bytes, rest, inner.attribute.as_ref()?)?;
+                    continue;
+                }
                 NAME => Some(&mut node.name),
                 OP_TYPE => Some(&mut node.op_type),
                 DOMAIN => Some(&mut node.domain),
@@ -504,11 +524,10 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
     Some(())
 }
 
-/// `tensor` (a default one) decoded from its bytes (all under [`LARGE`]: `raw_data` is copied, as the file's window copies it);
-/// fields other than dims, element type, name and data are merged by prost with `ctx`. `None` where prost should
-/// decode it.
-fn decode_tensor(bytes: &[u8], inner: &Inner, tensor: &mut TensorProto) -> Option<()> {
-    let ctx = &inner.ctx;
+/// `tensor` merged with the fields of `bytes` (all under [`LARGE`]: `raw_data` is copied, as the file's window
+/// copies it); fields other than dims, element type, name and data are merged by prost with `ctx`. `None` where
+/// prost should decode it.
+fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) -> Option<()> {
     use field::tensor::*;
     // The keys of the fields read here, each one byte (their numbers are under 16): a key is matched as it is
     // written, and any other key (or a longer form of these) is read and handed to prost.
