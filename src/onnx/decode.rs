@@ -24,7 +24,6 @@
 //! only replaces how a few of them are filled.
 
 use bytes::{Buf, BufMut, Bytes};
-use compact_str::CompactString;
 use prost::encoding::{message, skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
@@ -35,6 +34,9 @@ use std::fs::File;
 
 mod attr;
 mod info;
+mod text;
+
+use text::{compact, string};
 
 /// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
 /// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
@@ -379,97 +381,6 @@ fn payload<'b>(rest: &mut &'b [u8]) -> Option<&'b [u8]> {
     let (bytes, after) = rest.split_at(len);
     *rest = after;
     Some(bytes)
-}
-
-/// A string field's value in one exact allocation; `None` when it is not UTF-8.
-#[inline(always)]
-fn string(rest: &mut &[u8]) -> Option<String> {
-    let bytes = payload(rest)?;
-    if let Some(ascii) = short_ascii(bytes) {
-        // SAFETY: ASCII is UTF-8.
-        return Some(unsafe { String::from_utf8_unchecked(ascii) });
-    }
-    std::str::from_utf8(bytes).ok().map(str::to_owned)
-}
-
-/// A copy of `bytes` when they are 1 to 16 bytes of ASCII (most names), checked and copied a word at a time:
-/// the first and last word (or half-word) cover them, overlapping. `None` for anything else.
-#[inline(always)]
-fn short_ascii(bytes: &[u8]) -> Option<Vec<u8>> {
-    let len = bytes.len();
-    if !(1..=16).contains(&len) {
-        return None;
-    }
-    let src = bytes.as_ptr();
-    // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
-    let (head, tail, width) = unsafe {
-        match len {
-            8.. => (src.cast::<u64>().read_unaligned(), src.add(len - 8).cast::<u64>().read_unaligned(), 8),
-            4.. => {
-                let (head, tail) =
-                    (src.cast::<u32>().read_unaligned(), src.add(len - 4).cast::<u32>().read_unaligned());
-                (u64::from(head), u64::from(tail), 4)
-            }
-            _ => (u64::from(*src) | u64::from(*src.add(len / 2)) << 8, u64::from(*src.add(len - 1)), 1),
-        }
-    };
-    if (head | tail) & 0x8080_8080_8080_8080 != 0 {
-        return None;
-    }
-    let mut out = Vec::<u8>::with_capacity(len);
-    let dst = out.as_mut_ptr();
-    // SAFETY: `out` has room for `len` bytes; the writes put back what was read, at the same offsets, so all `len`
-    // bytes are written before `set_len`.
-    unsafe {
-        match width {
-            8 => {
-                dst.cast::<u64>().write_unaligned(head);
-                dst.add(len - 8).cast::<u64>().write_unaligned(tail);
-            }
-            4 => {
-                dst.cast::<u32>().write_unaligned(head as u32);
-                dst.add(len - 4).cast::<u32>().write_unaligned(tail as u32);
-            }
-            _ => {
-                *dst = head as u8;
-                *dst.add(len / 2) = (head >> 8) as u8;
-                *dst.add(len - 1) = tail as u8;
-            }
-        }
-        out.set_len(len);
-    }
-    Some(out)
-}
-
-/// A string field's value as a compact string (inline up to 24 bytes); `None` when it is not UTF-8.
-#[inline(always)]
-fn compact(rest: &mut &[u8]) -> Option<CompactString> {
-    let bytes = payload(rest)?;
-    if short_ascii_at_most_24(bytes) {
-        // SAFETY: ASCII is UTF-8.
-        return Some(CompactString::new(unsafe { std::str::from_utf8_unchecked(bytes) }));
-    }
-    std::str::from_utf8(bytes).ok().map(CompactString::from)
-}
-
-/// Whether `bytes` are at most 24 bytes of ASCII (a name held inline), checked a word at a time: words read from
-/// both ends (and the middle) cover them, overlapping. `std::str::from_utf8` cost ~90 instructions a name.
-#[inline(always)]
-fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
-    let len = bytes.len();
-    let src = bytes.as_ptr();
-    // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
-    let word = |at: usize| unsafe { src.add(at).cast::<u64>().read_unaligned() };
-    let half = |at: usize| unsafe { u64::from(src.add(at).cast::<u32>().read_unaligned()) };
-    let bits = match len {
-        17..=24 => word(0) | word(8) | word(len - 8),
-        8..=16 => word(0) | word(len - 8),
-        4..=7 => half(0) | half(len - 4),
-        1..=3 => u64::from(bytes[0] | bytes[len / 2] | bytes[len - 1]),
-        0 => 0,
-        _ => return false,
-    };
-    bits & 0x8080_8080_8080_8080 == 0
 }
 
 /// `node` (a default one) decoded from its bytes: its names, attributes ([`attr`]), doc string and metadata entries
