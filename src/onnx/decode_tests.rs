@@ -5,7 +5,7 @@ use crate::onnx::pb::tensor_shape_proto::{dimension::Value::*, Dimension};
 use crate::onnx::pb::{attribute_proto, reference, type_proto, AttributeProto, StringStringEntryProto};
 use crate::onnx::pb::{TensorShapeProto, TypeProto, ValueInfoProto};
 use crate::onnx::source::tests::file_with;
-use compact_str::format_compact;
+use compact_str::{format_compact, CompactString};
 use proptest::prelude::*;
 
 fn node(i: usize, inputs: usize) -> NodeProto {
