@@ -371,6 +371,26 @@ fn key(rest: &mut &[u8]) -> Option<(u32, WireType)> {
     (tag >= 1).then_some((tag, wire_type))
 }
 
+/// Where `list` is full, room for one element and for as many more as `rest` starts with fields of the one-byte key
+/// `key` (length-delimited): the fields of a repeated message field are written one after another (a node's
+/// attributes, its metadata entries, a shape's dims), and a list grown by doubling copies its elements over and
+/// over, where this makes it once, as long as it ends up.
+#[inline(always)]
+fn reserve_run<T>(list: &mut Vec<T>, key: u8, mut rest: &[u8]) {
+    if list.len() < list.capacity() {
+        return;
+    }
+    let mut n = 1;
+    while let [first, ref after @ ..] = *rest {
+        rest = after;
+        if first != key || payload(&mut rest).is_none() {
+            break;
+        }
+        n += 1;
+    }
+    list.reserve_exact(n);
+}
+
 /// The payload of a length-delimited field.
 #[inline(always)]
 fn payload<'b>(rest: &mut &'b [u8]) -> Option<&'b [u8]> {
@@ -389,6 +409,7 @@ fn payload<'b>(rest: &mut &'b [u8]) -> Option<&'b [u8]> {
 /// them once the model is read.)
 fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> {
     use field::node::*;
+    const METADATA_KEY: u8 = (METADATA_PROPS << 3 | field::LEN) as u8;
     let ctx = &inner.ctx;
     let mut rest = bytes;
     while !rest.is_empty() {
@@ -404,7 +425,9 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
                         return None;
                     }
                     let entry = info::metadata(payload(&mut rest)?)?;
-                    node.rare_mut().metadata_props.push(entry);
+                    let list = &mut node.rare_mut().metadata_props;
+                    reserve_run(list, METADATA_KEY, rest);
+                    list.push(entry);
                     continue;
                 }
                 INPUT => {

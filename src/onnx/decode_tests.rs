@@ -116,8 +116,8 @@ fn declaration(i: usize) -> ValueInfoProto {
     }
 }
 
-/// The declarations of the forms the fast path reads are read there, and read as prost reads them, alone and two
-/// merged (each field met twice: a name replaced, a type merged, dims appended, metadata appended); the others
+/// The declarations of the forms the fast path reads are read there (their dims and metadata entries into lists
+/// made at once as long as they end up), and read as prost reads them, alone and two merged (each field met twice: a name replaced, a type merged, dims appended, metadata appended); the others
 /// are handed to prost.
 #[test]
 fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_them() {
@@ -128,7 +128,13 @@ fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_the
     let handed_over = |i: usize| (matches!(i % 11, 3..=5) && i % 9 != 8) || i % 10 == 9;
     for i in 0..60 {
         let bytes = declaration(i).encode_to_vec();
-        assert_eq!(read(&bytes), (!handed_over(i)).then(|| declaration(i)), "declaration {i}");
+        let once = read(&bytes);
+        assert_eq!(once, (!handed_over(i)).then(|| declaration(i)), "declaration {i}");
+        // Its lists made at once as long as they end up.
+        if let Some(info) = once {
+            let dims = info.r#type.and_then(|t| t.tensor_type?.shape).map(|s| s.dim).unwrap_or_default();
+            assert_eq!((dims.capacity(), info.metadata_props.capacity()), (dims.len(), info.metadata_props.len()));
+        }
         for j in [i + 1, i + 13] {
             let both = [bytes.clone(), declaration(j).encode_to_vec()].concat();
             if let Some(merged) = read(&both) {
@@ -141,7 +147,7 @@ fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_the
 }
 
 /// A node's attributes are read on the fast path, every form of them (those handed to prost field by field), each
-/// into a list made at once as long as the node's run of attributes; and an attribute written twice over is
+/// into a list made at once as long as the node's run of attributes (and its metadata entries likewise); and an attribute written twice over is
 /// merged as prost merges it (a name replaced, lists appended to, a tensor merged into the one there).
 #[test]
 fn attributes_are_read_on_the_fast_path_as_prost_reads_them() {
@@ -149,10 +155,14 @@ fn attributes_are_read_on_the_fast_path_as_prost_reads_them() {
     for i in 0..24 {
         let mut written = node(i, 1);
         written.attribute = (0..i % 6).map(|k| attribute(i + k)).collect();
+        let entry = |k| StringStringEntryProto { key: Some(format!("k{k}")), value: Some("at a line".into()) };
+        written.rare_mut().metadata_props = (0..i % 5).map(entry).collect();
         let mut read = NodeProto::default();
         assert_eq!(decode_node(&written.encode_to_vec(), &inner, &mut read), Some(()), "node {i}");
         assert_eq!(read, written, "node {i}");
         assert_eq!(read.attribute.capacity(), read.attribute.len(), "node {i}");
+        let metadata = &read.rare().metadata_props;
+        assert_eq!(metadata.capacity(), metadata.len(), "node {i}");
     }
     let ctx = inner.attribute.as_ref().unwrap();
     for k in 0..16 {

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use prost::encoding::DecodeContext;
 use prost::Message;
 
-use super::{decode_tensor, in_place, key, payload, string, varint};
+use super::{decode_tensor, in_place, key, payload, reserve_run, string, varint};
 use crate::onnx::pb::AttributeProto;
 
 /// What prost passes to the fields of a node's attribute, and to the fields of an attribute's tensor.
@@ -47,23 +47,8 @@ pub(super) fn push_attribute(
     after: &[u8],
     ctx: &AttrContext,
 ) -> Option<()> {
-    if list.len() == list.capacity() {
-        list.reserve_exact(1 + attributes_at(after));
-    }
+    reserve_run(list, ATTRIBUTE_KEY, after);
     in_place(list, |attribute| decode_attribute(bytes, ctx, attribute))
-}
-
-/// How many attribute fields `rest` starts with.
-fn attributes_at(mut rest: &[u8]) -> usize {
-    let mut n = 0;
-    while let [ATTRIBUTE_KEY, ref after @ ..] = *rest {
-        rest = after;
-        match payload(&mut rest) {
-            Some(_) => n += 1,
-            None => break,
-        }
-    }
-    n
 }
 
 /// `attribute` merged with the fields of `bytes`; `None` where prost should read it.
