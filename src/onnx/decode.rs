@@ -8,14 +8,14 @@
 //! compact node ([`crate::onnx::pb::node`]): a name of up to 24 bytes of ASCII is checked a word at a time and
 //! held inline, without an allocation, and the node is built in place in its list.
 //!
-//! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the
-//! buffer untouched otherwise. Anything it does not read itself (unknown fields, packed dims, a
-//! malformed key or length, bad UTF-8, a message cut by the chunk's end or over [`LARGE`] bytes) makes it give up,
-//! and prost's generated `merge_field` then decodes the same bytes from the same position: the same value, or the
-//! same error, with the same path of `Message.field` steps. Fields it hands to prost from inside a node, attribute
-//! or tensor (an attribute's graph, say) are merged with the context prost itself would pass, so the recursion limit counts the
-//! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
-//! file's map (see [`crate::onnx::source`]).
+//! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the buffer
+//! untouched otherwise. Anything it does not read itself (unknown fields, packed dims, a malformed key or length, bad
+//! UTF-8, a message cut by the chunk's end or over [`LARGE`] bytes) makes it give up, and prost's generated
+//! `merge_field` then decodes the same bytes from the same position: the same value, or the same error, with the same
+//! path of `Message.field` steps. Fields it hands to prost from inside a node, attribute or tensor (an attribute's
+//! graph, say) are merged with the context prost itself would pass, so the recursion limit counts the same levels.
+//! Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the file's map (see
+//! [`crate::onnx::source`]).
 //!
 //! A node's doc string and metadata entries, where PyTorch's exporter writes each node's stack trace (albert.dynamo18:
 //! 310 kB over 136 nodes), are read on the fast path too, and kept: a loaded model re-encodes to its own bytes.
@@ -440,7 +440,7 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
                 }
                 ATTRIBUTE => {
                     let bytes = payload(&mut rest)?;
-                    attr::push_attribute(&mut node.attribute, bytes, rest, inner.attribute.as_ref()?)?;
+                    attr::push_attribute(node, bytes, rest, inner.attribute.as_ref()?)?;
                     continue;
                 }
                 NAME => Some(&mut node.name),

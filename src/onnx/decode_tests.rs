@@ -8,7 +8,7 @@ use crate::onnx::source::tests::file_with;
 use compact_str::{format_compact, CompactString};
 use proptest::prelude::*;
 
-fn node(i: usize, inputs: usize) -> NodeProto {
+pub(super) fn node(i: usize, inputs: usize) -> NodeProto {
     let mut node = NodeProto {
         input: (0..inputs).map(|k| format_compact!("v{}", i + k)).collect(),
         output: [format_compact!("v{}", i + inputs), CompactString::default()].into_iter().collect(),
@@ -38,7 +38,7 @@ fn node(i: usize, inputs: usize) -> NodeProto {
 
 /// An attribute of each form the fast path reads (an integer, a float, bytes that are not UTF-8, a tensor, lists
 /// of each kind) and of forms it hands to prost (a doc string, a reference, a type, an empty list written packed).
-fn attribute(k: usize) -> AttributeProto {
+pub(super) fn attribute(k: usize) -> AttributeProto {
     use attribute_proto::AttributeType as Type;
     let of = |ty: Type| AttributeProto { name: Some(format!("a{k}")), r#type: Some(ty as i32), ..Default::default() };
     match k % 8 {
@@ -144,74 +144,6 @@ fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_the
             }
         }
     }
-}
-
-/// A node's attributes are read on the fast path, every form of them (those handed to prost field by field), each
-/// into a list made at once as long as the node's run of attributes (and its metadata entries likewise); and an attribute written twice over is
-/// merged as prost merges it (a name replaced, lists appended to, a tensor merged into the one there).
-#[test]
-fn attributes_are_read_on_the_fast_path_as_prost_reads_them() {
-    let inner = Inner::of(&DecodeContext::default()).unwrap();
-    for i in 0..24 {
-        let mut written = node(i, 1);
-        written.attribute = (0..i % 6).map(|k| attribute(i + k)).collect();
-        let entry = |k| StringStringEntryProto { key: Some(format!("k{k}")), value: Some("at a line".into()) };
-        written.rare_mut().metadata_props = (0..i % 5).map(entry).collect();
-        let mut read = NodeProto::default();
-        assert_eq!(decode_node(&written.encode_to_vec(), &inner, &mut read), Some(()), "node {i}");
-        assert_eq!(read, written, "node {i}");
-        assert_eq!(read.attribute.capacity(), read.attribute.len(), "node {i}");
-        let metadata = &read.rare().metadata_props;
-        assert_eq!(metadata.capacity(), metadata.len(), "node {i}");
-    }
-    let ctx = inner.attribute.as_ref().unwrap();
-    for k in 0..16 {
-        for j in [k, k + 1, k + 3, k + 6] {
-            let both = [attribute(k).encode_to_vec(), attribute(j).encode_to_vec()].concat();
-            let mut read = AttributeProto::default();
-            assert_eq!(attr::decode_attribute(&both, ctx, &mut read), Some(()), "{k} then {j}");
-            assert_eq!(read, AttributeProto::decode(both.as_slice()).unwrap(), "{k} then {j}");
-        }
-    }
-}
-
-/// Near prost's recursion limit, a node with an attribute holding a tensor is read on the fast path only at levels
-/// where prost reads it, and then as prost reads it; where the limit falls at the node or its attribute, the fast
-/// path hands the node to prost, which reports the limit.
-#[test]
-fn a_nodes_attributes_meet_prosts_recursion_limit_where_prost_does() {
-    let written = node(3, 1);
-    assert!(written.attribute[0].t.is_some(), "node 3's first attribute holds a tensor");
-    let bytes = written.encode_to_vec();
-    let mut levels = vec![DecodeContext::default()];
-    while let Some(next) = inner_context(levels.last().unwrap()) {
-        levels.push(next);
-    }
-    let (mut fast, mut refused) = (0, 0);
-    for ctx in &levels {
-        let mut prosts = NodeProto::default();
-        let prosts = message::merge(WireType::LengthDelimited, &mut prosts, &mut &wrap_len(&bytes)[..], ctx.clone())
-            .map(|()| prosts);
-        let mut read = NodeProto::default();
-        match Inner::of(ctx).and_then(|inner| decode_node(&bytes, &inner, &mut read)) {
-            Some(()) => {
-                assert_eq!(prosts.as_ref().ok(), Some(&read));
-                fast += 1;
-            }
-            None => refused += usize::from(prosts.is_err()),
-        }
-    }
-    // prost refuses the node where the limit falls at its attribute or the node itself; where it falls among the
-    // tensor's fields, prost reads it, and so does the fast path one level on (`inner_context` asks one level more).
-    assert_eq!((fast, refused), (levels.len() - 3, 2), "levels read fast, and refused by both");
-}
-
-/// `inner` after its length, as a length-delimited field's payload is written.
-fn wrap_len(inner: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    prost::encoding::encode_varint(inner.len() as u64, &mut out);
-    out.extend_from_slice(inner);
-    out
 }
 
 /// A model with every kind of field the fast paths read or hand over: nodes with attributes (one holding a

@@ -14,7 +14,7 @@ use prost::encoding::DecodeContext;
 use prost::Message;
 
 use super::{decode_tensor, in_place, key, payload, reserve_run, string, varint};
-use crate::onnx::pb::AttributeProto;
+use crate::onnx::pb::{AttributeProto, NodeProto};
 
 /// What prost passes to the fields of a node's attribute, and to the fields of an attribute's tensor.
 #[derive(Debug)]
@@ -38,23 +38,19 @@ const TYPE: [u8; 2] = [0xa0, 0x01];
 /// The key of a node's attribute field (number 5, length-delimited).
 const ATTRIBUTE_KEY: u8 = 5 << 3 | 2;
 
-/// Appends the attribute of `bytes` to `list` (made in place: an attribute is ~900 bytes, which a move copies),
+/// Appends the attribute of `bytes` to `node`'s (made in place: an attribute is ~900 bytes, which a move copies),
 /// with room made at once for the attributes that follow it in `after` (a node's attributes are written one after
-/// another). `None`, with `list` as it was, where prost should read the node. Out of line: inlined, it doubled the
-/// size of the node's loop over its fields, and every node paid for it.
+/// another). `None`, with the list as it was, where prost should read the node. Out of line: inlined, it doubled
+/// the size of the node's loop over its fields, and every node paid for it.
 #[inline(never)]
-pub(super) fn push_attribute(
-    list: &mut Vec<AttributeProto>,
-    bytes: &[u8],
-    after: &[u8],
-    ctx: &AttrContext,
-) -> Option<()> {
+pub(super) fn push_attribute(node: &mut NodeProto, bytes: &[u8], after: &[u8], ctx: &AttrContext) -> Option<()> {
+    let list = &mut node.attribute;
     reserve_run(list, ATTRIBUTE_KEY, after);
     in_place(list, |attribute| decode_attribute(bytes, ctx, attribute))
 }
 
 /// `attribute` merged with the fields of `bytes`; `None` where prost should read it.
-pub(super) fn decode_attribute(bytes: &[u8], ctx: &AttrContext, attribute: &mut AttributeProto) -> Option<()> {
+fn decode_attribute(bytes: &[u8], ctx: &AttrContext, attribute: &mut AttributeProto) -> Option<()> {
     let mut rest = bytes;
     while let [first, ref after @ ..] = *rest {
         match first {
@@ -105,4 +101,84 @@ pub(super) fn decode_attribute(bytes: &[u8], ctx: &AttrContext, attribute: &mut 
         }
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{attribute, node};
+    use super::super::{decode_node, inner_context, Inner};
+    use super::*;
+    use crate::onnx::pb::StringStringEntryProto;
+    use prost::encoding::{message, WireType};
+
+    /// A node's attributes are read on the fast path, every form of them (those handed to prost field by field),
+    /// each into a list made at once as long as the node's run of attributes (and its metadata entries likewise);
+    /// and an attribute written twice over is merged as prost merges it (a name replaced, lists appended to, a
+    /// tensor merged into the one there).
+    #[test]
+    fn attributes_are_read_on_the_fast_path_as_prost_reads_them() {
+        let inner = Inner::of(&DecodeContext::default()).unwrap();
+        for i in 0..24 {
+            let mut written = node(i, 1);
+            written.attribute = (0..i % 6).map(|k| attribute(i + k)).collect();
+            let entry = |k| StringStringEntryProto { key: Some(format!("k{k}")), value: Some("at a line".into()) };
+            written.rare_mut().metadata_props = (0..i % 5).map(entry).collect();
+            let mut read = NodeProto::default();
+            assert_eq!(decode_node(&written.encode_to_vec(), &inner, &mut read), Some(()), "node {i}");
+            assert_eq!(read, written, "node {i}");
+            assert_eq!(read.attribute.capacity(), read.attribute.len(), "node {i}");
+            let metadata = &read.rare().metadata_props;
+            assert_eq!(metadata.capacity(), metadata.len(), "node {i}");
+        }
+        let ctx = inner.attribute.as_ref().unwrap();
+        for k in 0..16 {
+            for j in [k, k + 1, k + 3, k + 6] {
+                let both = [attribute(k).encode_to_vec(), attribute(j).encode_to_vec()].concat();
+                let mut read = AttributeProto::default();
+                assert_eq!(decode_attribute(&both, ctx, &mut read), Some(()), "{k} then {j}");
+                assert_eq!(read, AttributeProto::decode(both.as_slice()).unwrap(), "{k} then {j}");
+            }
+        }
+    }
+
+    /// Near prost's recursion limit, a node with an attribute holding a tensor is read on the fast path only at levels
+    /// where prost reads it, and then as prost reads it; where the limit falls at the node or its attribute, the fast
+    /// path hands the node to prost, which reports the limit.
+    #[test]
+    fn a_nodes_attributes_meet_prosts_recursion_limit_where_prost_does() {
+        let written = node(3, 1);
+        assert!(written.attribute[0].t.is_some(), "node 3's first attribute holds a tensor");
+        let bytes = written.encode_to_vec();
+        let mut levels = vec![DecodeContext::default()];
+        while let Some(next) = inner_context(levels.last().unwrap()) {
+            levels.push(next);
+        }
+        let (mut fast, mut refused) = (0, 0);
+        for ctx in &levels {
+            let mut prosts = NodeProto::default();
+            let prosts =
+                message::merge(WireType::LengthDelimited, &mut prosts, &mut &wrap_len(&bytes)[..], ctx.clone())
+                    .map(|()| prosts);
+            let mut read = NodeProto::default();
+            match Inner::of(ctx).and_then(|inner| decode_node(&bytes, &inner, &mut read)) {
+                Some(()) => {
+                    assert_eq!(prosts.as_ref().ok(), Some(&read));
+                    fast += 1;
+                }
+                None => refused += usize::from(prosts.is_err()),
+            }
+        }
+        // prost refuses the node where the limit falls at its attribute or the node itself; where it falls among
+        // the tensor's fields, prost reads it, and so does the fast path one level on (`inner_context` asks one
+        // level more).
+        assert_eq!((fast, refused), (levels.len() - 3, 2), "levels read fast, and refused by both");
+    }
+
+    /// `inner` after its length, as a length-delimited field's payload is written.
+    fn wrap_len(inner: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        prost::encoding::encode_varint(inner.len() as u64, &mut out);
+        out.extend_from_slice(inner);
+        out
+    }
 }
