@@ -40,9 +40,7 @@ const ATTRIBUTE_KEY: u8 = 5 << 3 | 2;
 
 /// Appends the attribute of `bytes` to `node`'s (made in place: an attribute is ~900 bytes, which a move copies),
 /// with room made at once for the attributes that follow it in `after` (a node's attributes are written one after
-/// another). `None`, with the list as it was, where prost should read the node. Out of line: inlined, it doubled
-/// the size of the node's loop over its fields, and every node paid for it.
-#[inline(never)]
+/// another). `None`, with the list as it was, where prost should read the node.
 pub(super) fn push_attribute(node: &mut NodeProto, bytes: &[u8], after: &[u8], ctx: &AttrContext) -> Option<()> {
     let list = &mut node.attribute;
     reserve_run(list, ATTRIBUTE_KEY, after);

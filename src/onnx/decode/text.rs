@@ -21,7 +21,7 @@ pub(super) fn string(rest: &mut &[u8]) -> Option<String> {
         // SAFETY: ASCII is UTF-8.
         return Some(unsafe { String::from_utf8_unchecked(ascii) });
     }
-    long_utf8(bytes).map(str::to_owned)
+    utf8(bytes).map(str::to_owned)
 }
 
 /// A copy of `bytes` when they are 1 to 16 bytes of ASCII (most names), checked and copied a word at a time:
@@ -77,52 +77,37 @@ fn short_ascii(bytes: &[u8]) -> Option<Vec<u8>> {
 #[inline(always)]
 pub(super) fn compact(rest: &mut &[u8]) -> Option<CompactString> {
     let bytes = payload(rest)?;
-    let text = if short_ascii_at_most_24(bytes) {
-        // SAFETY: ASCII is UTF-8.
-        unsafe { std::str::from_utf8_unchecked(bytes) }
-    } else {
-        long_utf8(bytes)?
-    };
-    Some(CompactString::new(text))
-}
-
-/// [`utf8`] out of line, for [`compact`]'s names over 24 bytes or not ASCII and [`string`]'s text over 16: a node's
-/// loop over its fields stays small (inline, it made the loop twice as large and a bench node ~40 instructions
-/// dearer).
-#[inline(never)]
-fn long_utf8(bytes: &[u8]) -> Option<&str> {
-    utf8(bytes)
+    utf8(bytes).map(CompactString::new)
 }
 
 /// `bytes` as text when they are UTF-8: ASCII of up to [`WORDS`] bytes checked a word at a time (inline), longer
 /// text by simdutf8 (which leaves inputs under 64 bytes to `std`).
 #[inline(always)]
 pub(super) fn utf8(bytes: &[u8]) -> Option<&str> {
-    let ascii = match bytes.len() {
-        0..=24 => short_ascii_at_most_24(bytes),
-        25..=WORDS => ascii_words(bytes),
-        _ => return simdutf8::basic::from_utf8(bytes).ok(),
-    };
-    if ascii {
-        // SAFETY: ASCII is UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    if bytes.len() <= WORDS {
+        if short_ascii_at_most_64(bytes) {
+            // SAFETY: ASCII is UTF-8.
+            return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+        }
+        return std::str::from_utf8(bytes).ok();
     }
-    std::str::from_utf8(bytes).ok()
+    simdutf8::basic::from_utf8(bytes).ok()
 }
 
 /// The longest text checked a word at a time.
 const WORDS: usize = 64;
 
-/// Whether `bytes` are at most 24 bytes of ASCII (a name held inline), checked a word at a time: words read from
-/// both ends (and the middle) cover them, overlapping. `std::str::from_utf8` cost ~90 instructions a name.
+/// Whether `bytes` are at most [`WORDS`] bytes of ASCII, checked a word at a time: words read from both ends (and
+/// the middle, or all along) cover them, overlapping. `std::str::from_utf8` cost ~90 instructions a name.
 #[inline(always)]
-fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
+fn short_ascii_at_most_64(bytes: &[u8]) -> bool {
     let len = bytes.len();
     let src = bytes.as_ptr();
     // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
     let word = |at: usize| unsafe { src.add(at).cast::<u64>().read_unaligned() };
     let half = |at: usize| unsafe { u64::from(src.add(at).cast::<u32>().read_unaligned()) };
     let bits = match len {
+        25..=WORDS => (0..len - 8).step_by(8).fold(word(len - 8), |bits, at| bits | word(at)),
         17..=24 => word(0) | word(8) | word(len - 8),
         8..=16 => word(0) | word(len - 8),
         4..=7 => half(0) | half(len - 4),
@@ -130,17 +115,6 @@ fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
         0 => 0,
         _ => return false,
     };
-    bits & 0x8080_8080_8080_8080 == 0
-}
-
-/// Whether `bytes`, of 8 bytes or more, are ASCII: the words from its start, and the last (overlapping).
-#[inline(always)]
-fn ascii_words(bytes: &[u8]) -> bool {
-    let len = bytes.len();
-    let src = bytes.as_ptr();
-    // SAFETY: each read is of 8 bytes within `bytes` (`at` is at most `len - 8`).
-    let word = |at: usize| unsafe { src.add(at).cast::<u64>().read_unaligned() };
-    let bits = (0..len - 8).step_by(8).fold(word(len - 8), |bits, at| bits | word(at));
     bits & 0x8080_8080_8080_8080 == 0
 }
 
