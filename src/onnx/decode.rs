@@ -310,7 +310,7 @@ struct Inner {
     /// reports the limit.
     nests: bool,
     /// What prost passes inside a node's attribute, `None` where its limit is reached at the attributes.
-    attribute: Option<attr::AttrContext>,
+    attribute_fields: Option<attr::AttrContext>,
 }
 
 impl Inner {
@@ -321,8 +321,8 @@ impl Inner {
         for _ in 0..info::DEPTH {
             below = below.as_ref().and_then(inner_context);
         }
-        let attribute = inner_context(&ctx).map(|ctx| attr::AttrContext { tensor: inner_context(&ctx), ctx });
-        Some(Inner { ctx, nests: below.is_some(), attribute })
+        let attribute_fields = inner_context(&ctx).map(|ctx| attr::AttrContext { tensor: inner_context(&ctx), ctx });
+        Some(Inner { ctx, nests: below.is_some(), attribute_fields })
     }
 }
 
@@ -440,7 +440,7 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
                 }
                 ATTRIBUTE => {
                     let bytes = payload(&mut rest)?;
-                    attr::push_attribute(node, bytes, rest, inner.attribute.as_ref()?)?;
+                    attr::push_attribute(node, bytes, rest, inner.attribute_fields.as_ref()?)?;
                     continue;
                 }
                 NAME => Some(&mut node.name),

@@ -128,7 +128,7 @@ mod tests {
             let metadata = &read.rare().metadata_props;
             assert_eq!(metadata.capacity(), metadata.len(), "node {i}");
         }
-        let ctx = inner.attribute.as_ref().unwrap();
+        let ctx = inner.attribute_fields.as_ref().unwrap();
         for k in 0..16 {
             for j in [k, k + 1, k + 3, k + 6] {
                 let both = [attribute(k).encode_to_vec(), attribute(j).encode_to_vec()].concat();
