@@ -1,6 +1,6 @@
 //! Decoding a model with the hottest messages (the nodes and declarations of the main graph and of the model's
-//! functions, and the main graph's initializers) read from contiguous bytes, and everything else by prost's
-//! generated code. (Declarations, `ValueInfoProto`: [`info`].)
+//! functions, the nodes' attributes, and the main graph's initializers) read from contiguous bytes, and everything
+//! else by prost's generated code. (Declarations, `ValueInfoProto`: [`info`]; attributes: [`attr`].)
 //!
 //! Why: in prost's generated decoding a node of five short strings costs ~3,500 instructions: every field goes
 //! through the `Buf` trait, each string is cleared, grown and copied, then validated, and each name list grows to
@@ -8,14 +8,14 @@
 //! compact node ([`crate::onnx::pb::node`]): a name of up to 24 bytes of ASCII is checked a word at a time and
 //! held inline, without an allocation, and the node is built in place in its list.
 //!
-//! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the
-//! buffer untouched otherwise. Anything it does not read itself (attributes, unknown fields, packed dims, a
-//! malformed key or length, bad UTF-8, a message cut by the chunk's end or over [`LARGE`] bytes) makes it give up,
-//! and prost's generated `merge_field` then decodes the same bytes from the same position: the same value, or the
-//! same error, with the same path of `Message.field` steps. Fields it hands to prost from inside a node or tensor
-//! (an attribute, say) are merged with the context prost itself would pass, so the recursion limit counts the
-//! same levels. Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the
-//! file's map (see [`crate::onnx::source`]).
+//! What keeps this the same decoder as prost's: the fast path is taken only when it succeeds, and it leaves the buffer
+//! untouched otherwise. Anything it does not read itself (unknown fields, packed dims, a malformed key or length, bad
+//! UTF-8, a message cut by the chunk's end or over [`LARGE`] bytes) makes it give up, and prost's generated
+//! `merge_field` then decodes the same bytes from the same position: the same value, or the same error, with the same
+//! path of `Message.field` steps. Fields it hands to prost from inside a node, attribute or tensor (an attribute's
+//! graph, say) are merged with the context prost itself would pass, so the recursion limit counts the same levels.
+//! Large tensors are never read here, so `raw_data` of [`LARGE`] bytes or more stays a view of the file's map (see
+//! [`crate::onnx::source`]).
 //!
 //! A node's doc string and metadata entries, where PyTorch's exporter writes each node's stack trace (albert.dynamo18:
 //! 310 kB over 136 nodes), are read on the fast path too, and kept: a loaded model re-encodes to its own bytes.
@@ -24,7 +24,6 @@
 //! only replaces how a few of them are filled.
 
 use bytes::{Buf, BufMut, Bytes};
-use compact_str::CompactString;
 use prost::encoding::{message, skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
@@ -33,7 +32,11 @@ use crate::onnx::presize;
 use crate::onnx::source::{merge_with, varint, DecodeFailure, LARGE};
 use std::fs::File;
 
+mod attr;
 mod info;
+mod text;
+
+use text::{compact, string};
 
 /// Decodes `buf` into `model` exactly as `model.merge(buf)` does (value, or error), faster. With `tensors`, the
 /// main graph's small initializers are read on the fast path too: their `raw_data` is then a copy, which is what
@@ -231,15 +234,9 @@ impl<M: Body> BodyMerge<'_, M> {
         let Some(len) = len.filter(|&len| len < LARGE && len <= rest.len()) else { return false };
         let list = list(body);
         list.reserve(1);
-        // Made where it will stay: a default tensor is 360 bytes, which building it apart and pushing it copies.
-        let last = list.spare_capacity_mut()[0].write(T::default());
-        if decode(&rest[..len], inner, last).is_none() {
-            // SAFETY: `last` was written just above and is not part of the list: dropped here, once.
-            unsafe { std::ptr::drop_in_place(last) };
+        if in_place(list, |last| decode(&rest[..len], inner, last)).is_none() {
             return false;
         }
-        // SAFETY: the element after the list's last one was written above, and `reserve` made room for it.
-        unsafe { list.set_len(list.len() + 1) };
         let used = chunk.len() - rest.len() + len;
         buf.advance(used);
         true
@@ -258,7 +255,7 @@ impl<M: Body> Message for BodyMerge<'_, M> {
             let done = if tag == M::NODE {
                 self.run(buf, &ctx, tag, M::nodes, decode_node)
             } else if self.tensors && Some(tag) == M::INITIALIZER {
-                self.run(buf, &ctx, tag, M::initializers, decode_tensor)
+                self.run(buf, &ctx, tag, M::initializers, |bytes, inner, t| decode_tensor(bytes, &inner.ctx, t))
             } else if let Some(list) = M::declarations(tag) {
                 self.run(buf, &ctx, tag, list, |bytes, inner, info| {
                     inner.nests.then(|| info::decode_value_info(bytes, info)).flatten()
@@ -286,6 +283,23 @@ impl<M: Body> Message for BodyMerge<'_, M> {
     }
 }
 
+/// Appends to `list` a default element filled by `fill`, made where it will stay: a default tensor is 360 bytes,
+/// an attribute ~900, which building it apart and pushing it copies. `None`, with `list` as it was, when `fill`
+/// fails.
+#[inline(always)]
+fn in_place<T: Default>(list: &mut Vec<T>, fill: impl FnOnce(&mut T) -> Option<()>) -> Option<()> {
+    list.reserve(1);
+    let last = list.spare_capacity_mut()[0].write(T::default());
+    if fill(last).is_none() {
+        // SAFETY: `last` was written just above and is not part of the list: dropped here, once.
+        unsafe { std::ptr::drop_in_place(last) };
+        return None;
+    }
+    // SAFETY: the element after the list's last one was written above, and `reserve` made room for it.
+    unsafe { list.set_len(list.len() + 1) };
+    Some(())
+}
+
 /// What the fast paths know of where a message of a body lies among prost's levels of recursion.
 #[derive(Debug)]
 struct Inner {
@@ -295,6 +309,8 @@ struct Inner {
     /// declaration's type and what it holds, a node's metadata entry): where it does not, prost reads them, and
     /// reports the limit.
     nests: bool,
+    /// What prost passes inside a node's attribute, `None` where its limit is reached at the attributes.
+    attribute_fields: Option<attr::AttrContext>,
 }
 
 impl Inner {
@@ -305,7 +321,8 @@ impl Inner {
         for _ in 0..info::DEPTH {
             below = below.as_ref().and_then(inner_context);
         }
-        Some(Inner { ctx, nests: below.is_some() })
+        let attribute_fields = inner_context(&ctx).map(|ctx| attr::AttrContext { tensor: inner_context(&ctx), ctx });
+        Some(Inner { ctx, nests: below.is_some(), attribute_fields })
     }
 }
 
@@ -354,6 +371,26 @@ fn key(rest: &mut &[u8]) -> Option<(u32, WireType)> {
     (tag >= 1).then_some((tag, wire_type))
 }
 
+/// Where `list` is full, room for one element and for as many more as `rest` starts with fields of the one-byte key
+/// `key` (length-delimited): the fields of a repeated message field are written one after another (a node's
+/// attributes, its metadata entries, a shape's dims), and a list grown by doubling copies its elements over and
+/// over, where this makes it once, as long as it ends up.
+#[inline(always)]
+fn reserve_run<T>(list: &mut Vec<T>, key: u8, mut rest: &[u8]) {
+    if list.len() < list.capacity() {
+        return;
+    }
+    let mut n = 1;
+    while let [first, ref after @ ..] = *rest {
+        rest = after;
+        if first != key || payload(&mut rest).is_none() {
+            break;
+        }
+        n += 1;
+    }
+    list.reserve_exact(n);
+}
+
 /// The payload of a length-delimited field.
 #[inline(always)]
 fn payload<'b>(rest: &mut &'b [u8]) -> Option<&'b [u8]> {
@@ -366,103 +403,13 @@ fn payload<'b>(rest: &mut &'b [u8]) -> Option<&'b [u8]> {
     Some(bytes)
 }
 
-/// A string field's value in one exact allocation; `None` when it is not UTF-8.
-#[inline(always)]
-fn string(rest: &mut &[u8]) -> Option<String> {
-    let bytes = payload(rest)?;
-    if let Some(ascii) = short_ascii(bytes) {
-        // SAFETY: ASCII is UTF-8.
-        return Some(unsafe { String::from_utf8_unchecked(ascii) });
-    }
-    std::str::from_utf8(bytes).ok().map(str::to_owned)
-}
-
-/// A copy of `bytes` when they are 1 to 16 bytes of ASCII (most names), checked and copied a word at a time:
-/// the first and last word (or half-word) cover them, overlapping. `None` for anything else.
-#[inline(always)]
-fn short_ascii(bytes: &[u8]) -> Option<Vec<u8>> {
-    let len = bytes.len();
-    if !(1..=16).contains(&len) {
-        return None;
-    }
-    let src = bytes.as_ptr();
-    // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
-    let (head, tail, width) = unsafe {
-        match len {
-            8.. => (src.cast::<u64>().read_unaligned(), src.add(len - 8).cast::<u64>().read_unaligned(), 8),
-            4.. => {
-                let (head, tail) =
-                    (src.cast::<u32>().read_unaligned(), src.add(len - 4).cast::<u32>().read_unaligned());
-                (u64::from(head), u64::from(tail), 4)
-            }
-            _ => (u64::from(*src) | u64::from(*src.add(len / 2)) << 8, u64::from(*src.add(len - 1)), 1),
-        }
-    };
-    if (head | tail) & 0x8080_8080_8080_8080 != 0 {
-        return None;
-    }
-    let mut out = Vec::<u8>::with_capacity(len);
-    let dst = out.as_mut_ptr();
-    // SAFETY: `out` has room for `len` bytes; the writes put back what was read, at the same offsets, so all `len`
-    // bytes are written before `set_len`.
-    unsafe {
-        match width {
-            8 => {
-                dst.cast::<u64>().write_unaligned(head);
-                dst.add(len - 8).cast::<u64>().write_unaligned(tail);
-            }
-            4 => {
-                dst.cast::<u32>().write_unaligned(head as u32);
-                dst.add(len - 4).cast::<u32>().write_unaligned(tail as u32);
-            }
-            _ => {
-                *dst = head as u8;
-                *dst.add(len / 2) = (head >> 8) as u8;
-                *dst.add(len - 1) = tail as u8;
-            }
-        }
-        out.set_len(len);
-    }
-    Some(out)
-}
-
-/// A string field's value as a compact string (inline up to 24 bytes); `None` when it is not UTF-8.
-#[inline(always)]
-fn compact(rest: &mut &[u8]) -> Option<CompactString> {
-    let bytes = payload(rest)?;
-    if short_ascii_at_most_24(bytes) {
-        // SAFETY: ASCII is UTF-8.
-        return Some(CompactString::new(unsafe { std::str::from_utf8_unchecked(bytes) }));
-    }
-    std::str::from_utf8(bytes).ok().map(CompactString::from)
-}
-
-/// Whether `bytes` are at most 24 bytes of ASCII (a name held inline), checked a word at a time: words read from
-/// both ends (and the middle) cover them, overlapping. `std::str::from_utf8` cost ~90 instructions a name.
-#[inline(always)]
-fn short_ascii_at_most_24(bytes: &[u8]) -> bool {
-    let len = bytes.len();
-    let src = bytes.as_ptr();
-    // SAFETY: each read is of bytes within `bytes` (`len` is at least the width read from either end).
-    let word = |at: usize| unsafe { src.add(at).cast::<u64>().read_unaligned() };
-    let half = |at: usize| unsafe { u64::from(src.add(at).cast::<u32>().read_unaligned()) };
-    let bits = match len {
-        17..=24 => word(0) | word(8) | word(len - 8),
-        8..=16 => word(0) | word(len - 8),
-        4..=7 => half(0) | half(len - 4),
-        1..=3 => u64::from(bytes[0] | bytes[len / 2] | bytes[len - 1]),
-        0 => 0,
-        _ => return false,
-    };
-    bits & 0x8080_8080_8080_8080 == 0
-}
-
-/// `node` (a default one) decoded from its bytes; fields other than its names are merged by prost's code for the
-/// field with `ctx`, but for its names, doc string and metadata entries. `None` where prost's code should decode it. (Its name lists hold
-/// two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits them once the model is
-/// read.)
+/// `node` (a default one) decoded from its bytes: its names, attributes ([`attr`]), doc string and metadata entries
+/// here, its other fields by prost's code for the field with `ctx`. `None` where prost's code should decode it.
+/// (Its name lists hold two inputs and one output inline; longer ones grow, and [`presize::fit_name_lists`] fits
+/// them once the model is read.)
 fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> {
     use field::node::*;
+    const METADATA_KEY: u8 = (METADATA_PROPS << 3 | field::LEN) as u8;
     let ctx = &inner.ctx;
     let mut rest = bytes;
     while !rest.is_empty() {
@@ -478,7 +425,9 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
                         return None;
                     }
                     let entry = info::metadata(payload(&mut rest)?)?;
-                    node.rare_mut().metadata_props.push(entry);
+                    let list = &mut node.rare_mut().metadata_props;
+                    reserve_run(list, METADATA_KEY, rest);
+                    list.push(entry);
                     continue;
                 }
                 INPUT => {
@@ -487,6 +436,11 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
                 }
                 OUTPUT => {
                     node.output.push(compact(&mut rest)?);
+                    continue;
+                }
+                ATTRIBUTE => {
+                    let bytes = payload(&mut rest)?;
+                    attr::push_attribute(node, bytes, rest, inner.attribute_fields.as_ref()?)?;
                     continue;
                 }
                 NAME => Some(&mut node.name),
@@ -504,11 +458,10 @@ fn decode_node(bytes: &[u8], inner: &Inner, node: &mut NodeProto) -> Option<()> 
     Some(())
 }
 
-/// `tensor` (a default one) decoded from its bytes (all under [`LARGE`]: `raw_data` is copied, as the file's window copies it);
-/// fields other than dims, element type, name and data are merged by prost with `ctx`. `None` where prost should
-/// decode it.
-fn decode_tensor(bytes: &[u8], inner: &Inner, tensor: &mut TensorProto) -> Option<()> {
-    let ctx = &inner.ctx;
+/// `tensor` merged with the fields of `bytes` (all under [`LARGE`]: `raw_data` is copied, as the file's window
+/// copies it); fields other than dims, element type, name and data are merged by prost with `ctx`. `None` where
+/// prost should decode it.
+fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) -> Option<()> {
     use field::tensor::*;
     // The keys of the fields read here, each one byte (their numbers are under 16): a key is matched as it is
     // written, and any other key (or a longer form of these) is read and handed to prost.

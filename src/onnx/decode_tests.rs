@@ -5,10 +5,10 @@ use crate::onnx::pb::tensor_shape_proto::{dimension::Value::*, Dimension};
 use crate::onnx::pb::{attribute_proto, reference, type_proto, AttributeProto, StringStringEntryProto};
 use crate::onnx::pb::{TensorShapeProto, TypeProto, ValueInfoProto};
 use crate::onnx::source::tests::file_with;
-use compact_str::format_compact;
+use compact_str::{format_compact, CompactString};
 use proptest::prelude::*;
 
-fn node(i: usize, inputs: usize) -> NodeProto {
+pub(super) fn node(i: usize, inputs: usize) -> NodeProto {
     let mut node = NodeProto {
         input: (0..inputs).map(|k| format_compact!("v{}", i + k)).collect(),
         output: [format_compact!("v{}", i + inputs), CompactString::default()].into_iter().collect(),
@@ -20,14 +20,7 @@ fn node(i: usize, inputs: usize) -> NodeProto {
         }),
         op_type: Some("Add".into()),
         domain: i.is_multiple_of(3).then(|| "ai.onnx".into()),
-        attribute: (0..i % 3)
-            .map(|k| AttributeProto {
-                name: Some(format!("a{k}")),
-                r#type: Some(attribute_proto::AttributeType::Int as i32),
-                i: Some(k as i64 - 1),
-                ..Default::default()
-            })
-            .collect(),
+        attribute: (0..i % 4).map(|k| attribute(i + k)).collect(),
         rare: None,
     };
     if i.is_multiple_of(5) {
@@ -41,6 +34,30 @@ fn node(i: usize, inputs: usize) -> NodeProto {
             vec![StringStringEntryProto { key: Some("k".into()), value: Some("v".into()) }];
     }
     node
+}
+
+/// An attribute of each form the fast path reads (an integer, a float, bytes that are not UTF-8, a tensor, lists
+/// of each kind) and of forms it hands to prost (a doc string, a reference, a type, an empty list written packed).
+pub(super) fn attribute(k: usize) -> AttributeProto {
+    use attribute_proto::AttributeType as Type;
+    let of = |ty: Type| AttributeProto { name: Some(format!("a{k}")), r#type: Some(ty as i32), ..Default::default() };
+    match k % 8 {
+        0 => AttributeProto { i: Some(k as i64 - 3), ..of(Type::Int) },
+        1 => AttributeProto { f: Some(k as f32 * -0.5), ..of(Type::Float) },
+        2 => AttributeProto { s: Some(Bytes::from(vec![b's', 0xff, k as u8])), ..of(Type::String) },
+        3 => AttributeProto { t: Some(tensor(k)), ..of(Type::Tensor) },
+        4 => AttributeProto { ints: [1, -1, 1 << 40, 0][..k % 5].to_vec(), ..of(Type::Ints) },
+        5 => AttributeProto { floats: vec![1.5, -0.0, f32::MAX], ..of(Type::Floats) },
+        6 => {
+            AttributeProto { strings: vec![Bytes::from_static(b"x"), Bytes::from(vec![0xfe; k])], ..of(Type::Strings) }
+        }
+        _ => AttributeProto {
+            doc_string: Some("d".into()),
+            ref_attr_name: Some("r".into()),
+            tp: Some(TypeProto { denotation: Some("TENSOR".into()), ..Default::default() }),
+            ..of(Type::TypeProto)
+        },
+    }
 }
 
 fn tensor(i: usize) -> TensorProto {
@@ -99,8 +116,8 @@ fn declaration(i: usize) -> ValueInfoProto {
     }
 }
 
-/// The declarations of the forms the fast path reads are read there, and read as prost reads them, alone and two
-/// merged (each field met twice: a name replaced, a type merged, dims appended, metadata appended); the others
+/// The declarations of the forms the fast path reads are read there (their dims and metadata entries into lists
+/// made at once as long as they end up), and read as prost reads them, alone and two merged (each field met twice: a name replaced, a type merged, dims appended, metadata appended); the others
 /// are handed to prost.
 #[test]
 fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_them() {
@@ -111,7 +128,13 @@ fn declarations_of_the_common_forms_are_read_on_the_fast_path_as_prost_reads_the
     let handed_over = |i: usize| (matches!(i % 11, 3..=5) && i % 9 != 8) || i % 10 == 9;
     for i in 0..60 {
         let bytes = declaration(i).encode_to_vec();
-        assert_eq!(read(&bytes), (!handed_over(i)).then(|| declaration(i)), "declaration {i}");
+        let once = read(&bytes);
+        assert_eq!(once, (!handed_over(i)).then(|| declaration(i)), "declaration {i}");
+        // Its lists made at once as long as they end up.
+        if let Some(info) = once {
+            let dims = info.r#type.and_then(|t| t.tensor_type?.shape).map(|s| s.dim).unwrap_or_default();
+            assert_eq!((dims.capacity(), info.metadata_props.capacity()), (dims.len(), info.metadata_props.len()));
+        }
         for j in [i + 1, i + 13] {
             let both = [bytes.clone(), declaration(j).encode_to_vec()].concat();
             if let Some(merged) = read(&both) {

@@ -16,6 +16,7 @@
 
 use std::fs::{File, FileType};
 use std::io;
+use std::mem::MaybeUninit;
 use std::path::Path;
 
 /// Whether outputs are written through an unnamed `O_TMPFILE` (Linux, unless the feature `portable-write` is on).
@@ -84,6 +85,47 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
     }
     #[cfg(not(unix))]
     {
+        portable::read_exact_at(file, buf, offset)
+    }
+}
+
+/// [`read_exact_at`] into a buffer that need not be initialized: once it returns `Ok`, all of `buf` is written.
+/// Why: a read buffer of up to 1 MiB zeroed before every read was a tenth of decoding a real model's instructions
+/// (`vec![0; n]` is a `memset` of all of it), and the read then wrote over every byte anyway.
+pub fn read_exact_at_uninit(file: &File, buf: &mut [MaybeUninit<u8>], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // As std's `read_exact_at`: interrupted reads are retried, and the end of the file before the buffer's is
+        // the same error.
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            let want = buf.len().min(isize::MAX as usize);
+            let at = libc::off_t::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            // SAFETY: the descriptor is open, and `buf` is writable for `want` bytes, which outlive the call.
+            let n = unsafe { libc::pread(file.as_raw_fd(), buf.as_mut_ptr().cast(), want, at) };
+            match n {
+                0 => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "failed to fill whole buffer")),
+                n if n < 0 => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+                n => {
+                    buf = &mut buf[n as usize..];
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        // The portable read goes through a slice, so the buffer is initialized first.
+        buf.fill(MaybeUninit::new(0));
+        // SAFETY: every byte was just written.
+        let buf = unsafe { &mut *(buf as *mut [MaybeUninit<u8>] as *mut [u8]) };
         portable::read_exact_at(file, buf, offset)
     }
 }
@@ -412,6 +454,11 @@ mod tests {
             read_exact_at(&file, &mut native, offset).unwrap();
             portable::read_exact_at(&file, &mut portable, offset).unwrap();
             assert_eq!(native, portable, "at {offset}");
+            let mut uninit = Vec::with_capacity(len);
+            read_exact_at_uninit(&file, &mut uninit.spare_capacity_mut()[..len], offset).unwrap();
+            // SAFETY: the read wrote all `len` bytes.
+            unsafe { uninit.set_len(len) };
+            assert_eq!(native, uninit, "at {offset}, into a buffer not yet written");
             assert_eq!(&portable[..], &bytes[offset as usize..offset as usize + len]);
         }
         // Past the end: a short read, then an error for an exact one; at the end, nothing.
@@ -422,6 +469,12 @@ mod tests {
         let short = portable::read_exact_at(&file, &mut buf, 99_990).unwrap_err();
         assert_eq!(short.kind(), io::ErrorKind::UnexpectedEof);
         assert_eq!(read_exact_at(&file, &mut buf, 99_990).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        let mut uninit = [MaybeUninit::uninit(); 20];
+        let short = read_exact_at_uninit(&file, &mut uninit, 99_990).unwrap_err();
+        assert_eq!(
+            (short.kind(), short.to_string()),
+            (io::ErrorKind::UnexpectedEof, "failed to fill whole buffer".into())
+        );
     }
 
     #[test]

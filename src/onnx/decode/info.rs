@@ -8,7 +8,7 @@
 
 use prost::encoding::WireType;
 
-use super::{key, payload, string, varint};
+use super::{key, payload, reserve_run, string, varint};
 use crate::onnx::pb::field::{entry, type_proto, value_info};
 use crate::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
 use crate::onnx::pb::{type_proto::Tensor, StringStringEntryProto, TensorShapeProto, TypeProto, ValueInfoProto};
@@ -27,7 +27,11 @@ pub(super) fn decode_value_info(bytes: &[u8], info: &mut ValueInfoProto) -> Opti
         match key(&mut rest)? {
             (NAME, LEN) => info.name = Some(string(&mut rest)?),
             (TYPE, LEN) => of_type(payload(&mut rest)?, info.r#type.get_or_insert_with(Default::default))?,
-            (METADATA_PROPS, LEN) => info.metadata_props.push(metadata(payload(&mut rest)?)?),
+            (METADATA_PROPS, LEN) => {
+                let entry = metadata(payload(&mut rest)?)?;
+                reserve_run(&mut info.metadata_props, (METADATA_PROPS << 3 | 2) as u8, rest);
+                info.metadata_props.push(entry);
+            }
             _ => return None,
         }
     }
@@ -64,7 +68,11 @@ fn tensor(mut rest: &[u8], tensor: &mut Tensor) -> Option<()> {
 fn shape(mut rest: &[u8], shape: &mut TensorShapeProto) -> Option<()> {
     while !rest.is_empty() {
         match key(&mut rest)? {
-            (type_proto::DIM, LEN) => shape.dim.push(dim(payload(&mut rest)?)?),
+            (type_proto::DIM, LEN) => {
+                let dim = dim(payload(&mut rest)?)?;
+                reserve_run(&mut shape.dim, (type_proto::DIM << 3 | 2) as u8, rest);
+                shape.dim.push(dim);
+            }
             _ => return None,
         }
     }
