@@ -14,6 +14,7 @@ use prost::encoding::DecodeContext;
 use prost::Message;
 
 use super::{decode_tensor, in_place, key, payload, reserve_run, string, varint};
+use crate::onnx::pb::field::{self, attribute, LEN};
 use crate::onnx::pb::{AttributeProto, NodeProto};
 
 /// What prost passes to the fields of a node's attribute, and to the fields of an attribute's tensor.
@@ -24,19 +25,27 @@ pub(super) struct AttrContext {
     pub(super) tensor: Option<DecodeContext>,
 }
 
-// The keys of the fields read here, as exporters write them: one byte each, and two for `type` (number 20, a
-// varint: 160 written in two bytes).
-const NAME: u8 = 1 << 3 | 2;
-const F: u8 = 2 << 3 | 5;
-const I: u8 = 3 << 3;
-const S: u8 = 4 << 3 | 2;
-const T: u8 = 5 << 3 | 2;
-const FLOATS: u8 = 7 << 3 | 5;
-const INTS: u8 = 8 << 3;
-const STRINGS: u8 = 9 << 3 | 2;
-const TYPE: [u8; 2] = [0xa0, 0x01];
-/// The key of a node's attribute field (number 5, length-delimited).
-const ATTRIBUTE_KEY: u8 = 5 << 3 | 2;
+// The keys of the fields read here, as exporters write them: one byte each (field number and wire type), and two
+// for `type` (number 20, a varint: 160 written in two bytes).
+const NAME: u8 = key_byte(attribute::NAME, LEN);
+const F: u8 = key_byte(attribute::F, FIXED32);
+const I: u8 = key_byte(attribute::I, VARINT);
+const S: u8 = key_byte(attribute::S, LEN);
+const T: u8 = key_byte(attribute::T, LEN);
+const FLOATS: u8 = key_byte(attribute::FLOATS, FIXED32);
+const INTS: u8 = key_byte(attribute::INTS, VARINT);
+const STRINGS: u8 = key_byte(attribute::STRINGS, LEN);
+const TYPE: [u8; 2] = [(attribute::TYPE << 3) as u8 | 0x80, (attribute::TYPE << 3 >> 7) as u8];
+/// The key of a node's attribute field.
+const ATTRIBUTE_KEY: u8 = key_byte(field::node::ATTRIBUTE, LEN);
+const VARINT: u32 = 0;
+const FIXED32: u32 = 5;
+
+/// The one-byte key of field `number` (under 16) of wire type `wire`.
+const fn key_byte(number: u32, wire: u32) -> u8 {
+    assert!(number < 16 && wire < 8);
+    (number << 3 | wire) as u8
+}
 
 /// Appends the attribute of `bytes` to `node`'s (made in place: an attribute is ~900 bytes, which a move copies),
 /// with room made at once for the attributes that follow it in `after` (a node's attributes are written one after

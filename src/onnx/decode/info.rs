@@ -9,7 +9,7 @@
 use prost::encoding::WireType;
 
 use super::{key, payload, reserve_run, string, varint};
-use crate::onnx::pb::field::{entry, type_proto, value_info};
+use crate::onnx::pb::field::{self, entry, type_proto, value_info};
 use crate::onnx::pb::tensor_shape_proto::{dimension::Value, Dimension};
 use crate::onnx::pb::{type_proto::Tensor, StringStringEntryProto, TensorShapeProto, TypeProto, ValueInfoProto};
 
@@ -29,7 +29,7 @@ pub(super) fn decode_value_info(bytes: &[u8], info: &mut ValueInfoProto) -> Opti
             (TYPE, LEN) => of_type(payload(&mut rest)?, info.r#type.get_or_insert_with(Default::default))?,
             (METADATA_PROPS, LEN) => {
                 let entry = metadata(payload(&mut rest)?)?;
-                reserve_run(&mut info.metadata_props, (METADATA_PROPS << 3 | 2) as u8, rest);
+                reserve_run(&mut info.metadata_props, (METADATA_PROPS << 3 | field::LEN) as u8, rest);
                 info.metadata_props.push(entry);
             }
             _ => return None,
@@ -70,7 +70,7 @@ fn shape(mut rest: &[u8], shape: &mut TensorShapeProto) -> Option<()> {
         match key(&mut rest)? {
             (type_proto::DIM, LEN) => {
                 let dim = dim(payload(&mut rest)?)?;
-                reserve_run(&mut shape.dim, (type_proto::DIM << 3 | 2) as u8, rest);
+                reserve_run(&mut shape.dim, (type_proto::DIM << 3 | field::LEN) as u8, rest);
                 shape.dim.push(dim);
             }
             _ => return None,

@@ -67,9 +67,14 @@ pub mod field {
     /// `AttributeProto`.
     pub mod attribute {
         pub const NAME: u32 = 1;
+        pub const F: u32 = 2;
         pub const I: u32 = 3;
+        pub const S: u32 = 4;
         pub const T: u32 = 5;
         pub const G: u32 = 6;
+        pub const FLOATS: u32 = 7;
+        pub const INTS: u32 = 8;
+        pub const STRINGS: u32 = 9;
         pub const GRAPHS: u32 = 11;
         pub const TYPE: u32 = 20;
     }
