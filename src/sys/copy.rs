@@ -6,14 +6,17 @@
 //! to page cache without the data entering the process, but which Linux does with a slower path when the input and
 //! output offsets differ modulo the page size, as they do after an edit (ext4: every 64 KiB the kernel moves at a
 //! time starts and ends in the middle of an output page, which it must prepare). `ONNX_BCAST_COPY=map|pread|kernel`
-//! picks one (for the benchmark); the default is [`DEFAULT`].
+//! picks one (for the benchmark); the default is [`default_for`] the range's length.
 //!
-//! `pread` is the default because its cost does not depend on how the input sits in the page cache. A map costs
-//! page faults and page-table entries set up and torn down per cached folio: cheap when the file is cached in 2 MiB
-//! folios (as after it was written), a third of the copy's system time when it is cached in small ones. Measured on
-//! the 1 GB model into a fresh OUT (with the output's blocks reserved first, see [`prepare`]), paired rounds against
-//! `cp` at a load average of 5-6: input cached in large folios, system time map 0.21-0.23 s, pread 0.23-0.33 s, `cp`
-//! 0.25-0.27 s; in the state where maps were slow, map 0.41-0.47 s, pread 0.29-0.33 s, `cp` 0.28-0.31 s.
+//! A map is the default for long ranges (see [`default_for`]), each 1 MiB piece mapped in one call (`MADV_POPULATE_READ`) before its write and unmapped
+//! after it: the data is copied once, page cache to page cache, as `cp`'s `copy_file_range` copies it, without the
+//! kernel's misaligned path. Faulted in a page at a time instead, a map cost page faults and page-table entries per
+//! cached folio: cheap when the file is cached in 2 MiB folios (as after it was written or read with `read`), a third
+//! of the copy's system time when it is cached in small ones (as after small random reads); `pread` was the default
+//! then, because its cost does not depend on the folios. Measured on the 1 GB model with an output offset that is not
+//! a multiple of the page size, the output's blocks reserved first (see [`prepare`]), median of 7 at a load average
+//! of 3-7, system time: input in large folios, map 0.24 s, `pread` 0.34 s, kernel 0.36 s, `cp` 0.30 s; input in 4 KiB
+//! folios, map 0.33 s, `pread` 0.42 s, kernel 0.45 s, `cp` 0.34 s; a map faulted in a page at a time there 0.58 s.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -28,14 +31,27 @@ pub enum Strategy {
     Kernel,
 }
 
-pub const DEFAULT: Strategy = Strategy::Pread;
+/// The way a range of `len` bytes is copied unless `ONNX_BCAST_COPY` says otherwise: a map from one window's
+/// length on, `pread` below it. A short range saves little by a map and costs a map of its own, whose pages join
+/// the process's resident memory where the 1 MiB buffer reuses heap pages it already has: `expand` of the bench's
+/// 100,000 nodes (a 2.8 MB range of small weights) peaked 0.8 MiB higher through a map.
+pub fn default_for(len: usize) -> Strategy {
+    if len >= WINDOW {
+        Strategy::Map
+    } else {
+        Strategy::Pread
+    }
+}
 
-fn strategy() -> Strategy {
+/// The length of one map of the input ([`through_map`]).
+const WINDOW: usize = 16 << 20;
+
+fn strategy(len: usize) -> Strategy {
     match std::env::var("ONNX_BCAST_COPY").as_deref() {
         Ok("map") => Strategy::Map,
         Ok("pread") => Strategy::Pread,
         Ok("kernel") => Strategy::Kernel,
-        _ => DEFAULT,
+        _ => default_for(len),
     }
 }
 
@@ -57,7 +73,7 @@ pub fn copy_range(file: &File, range: Range<usize>, out: &mut File) -> io::Resul
     if (file.metadata()?.len() as usize) < range.end {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the input changed while being read"));
     }
-    match strategy() {
+    match strategy(range.len()) {
         Strategy::Map => through_map(file, range, out),
         Strategy::Pread => through_buffer(file, range, out),
         Strategy::Kernel => in_kernel(file, range, out),
@@ -65,18 +81,26 @@ pub fn copy_range(file: &File, range: Range<usize>, out: &mut File) -> io::Resul
 }
 
 /// `write` from a map of one 16 MiB window at a time, 1 MiB per write (one write of a whole window ran at half the
-/// speed). Windows start on 2 MiB boundaries of the file, so that the kernel can map each cached folio at once, and
-/// keep the mapped pages, which count as resident, to a few MiB.
+/// speed). Windows start on 2 MiB boundaries of the file, so that the kernel can map each cached folio at once.
+/// Each 1 MiB piece is mapped in one call before its write ([`platform::populate`]) rather than a fault at a time,
+/// and unmapped after it ([`platform::unmap_pages`]), so that the mapped pages, which count as resident, stay at
+/// about one piece: faulted in, the pieces of a file cached in 4 KiB folios cost a third of the copy's system time.
 fn through_map(file: &File, range: Range<usize>, out: &mut File) -> io::Result<()> {
-    const WINDOW: usize = 16 << 20;
+    const PIECE: usize = 1 << 20;
     let mut start = range.start - range.start % WINDOW;
     while start < range.end {
         let end = (start + WINDOW).min(range.end);
         // SAFETY: a read-only map of the input, dropped before the next; the input being truncated meanwhile by
         // another process is the limit every memory-mapped reader has (see `Model::open`).
         let map = unsafe { memmap2::MmapOptions::new().offset(start as u64).len(end - start).map(file)? };
-        for piece in map[range.start.max(start) - start..].chunks(1 << 20) {
-            out.write_all(piece)?;
+        // Pieces end on 1 MiB boundaries of the window, so that each populate and unmap covers whole pages.
+        let mut at = range.start.max(start) - start;
+        while at < map.len() {
+            let to = ((at / PIECE + 1) * PIECE).min(map.len());
+            platform::populate(&map, at..to);
+            out.write_all(&map[at..to])?;
+            platform::unmap_pages(&map, at..to);
+            at = to;
         }
         start = end;
     }
@@ -145,5 +169,27 @@ mod tests {
             let want = [b"head".as_slice(), &bytes[5..bytes.len() - 3], b"tail"].concat();
             assert!(std::fs::read(&path).unwrap() == want, "strategy {k}");
         }
+    }
+
+    #[test]
+    fn a_map_copy_across_windows_and_pieces_copies_every_byte_once() {
+        // From the middle of a page of the first 16 MiB window to the middle of a page of the second: pieces that
+        // start and end off the pieces' 1 MiB boundaries, each mapped, written and unmapped in turn.
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..WINDOW as u32 + (3 << 20)).map(|i| (i % 251) as u8 ^ (i >> 20) as u8).collect();
+        std::fs::write(dir.path().join("in"), &bytes).unwrap();
+        let input = File::open(dir.path().join("in")).unwrap();
+        let range = (1 << 20) + 4099..WINDOW + (2 << 20) + 13;
+        let mut out = File::create(dir.path().join("out")).unwrap();
+        through_map(&input, range.clone(), &mut out).unwrap();
+        drop(out);
+        assert!(std::fs::read(dir.path().join("out")).unwrap() == bytes[range]);
+    }
+
+    #[test]
+    fn long_ranges_are_copied_through_a_map_and_short_ones_through_a_buffer() {
+        assert_eq!(default_for(WINDOW), Strategy::Map);
+        assert_eq!(default_for(1 << 30), Strategy::Map);
+        assert_eq!(default_for(WINDOW - 1), Strategy::Pread);
     }
 }

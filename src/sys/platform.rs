@@ -17,6 +17,7 @@
 use std::fs::{File, FileType};
 use std::io;
 use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::path::Path;
 
 /// Whether outputs are written through an unnamed `O_TMPFILE` (Linux, unless the feature `portable-write` is on).
@@ -74,6 +75,30 @@ pub fn reserve(file: &File, len: u64) {
     linux::reserve(file, len);
     #[cfg(not(all(target_os = "linux", not(feature = "portable-write"))))]
     let _ = (file, len);
+}
+
+/// Maps the pages of `map[range]` in one call ahead of reading them (Linux's `MADV_POPULATE_READ`, 5.14 and later)
+/// where reading them would fault them in a few at a time. Best effort: on an older kernel or another system they
+/// are faulted in as they are read.
+pub fn populate(map: &memmap2::Mmap, range: Range<usize>) {
+    #[cfg(target_os = "linux")]
+    let _ = map.advise_range(memmap2::Advice::PopulateRead, range.start, range.len());
+    #[cfg(not(target_os = "linux"))]
+    let _ = (map, range);
+}
+
+/// Takes the pages of `map[range]` out of the process (`MADV_DONTNEED`) once they have been read, so that they no
+/// longer count as resident. The map stays valid: a later read would map the same bytes again from the page cache.
+/// Best effort; nothing where the call does not exist.
+pub fn unmap_pages(map: &memmap2::Mmap, range: Range<usize>) {
+    // SAFETY: `map` is a read-only shared map of a file. MADV_DONTNEED drops its page-table entries only: the file's
+    // pages stay in the page cache, and any later read of the range faults the same bytes back in.
+    #[cfg(unix)]
+    unsafe {
+        let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, range.start, range.len());
+    }
+    #[cfg(not(unix))]
+    let _ = (map, range);
 }
 
 /// Reads exactly `buf.len()` bytes of `file` at `offset`, without moving a file position (so that threads may share
