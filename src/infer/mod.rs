@@ -8,6 +8,7 @@ pub mod attention;
 pub mod bodies;
 pub mod contrib;
 pub mod custom;
+mod dispatch;
 pub mod einsum;
 pub mod elementwise;
 pub mod image;
@@ -181,22 +182,16 @@ pub fn requires_beyond_broadcasting(op: &str) -> bool {
 
 /// Infers the outputs of a non-broadcasting node; `None` when no rule knows the op.
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
-    let mut result = elementwise::infer(ctx)
-        .or_else(|| values::infer(ctx))
-        .or_else(|| layout::infer(ctx))
-        .or_else(|| window::infer(ctx))
-        .or_else(|| nn::infer(ctx))
-        .or_else(|| norm::infer(ctx))
-        .or_else(|| reduce::infer(ctx))
-        .or_else(|| sequence::infer(ctx))
-        .or_else(|| signal::infer(ctx))
-        .or_else(|| attention::infer(ctx))
-        .or_else(|| image::infer(ctx))
-        .or_else(|| text::infer(ctx))
-        .or_else(|| math::infer(ctx))?;
+    let mut result = answer(ctx)?;
     result.resize_with(ctx.outputs, ValueFacts::unknown);
     result.truncate(ctx.outputs);
     Some(result)
+}
+
+/// The outputs the first op family that knows the op gives, as many as it gives: the families are asked in turn,
+/// from the op's own when [`dispatch`] knows it.
+fn answer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
+    dispatch::FAMILIES[dispatch::first_family(ctx.op)..].iter().find_map(|rule| rule(ctx))
 }
 
 /// Infers the outputs of a non-broadcasting node of `domain`: the default domain (then the few contrib ops
@@ -206,15 +201,17 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
 pub fn infer_in(domain: &str, ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     let mut result: Vec<ValueFacts> = match domain {
         _ if crate::rules::ops::is_default_domain(domain) => {
-            infer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx))
+            answer(ctx).or_else(|| contrib::infer(contrib::Domain::Onnx, ctx))
         }
         "ai.onnx.ml" => ml::infer(ctx),
         "ai.onnx.preview.training" => training::infer(ctx),
         "ai.onnx.preview" => attention::infer_preview(ctx),
         _ => contrib::infer(contrib::Domain::of(domain)?, ctx),
     }?;
-    result.resize_with(ctx.outputs, ValueFacts::unknown);
-    result.truncate(ctx.outputs);
+    // Most rules give one output per output the node declares.
+    if result.len() != ctx.outputs {
+        result.resize_with(ctx.outputs, ValueFacts::unknown);
+    }
     Some(result)
 }
 

@@ -20,6 +20,7 @@ use crate::diagnostic::Code;
 use crate::onnx::tensor::IntValue;
 use crate::rules::{Condition, ConditionKind};
 use crate::sizes::shape::{Dim, Shape};
+use crate::sizes::sym::{memo, Poly};
 
 /// An input of the node as a finding names it: its name, shape, and contents when it is a small integer tensor (a
 /// Reshape target reads better as `target = [4, -1]` than as its shape `[2]`).
@@ -355,6 +356,21 @@ fn nameable(d: &Dim) -> bool {
     !d.mentions_fresh()
 }
 
+/// `n / d` when the division is exact. Two sizes are divided in integers; any other quotient is worked out once per
+/// thread for each pair (every layer of a transformer reshapes `B*S*768` by `B*S*12` again), by the algebra's
+/// floor division checked by multiplying back.
+fn exact_quotient(n: Poly, d: Poly) -> Option<Poly> {
+    if let (Some(a), Some(b)) = (n.as_constant(), d.as_constant()) {
+        if a >= 0 && b > 0 {
+            return (a % b == 0).then(|| Poly::constant(a / b));
+        }
+    }
+    thread_local! {
+        static QUOTIENTS: memo::Table<(Poly, Poly), Option<Poly>> = Default::default();
+    }
+    memo::remembered(&QUOTIENTS, (n, d), |(n, d)| n.div_poly(d).filter(|q| q.mul(d).as_ref() == Some(n)))
+}
+
 impl Ctx<'_, '_> {
     /// Records what the op's specification requires and these inputs break (see the module's documentation).
     pub fn report(&self, contradiction: Contradiction) {
@@ -404,10 +420,8 @@ impl Ctx<'_, '_> {
         if d.as_constant() == Some(0) {
             return Dim::Unknown;
         }
-        if let Some(q) = n.div_poly(&d) {
-            if q.mul(&d).as_ref() == Some(&n) {
-                return Dim::from_poly(q);
-            }
+        if let Some(q) = exact_quotient(n.clone(), d.clone()) {
+            return Dim::from_poly(q);
         }
         if n.as_constant().is_some() && d.as_constant().is_some() {
             let detail = Detail::NotDivisible { dim: dividend.clone(), divisor: divisor.clone() };

@@ -10,36 +10,43 @@ use crate::sizes::sym::{memo, Poly};
 pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
     Some(match ctx.op {
         "Conv" => {
+            let lists = Lists::of(ctx);
             ctx.require_same_type(&[0, 1, 2]);
-            conv_requirements(ctx, 0, 1, Some(2));
-            vec![conv(ctx, 0, 1, ctx.elem(0))]
+            conv_requirements(ctx, &lists, 0, 1, Some(2));
+            vec![conv(ctx, &lists, 0, 1, ctx.elem(0))]
         }
         "DeformConv" => {
-            conv_requirements(ctx, 0, 1, Some(3));
-            vec![conv(ctx, 0, 1, ctx.elem(0))]
+            let lists = Lists::of(ctx);
+            conv_requirements(ctx, &lists, 0, 1, Some(3));
+            vec![conv(ctx, &lists, 0, 1, ctx.elem(0))]
         }
         "ConvInteger" => {
-            conv_requirements(ctx, 0, 1, None);
-            vec![conv(ctx, 0, 1, Some(INT32))]
+            let lists = Lists::of(ctx);
+            conv_requirements(ctx, &lists, 0, 1, None);
+            vec![conv(ctx, &lists, 0, 1, Some(INT32))]
         }
         "QLinearConv" => {
-            conv_requirements(ctx, 0, 3, Some(8));
-            vec![conv(ctx, 0, 3, ctx.elem(7))]
+            let lists = Lists::of(ctx);
+            conv_requirements(ctx, &lists, 0, 3, Some(8));
+            vec![conv(ctx, &lists, 0, 3, ctx.elem(7))]
         }
         "ConvTranspose" => {
+            let lists = Lists::of(ctx);
             ctx.require_same_type(&[0, 1, 2]);
-            conv_transpose_requirements(ctx);
-            vec![ValueFacts::tensor(ctx.elem(0), conv_transpose_shape(ctx).unwrap_or_default())]
+            conv_transpose_requirements(ctx, &lists);
+            vec![ValueFacts::tensor(ctx.elem(0), conv_transpose_shape(ctx, &lists).unwrap_or_default())]
         }
         "MaxPool" => {
-            pool_requirements(ctx);
-            let y = ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default());
+            let lists = Lists::of(ctx);
+            pool_requirements(ctx, &lists);
+            let y = ValueFacts::tensor(ctx.elem(0), pool_shape(ctx, &lists).unwrap_or_default());
             let indices = ValueFacts::tensor(Some(INT64), y.shape.clone());
             vec![y, indices]
         }
         "AveragePool" | "LpPool" => {
-            pool_requirements(ctx);
-            vec![ValueFacts::tensor(ctx.elem(0), pool_shape(ctx).unwrap_or_default())]
+            let lists = Lists::of(ctx);
+            pool_requirements(ctx, &lists);
+            vec![ValueFacts::tensor(ctx.elem(0), pool_shape(ctx, &lists).unwrap_or_default())]
         }
         "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
             let shape = ctx.dims(0).map_or_else(Shape::unranked, |d| {
@@ -52,17 +59,43 @@ pub fn infer(ctx: &mut Ctx<'_, '_>) -> Option<Vec<ValueFacts>> {
         "MaxUnpool" => {
             // ONNX MaxUnpool: the indices `I` are of X's shape, (N x C x D1 ...) at least.
             ctx.require_rank(1, RankNeed::AtLeast(2));
-            vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx).unwrap_or_default())]
+            vec![ValueFacts::tensor(ctx.elem(0), max_unpool_shape(ctx, &Lists::of(ctx)).unwrap_or_default())]
         }
         "MaxRoiPool" | "RoiAlign" => vec![ValueFacts::tensor(ctx.elem(0), roi_shape(ctx))],
         _ => return None,
     })
 }
 
-/// A per-axis int list attribute: `default` on every axis when absent, `None` when its length is wrong or a value
-/// is below `min`.
-fn per_axis(ctx: &Ctx<'_, '_>, name: &str, len: usize, default: i64, min: i64) -> Option<Vec<i64>> {
-    match ints_attr(ctx, name) {
+/// A window op's attributes, each looked up once: a Conv asked for them some twenty times, each a search of the
+/// node's attributes by name. The lists as [`ints_attr`] reads them (an empty one as absent).
+struct Lists<'m> {
+    kernel_shape: Option<&'m [i64]>,
+    strides: Option<&'m [i64]>,
+    dilations: Option<&'m [i64]>,
+    pads: Option<&'m [i64]>,
+    output_padding: Option<&'m [i64]>,
+    output_shape: Option<&'m [i64]>,
+    auto_pad: Option<&'m [u8]>,
+}
+
+impl<'m> Lists<'m> {
+    fn of(ctx: &Ctx<'_, 'm>) -> Lists<'m> {
+        Lists {
+            kernel_shape: ints_attr(ctx, "kernel_shape"),
+            strides: ints_attr(ctx, "strides"),
+            dilations: ints_attr(ctx, "dilations"),
+            pads: ints_attr(ctx, "pads"),
+            output_padding: ints_attr(ctx, "output_padding"),
+            output_shape: ints_attr(ctx, "output_shape"),
+            auto_pad: ctx.attrs.string("auto_pad"),
+        }
+    }
+}
+
+/// A per-axis int list attribute (`given`): `default` on every axis when absent, `None` when its length is wrong or
+/// a value is below `min`.
+fn per_axis(given: Option<&[i64]>, len: usize, default: i64, min: i64) -> Option<Vec<i64>> {
+    match given {
         Some(v) => (v.len() == len && v.iter().all(|&x| x >= min)).then(|| v.to_vec()),
         None => Some(vec![default; len]),
     }
@@ -88,17 +121,17 @@ struct Window {
 
 /// The window attributes; the kernel from `kernel_shape`, else from the spatial dims of the weight input. `None`
 /// when an attribute is malformed.
-fn window(ctx: &Ctx<'_, '_>, n: usize, weights: Option<usize>) -> Option<Window> {
-    let auto_pad = match ctx.attrs.string("auto_pad") {
+fn window(ctx: &Ctx<'_, '_>, lists: &Lists<'_>, n: usize, weights: Option<usize>) -> Option<Window> {
+    let auto_pad = match lists.auto_pad {
         None | Some(b"NOTSET" | b"") => AutoPad::NotSet,
         Some(b"SAME_UPPER" | b"SAME_LOWER") => AutoPad::Same,
         Some(b"VALID") => AutoPad::Valid,
         Some(_) => return None,
     };
-    let strides = per_axis(ctx, "strides", n, 1, 1)?;
-    let dilations = per_axis(ctx, "dilations", n, 1, 1)?;
-    let pads = per_axis(ctx, "pads", 2 * n, 0, i64::MIN)?;
-    let kernel = match ints_attr(ctx, "kernel_shape") {
+    let strides = per_axis(lists.strides, n, 1, 1)?;
+    let dilations = per_axis(lists.dilations, n, 1, 1)?;
+    let pads = per_axis(lists.pads, 2 * n, 0, i64::MIN)?;
+    let kernel = match lists.kernel_shape {
         Some(k) if k.len() == n && k.iter().all(|&x| x >= 1) => k.iter().map(|&x| Some(c(x))).collect(),
         Some(_) => return None,
         None => match weights.and_then(|w| ctx.dims(w)) {
@@ -216,26 +249,26 @@ fn effective_kernel(kernel: Option<&Poly>, dilation: i64) -> Option<Poly> {
 }
 
 /// The number of spatial axes: from the data's rank, else the weights' rank, else the kernel attribute.
-pub(super) fn spatial_rank(ctx: &Ctx<'_, '_>, x: usize, w: Option<usize>) -> Option<usize> {
+fn spatial_rank(ctx: &Ctx<'_, '_>, lists: &Lists<'_>, x: usize, w: Option<usize>) -> Option<usize> {
     if let Some(d) = ctx.dims(x) {
         return d.len().checked_sub(2);
     }
     if let Some(d) = w.and_then(|w| ctx.dims(w)) {
         return d.len().checked_sub(2);
     }
-    ints_attr(ctx, "kernel_shape").map(<[i64]>::len)
+    lists.kernel_shape.map(<[i64]>::len)
 }
 
 /// Conv, ConvInteger, QLinearConv, DeformConv: data `x`, weights `w` of shape `[M, C/group, k…]`.
-pub(super) fn conv(ctx: &Ctx<'_, '_>, x: usize, w: usize, elem: Option<i32>) -> ValueFacts {
-    ValueFacts::tensor(elem, conv_shape(ctx, x, w).unwrap_or_default())
+fn conv(ctx: &Ctx<'_, '_>, lists: &Lists<'_>, x: usize, w: usize, elem: Option<i32>) -> ValueFacts {
+    ValueFacts::tensor(elem, conv_shape(ctx, lists, x, w).unwrap_or_default())
 }
 
-pub(super) fn conv_shape(ctx: &Ctx<'_, '_>, x: usize, w: usize) -> Option<Shape> {
-    let n = spatial_rank(ctx, x, Some(w))?;
+fn conv_shape(ctx: &Ctx<'_, '_>, lists: &Lists<'_>, x: usize, w: usize) -> Option<Shape> {
+    let n = spatial_rank(ctx, lists, x, Some(w))?;
     let xd = ctx.dims(x);
     let mut dims = vec![dim_at(xd, 0), dim_at(ctx.dims(w), 0)];
-    let win = window(ctx, n, Some(w));
+    let win = window(ctx, lists, n, Some(w));
     for i in 0..n {
         let input = dim_at(xd, i + 2);
         let out = win.as_ref().and_then(|win| win.output_poly(i, &input, false));
@@ -256,13 +289,16 @@ pub(super) fn conv_shape(ctx: &Ctx<'_, '_>, x: usize, w: usize) -> Option<Shape>
 /// size M") requires of its inputs, with onnxruntime's reading: W of X's rank; X's channels W's times `group`; M
 /// divisible by `group`; `kernel_shape`, when given, W's spatial dims; the per-axis attributes as long as the
 /// spatial rank (data `x`, weights `w`, bias `b`).
-pub(super) fn conv_requirements(ctx: &mut Ctx<'_, '_>, x: usize, w: usize, b: Option<usize>) {
-    if !window_attributes(ctx, x) || !ctx.require_rank(x, RankNeed::AtLeast(3)) || !ctx.require_rank(w, RankNeed::Of(x))
+fn conv_requirements(ctx: &mut Ctx<'_, '_>, lists: &Lists<'_>, x: usize, w: usize, b: Option<usize>) {
+    if !window_attributes(ctx, lists, x)
+        || !ctx.require_rank(x, RankNeed::AtLeast(3))
+        || !ctx.require_rank(w, RankNeed::Of(x))
     {
         return;
     }
-    let (Some(xd), Some(wd)) = (ctx.dims(x).map(<[Dim]>::to_vec), ctx.dims(w).map(<[Dim]>::to_vec)) else { return };
-    lists_fit(ctx, xd.len() - 2, &["kernel_shape", "strides", "dilations"], x);
+    let (Some(xd), Some(wd)) = (ctx.dims(x), ctx.dims(w)) else { return };
+    let given = [("kernel_shape", lists.kernel_shape), ("strides", lists.strides), ("dilations", lists.dilations)];
+    lists_fit(ctx, lists, xd.len() - 2, &given, x);
     let group = ctx.int("group", 1);
     if group >= 1 {
         let channels = dim_of(wd[1].to_poly().and_then(|c| c.scale(group)));
@@ -270,7 +306,7 @@ pub(super) fn conv_requirements(ctx: &mut Ctx<'_, '_>, x: usize, w: usize, b: Op
         ctx.require_size(Requirement::Channels, vec![x, w], at, channels, Whence::WeightChannels { group });
         ctx.divide(Requirement::Channels, vec![w], 0, &wd[0], &Dim::Known(group as u64));
     }
-    if let Some(k) = ints_attr(ctx, "kernel_shape").filter(|k| k.len() + 2 == wd.len()) {
+    if let Some(k) = lists.kernel_shape.filter(|k| k.len() + 2 == wd.len()) {
         for (i, &size) in k.iter().enumerate() {
             let at = At::new(w, i + 2, wd[i + 2].clone());
             let size = u64::try_from(size).map_or(Dim::Unknown, Dim::Known);
@@ -288,13 +324,21 @@ pub(super) fn conv_requirements(ctx: &mut Ctx<'_, '_>, x: usize, w: usize, b: Op
 
 /// ConvTranspose (ONNX: "W … (C x M/group x kH x kW)", "B … of size M"): X's channels are W's first dim, the
 /// bias as many as W's second dim times `group`.
-pub(super) fn conv_transpose_requirements(ctx: &Ctx<'_, '_>) {
-    if !window_attributes(ctx, 0) || !ctx.require_rank(0, RankNeed::AtLeast(3)) || !ctx.require_rank(1, RankNeed::Of(0))
+fn conv_transpose_requirements(ctx: &Ctx<'_, '_>, lists: &Lists<'_>) {
+    if !window_attributes(ctx, lists, 0)
+        || !ctx.require_rank(0, RankNeed::AtLeast(3))
+        || !ctx.require_rank(1, RankNeed::Of(0))
     {
         return;
     }
     let (Some(xd), Some(wd)) = (ctx.dims(0), ctx.dims(1)) else { return };
-    lists_fit(ctx, xd.len() - 2, &["kernel_shape", "strides", "dilations", "output_padding"], 0);
+    let given = [
+        ("kernel_shape", lists.kernel_shape),
+        ("strides", lists.strides),
+        ("dilations", lists.dilations),
+        ("output_padding", lists.output_padding),
+    ];
+    lists_fit(ctx, lists, xd.len() - 2, &given, 0);
     ctx.require_equal(Requirement::Channels, At::new(0, 1, xd[1].clone()), At::new(1, 0, wd[0].clone()));
     let group = ctx.int("group", 1);
     if let (Some(bd), true) = (ctx.dims(2), group >= 1) {
@@ -305,10 +349,11 @@ pub(super) fn conv_transpose_requirements(ctx: &Ctx<'_, '_>) {
     }
 }
 
-/// The per-axis attributes named in `lists` have one entry per spatial axis (`pads` two), when given.
-fn lists_fit(ctx: &Ctx<'_, '_>, n: usize, lists: &[&'static str], x: usize) {
-    for (list, expected) in lists.iter().map(|&l| (l, n)).chain([("pads", 2 * n)]) {
-        if let Some(v) = ints_attr(ctx, list).filter(|v| v.len() != expected) {
+/// The per-axis attributes `given` (by name) have one entry per spatial axis (`pads` two), when given.
+fn lists_fit(ctx: &Ctx<'_, '_>, lists: &Lists<'_>, n: usize, given: &[(&'static str, Option<&[i64]>)], x: usize) {
+    let all = given.iter().map(|&(l, v)| (l, v, n)).chain([("pads", lists.pads, 2 * n)]);
+    for (list, v, expected) in all {
+        if let Some(v) = v.filter(|v| v.len() != expected) {
             let m = Malformed::Length { list, len: v.len(), expected };
             ctx.report(Contradiction::violated(Requirement::ListLength, vec![x], Detail::Malformed(m)));
         }
@@ -318,17 +363,17 @@ fn lists_fit(ctx: &Ctx<'_, '_>, n: usize, lists: &[&'static str], x: usize) {
 /// The window attributes in range (ONNX's inference, which onnxruntime runs when it loads a model, refuses the
 /// others): kernel sizes, strides and dilations positive; pads, output padding and output shape not negative.
 /// Whether they are (one finding for the first that is not: what follows from it says nothing more).
-fn window_attributes(ctx: &Ctx<'_, '_>, x: usize) -> bool {
-    const LEAST: [(&str, i64); 6] = [
-        ("kernel_shape", 1),
-        ("strides", 1),
-        ("dilations", 1),
-        ("pads", 0),
-        ("output_padding", 0),
-        ("output_shape", 0),
+fn window_attributes(ctx: &Ctx<'_, '_>, lists: &Lists<'_>, x: usize) -> bool {
+    let least = [
+        ("kernel_shape", lists.kernel_shape, 1),
+        ("strides", lists.strides, 1),
+        ("dilations", lists.dilations, 1),
+        ("pads", lists.pads, 0),
+        ("output_padding", lists.output_padding, 0),
+        ("output_shape", lists.output_shape, 0),
     ];
-    for (list, least) in LEAST {
-        if let Some(&value) = ints_attr(ctx, list).and_then(|v| v.iter().find(|&&v| v < least)) {
+    for (list, given, least) in least {
+        if let Some(&value) = given.and_then(|v| v.iter().find(|&&v| v < least)) {
             let m = Malformed::Below { list, value, least };
             ctx.report(Contradiction::violated(Requirement::WindowAttributes, vec![x], Detail::Malformed(m)));
             return false;
@@ -336,8 +381,8 @@ fn window_attributes(ctx: &Ctx<'_, '_>, x: usize) -> bool {
     }
     // Convolutions take explicit pads or auto_pad, not both (onnxruntime refuses both, even zero pads; it runs
     // pools given both).
-    let auto = ctx.attrs.string("auto_pad").filter(|a| !a.is_empty() && *a != b"NOTSET");
-    if matches!(ctx.op, "Conv" | "ConvTranspose") && auto.is_some() && ints_attr(ctx, "pads").is_some() {
+    let auto = lists.auto_pad.filter(|a| !a.is_empty() && *a != b"NOTSET");
+    if matches!(ctx.op, "Conv" | "ConvTranspose") && auto.is_some() && lists.pads.is_some() {
         let detail = Detail::Malformed(Malformed::PadsWithAutoPad);
         ctx.report(Contradiction::violated(Requirement::WindowAttributes, vec![x], detail));
         return false;
@@ -346,23 +391,24 @@ fn window_attributes(ctx: &Ctx<'_, '_>, x: usize) -> bool {
 }
 
 /// Pooling: data of rank 3 or more, its per-axis attributes as long as the spatial rank.
-pub(super) fn pool_requirements(ctx: &Ctx<'_, '_>) {
-    if !window_attributes(ctx, 0) || !ctx.require_rank(0, RankNeed::AtLeast(3)) {
+fn pool_requirements(ctx: &Ctx<'_, '_>, lists: &Lists<'_>) {
+    if !window_attributes(ctx, lists, 0) || !ctx.require_rank(0, RankNeed::AtLeast(3)) {
         return;
     }
     if let Some(r) = ctx.rank(0) {
-        lists_fit(ctx, r - 2, &["kernel_shape", "strides", "dilations"], 0);
+        let given = [("kernel_shape", lists.kernel_shape), ("strides", lists.strides), ("dilations", lists.dilations)];
+        lists_fit(ctx, lists, r - 2, &given, 0);
     }
 }
 
 /// ConvTranspose: weights `[C, M/group, k…]`; output channels `W[1] * group`.
-pub(super) fn conv_transpose_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
-    let n = spatial_rank(ctx, 0, Some(1))?;
+fn conv_transpose_shape(ctx: &Ctx<'_, '_>, lists: &Lists<'_>) -> Option<Shape> {
+    let n = spatial_rank(ctx, lists, 0, Some(1))?;
     let xd = ctx.dims(0);
     let group = ctx.int("group", 1);
     let channels = dim_at(ctx.dims(1), 1).to_poly().and_then(|m| m.mul(&c(group)));
     let mut dims = vec![dim_at(xd, 0), if group >= 1 { dim_of(channels) } else { Dim::Unknown }];
-    if let Some(out) = ints_attr(ctx, "output_shape") {
+    if let Some(out) = lists.output_shape {
         // The spatial sizes, or (as some exporters write) the whole shape.
         let spatial = match out.len() {
             l if l == n => out,
@@ -376,8 +422,8 @@ pub(super) fn conv_transpose_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
         }
         return Some(Shape::ranked(dims));
     }
-    let win = window(ctx, n, Some(1));
-    let output_padding = per_axis(ctx, "output_padding", n, 0, 0);
+    let win = window(ctx, lists, n, Some(1));
+    let output_padding = per_axis(lists.output_padding, n, 0, 0);
     for i in 0..n {
         let input = dim_at(xd, i + 2);
         let out = match (&win, &output_padding) {
@@ -390,12 +436,12 @@ pub(super) fn conv_transpose_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
 }
 
 /// MaxPool, AveragePool, LpPool: `[N, C, windows…]`, the kernel from `kernel_shape`.
-pub(super) fn pool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
-    let n = spatial_rank(ctx, 0, None)?;
+fn pool_shape(ctx: &Ctx<'_, '_>, lists: &Lists<'_>) -> Option<Shape> {
+    let n = spatial_rank(ctx, lists, 0, None)?;
     let xd = ctx.dims(0);
     let mut dims = vec![dim_at(xd, 0), dim_at(xd, 1)];
     let ceil_mode = ctx.int("ceil_mode", 0) != 0;
-    let win = window(ctx, n, None);
+    let win = window(ctx, lists, n, None);
     for i in 0..n {
         let input = dim_at(xd, i + 2);
         dims.push(win.as_ref().map_or(Dim::Unknown, |win| win.output(i, &input, ceil_mode)));
@@ -404,7 +450,7 @@ pub(super) fn pool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
 }
 
 /// MaxUnpool: the `output_shape` input when given, else `(in - 1) * s + k - pads`.
-pub(super) fn max_unpool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
+fn max_unpool_shape(ctx: &Ctx<'_, '_>, lists: &Lists<'_>) -> Option<Shape> {
     if ctx.inputs.len() > 2 {
         if let Some(v) = ctx.value(2) {
             return Some(Shape::ranked(v.iter().map(tensor::value_dim).collect()));
@@ -419,10 +465,10 @@ pub(super) fn max_unpool_shape(ctx: &Ctx<'_, '_>) -> Option<Shape> {
             },
         };
     }
-    let n = spatial_rank(ctx, 0, None)?;
+    let n = spatial_rank(ctx, lists, 0, None)?;
     let xd = ctx.dims(0);
     let mut dims = vec![dim_at(xd, 0), dim_at(xd, 1)];
-    let win = window(ctx, n, None);
+    let win = window(ctx, lists, n, None);
     for i in 0..n {
         let input = dim_at(xd, i + 2);
         let out = win.as_ref().and_then(|w| {

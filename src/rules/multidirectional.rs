@@ -164,6 +164,9 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
     if column.iter().all(|(_, d)| matches!(d, Dim::Known(_))) {
         return Ok((Dim::Known(first_known.map_or(1, |(_, k)| k)), AxisStatus::Holds));
     }
+    if let Some(one) = one_symbol(column) {
+        return Ok((one.clone(), AxisStatus::Holds));
+    }
     if let Some(simpler) = assuming_sizes(column) {
         let refs: Vec<(usize, &Dim)> = simpler.iter().map(|(m, d)| (*m, d)).collect();
         return merge_axis(&refs);
@@ -222,6 +225,29 @@ fn merge_axis(column: &[(usize, &Dim)]) -> Result<(Dim, AxisStatus), Mismatch> {
             Ok((symbolic_broadcast(&symbolic), AxisStatus::Conditions(vec![ConditionKind::EqualOrOne { dims }])))
         }
     }
+}
+
+/// The next common case, a batch or sequence axis: one symbolic dim, the same in every input that does not have 1
+/// there. It is the axis, which then holds: what the steps below conclude on such a column, without sorting it. (A
+/// `max(0, q)` is left to them: [`assuming_sizes`] may read it as `q`.)
+fn one_symbol<'d>(column: &[(usize, &'d Dim)]) -> Option<&'d Dim> {
+    let mut one = None;
+    for &(_, d) in column {
+        match d {
+            Dim::Known(1) => {}
+            Dim::Sym(_) | Dim::Broadcast(_) => {}
+            Dim::Expr(p) if p.max_args().is_none() => {}
+            _ => return None,
+        }
+        if !d.is_one() {
+            match one {
+                None => one = Some(d),
+                Some(o) if o == d => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    one
 }
 
 /// The column with `max(0, q)` read as `q` where `q` is itself a dim of the column: when the op runs, every input

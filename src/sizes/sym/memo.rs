@@ -21,6 +21,9 @@ use super::{budget, Poly};
 /// and a long-lived caller checks many models).
 const KEPT: usize = 4096;
 
+/// How many results a table has room for when it keeps its first.
+const RESERVED: usize = 256;
+
 /// A table of kept results, one per kind of work: see [`remembered`].
 pub type Table<K, V> = RefCell<FxHashMap<K, (V, usize)>>;
 
@@ -47,6 +50,11 @@ pub fn remembered<K: Hash + Eq, V: Clone>(
         let mut t = t.borrow_mut();
         if t.len() >= KEPT {
             t.clear();
+        }
+        // Room for what one model keeps, made once: growing the table step by step hashed every key kept again
+        // at each step, and a key is a whole expression.
+        if t.capacity() == 0 {
+            t.reserve(RESERVED);
         }
         t.insert(key, (result.clone(), refusals));
     });

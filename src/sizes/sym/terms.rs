@@ -1,25 +1,50 @@
 //! The terms of a polynomial: non-zero coefficients by monomial, sorted by monomial, each monomial once. This is
 //! the order, equality, ordering and hash a `BTreeMap<Monomial, i64>` gives, kept in one vector because almost
 //! every size has one to three terms: a map's node for them cost more to build, clone and drop than all the
-//! arithmetic done on them (a third of check's instructions on a TorchScript export went to it).
+//! arithmetic done on them (a third of check's instructions on a TorchScript export went to it). One term is kept
+//! inline: a constant or a lone symbol, most sizes, is then made and dropped without an allocation. A `SmallVec`
+//! orders, compares and hashes as the slice it holds, as the `Vec` did.
 
 use std::cmp::Ordering;
 
+use smallvec::SmallVec;
+
 use super::Monomial;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub(super) struct Terms(Vec<(Monomial, i64)>);
+/// The terms' storage: one term inline.
+type List = SmallVec<[(Monomial, i64); 1]>;
+
+#[derive(Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub(super) struct Terms(List);
+
+impl Clone for Terms {
+    /// The one term of most sizes pushed as it is: `SmallVec`'s own clone collects through an iterator.
+    fn clone(&self) -> Terms {
+        match self.0.as_slice() {
+            [one] => {
+                let mut terms = List::new();
+                terms.push(one.clone());
+                Terms(terms)
+            }
+            many => Terms(many.iter().cloned().collect()),
+        }
+    }
+}
 
 impl Terms {
     /// The one term `c * m` (none for `c = 0`).
     pub(super) fn single(m: Monomial, c: i64) -> Terms {
-        Terms(if c == 0 { Vec::new() } else { vec![(m, c)] })
+        let mut terms = List::new();
+        if c != 0 {
+            terms.push((m, c));
+        }
+        Terms(terms)
     }
 
     /// Terms given in increasing order of their monomials, each once, none with coefficient 0.
     pub(super) fn from_sorted(terms: Vec<(Monomial, i64)>) -> Terms {
         debug_assert!(terms.windows(2).all(|w| w[0].0 < w[1].0) && terms.iter().all(|t| t.1 != 0));
-        Terms(terms)
+        Terms(List::from_vec(terms))
     }
 
     pub(super) fn len(&self) -> usize {
@@ -65,12 +90,14 @@ impl Terms {
 
     /// Every coefficient replaced by `f` of it, which must not make one 0.
     pub(super) fn map_coefficients(&self, f: impl Fn(i64) -> i64) -> Terms {
-        Terms::from_sorted(self.0.iter().map(|(m, c)| (m.clone(), f(*c))).collect())
+        let terms: List = self.0.iter().map(|(m, c)| (m.clone(), f(*c))).collect();
+        debug_assert!(terms.iter().all(|t| t.1 != 0));
+        Terms(terms)
     }
 
     /// `self + sign * other`; `None` on overflow.
     pub(super) fn combine(&self, other: &Terms, sign: i64) -> Option<Terms> {
-        let mut out = Vec::with_capacity(self.0.len() + other.0.len());
+        let mut out = List::with_capacity(self.0.len() + other.0.len());
         self.merge(other, sign, |m, c| out.push((m.clone(), c)))?;
         Some(Terms(out))
     }
@@ -113,7 +140,7 @@ impl Terms {
     /// The product; `None` on overflow. The products of one monomial are summed in the order a loop over `self`,
     /// then over `other`, meets them (the sort is stable), so an overflow of a partial sum is met as it always was.
     pub(super) fn product(&self, other: &Terms) -> Option<Terms> {
-        let mut all: Vec<(Monomial, i64)> = Vec::with_capacity(self.0.len() * other.0.len());
+        let mut all = List::with_capacity(self.0.len() * other.0.len());
         for (ma, ca) in &self.0 {
             for (mb, cb) in &other.0 {
                 let mut m: Monomial = ma.iter().chain(mb).cloned().collect();
@@ -128,7 +155,7 @@ impl Terms {
         let constant = |t: &Terms| matches!(t.0.as_slice(), [(m, _)] if m.is_empty());
         if !constant(self) && !constant(other) {
             all.sort_by(|x, y| x.0.cmp(&y.0));
-            let mut merged: Vec<(Monomial, i64)> = Vec::with_capacity(all.len());
+            let mut merged = List::with_capacity(all.len());
             for (m, c) in all {
                 match merged.last_mut() {
                     Some(last) if last.0 == m => last.1 = last.1.checked_add(c)?,
