@@ -13,7 +13,7 @@ use bytes::Bytes;
 use prost::encoding::DecodeContext;
 use prost::Message;
 
-use super::{decode_tensor, in_place, key, payload, reserve_run, string, varint};
+use super::{decode_tensor, in_place, key, key_byte, payload, reserve_run, string, varint};
 use crate::onnx::pb::field::{self, attribute, LEN};
 use crate::onnx::pb::{AttributeProto, NodeProto};
 
@@ -40,12 +40,6 @@ const TYPE: [u8; 2] = [(attribute::TYPE << 3) as u8 | 0x80, (attribute::TYPE << 
 const ATTRIBUTE_KEY: u8 = key_byte(field::node::ATTRIBUTE, LEN);
 const VARINT: u32 = 0;
 const FIXED32: u32 = 5;
-
-/// The one-byte key of field `number` (under 16) of wire type `wire`.
-const fn key_byte(number: u32, wire: u32) -> u8 {
-    assert!(number < 16 && wire < 8);
-    (number << 3 | wire) as u8
-}
 
 /// Appends the attribute of `bytes` to `node`'s (made in place: an attribute is ~900 bytes, which a move copies),
 /// with room made at once for the attributes that follow it in `after` (a node's attributes are written one after
