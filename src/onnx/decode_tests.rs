@@ -311,6 +311,62 @@ fn a_nodes_fields_with_keys_written_long_decode_as_prost_decodes_them() {
     assert!(variants > 60, "{variants} variants");
 }
 
+/// A declaration whose fields, or its type's, shape's, dims' or metadata entries' fields, have a key written in two
+/// bytes where one would do: the fast path hands it to prost, so each decodes as prost decodes it, whichever key
+/// is written so.
+#[test]
+fn declarations_with_keys_written_long_decode_as_prost_decodes_them() {
+    // The fields read as messages, by their path of field numbers from the declaration.
+    let nested: [&[u32]; 5] = [&[2], &[2, 1], &[2, 1, 2], &[2, 1, 2, 1], &[4]];
+    let mut variants = 0;
+    for i in 0..30 {
+        let declaration = declaration(i);
+        let bytes = declaration.encode_to_vec();
+        for k in 0.. {
+            let mut n = k;
+            let long = with_long_key(&bytes, &[], &nested, &mut n);
+            if n < usize::MAX / 2 {
+                break; // fewer keys than `k + 1`
+            }
+            let model = wrap(field::model::GRAPH, &wrap(field::graph::VALUE_INFO, &long));
+            assert_agree(&model);
+            let mut decoded = ModelProto::default();
+            merge_model(&mut decoded, &model[..], true).unwrap();
+            assert_eq!(decoded.graph.unwrap().value_info, std::slice::from_ref(&declaration), "{i}, key {k}");
+            variants += 1;
+        }
+    }
+    assert!(variants > 150, "{variants} variants");
+}
+
+/// `bytes`, a message of one-byte keys, encoded again with its `n`th key met (depth first, counting down `n`)
+/// written in two bytes; the length-delimited fields whose paths `nested` lists are read as messages.
+fn with_long_key(bytes: &[u8], path: &[u32], nested: &[&[u32]], n: &mut usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let field = crate::onnx::source::field_at(&bytes[at..], at, 0).unwrap();
+        let key = bytes[at];
+        assert!(key < 0x80, "a one-byte key");
+        if *n == 0 {
+            out.extend_from_slice(&[key | 0x80, 0]);
+        } else {
+            out.push(key);
+        }
+        *n = n.wrapping_sub(1);
+        let inner = [path, &[field.number]].concat();
+        if key & 7 == 2 && nested.contains(&inner.as_slice()) {
+            let payload = with_long_key(&bytes[field.payload.clone()], &inner, nested, n);
+            prost::encoding::encode_varint(payload.len() as u64, &mut out);
+            out.extend_from_slice(&payload);
+        } else {
+            out.extend_from_slice(&bytes[at + 1..field.range.end]);
+        }
+        at = field.range.end;
+    }
+    out
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
