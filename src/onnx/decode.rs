@@ -548,10 +548,7 @@ fn decode_tensor(bytes: &[u8], ctx: &DecodeContext, tensor: &mut TensorProto) ->
                 rest = after;
                 tensor.raw_data = Some(Bytes::copy_from_slice(payload(&mut rest)?));
             }
-            _ => {
-                let (tag, wire_type) = key(&mut rest)?;
-                tensor.merge_field(tag, wire_type, &mut rest, ctx.clone()).ok()?;
-            }
+            _ => rest = by_prost(rest, ctx, tensor)?,
         }
     }
     Some(())

@@ -67,6 +67,8 @@ fn tensor(i: usize) -> TensorProto {
         data_type: Some(1),
         raw_data: i.is_multiple_of(2).then(|| Bytes::from(vec![i as u8; i * 3])),
         float_data: if i.is_multiple_of(3) { vec![1.5, -2.0] } else { vec![] },
+        // Negative values are varints of ten bytes.
+        int32_data: if i % 5 == 1 { vec![7, -3, (i as i32) << 20] } else { vec![] },
         doc_string: i.is_multiple_of(4).then(|| "d".into()),
         ..Default::default()
     }
@@ -365,6 +367,32 @@ fn with_long_key(bytes: &[u8], path: &[u32], nested: &[&[u32]], n: &mut usize) -
         at = field.range.end;
     }
     out
+}
+
+/// A tensor's packed runs of floats and 32-bit integers (the quantized exports' scales and zero points), well
+/// formed, two of them appended, or ending past their last value (a float cut short, a varint cut by the run's
+/// end, a run past the tensor): the same tensor as prost's, or the same error.
+#[test]
+fn a_tensors_packed_runs_decode_as_prost_decodes_them() {
+    let runs: [&[u8]; 8] = [
+        &[0x22, 8, 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0],
+        &[0x22, 4, 0, 0, 0x80, 0x3f, 0x22, 4, 0, 0, 0, 0x40],
+        &[0x22, 5, 0, 0, 0x80, 0x3f, 1],
+        &[0x2a, 3, 0x01, 0xff, 0x7f, 0x2a, 1, 0x05],
+        &[0x2a, 11, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02],
+        &[0x2a, 2, 0x05, 0x80],
+        &[0x2a, 9, 0x05],
+        &[0x22, 0, 0x2a, 0],
+    ];
+    let mut decoded = Vec::new();
+    for run in runs {
+        let mut initializer = TensorProto { name: Some("t".into()), ..Default::default() }.encode_to_vec();
+        initializer.extend_from_slice(run);
+        let model = wrap(field::model::GRAPH, &wrap(field::graph::INITIALIZER, &initializer));
+        assert_agree(&model);
+        decoded.push(ModelProto::decode(model.as_slice()).is_ok());
+    }
+    assert_eq!(decoded, [true, true, false, true, true, false, false, true]);
 }
 
 proptest! {

@@ -11,9 +11,8 @@
 
 use bytes::Bytes;
 use prost::encoding::DecodeContext;
-use prost::Message;
 
-use super::{decode_tensor, in_place, key, key_byte, payload, reserve_run, string, varint};
+use super::{by_prost, decode_tensor, in_place, key_byte, payload, reserve_run, string, varint};
 use crate::onnx::pb::field::{self, attribute, LEN};
 use crate::onnx::pb::{AttributeProto, NodeProto};
 
@@ -95,10 +94,7 @@ fn decode_attribute(bytes: &[u8], ctx: &AttrContext, attribute: &mut AttributePr
                 rest = after;
                 attribute.strings.push(Bytes::copy_from_slice(payload(&mut rest)?));
             }
-            _ => {
-                let (tag, wire_type) = key(&mut rest)?;
-                attribute.merge_field(tag, wire_type, &mut rest, ctx.ctx.clone()).ok()?;
-            }
+            _ => rest = by_prost(rest, &ctx.ctx, attribute)?,
         }
     }
     Some(())
@@ -111,6 +107,7 @@ mod tests {
     use super::*;
     use crate::onnx::pb::StringStringEntryProto;
     use prost::encoding::{message, WireType};
+    use prost::Message;
 
     /// A node's attributes are read on the fast path, every form of them (those handed to prost field by field),
     /// each into a list made at once as long as the node's run of attributes (and its metadata entries likewise);
