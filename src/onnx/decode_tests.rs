@@ -67,6 +67,8 @@ fn tensor(i: usize) -> TensorProto {
         data_type: Some(1),
         raw_data: i.is_multiple_of(2).then(|| Bytes::from(vec![i as u8; i * 3])),
         float_data: if i.is_multiple_of(3) { vec![1.5, -2.0] } else { vec![] },
+        // Negative values are varints of ten bytes.
+        int32_data: if i % 5 == 1 { vec![7, -3, (i as i32) << 20] } else { vec![] },
         doc_string: i.is_multiple_of(4).then(|| "d".into()),
         ..Default::default()
     }
@@ -279,6 +281,118 @@ fn malformed_nodes_fail_as_prost_fails() {
         assert!(ModelProto::decode(bytes.as_slice()).is_err(), "{bad:?} is malformed");
         assert_agree(&bytes);
     }
+}
+
+/// A node field whose key is written in two bytes where one would do (a varint may be written longer) is not the
+/// key byte the fast path matches: it is handed to prost, which merges it into the same node, so each node of
+/// every form (names, attributes, doc string, metadata, overload) decodes as prost decodes it, whichever of its
+/// fields is written so.
+#[test]
+fn a_nodes_fields_with_keys_written_long_decode_as_prost_decodes_them() {
+    let mut variants = 0;
+    for i in 0..12 {
+        let node = node(i, i % 4);
+        let bytes = node.encode_to_vec();
+        let mut at = 0;
+        while at < bytes.len() {
+            let field = crate::onnx::source::field_at(&bytes[at..], at, 0).unwrap();
+            assert!(bytes[at] < 0x80, "a one-byte key");
+            let mut long = bytes[..at].to_vec();
+            long.extend_from_slice(&[bytes[at] | 0x80, 0x00]);
+            long.extend_from_slice(&bytes[at + 1..]);
+            let graph = wrap(field::graph::NODE, &long);
+            let model = wrap(field::model::GRAPH, &graph);
+            assert_agree(&model);
+            let mut decoded = ModelProto::default();
+            merge_model(&mut decoded, &model[..], true).unwrap();
+            assert_eq!(decoded.graph.unwrap().node, std::slice::from_ref(&node), "node {i}, field {}", field.number);
+            at = field.range.end;
+            variants += 1;
+        }
+    }
+    assert!(variants > 60, "{variants} variants");
+}
+
+/// A declaration whose fields, or its type's, shape's, dims' or metadata entries' fields, have a key written in two
+/// bytes where one would do: the fast path hands it to prost, so each decodes as prost decodes it, whichever key
+/// is written so.
+#[test]
+fn declarations_with_keys_written_long_decode_as_prost_decodes_them() {
+    // The fields read as messages, by their path of field numbers from the declaration.
+    let nested: [&[u32]; 5] = [&[2], &[2, 1], &[2, 1, 2], &[2, 1, 2, 1], &[4]];
+    let mut variants = 0;
+    for i in 0..30 {
+        let declaration = declaration(i);
+        let bytes = declaration.encode_to_vec();
+        for k in 0.. {
+            let mut n = k;
+            let long = with_long_key(&bytes, &[], &nested, &mut n);
+            if n < usize::MAX / 2 {
+                break; // fewer keys than `k + 1`
+            }
+            let model = wrap(field::model::GRAPH, &wrap(field::graph::VALUE_INFO, &long));
+            assert_agree(&model);
+            let mut decoded = ModelProto::default();
+            merge_model(&mut decoded, &model[..], true).unwrap();
+            assert_eq!(decoded.graph.unwrap().value_info, std::slice::from_ref(&declaration), "{i}, key {k}");
+            variants += 1;
+        }
+    }
+    assert!(variants > 150, "{variants} variants");
+}
+
+/// `bytes`, a message of one-byte keys, encoded again with its `n`th key met (depth first, counting down `n`)
+/// written in two bytes; the length-delimited fields whose paths `nested` lists are read as messages.
+fn with_long_key(bytes: &[u8], path: &[u32], nested: &[&[u32]], n: &mut usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let field = crate::onnx::source::field_at(&bytes[at..], at, 0).unwrap();
+        let key = bytes[at];
+        assert!(key < 0x80, "a one-byte key");
+        if *n == 0 {
+            out.extend_from_slice(&[key | 0x80, 0]);
+        } else {
+            out.push(key);
+        }
+        *n = n.wrapping_sub(1);
+        let inner = [path, &[field.number]].concat();
+        if key & 7 == 2 && nested.contains(&inner.as_slice()) {
+            let payload = with_long_key(&bytes[field.payload.clone()], &inner, nested, n);
+            prost::encoding::encode_varint(payload.len() as u64, &mut out);
+            out.extend_from_slice(&payload);
+        } else {
+            out.extend_from_slice(&bytes[at + 1..field.range.end]);
+        }
+        at = field.range.end;
+    }
+    out
+}
+
+/// A tensor's packed runs of floats and 32-bit integers (the quantized exports' scales and zero points), well
+/// formed, two of them appended, or ending past their last value (a float cut short, a varint cut by the run's
+/// end, a run past the tensor): the same tensor as prost's, or the same error.
+#[test]
+fn a_tensors_packed_runs_decode_as_prost_decodes_them() {
+    let runs: [&[u8]; 8] = [
+        &[0x22, 8, 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0],
+        &[0x22, 4, 0, 0, 0x80, 0x3f, 0x22, 4, 0, 0, 0, 0x40],
+        &[0x22, 5, 0, 0, 0x80, 0x3f, 1],
+        &[0x2a, 3, 0x01, 0xff, 0x7f, 0x2a, 1, 0x05],
+        &[0x2a, 11, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02],
+        &[0x2a, 2, 0x05, 0x80],
+        &[0x2a, 9, 0x05],
+        &[0x22, 0, 0x2a, 0],
+    ];
+    let mut decoded = Vec::new();
+    for run in runs {
+        let mut initializer = TensorProto { name: Some("t".into()), ..Default::default() }.encode_to_vec();
+        initializer.extend_from_slice(run);
+        let model = wrap(field::model::GRAPH, &wrap(field::graph::INITIALIZER, &initializer));
+        assert_agree(&model);
+        decoded.push(ModelProto::decode(model.as_slice()).is_ok());
+    }
+    assert_eq!(decoded, [true, true, false, true, true, false, false, true]);
 }
 
 proptest! {

@@ -247,7 +247,14 @@ pub(crate) fn varint(rest: &mut &[u8]) -> Option<u64> {
             *rest = &rest[2..];
             Some(u64::from(low & 0x7f) | u64::from(high) << 7)
         }
-        _ => decode_varint(rest).ok(),
+        _ => {
+            // prost reads a copy: where `rest` itself went to prost's (out-of-line) reader, the caller's slice had
+            // to live in memory, and every field a decoder read stored and loaded it again (~5 instructions).
+            let mut copy = *rest;
+            let value = decode_varint(&mut copy).ok();
+            *rest = copy;
+            value
+        }
     }
 }
 

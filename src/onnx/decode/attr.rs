@@ -11,9 +11,8 @@
 
 use bytes::Bytes;
 use prost::encoding::DecodeContext;
-use prost::Message;
 
-use super::{decode_tensor, in_place, key, payload, reserve_run, string, varint};
+use super::{by_prost, decode_tensor, in_place, key_byte, payload, reserve_run, string, varint};
 use crate::onnx::pb::field::{self, attribute, LEN};
 use crate::onnx::pb::{AttributeProto, NodeProto};
 
@@ -40,12 +39,6 @@ const TYPE: [u8; 2] = [(attribute::TYPE << 3) as u8 | 0x80, (attribute::TYPE << 
 const ATTRIBUTE_KEY: u8 = key_byte(field::node::ATTRIBUTE, LEN);
 const VARINT: u32 = 0;
 const FIXED32: u32 = 5;
-
-/// The one-byte key of field `number` (under 16) of wire type `wire`.
-const fn key_byte(number: u32, wire: u32) -> u8 {
-    assert!(number < 16 && wire < 8);
-    (number << 3 | wire) as u8
-}
 
 /// Appends the attribute of `bytes` to `node`'s (made in place: an attribute is ~900 bytes, which a move copies),
 /// with room made at once for the attributes that follow it in `after` (a node's attributes are written one after
@@ -101,10 +94,7 @@ fn decode_attribute(bytes: &[u8], ctx: &AttrContext, attribute: &mut AttributePr
                 rest = after;
                 attribute.strings.push(Bytes::copy_from_slice(payload(&mut rest)?));
             }
-            _ => {
-                let (tag, wire_type) = key(&mut rest)?;
-                attribute.merge_field(tag, wire_type, &mut rest, ctx.ctx.clone()).ok()?;
-            }
+            _ => rest = by_prost(rest, &ctx.ctx, attribute)?,
         }
     }
     Some(())
@@ -117,6 +107,7 @@ mod tests {
     use super::*;
     use crate::onnx::pb::StringStringEntryProto;
     use prost::encoding::{message, WireType};
+    use prost::Message;
 
     /// A node's attributes are read on the fast path, every form of them (those handed to prost field by field),
     /// each into a list made at once as long as the node's run of attributes (and its metadata entries likewise);
