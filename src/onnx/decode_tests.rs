@@ -183,9 +183,13 @@ fn model() -> ModelProto {
 /// What prost's generated code (its own `NodeProto` included) and this module make of `bytes`, from a slice and
 /// from shared `Bytes`, with and without the initializers' fast path: the same value or the same error, in words;
 /// a value is compared by its encoding with prost's, and whole with what prost's code makes with the compact node.
+/// Whole means field by field as `Debug` shows it: `==` would call two models unequal wherever a mutated float is a
+/// NaN (NaN ≠ NaN), and the encodings already compare every float bit for bit.
 fn assert_agree(bytes: &[u8]) {
     let prosts = reference::ModelProto::decode(bytes).map(|m| m.encode_to_vec()).map_err(|e| e.to_string());
-    let show = |r: Result<ModelProto, DecodeError>| r.map(|m| (m.encode_to_vec(), m)).map_err(|e| e.to_string());
+    let show = |r: Result<ModelProto, DecodeError>| {
+        r.map(|m| (m.encode_to_vec(), format!("{m:?}"))).map_err(|e| e.to_string())
+    };
     let reference = show(ModelProto::decode(bytes));
     assert_eq!(reference.as_ref().map(|(b, _)| b), prosts.as_ref(), "the compact node is prost's");
     for tensors in [false, true] {
@@ -205,6 +209,23 @@ fn the_fast_path_decodes_what_prost_decodes() {
     let mut decoded = ModelProto::default();
     merge_model(&mut decoded, &bytes[..], true).unwrap();
     assert_eq!(decoded, model());
+}
+
+/// A float attribute and tensor that are NaN (as a mutated byte makes them) decode alike on both paths: the check
+/// compares them bit for bit, where `==` would call every model holding a NaN unequal to itself.
+#[test]
+fn nan_floats_decode_alike() {
+    let mut m = model();
+    let graph = m.graph.as_mut().unwrap();
+    let nan = AttributeProto {
+        name: Some("nan".into()),
+        f: Some(f32::NAN),
+        floats: vec![f32::NAN, -f32::NAN],
+        ..Default::default()
+    };
+    graph.node.push(NodeProto { attribute: vec![nan], ..node(60, 1) });
+    graph.initializer[0].float_data = vec![f32::NAN];
+    assert_agree(&m.encode_to_vec());
 }
 
 /// A node read on the fast path keeps its doc string and metadata entries, as one read by prost (in a graph of an
