@@ -8,15 +8,15 @@
 //! time starts and ends in the middle of an output page, which it must prepare). `ONNX_BCAST_COPY=map|pread|kernel`
 //! picks one (for the benchmark); the default is [`default_for`] the range's length.
 //!
-//! A map is the default for long ranges (see [`default_for`]), each 1 MiB piece mapped in one call (`MADV_POPULATE_READ`) before its write and unmapped
-//! after it: the data is copied once, page cache to page cache, as `cp`'s `copy_file_range` copies it, without the
-//! kernel's misaligned path. Faulted in a page at a time instead, a map cost page faults and page-table entries per
-//! cached folio: cheap when the file is cached in 2 MiB folios (as after it was written or read with `read`), a third
-//! of the copy's system time when it is cached in small ones (as after small random reads); `pread` was the default
-//! then, because its cost does not depend on the folios. Measured on the 1 GB model with an output offset that is not
-//! a multiple of the page size, the output's blocks reserved first (see [`prepare`]), median of 7 at a load average
-//! of 3-7, system time: input in large folios, map 0.24 s, `pread` 0.34 s, kernel 0.36 s, `cp` 0.30 s; input in 4 KiB
-//! folios, map 0.33 s, `pread` 0.42 s, kernel 0.45 s, `cp` 0.34 s; a map faulted in a page at a time there 0.58 s.
+//! A map is the default for long ranges (see [`default_for`]), each 1 MiB piece mapped in one call
+//! (`MADV_POPULATE_READ`) before its write and unmapped after it: the data is copied once, page cache to page cache,
+//! as `cp`'s `copy_file_range` copies it, without the kernel's misaligned path. Faulted in a page at a time instead,
+//! a map cost page faults and page-table entries per cached folio: cheap when the file is cached in 2 MiB folios (as
+//! after it was written or read with `read`), a third of the copy's system time when it is cached in 4 KiB ones;
+//! `pread` was the default then, because its cost does not depend on the folios. `expand` of the 1 GB model against
+//! `cp`, paired rounds (`bench/write_path.sh`, bench/README.md), wall / system time: input in 4 KiB folios, this map
+//! 0.97× / 0.95×, `pread` 1.20× / 1.24×, the map faulted in 1.52× / 1.49×; input as `cat` leaves it, this map
+//! 0.92× / 0.88× (quiet machine), `pread` 1.19× / 1.15×.
 
 use std::fs::File;
 use std::io::{self, Write};
