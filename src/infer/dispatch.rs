@@ -93,26 +93,12 @@ table! {
 
 #[cfg(test)]
 mod tests {
+    use super::super::with_bare_ctx;
     use super::*;
-    use crate::onnx::attr::Attrs;
-    use crate::onnx::pb::NodeProto;
-    use crate::sizes::shape::Dim;
 
     /// Which families answer for `op` at `opset`, given no inputs.
     fn answering(op: &str, opset: i64) -> Vec<usize> {
-        let node = NodeProto::default();
-        let mut fresh = || Dim::Unknown;
-        let mut ctx = Ctx {
-            op,
-            opset,
-            attrs: Attrs::new(&node, None),
-            inputs: &[],
-            outputs: 1,
-            subgraphs: &[],
-            fresh: &mut fresh,
-            contradictions: Default::default(),
-        };
-        (0..FAMILIES.len()).filter(|&f| FAMILIES[f](&mut ctx).is_some()).collect()
+        with_bare_ctx(op, opset, |ctx| (0..FAMILIES.len()).filter(|&f| FAMILIES[f](ctx).is_some()).collect())
     }
 
     #[test]

@@ -221,6 +221,12 @@ pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
     if crate::rules::ops::broadcast_op(domain, op, opset).is_some() {
         return true;
     }
+    with_bare_ctx(op, opset, |ctx| infer_in(domain, ctx).is_some())
+}
+
+/// `ask` of a context for `op` at `opset` with no attributes, no inputs and one output: what a rule answers when
+/// it knows the op by name alone.
+fn with_bare_ctx<R>(op: &str, opset: i64, ask: impl FnOnce(&mut Ctx<'_, '_>) -> R) -> R {
     let node = crate::onnx::pb::NodeProto::default();
     let mut fresh = || Dim::Unknown;
     let mut ctx = Ctx {
@@ -233,7 +239,7 @@ pub fn has_rule(domain: &str, op: &str, opset: i64) -> bool {
         fresh: &mut fresh,
         contradictions: Default::default(),
     };
-    infer_in(domain, &mut ctx).is_some()
+    ask(&mut ctx)
 }
 
 #[cfg(test)]
