@@ -56,12 +56,14 @@ impl<'m> OpMemo<'m> {
     }
 }
 
-/// Whether two names (of an op, of a domain: short) are the same, compared byte by byte: every node asks, and a call
-/// of the C library's comparison for a few bytes (or none: the default domain) costs more than the bytes.
-#[inline]
+/// Whether two names (of an op, of a domain) are the same: the empty default domain at once, any other name a word
+/// at a time ([`super::names::same`]). Byte by byte, the comparison cost the 132 PyTorch exports' walk 1.4 M
+/// instructions (~35 a node, for op names of 6 to 9 bytes).
+#[inline(always)]
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+    a.len() == b.len() && (a.is_empty() || super::names::same(a, b))
 }
+
 
 /// An op's name as its length and its first, middle and last bytes: the whole name when it is three bytes or
 /// fewer, so that two such names with one key are the same name.
