@@ -174,6 +174,7 @@ fn analyze_with(
         calls: crate::analysis::calls::Calls::default(),
         custom: request.custom_ops.clone(),
         budget_noted: false,
+        graphs_here: false,
         input_values: request.input_values.clone(),
         ops: op_memo::OpMemo::new(),
     };

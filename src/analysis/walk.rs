@@ -35,6 +35,7 @@ impl<'m> Walker<'m, '_> {
         // Facts are kept for every value only when they are asked for (`shapes`); otherwise each value is dropped
         // after its last reader, unless a subgraph of this body might still read it by name.
         let has_subgraphs = body.nodes.iter().any(|n| Attrs::new(n, None).graphs().next().is_some());
+        let outer_graphs = std::mem::replace(&mut self.graphs_here, has_subgraphs);
         let keep_all = (body.record && self.options.value_facts) || has_subgraphs;
         let settled_values = body.inputs.len() + body.initializers.len();
         let mut scope = match keep_all {
@@ -101,7 +102,7 @@ impl<'m> Walker<'m, '_> {
             // or a call's scope is freed here, so that memory follows what is walked.
             crate::sys::exit_without_freeing(scope);
         }
-        self.budget_noted = outer_noted;
+        (self.budget_noted, self.graphs_here) = (outer_noted, outer_graphs);
         outputs
     }
 
@@ -398,8 +399,8 @@ impl<'m> Walker<'m, '_> {
             scope.define_boxed(first, &node.output[0], facts);
             return super::index_bound::keep_range(scope, node, range.flatten());
         }
-        // Most nodes hold no attribute, and so no graph.
-        let subgraphs = match attrs.is_empty() {
+        // Most nodes hold no attribute, and so no graph; most bodies hold no graph at all.
+        let subgraphs = match attrs.is_empty() || !self.graphs_here {
             true => Vec::new(),
             false => self.subgraphs(env, scope, (index, node, attrs), &refs),
         };

@@ -43,6 +43,9 @@ pub(super) struct Walker<'m, 's> {
     pub(super) custom: std::sync::Arc<infer::custom::CustomOps>,
     /// The body being walked has had its note about the expression budget (see `budget`).
     pub(super) budget_noted: bool,
+    /// Some node of the body being walked holds a graph: where none does, no node's attributes are searched for one
+    /// (a search of every node's attributes cost the 132 PyTorch exports' walk 1.9 M instructions).
+    pub(super) graphs_here: bool,
     /// What each op met so far is to the walk.
     pub(super) ops: super::op_memo::OpMemo<'m>,
     /// Integer inputs the caller keeps within a range of values (`--range attention_mask=0..1`).
