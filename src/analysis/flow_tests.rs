@@ -89,6 +89,26 @@ fn an_omitted_first_output_is_skipped_and_the_next_node_reads_the_second_by_posi
     assert_eq!(settled, [0, 0]);
 }
 
+#[test]
+fn values_read_by_name_are_numbered_and_a_number_is_used_again_once_its_value_is_made() {
+    // Planned from the last node: `y` takes 0, then `cc` (read by n4) takes 0 again once `y` is made, `bb` 1, `a`
+    // 0 once `cc` is made. A value holds its number from the node that makes it to its last reader.
+    let nodes = [
+        node(&["x"], &["a"]),
+        node(&["x"], &["bb"]),
+        node(&["a"], &["cc"]),
+        node(&["bb"], &["d"]),
+        node(&["cc", "d"], &["y"]),
+    ];
+    let mut scope = Scope::unordered(1);
+    scope.define("x", ValueFacts::unknown());
+    let flow = Flow::plan(&nodes, &scope, &["y"], &Declared::default()).expect("followed as it flows");
+    let numbers = &flow.numbers;
+    assert_eq!(numbers.reads, [0, 1, 0], "a, bb, cc as n2, n3, n4 read them");
+    assert_eq!(numbers.makes, [0, 1, 0, 0], "a, bb, cc, y as n0, n1, n2, n4 make them");
+    assert_eq!((numbers.body_outputs.as_slice(), numbers.count), (&[0][..], 2), "as many as are held at once");
+}
+
 fn op(op_type: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto { op_type: Some(op_type.into()), ..node(inputs, outputs) }
 }

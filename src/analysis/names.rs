@@ -36,10 +36,11 @@ pub(super) fn same(a: &str, b: &str) -> bool {
 }
 
 /// Names read before the node that makes them, in a walk from the last node to the first ([`super::flow`]): each
-/// with its [`hash`], so that what asks of them hashes no name again, and whether some reader reads its value range.
+/// with its [`hash`], so that what asks of them hashes no name again, whether some reader reads its value range, and
+/// the number its readers and its maker are given (by the caller, once).
 #[derive(Default)]
 pub(super) struct Pending<'m> {
-    table: hashbrown::HashTable<(u64, &'m str, bool)>,
+    table: hashbrown::HashTable<(u64, &'m str, bool, u32)>,
 }
 
 impl<'m> Pending<'m> {
@@ -48,18 +49,19 @@ impl<'m> Pending<'m> {
         self.table.is_empty()
     }
 
-    /// Adds `name` (of hash `h`), its range read if `ranged`; false when it is there already (its range then read
-    /// if it was, or if `ranged`).
+    /// Adds `name` (of hash `h`), its range read if `ranged`, numbered `number()`; or, when it is there already,
+    /// notes its range read if `ranged`. Whether it was added, and its number.
     #[inline]
-    pub(super) fn insert(&mut self, h: u64, name: &'m str, ranged: bool) -> bool {
-        match self.table.entry(h, |&(eh, n, _)| eh == h && same(n, name), |&(eh, _, _)| eh) {
+    pub(super) fn insert(&mut self, h: u64, name: &'m str, ranged: bool, number: impl FnOnce() -> u32) -> (bool, u32) {
+        match self.table.entry(h, |&(eh, n, _, _)| eh == h && same(n, name), |&(eh, _, _, _)| eh) {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
                 e.get_mut().2 |= ranged;
-                false
+                (false, e.get().3)
             }
             hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert((h, name, ranged));
-                true
+                let n = number();
+                e.insert((h, name, ranged, n));
+                (true, n)
             }
         }
     }
@@ -67,18 +69,19 @@ impl<'m> Pending<'m> {
     /// Whether `name` (of hash `h`) is here.
     #[inline]
     pub(super) fn contains(&self, h: u64, name: &str) -> bool {
-        self.table.find(h, |&(eh, n, _)| eh == h && same(n, name)).is_some()
+        self.table.find(h, |&(eh, n, _, _)| eh == h && same(n, name)).is_some()
     }
 
-    /// Takes `name` (of hash `h`) out: whether some reader reads its range, if it was here.
+    /// Takes `name` (of hash `h`) out: whether some reader reads its range, and its number, if it was here.
     #[inline]
-    pub(super) fn remove(&mut self, h: u64, name: &str) -> Option<bool> {
-        self.table.find_entry(h, |&(eh, n, _)| eh == h && same(n, name)).ok().map(|e| e.remove().0 .2)
+    pub(super) fn remove(&mut self, h: u64, name: &str) -> Option<(bool, u32)> {
+        let found = self.table.find_entry(h, |&(eh, n, _, _)| eh == h && same(n, name)).ok();
+        found.map(|e| e.remove().0).map(|(_, _, ranged, n)| (ranged, n))
     }
 
     /// The hashes of the names here, in no order.
     pub(super) fn hashes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.table.iter().map(|&(h, _, _)| h)
+        self.table.iter().map(|&(h, _, _, _)| h)
     }
 }
 
@@ -270,14 +273,14 @@ mod tests {
     }
 
     #[test]
-    fn a_pending_name_is_found_by_its_hash_and_its_bytes() {
+    fn a_pending_name_is_found_by_its_hash_and_its_bytes_and_keeps_its_number() {
         let mut pending = Pending::default();
-        assert!(pending.insert(hash("a"), "a", false));
-        assert!(!pending.insert(hash("a"), "a", false), "once");
+        assert_eq!(pending.insert(hash("a"), "a", false, || 7), (true, 7));
+        assert_eq!(pending.insert(hash("a"), "a", false, || 8), (false, 7), "once, with its first number");
         // The same hash with another name is another name: a hash hit is confirmed by the bytes.
-        assert!(pending.insert(hash("a"), "b", false));
+        assert_eq!(pending.insert(hash("a"), "b", false, || 9), (true, 9));
         assert!(pending.contains(hash("a"), "b") && !pending.contains(hash("b"), "b"));
-        assert_eq!(pending.remove(hash("a"), "a"), Some(false));
+        assert_eq!(pending.remove(hash("a"), "a"), Some((false, 7)));
         assert!(!pending.contains(hash("a"), "a"));
         assert_eq!(pending.hashes().collect::<Vec<_>>(), [hash("a")]);
         assert_eq!(pending.remove(hash("a"), "a"), None);
@@ -286,11 +289,14 @@ mod tests {
     #[test]
     fn a_pending_name_is_ranged_when_any_of_its_readers_reads_its_range() {
         let mut pending = Pending::default();
-        pending.insert(hash("a"), "a", false);
-        pending.insert(hash("a"), "a", true);
-        pending.insert(hash("a"), "a", false);
-        pending.insert(hash("b"), "b", false);
-        assert_eq!((pending.remove(hash("a"), "a"), pending.remove(hash("b"), "b")), (Some(true), Some(false)));
+        pending.insert(hash("a"), "a", false, || 0);
+        pending.insert(hash("a"), "a", true, || 1);
+        pending.insert(hash("a"), "a", false, || 2);
+        pending.insert(hash("b"), "b", false, || 3);
+        assert_eq!(
+            (pending.remove(hash("a"), "a"), pending.remove(hash("b"), "b")),
+            (Some((true, 0)), Some((false, 3)))
+        );
     }
 
     #[test]

@@ -64,7 +64,6 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && (a.is_empty() || super::names::same(a, b))
 }
 
-
 /// An op's name as its length and its first, middle and last bytes: the whole name when it is three bytes or
 /// fewer, so that two such names with one key are the same name.
 #[inline]

@@ -83,10 +83,7 @@ impl<'m> Walker<'m, '_> {
         }
         // A body whose values are dropped is walked as its values flow where it can be.
         let outputs = match (!keep_all).then(|| Flow::plan(body.nodes, &scope, &body.outputs, &declared)).flatten() {
-            Some(flow) => {
-                self.walk_flow(env, &mut scope, &mut declared, body.nodes, flow);
-                body.outputs.iter().map(|name| scope.slot(name)).collect()
-            }
+            Some(flow) => self.walk_flow(env, &mut scope, &mut declared, (body.nodes, &body.outputs), flow),
             None => self.walk_numbered(env, &mut scope, &mut declared, (body.nodes, &body.outputs), keep_all),
         };
         body.outputs.iter().zip(&outputs).for_each(|(name, &s)| scope.read_floats(s, name));

@@ -83,6 +83,25 @@ fn nodes_out_of_file_order_are_walked_producers_first() {
 }
 
 #[test]
+fn values_found_by_number_each_find_their_own_when_a_number_is_used_again() {
+    // `a`, then `cc`, are each read by a node other than the next, `bb` in between: `a` and `cc` (and the output
+    // `y`) take one number in turn, `bb` another. Were a number to lead to another value's slot, the last site
+    // would read `bb` ([4, 1, 3]) or `a` where it reads `cc` ([2, 3]).
+    let nodes = vec![
+        named_node("Add", "n0", &["x", "b"], "a"),
+        named_node("Add", "n1", &["c", "b"], "bb"),
+        named_node("Relu", "n2", &["a"], "cc"),
+        named_node("Relu", "n3", &["bb"], "d"),
+        named_node("Add", "n4", &["cc", "d"], "y"),
+    ];
+    let (sites, notes) = both_walks(&model(nodes, INPUTS, &["y"]), "numbers used again");
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(sites.len(), 3);
+    assert!(sites[1].contains("Known(4), Known(1), Known(3)"), "{}", sites[1]);
+    assert!(sites[2].contains("\"n4\"") && sites[2].contains("Known(4), Known(2), Known(3)"), "{}", sites[2]);
+}
+
+#[test]
 fn a_name_made_twice_and_an_undefined_input_are_noted_alike() {
     let nodes = vec![
         named_node("Add", "n0", &["x", "b"], "a"),
