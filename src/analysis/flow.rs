@@ -176,14 +176,15 @@ impl<'m> Planner<'m, '_> {
     fn outputs(&mut self, outputs: &'m [CompactString], first: &'m str, by_next: u64, flags: &mut [u8]) -> bool {
         // Most nodes make one value: the first goes apart from a loop, whose set-up would cost as much again.
         let Some(flag) = flags.first_mut() else { return false };
+        let at = self.numbers.makes.len();
         let ranged;
         (*flag, ranged) = self.output(first, by_next & 1 == 1);
         if outputs.len() > 1 {
-            let at = self.numbers.makes.len();
             for (k, (o, flag)) in outputs.iter().zip(flags).enumerate().skip(1) {
                 *flag = self.output(o.as_str(), k < 32 && by_next >> k & 1 == 1).0;
             }
-            // The node's numbers in the order of its outputs, once the whole list is turned around.
+            // The node's numbers, the first output's among them, in the order of its outputs once the whole list is
+            // turned around.
             self.numbers.makes[at..].reverse();
         }
         ranged || by_next & RANGE_NEXT != 0

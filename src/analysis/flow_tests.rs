@@ -109,6 +109,20 @@ fn values_read_by_name_are_numbered_and_a_number_is_used_again_once_its_value_is
     assert_eq!((numbers.body_outputs.as_slice(), numbers.count), (&[0][..], 2), "as many as are held at once");
 }
 
+#[test]
+fn the_numbers_of_a_nodes_outputs_come_in_the_order_of_its_outputs() {
+    // Each of the three outputs is read by the last node, not the next: each takes a number of its own, and the
+    // walk meets them in the order the node lists them.
+    let nodes = [node(&["x"], &["p", "q", "r"]), node(&["x"], &["s"]), node(&["r", "p", "q", "s"], &["y"])];
+    let mut scope = Scope::unordered(1);
+    scope.define("x", ValueFacts::unknown());
+    let flow = Flow::plan(&nodes, &scope, &["y"], &Declared::default()).expect("followed as it flows");
+    // Planned from the last node: y 0 (free again once made), then q 0, p 1, r 2 as the last node's inputs from
+    // its last; s is the previous node's output, read by position.
+    assert_eq!(flow.numbers.reads, [2, 1, 0], "r, p, q as the last node reads them");
+    assert_eq!(flow.numbers.makes, [1, 0, 2, 0], "p, q, r as the first node makes them; y");
+}
+
 fn op(op_type: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto { op_type: Some(op_type.into()), ..node(inputs, outputs) }
 }
