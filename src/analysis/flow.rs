@@ -334,12 +334,7 @@ impl<'m> Walker<'m, '_> {
         // (All the flags or-ed, without a test each: a loop the compiler runs sixteen flags at a time.)
         let any_declared = flow.outputs.iter().fold(0, |all, f| all | f) & DECLARED != 0;
         let mut bits_set = false;
-        let mut finder = Finder {
-            settled: flow.settled.iter(),
-            reads: flow.numbers.reads.iter(),
-            makes: flow.numbers.makes.iter(),
-            slots: vec![NONE; flow.numbers.count as usize],
-        };
+        let mut finder = Finder::new(&flow);
         // Whether a pair may be written over an input (`pair_over`), asked once: not for a taker of records, nor in a call.
         let chains = self.pairs && !self.pair_records && env.call.is_none();
         let stop = crate::sys::interrupt::request();
@@ -395,9 +390,7 @@ impl<'m> Walker<'m, '_> {
             previous = first;
             place_outputs(scope, (&mut free, &mut finder), outputs, out_flags, first);
         }
-        let by_number = finder.slots;
-        let numbered = flow.numbers.body_outputs.iter().zip(body_outputs);
-        numbered.map(|(&n, name)| if n == NONE { scope.slot(name) } else { by_number[n as usize] }).collect()
+        finder.body_outputs(&flow.numbers, scope, body_outputs)
     }
 }
 
@@ -412,7 +405,23 @@ struct Finder<'f> {
     slots: Vec<u32>,
 }
 
-impl Finder<'_> {
+impl<'f> Finder<'f> {
+    #[inline(always)]
+    fn new(flow: &'f Flow) -> Finder<'f> {
+        Finder {
+            settled: flow.settled.iter(),
+            reads: flow.numbers.reads.iter(),
+            makes: flow.numbers.makes.iter(),
+            slots: vec![NONE; flow.numbers.count as usize],
+        }
+    }
+
+    /// The slots of the body's outputs (`body_outputs`, numbered by `numbers`) once the walk is over.
+    fn body_outputs(self, numbers: &Numbers, scope: &Scope, body_outputs: &[&str]) -> Vec<u32> {
+        let numbered = numbers.body_outputs.iter().zip(body_outputs);
+        numbered.map(|(&n, name)| if n == NONE { scope.slot(name) } else { self.slots[n as usize] }).collect()
+    }
+
     /// The slot of the value the next input read by number reads ([`NONE`]: a value no node here made).
     #[inline(always)]
     fn read(&mut self) -> u32 {
