@@ -9,11 +9,14 @@ use std::rc::Rc;
 use crate::onnx::pb::TensorProto;
 use crate::onnx::tensor::{self, ValueFacts};
 
-/// How many element types and dims [`Alike`] holds the facts of at once, each in the place of its hash.
-const PLACES: usize = 256;
+/// How many element types and dims [`Alike`] holds the facts of at once, each in the place of its hash: 4 KiB of
+/// places, made in the first scope that reads an initializer, and many more places than a model has shapes of
+/// weights.
+const PLACES: usize = 128;
 
 /// A place: the element type (as [`TensorProto::data_type`] reads it: unset and UNDEFINED have the same facts)
 /// and dims of a tensor, and the facts made from it.
+#[derive(Clone)]
 struct Held<'m> {
     data_type: i32,
     dims: &'m [i64],
@@ -48,8 +51,7 @@ impl<'m> Alike<'m> {
 /// Empty places, made on the heap (an array made in place would take its room on the caller's stack).
 #[cold]
 fn new_places<'m>() -> Box<[Option<Held<'m>>; PLACES]> {
-    let places: Box<[Option<Held<'m>>]> = (0..PLACES).map(|_| None).collect();
-    places.try_into().unwrap_or_else(|_| unreachable!("PLACES places"))
+    vec![None; PLACES].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("PLACES places"))
 }
 
 /// The facts of `t`, made now, and held in `place` if they depend on its type and dims alone. Out of line, so that
@@ -64,14 +66,14 @@ fn made<'m>(place: &mut Option<Held<'m>>, t: &'m TensorProto) -> Rc<ValueFacts> 
     facts
 }
 
-/// The place of an element type and dims: the top byte of a multiplicative hash of the type, the rank and the first
+/// The place of an element type and dims: the top 7 bits of a multiplicative hash of the type, the rank and the first
 /// and last dims, without a loop (tensors that differ only in other dims share a place, and take it in turn).
 #[inline]
 fn place_of(data_type: i32, dims: &[i64]) -> u8 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;
     let (first, last) = (dims.first().copied().unwrap_or(0) as u64, dims.last().copied().unwrap_or(0) as u64);
     let key = data_type as u64 ^ (dims.len() as u64) << 8 ^ first << 16 ^ last.rotate_left(40);
-    (key.wrapping_mul(K) >> 56) as u8
+    (key.wrapping_mul(K) >> (64 - PLACES.trailing_zeros())) as u8
 }
 
 /// Whether two lists of dims are equal, compared in line: a list is a few dims, fewer than a library call costs.
