@@ -137,9 +137,17 @@ impl<'m> Scope<'m> {
         self.unread[s as usize] = Some(tensor);
     }
 
-    /// Reads the floating-point contents of the initializer in slot `s`, if they are not read yet.
+    /// Reads the floating-point contents of the initializer in slot `s`, if they are not read yet. (Inline: a walk
+    /// asks it of many node inputs, most of which have none to read.)
+    #[inline(always)]
     fn read_floats_at(&mut self, s: usize) {
-        let Some(&Some(t)) = self.unread.get(s) else { return };
+        if let Some(&Some(t)) = self.unread.get(s) {
+            self.read_floats_of(s, t);
+        }
+    }
+
+    /// [`Scope::read_floats_at`] of the initializer in slot `s`, of tensor `t`, whose contents are not read yet.
+    fn read_floats_of(&mut self, s: usize, t: &'m TensorProto) {
         match (tensor::float_values(t), self.settled[s].get_mut()) {
             // No contents to read: the facts are those made without them, which may be shared.
             (None, _) => drop(self.made_from_tensor(s)),
