@@ -334,9 +334,7 @@ fn int_elem(t: &TensorProto) -> Option<DataType> {
 }
 
 /// Whether [`facts_from_tensor_but_floats`] of `t` depends on its element type (as `data_type()` reads it) and
-/// dims alone: for every tensor but one of integer type, whose contents it may read. Tensors alike in those two
-/// then have the same facts, which a walk makes once for all of them.
-#[inline]
+/// dims alone, as for every tensor but an integer one: a walk then makes them once for all tensors alike.
 pub fn facts_by_type_and_dims(t: &TensorProto) -> bool {
     int_elem(t).is_none()
 }
