@@ -1,6 +1,9 @@
 //! What a walk carries: the values in scope, their remaining readers, the body being walked and where it is.
 
 use std::cell::OnceCell;
+use std::rc::Rc;
+
+use alike::Alike;
 
 use super::*;
 
@@ -22,10 +25,12 @@ pub(super) struct Scope<'m> {
     /// The inputs' and initializers' facts, by slot, never dropped while the body is walked. An initializer's are
     /// made from its tensor when first read ([`Scope::set_lazy`]): most bodies read few of their weights by name,
     /// and a graph of 10,000 small weights spent ~400 instructions on each to make, then drop, facts nothing read.
-    /// Boxed, so that a slot is one pointer and facts take room only once made (the slots of those 10,000 weights
-    /// took ~1 MB, and a huge page of the allocator's, with facts held in place).
-    #[allow(clippy::vec_box)]
-    settled: Vec<OnceCell<Box<ValueFacts>>>,
+    /// Behind a pointer, so that a slot is one pointer and facts take room only once made (the slots of those 10,000
+    /// weights took ~1 MB, and a huge page of the allocator's, with facts held in place); shared, so that
+    /// initializers of one element type and dims have theirs made once ([`Alike`]).
+    settled: Vec<OnceCell<Rc<ValueFacts>>>,
+    /// The facts made from tensors so far, by element type and dims.
+    alike: Alike<'m>,
     /// Each name's slot: the inputs' and initializers'; once the nodes are numbered, the value each node output
     /// name stands for too (the last made). Emptied in a body nothing reads by name while it is walked.
     pub(super) names: HashMap<&'m str, u32>,
@@ -79,6 +84,7 @@ impl<'m> Scope<'m> {
         Scope {
             slots: Vec::with_capacity(n),
             settled: Vec::with_capacity(n),
+            alike: Alike::default(),
             names: HashMap::with_capacity_and_hasher(n, Default::default()),
             base: NONE,
             shadows: HashMap::default(),
@@ -115,7 +121,7 @@ impl<'m> Scope<'m> {
 
     /// Sets the facts of the input or initializer in slot `s` (from [`Scope::claim`]).
     pub(super) fn set(&mut self, s: u32, facts: ValueFacts) {
-        self.settled[s as usize] = OnceCell::from(Box::new(facts));
+        self.settled[s as usize] = OnceCell::from(Rc::new(facts));
         if let Some(unread) = self.unread.get_mut(s as usize) {
             *unread = None;
         }
@@ -131,11 +137,26 @@ impl<'m> Scope<'m> {
         self.unread[s as usize] = Some(tensor);
     }
 
-    /// Reads the floating-point contents of the initializer in slot `s`, if they are not read yet.
+    /// Reads the floating-point contents of the initializer in slot `s`, if they are not read yet. (Inline: a walk
+    /// asks it of many node inputs, most of which have none to read.)
+    #[inline(always)]
     fn read_floats_at(&mut self, s: usize) {
-        let Some(&Some(t)) = self.unread.get(s) else { return };
-        if let Some(facts) = self.facts_mut(s) {
-            facts.floats = tensor::float_values(t);
+        if let Some(&Some(t)) = self.unread.get(s) {
+            self.read_floats_of(s, t);
+        }
+    }
+
+    /// [`Scope::read_floats_at`] of the initializer in slot `s`, of tensor `t`, whose contents are not read yet.
+    fn read_floats_of(&mut self, s: usize, t: &'m TensorProto) {
+        match (tensor::float_values(t), self.settled[s].get_mut()) {
+            // No contents to read: the facts are those made without them, which may be shared.
+            (None, _) => drop(self.made_from_tensor(s)),
+            // Facts of its own, not those it might share with tensors alike, which hold none.
+            (Some(floats), None) => {
+                let facts = ValueFacts { floats: Some(floats), ..tensor::facts_from_tensor_but_floats(t) };
+                self.settled[s] = OnceCell::from(Rc::new(facts));
+            }
+            (Some(floats), Some(facts)) => Rc::make_mut(facts).floats = Some(floats),
         }
         self.unread[s] = None;
     }
@@ -196,12 +217,18 @@ impl<'m> Scope<'m> {
         }
     }
 
-    /// The facts of the initializer in slot `s` whose facts are not made yet, made from its tensor now; `None` for
-    /// a slot set otherwise, or not set.
+    /// The facts of the initializer in slot `s` whose facts are not made yet, made from its tensor now (or those
+    /// of a tensor alike, [`Alike`]); `None` for a slot set otherwise, or not set.
     #[cold]
+    #[inline(never)]
     fn made_from_tensor(&self, s: usize) -> Option<&ValueFacts> {
         let tensor = (*self.unread.get(s)?)?;
-        Some(self.settled[s].get_or_init(|| Box::new(tensor::facts_from_tensor_but_floats(tensor))))
+        let settled = &self.settled[s];
+        // Set here rather than by `get_or_init`, whose making is a call of its own.
+        if settled.get().is_none() {
+            let _ = settled.set(self.alike.facts(tensor));
+        }
+        settled.get().map(|facts| &**facts)
     }
 
     /// The facts in slot `s`, to change in place.
@@ -210,7 +237,7 @@ impl<'m> Scope<'m> {
             return self.slots.get_mut(s)?.as_deref_mut();
         }
         self.made_from_tensor(s);
-        self.settled[s].get_mut().map(|facts| &mut **facts)
+        self.settled[s].get_mut().map(Rc::make_mut)
     }
 
     /// Empties the input's or initializer's slot `s`: a node output of its name stands for the name from now on.
@@ -389,7 +416,7 @@ impl<'m> Scope<'m> {
                 false => s,
             };
             let facts = match self.settled.get_mut(s as usize) {
-                Some(settled) => settled.take().map(|facts| *facts),
+                Some(settled) => settled.take().map(Rc::unwrap_or_clone),
                 None => self.slots[s as usize].take().map(|b| *b),
             };
             if let Some(facts) = facts {
@@ -559,6 +586,9 @@ pub(super) struct CallContext<'m> {
     pub(super) frames: Vec<String>,
     pub(super) inner_nodes: Vec<String>,
 }
+
+#[path = "scope_alike.rs"]
+mod alike;
 
 #[cfg(test)]
 #[path = "scope_tests.rs"]

@@ -38,3 +38,33 @@ fn an_initializers_facts_are_its_tensors_when_read() {
     assert_eq!(scope.get("again"), Some(&ValueFacts::contradicted()));
     assert_eq!(scope.alive(), vec![0, 1, 2]);
 }
+
+/// Initializers of one element type and dims read one set of facts, made once; contents read for one of them, or
+/// facts changed in place for one, are that one's alone.
+#[test]
+fn alike_initializers_share_facts_until_one_of_them_changes() {
+    let bytes = |xs: [f32; 2]| xs.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let ts: Vec<TensorProto> = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| tensor(name, &[2], DataType::Float, bytes([i as f32, 1.0])))
+        .collect();
+    let mut scope = Scope::unordered(3);
+    for t in &ts {
+        let s = scope.claim(t.name()).expect("a new name");
+        scope.set_lazy(s, t);
+    }
+    let [a, b, c] = ["a", "b", "c"].map(|name| scope.get(name).expect("set") as *const ValueFacts);
+    assert!(a == b && b == c, "one set of facts for the three");
+    scope.read_floats(scope.slot("b"), "b");
+    scope.read_mut(scope.slot("c"), "c").expect("set").shape = crate::sizes::shape::Shape::unranked();
+    assert_eq!(scope.get("a"), Some(&tensor::facts_from_tensor_but_floats(&ts[0])));
+    assert_eq!(scope.get("b"), Some(&tensor::facts_from_tensor(&ts[1])));
+    assert_eq!(scope.get("b").and_then(|f| f.floats.clone()), Some(vec![1.0, 1.0]));
+    let changed =
+        ValueFacts { shape: crate::sizes::shape::Shape::unranked(), ..tensor::facts_from_tensor_but_floats(&ts[2]) };
+    assert_eq!(scope.get("c"), Some(&changed));
+    scope.read_all_floats();
+    assert_eq!(scope.get("a"), Some(&tensor::facts_from_tensor(&ts[0])));
+    assert_eq!(scope.get("c").and_then(|f| f.floats.clone()), Some(vec![2.0, 1.0]));
+}

@@ -320,14 +320,23 @@ fn small_count(t: &TensorProto) -> Option<usize> {
 /// The contents of a small int32/int64 tensor held in the file.
 #[inline]
 pub fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
-    use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
     // The element type first, without a call: most tensors (every initializer's facts ask) are not integers, and
     // their dims need not be multiplied out.
+    int_contents(t, int_elem(t)?)
+}
+
+/// The element type of `t` when it is one whose contents [`int_values`] reads.
+#[inline]
+fn int_elem(t: &TensorProto) -> Option<DataType> {
+    use DataType::{Bool, Int16, Int32, Int64, Int8, Uint16, Uint8};
     let elem = DataType::try_from(t.data_type?).ok()?;
-    if !matches!(elem, Bool | Uint8 | Int8 | Uint16 | Int16 | Int32 | Int64) {
-        return None;
-    }
-    int_contents(t, elem)
+    matches!(elem, Bool | Uint8 | Int8 | Uint16 | Int16 | Int32 | Int64).then_some(elem)
+}
+
+/// Whether [`facts_from_tensor_but_floats`] of `t` depends on its element type (as `data_type()` reads it) and
+/// dims alone, as for every tensor but an integer one: a walk then makes them once for all tensors alike.
+pub fn facts_by_type_and_dims(t: &TensorProto) -> bool {
+    int_elem(t).is_none()
 }
 
 /// [`int_values`] of a tensor of integer element type `elem`.
