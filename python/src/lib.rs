@@ -439,6 +439,18 @@ fn find_models(py: Python<'_>, folder: PathBuf) -> Vec<(String, Option<String>)>
     })
 }
 
+/// The bench's (bench/python_overhead.py), not the package's (`onnx_bcast` does not export it): `model` opened as
+/// `check` opens it (bytes with the initializers the Python half left out, or a path), then dropped; returns the
+/// main graph's node count. It runs on the calling thread without the GIL, with no worker handover, so that it
+/// times the library's decoding alone: the floor of `check(ModelProto)` is the serialization and this.
+#[pyfunction]
+#[pyo3(name = "_decode", signature = (model, left_out=Vec::new()))]
+fn decode_only(py: Python<'_>, model: &Bound<'_, PyAny>, left_out: Vec<(usize, usize)>) -> PyResult<usize> {
+    let input = Input::from_py(model, None, left_out)?;
+    let nodes = py.detach(|| input.open().map(|m| m.proto().graph.as_ref().map_or(0, |g| g.node.len())))?;
+    Ok(nodes)
+}
+
 /// The command line: `argv` as `sys.argv` gives it; returns the exit status. The GIL is let go, so the Python
 /// process does nothing else meanwhile but can still exit cleanly afterwards.
 #[pyfunction]
@@ -459,6 +471,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(find_models, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_only, m)?)?;
     let py = m.py();
     m.add("OnnxBcastError", py.get_type::<OnnxBcastError>())?;
     m.add("ModelError", py.get_type::<ModelError>())?;
