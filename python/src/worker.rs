@@ -81,6 +81,13 @@ static OWNER: OnceLock<u32> = OnceLock::new();
 /// How many idle workers are kept: calls from more threads at once than this start threads that end after their job.
 const KEPT: usize = 4;
 
+/// Whether this is the process the extension was first called in, not a child made by `fork`, which has none of
+/// its threads (and may have inherited their locks held).
+pub(crate) fn in_first_process() -> bool {
+    let pid = std::process::id();
+    *OWNER.get_or_init(|| pid) == pid
+}
+
 /// An idle worker, taken off the list.
 fn idle_worker() -> Option<mpsc::Sender<Job>> {
     IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop()
@@ -88,8 +95,7 @@ fn idle_worker() -> Option<mpsc::Sender<Job>> {
 
 /// Hands `job` to an idle worker, or to a new one.
 fn run(mut job: Job) -> std::io::Result<()> {
-    let pid = std::process::id();
-    let keep = *OWNER.get_or_init(|| pid) == pid;
+    let keep = in_first_process();
     while let Some(worker) = keep.then(idle_worker).flatten() {
         match worker.send(job) {
             Ok(()) => return Ok(()),
