@@ -3,6 +3,8 @@
 //! a call starts no thread and finds its allocator's heap set up: with a thread per call, `check` of a one-node model
 //! cost 55-65 µs of CPU (10-15 µs now), and of a 128-node PyTorch export (bert.dynamo18) 1.8 ms (1.1 ms now), the
 //! difference being the thread's start and its heap's setup and teardown (perf stat, 300-2,000 calls in a loop).
+//! `check` of a small model runs on the calling thread instead, and comes here only when that cannot be or takes
+//! too long (src/inline.rs).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
