@@ -336,13 +336,14 @@ def test_a_small_models_check_runs_on_the_calling_thread_when_its_stack_suffices
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc (Linux)")
-def test_a_check_past_its_budget_on_the_calling_thread_is_run_again_on_a_worker():
-    """50 nodes at 5 ms each run past the calling thread's 20 ms: the call is stopped there and run again, whole, on
-    a worker (which lets Python handle Ctrl-C): all 50 sites, and a worker started by the first call."""
+def test_a_check_past_its_time_on_the_calling_thread_is_run_again_on_a_worker():
+    """50 nodes that wait 20 ms each run past the 200 ms a call may take on the calling thread: the call is stopped
+    there and run again, whole, on a worker (which lets Python handle Ctrl-C): all 50 sites, and a worker started by
+    the first call."""
     chain = FIXTURES / "crafted" / "chain_50.pb"
-    sites, _, took, on_main, _ = _on_this_thread(chain, slow_ms=5)
+    sites, _, took, on_main, _ = _on_this_thread(chain, slow_ms=20)
     assert sites == 50 and on_main == 1
-    assert took >= 0.25, took
+    assert took >= 1.0, took
     assert _on_this_thread(chain)[0] == 50
 
 
