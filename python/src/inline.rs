@@ -5,11 +5,11 @@
 //! - its stack: the work runs here only when this thread has [`STACK_LEFT`] of stack left, eight times what a
 //!   model nested as deep as analysis goes needs (function_chain_64: under 512 KiB; 30 nested Ifs: under 256 KiB);
 //! - Ctrl-C: the work runs here only for a small model, and a watchdog thread asks it to stop once it has used
-//!   [`BUDGET`] of the thread's CPU time; a call stopped so is run again on the worker, which lets Python handle
-//!   signals while it waits, or once it has run [`WAITED`] (work that waits, on a pipe say, uses no CPU time). A
-//!   Ctrl-C pressed meanwhile is raised that much plus one node later at most. CPU time first: on a loaded machine a
-//!   thread waits for a core for tens of milliseconds, and a budget of 20 ms in wall time stopped checks of 0.8 ms
-//!   there (and ran them again: up to 32 ms a call, 1 of 1,000 at load 6);
+//!   [`BUDGET`] of the thread's CPU time, or has run [`WAITED`] (work that waits, on a pipe say, uses no CPU time).
+//!   A call stopped so is run again on the worker, which lets Python handle signals while it waits: a Ctrl-C is
+//!   raised that much plus one node later at most. CPU time first: on a loaded machine a thread waits for a core
+//!   for tens of milliseconds, and a budget of 20 ms in wall time stopped checks of 0.8 ms there (and ran them
+//!   again: up to 32 ms a call, 1 of 1,000 at load 6);
 //! - the GIL is let go, and a panic becomes `InternalError`, as on the worker.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,7 +36,7 @@ pub(crate) const SMALL_BYTES: u64 = 1 << 20;
 const STACK_LEFT: usize = 4 << 20;
 
 /// Runs `work` without the GIL: on this thread when `bytes` (the model's size) is at most [`SMALL_BYTES`] and this
-/// thread has the stack for it, else, or when it runs past [`BUDGET`], on the worker ([`without_gil`]).
+/// thread has the stack for it, else, or when it runs past its budget, on the worker ([`without_gil`]).
 pub(crate) fn run<T: Send + 'static>(
     py: Python<'_>,
     shown: &str,
