@@ -25,6 +25,7 @@ use onnx_bcast::rewrite::driver;
 use onnx_bcast::rewrite::expand::{Expand, ExpandError, ExpandOptions};
 use onnx_bcast::rewrite::fold::Fold;
 
+mod inline;
 mod report;
 mod worker;
 use worker::without_gil;
@@ -54,18 +55,22 @@ create_exception!(
 );
 create_exception!(onnx_bcast, InternalError, OnnxBcastError, "A bug in onnx-bcast: please report it.");
 
-/// A model as the Python half hands it over: a file, or the bytes of one (named for messages).
+/// A model as the Python half hands it over: a file, or the bytes of one (named for messages). A clone shares the
+/// bytes: work run again on the worker ([`inline::run`]) opens the same ones.
+#[derive(Clone)]
 enum Input {
     Path(PathBuf),
-    /// The bytes, their name, and the main-graph initializers whose data the Python half left out (index, bytes).
-    Bytes(PyBackedBytes, String, Vec<(usize, usize)>),
+    /// The bytes (borrowed from their Python object), their name, and the main-graph initializers whose data the
+    /// Python half left out (index, bytes).
+    Bytes(bytes::Bytes, String, Vec<(usize, usize)>),
 }
 
 impl Input {
     fn from_py(model: &Bound<'_, PyAny>, name: Option<String>, left_out: Vec<(usize, usize)>) -> PyResult<Input> {
         if let Ok(bytes) = model.cast::<PyBytes>() {
             let name = name.unwrap_or_else(|| "<bytes>".to_string());
-            return Ok(Input::Bytes(PyBackedBytes::from(bytes.clone()), name, left_out));
+            let bytes = bytes::Bytes::from_owner(PyBackedBytes::from(bytes.clone()));
+            return Ok(Input::Bytes(bytes, name, left_out));
         }
         Ok(Input::Path(model.extract::<PathBuf>()?))
     }
@@ -74,6 +79,14 @@ impl Input {
         match self {
             Input::Path(path) => path.display().to_string(),
             Input::Bytes(_, name, _) => name.clone(),
+        }
+    }
+
+    /// The model's size: its bytes', or its file's (0 when the file cannot be read: opening it fails at once).
+    fn size(&self) -> u64 {
+        match self {
+            Input::Path(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            Input::Bytes(bytes, _, _) => bytes.len() as u64,
         }
     }
 
@@ -95,7 +108,6 @@ impl Input {
         let opened = match self {
             Input::Path(path) => Model::open(path).map(|model| (model, None)),
             Input::Bytes(bytes, name, left_out) => {
-                let bytes = bytes::Bytes::from_owner(bytes);
                 let model = Model::from_bytes(name, bytes.clone());
                 let model = match left_out.is_empty() {
                     true => model,
@@ -224,8 +236,8 @@ fn check(
     let input = Input::from_py(model, name, left_out)?;
     let options = CheckOptions { strict, rules: selection(&deny, &warn, &allow)? };
     let request = requested(&bind, &ranges, profile, safe_ranges)?;
-    let shown = input.shown();
-    without_gil(py, &shown, move || report::check(input, options, request))
+    let (shown, size) = (input.shown(), input.size());
+    inline::run(py, &shown, size, move || report::check(input.clone(), options, request.clone()))
 }
 
 /// Every value's inferred element type and shape: the JSON of `onnx-bcast shapes --format json`.
@@ -439,6 +451,18 @@ fn find_models(py: Python<'_>, folder: PathBuf) -> Vec<(String, Option<String>)>
     })
 }
 
+/// The bench's (bench/python_overhead.py), not the package's (`onnx_bcast` does not export it): `model` opened as
+/// `check` opens it (bytes with the initializers the Python half left out, or a path), then dropped; returns the
+/// main graph's node count. It runs on the calling thread without the GIL, with no worker handover, so that it
+/// times the library's decoding alone: the floor of `check(ModelProto)` is the serialization and this.
+#[pyfunction]
+#[pyo3(name = "_decode", signature = (model, left_out=Vec::new()))]
+fn decode_only(py: Python<'_>, model: &Bound<'_, PyAny>, left_out: Vec<(usize, usize)>) -> PyResult<usize> {
+    let input = Input::from_py(model, None, left_out)?;
+    let nodes = py.detach(|| input.open().map(|m| m.proto().graph.as_ref().map_or(0, |g| g.node.len())))?;
+    Ok(nodes)
+}
+
 /// The command line: `argv` as `sys.argv` gives it; returns the exit status. The GIL is let go, so the Python
 /// process does nothing else meanwhile but can still exit cleanly afterwards.
 #[pyfunction]
@@ -459,6 +483,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(find_models, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_only, m)?)?;
     let py = m.py();
     m.add("OnnxBcastError", py.get_type::<OnnxBcastError>())?;
     m.add("ModelError", py.get_type::<ModelError>())?;

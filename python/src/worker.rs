@@ -3,6 +3,8 @@
 //! a call starts no thread and finds its allocator's heap set up: with a thread per call, `check` of a one-node model
 //! cost 55-65 µs of CPU (10-15 µs now), and of a 128-node PyTorch export (bert.dynamo18) 1.8 ms (1.1 ms now), the
 //! difference being the thread's start and its heap's setup and teardown (perf stat, 300-2,000 calls in a loop).
+//! `check` of a small model runs on the calling thread instead, and comes here only when that cannot be or takes
+//! too long (src/inline.rs).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -81,6 +83,13 @@ static OWNER: OnceLock<u32> = OnceLock::new();
 /// How many idle workers are kept: calls from more threads at once than this start threads that end after their job.
 const KEPT: usize = 4;
 
+/// Whether this is the process the extension was first called in, not a child made by `fork`, which has none of
+/// its threads (and may have inherited their locks held).
+pub(crate) fn in_first_process() -> bool {
+    let pid = std::process::id();
+    *OWNER.get_or_init(|| pid) == pid
+}
+
 /// An idle worker, taken off the list.
 fn idle_worker() -> Option<mpsc::Sender<Job>> {
     IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop()
@@ -88,8 +97,7 @@ fn idle_worker() -> Option<mpsc::Sender<Job>> {
 
 /// Hands `job` to an idle worker, or to a new one.
 fn run(mut job: Job) -> std::io::Result<()> {
-    let pid = std::process::id();
-    let keep = *OWNER.get_or_init(|| pid) == pid;
+    let keep = in_first_process();
     while let Some(worker) = keep.then(idle_worker).flatten() {
         match worker.send(job) {
             Ok(()) => return Ok(()),

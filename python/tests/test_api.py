@@ -244,7 +244,7 @@ def test_a_model_of_many_nodes_lists_its_sites_on_request_from_the_bytes_it_chec
 
 
 WORKERS = """
-import os, sys, time, onnx_bcast
+import os, sys, threading, time, onnx_bcast
 from concurrent.futures import ThreadPoolExecutor
 def workers():
     names = []
@@ -255,8 +255,14 @@ def workers():
         except FileNotFoundError:  # a thread that ended between the listing and the read
             pass
     return names.count("onnx-bcast")
-for _ in range(20):
-    onnx_bcast.check(sys.argv[1])
+# Threads with 1 MiB of stack: too little for the work to run on them, so it runs on the workers.
+threading.stack_size(1 << 20)
+def sequential():
+    for _ in range(20):
+        onnx_bcast.check(sys.argv[1])
+thread = threading.Thread(target=sequential)
+thread.start()
+thread.join()
 after_sequential = workers()
 with ThreadPoolExecutor(8) as pool:
     list(pool.map(lambda _: onnx_bcast.check(sys.argv[1]).to_json(), range(64)))
@@ -277,6 +283,68 @@ def test_calls_share_worker_threads_and_keep_only_a_few():
     out = subprocess.run([sys.executable, "-c", WORKERS, str(FIXTURES / "symbolic_batch.onnx")], capture_output=True,
                          text=True, check=True).stdout.split()
     assert out[0] == "1" and 1 <= int(out[1]) <= 4, out
+
+
+ON_THIS_THREAD = """
+import os, resource, sys, threading, time, onnx_bcast
+def workers():
+    names = []
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{t}/comm") as f:
+                names.append(f.read().strip())
+        except FileNotFoundError:
+            pass
+    return names.count("onnx-bcast")
+began = time.monotonic()
+report = onnx_bcast.check(sys.argv[1])
+took = time.monotonic() - began
+on_main = workers()
+threading.stack_size(1 << 20)
+thread = threading.Thread(target=lambda: onnx_bcast.check(sys.argv[1]))
+thread.start()
+thread.join()
+print(report.summary.sites, len(report.findings), f"{took:.3f}", on_main, workers())
+"""
+
+
+def _on_this_thread(model, slow_ms=None):
+    """Checks `model` on the main thread of a Python of its own, then on a thread with 1 MiB of stack: the sites, the
+    findings, the first call's seconds, and the workers after each call."""
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    env.pop("ONNX_BCAST_TEST_SLOW_MS", None)
+    if slow_ms is not None:
+        env["ONNX_BCAST_TEST_SLOW_MS"] = str(slow_ms)
+    out = subprocess.run([sys.executable, "-c", ON_THIS_THREAD, str(model)], capture_output=True, text=True,
+                         check=True, env=env).stdout.split()
+    return int(out[0]), int(out[1]), float(out[2]), int(out[3]), int(out[4])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc (Linux)")
+def test_a_small_models_check_runs_on_the_calling_thread_when_its_stack_suffices():
+    """A small model is checked on the calling thread when it has 4 MiB of stack left (the main thread's 8 MiB):
+    no worker starts; on a thread with 1 MiB of stack it is checked on a worker."""
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft != resource.RLIM_INFINITY and soft < 6 << 20:
+        pytest.skip(f"the main thread's stack is {soft} bytes")
+    sites, findings, _, on_main, after_thread = _on_this_thread(BAD)
+    assert (sites, findings) == (1, 1)
+    assert (on_main, after_thread) == (0, 1)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in /proc (Linux)")
+def test_a_check_past_its_time_on_the_calling_thread_is_run_again_on_a_worker():
+    """50 nodes that wait 20 ms each run past the 200 ms a call may take on the calling thread: the call is stopped
+    there and run again, whole, on a worker (which lets Python handle Ctrl-C): all 50 sites, and a worker started by
+    the first call."""
+    chain = FIXTURES / "crafted" / "chain_50.pb"
+    sites, _, took, on_main, _ = _on_this_thread(chain, slow_ms=20)
+    assert sites == 50 and on_main == 1
+    assert took >= 1.0, took
+    assert _on_this_thread(chain)[0] == 50
 
 
 def test_threads_check_models_concurrently_with_the_same_results(fixtures):
