@@ -243,9 +243,9 @@ def test_a_model_of_many_nodes_lists_its_sites_on_request_from_the_bytes_it_chec
         assert json.loads(report.to_json()) == {**expected, "model": report.model}
 
 
-WORKERS = """
-import os, sys, threading, time, onnx_bcast
-from concurrent.futures import ThreadPoolExecutor
+#: The child scripts' count of the extension's worker threads (named "onnx-bcast"), from /proc.
+COUNT_WORKERS = """
+import os
 def workers():
     names = []
     for t in os.listdir("/proc/self/task"):
@@ -255,6 +255,22 @@ def workers():
         except FileNotFoundError:  # a thread that ended between the listing and the read
             pass
     return names.count("onnx-bcast")
+"""
+
+
+def _child(script, *args, env=None):
+    """The standard output of `script` run in a Python of its own with `args`; its standard error in the failure
+    when it does not exit 0."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, f"the child exited {done.returncode}:\n{done.stderr}"
+    return done.stdout
+
+
+WORKERS = COUNT_WORKERS + """
+import sys, threading, time, onnx_bcast
+from concurrent.futures import ThreadPoolExecutor
 # Threads with 1 MiB of stack: too little for the work to run on them, so it runs on the workers.
 threading.stack_size(1 << 20)
 def sequential():
@@ -278,24 +294,12 @@ print(after_sequential, workers())
 def test_calls_share_worker_threads_and_keep_only_a_few():
     """A call runs on a worker thread kept for the next one: twenty calls one after the other leave one worker, and
     calls from eight threads at once leave no more than four (the rest end after their call)."""
-    import subprocess
-    import sys
-    out = subprocess.run([sys.executable, "-c", WORKERS, str(FIXTURES / "symbolic_batch.onnx")], capture_output=True,
-                         text=True, check=True).stdout.split()
+    out = _child(WORKERS, FIXTURES / "symbolic_batch.onnx").split()
     assert out[0] == "1" and 1 <= int(out[1]) <= 4, out
 
 
-ON_THIS_THREAD = """
-import os, resource, sys, threading, time, onnx_bcast
-def workers():
-    names = []
-    for t in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{t}/comm") as f:
-                names.append(f.read().strip())
-        except FileNotFoundError:
-            pass
-    return names.count("onnx-bcast")
+ON_THIS_THREAD = COUNT_WORKERS + """
+import resource, sys, threading, time, onnx_bcast
 began = time.monotonic()
 report = onnx_bcast.check(sys.argv[1])
 took = time.monotonic() - began
@@ -311,14 +315,11 @@ print(report.summary.sites, len(report.findings), f"{took:.3f}", on_main, worker
 def _on_this_thread(model, slow_ms=None):
     """Checks `model` on the main thread of a Python of its own, then on a thread with 1 MiB of stack: the sites, the
     findings, the first call's seconds, and the workers after each call."""
-    import subprocess
-    import sys
     env = dict(os.environ)
     env.pop("ONNX_BCAST_TEST_SLOW_MS", None)
     if slow_ms is not None:
         env["ONNX_BCAST_TEST_SLOW_MS"] = str(slow_ms)
-    out = subprocess.run([sys.executable, "-c", ON_THIS_THREAD, str(model)], capture_output=True, text=True,
-                         check=True, env=env).stdout.split()
+    out = _child(ON_THIS_THREAD, model, env=env).split()
     return int(out[0]), int(out[1]), float(out[2]), int(out[3]), int(out[4])
 
 
